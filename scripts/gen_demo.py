@@ -1,0 +1,3179 @@
+#!/usr/bin/env python3
+"""Generate the bundled demo world under fixtures/demo/.
+
+The demo world is what `knowledge demo` and every acceptance test read: three small
+repositories, six skills, three agent definitions, and ~22 agent sessions written in the real
+on-disk formats of Claude Code (2.0.x / 2.1.x, all four subagent-storage eras) and Codex
+(legacy pre-envelope, 0.4x and 0.13x envelopes).
+
+Everything is deterministic: ids are derived from SHA-256 of fixed labels, timestamps from fixed
+start times. Re-running the script rewrites byte-identical files.
+
+    python3 scripts/gen_demo.py            # regenerate fixtures/demo/ and run the checks
+    python3 scripts/gen_demo.py --check    # only check the committed files
+
+Paths inside transcripts use the literal placeholder `@DEMO@` for the demo root; the tool copies
+the world to a temporary directory and replaces `@DEMO@` with the real absolute path (JSON-escaped).
+"""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import hashlib
+import hmac
+import json
+import os
+import shutil
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "fixtures" / "demo"
+DEMO = "@DEMO@"
+MSK = timezone(timedelta(hours=3))  # the people of this world live in Europe/Moscow
+
+# ---------------------------------------------------------------------------------------------
+# deterministic ids
+# ---------------------------------------------------------------------------------------------
+
+B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def sha(label: str) -> bytes:
+    return hashlib.sha256(label.encode("utf-8")).digest()
+
+
+def hexof(label: str, n: int) -> str:
+    return hashlib.sha256(label.encode("utf-8")).hexdigest()[:n]
+
+
+def b62(label: str, n: int) -> str:
+    num = int.from_bytes(sha(label) + sha(label + "#2"), "big")
+    out = []
+    for _ in range(n):
+        num, r = divmod(num, 62)
+        out.append(B62[r])
+    return "".join(out)
+
+
+def uuid4_of(label: str) -> str:
+    h = list(hexof(label, 32))
+    h[12] = "4"
+    h[16] = "89ab"[int(h[16], 16) % 4]
+    s = "".join(h)
+    return f"{s[0:8]}-{s[8:12]}-{s[12:16]}-{s[16:20]}-{s[20:32]}"
+
+
+def uuid7_of(label: str, when: datetime) -> str:
+    ms = int(when.timestamp() * 1000)
+    rest = list(hexof(label, 20))
+    s = f"{ms:012x}" + "7" + "".join(rest[0:3]) + "89ab"[int(rest[3], 16) % 4] + "".join(rest[4:19])
+    return f"{s[0:8]}-{s[8:12]}-{s[12:16]}-{s[16:20]}-{s[20:32]}"
+
+
+def msg_id(label: str) -> str:
+    return "msg_01" + b62("msg:" + label, 22)
+
+
+def toolu_id(label: str) -> str:
+    return "toolu_01" + b62("toolu:" + label, 22)
+
+
+def req_id(label: str) -> str:
+    return "req_011C" + b62("req:" + label, 20)
+
+
+def call_id(label: str) -> str:
+    return "call_" + b62("call:" + label, 24)
+
+
+def signature(label: str) -> str:
+    return "Eu8BCkYICBgCKkD" + base64.b64encode(sha("sig:" + label) + sha("sig2:" + label)).decode()
+
+
+def encrypted(label: str) -> str:
+    raw = b"".join(sha(f"enc:{label}:{i}") for i in range(5))
+    return "gAAAAABp" + base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def ts(dt: datetime) -> str:
+    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def utc(s: str) -> datetime:
+    return datetime.strptime(s, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+
+
+def dumps(obj) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def small_int(label: str, lo: int, hi: int) -> int:
+    return lo + int.from_bytes(sha(label)[:4], "big") % (hi - lo + 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# diffs (Edit structuredPatch, apply_patch text, patch_apply_end unified_diff)
+# ---------------------------------------------------------------------------------------------
+
+
+def hunks(old: str, new: str, context: int = 3) -> list[dict]:
+    a = old.split("\n")
+    b = new.split("\n")
+    if a and a[-1] == "":
+        a = a[:-1]
+    if b and b[-1] == "":
+        b = b[:-1]
+    out = []
+    sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for group in sm.get_grouped_opcodes(context):
+        i1, i2 = group[0][1], group[-1][2]
+        j1, j2 = group[0][3], group[-1][4]
+        lines = []
+        for tag, a1, a2, b1, b2 in group:
+            if tag == "equal":
+                lines += [" " + x for x in a[a1:a2]]
+            if tag in ("replace", "delete"):
+                lines += ["-" + x for x in a[a1:a2]]
+            if tag in ("replace", "insert"):
+                lines += ["+" + x for x in b[b1:b2]]
+        out.append({"oldStart": i1 + 1, "oldLines": i2 - i1, "newStart": j1 + 1, "newLines": j2 - j1, "lines": lines})
+    return out
+
+
+def unified(old: str, new: str) -> str:
+    text = ""
+    for h in hunks(old, new):
+        text += f"@@ -{h['oldStart']},{h['oldLines']} +{h['newStart']},{h['newLines']} @@\n"
+        text += "\n".join(h["lines"]) + "\n"
+    return text
+
+
+def apply_patch_update(rel: str, old: str, new: str) -> str:
+    body = ""
+    for h in hunks(old, new):
+        body += "@@\n" + "\n".join(h["lines"]) + "\n"
+    return f"*** Begin Patch\n*** Update File: {rel}\n{body}*** End Patch"
+
+
+def apply_patch_add(rel: str, content: str) -> str:
+    lines = content.split("\n")
+    if lines[-1] == "":
+        lines = lines[:-1]
+    return f"*** Begin Patch\n*** Add File: {rel}\n" + "\n".join("+" + x for x in lines) + "\n*** End Patch"
+
+
+def numbered(content: str, start: int = 1) -> str:
+    lines = content.split("\n")
+    if lines[-1] == "":
+        lines = lines[:-1]
+    return "\n".join(f"{i:>6}\u2192{line}" for i, line in enumerate(lines, start))
+
+
+def nlines(content: str) -> int:
+    return len(content.rstrip("\n").split("\n"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Claude Code transcript builder
+# ---------------------------------------------------------------------------------------------
+
+
+def vtuple(v: str) -> tuple:
+    return tuple(int(x) for x in v.split("."))
+
+
+class Claude:
+    """Writes one Claude Code transcript (a main session file or a subagent file).
+
+    `lines` may be shared with a parent builder (era-1 inline sidechains)."""
+
+    def __init__(self, sid, cwd, version, branch, start, *, slug=None, entrypoint="cli", model=None,
+                 agent_id=None, sidechain=False, team=None, lines=None, perm="default", label=None,
+                 skills=None):
+        self.sid, self.cwd, self.version, self.branch = sid, cwd, version, branch
+        self.t = start
+        self.slug = slug
+        self.entrypoint = entrypoint
+        self.new = vtuple(version) >= (2, 1, 100)
+        self.model = model or ("claude-opus-4-7" if self.new else
+                               "claude-opus-4-6" if vtuple(version) >= (2, 1, 0) else "claude-sonnet-4-5-20250929")
+        self.agent_id = agent_id
+        self.sidechain = sidechain
+        self.team = None
+        self.lines = lines if lines is not None else []
+        self.perm = perm
+        self.label = label or (sid + ":" + (agent_id or "main"))
+        self.n = 0
+        self.last = None
+        self.tool_line = {}
+        self.tool_calls = 0
+        self.tokens = 0
+        self.final_text = ""
+        self.skills = skills
+        self.prompt_id = None
+        self.first_time = start
+        if team:
+            self.team = team
+
+    # -- low level -----------------------------------------------------------------------------
+    def uid(self) -> str:
+        self.n += 1
+        return uuid4_of(f"{self.label}:{self.n}")
+
+    def tick(self, sec: float = 1.0) -> str:
+        self.t += timedelta(seconds=sec)
+        return ts(self.t)
+
+    def _wrap(self, body: list, tail: list | None = None, parent="__last__") -> dict:
+        parent = self.last if parent == "__last__" else parent
+        d = {"parentUuid": parent, "isSidechain": self.sidechain}
+        if not self.new:
+            d.update({"userType": "external", "cwd": self.cwd, "sessionId": self.sid, "version": self.version,
+                      "gitBranch": self.branch})
+            if self.agent_id:
+                d["agentId"] = self.agent_id
+            if self.slug:
+                d["slug"] = self.slug
+            for k, v in body:
+                d[k] = v
+            for k, v in tail or []:
+                d[k] = v
+            return d
+        if self.agent_id:
+            d["agentId"] = self.agent_id
+        for k, v in body:
+            d[k] = v
+        for k, v in tail or []:
+            d[k] = v
+        d.update({"userType": "external", "entrypoint": self.entrypoint, "cwd": self.cwd, "sessionId": self.sid,
+                  "version": self.version, "gitBranch": self.branch})
+        if self.slug:
+            d["slug"] = self.slug
+        if self.team:
+            d["teamName"] = self.team
+        return d
+
+    def push(self, rec, chain=True):
+        self.lines.append(rec)
+        if chain and isinstance(rec, dict) and rec.get("uuid"):
+            self.last = rec["uuid"]
+        return rec
+
+    def usage(self, key: str) -> dict:
+        out_t = small_int(key + "o", 8, 900)
+        cc = small_int(key + "c", 100, 6000)
+        cr = small_int(key + "r", 12000, 90000)
+        self.tokens += out_t + cc
+        if self.new:
+            return {"input_tokens": small_int(key + "i", 1, 9), "cache_creation_input_tokens": cc,
+                    "cache_read_input_tokens": cr, "output_tokens": out_t,
+                    "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+                    "service_tier": "standard",
+                    "cache_creation": {"ephemeral_1h_input_tokens": cc, "ephemeral_5m_input_tokens": 0},
+                    "inference_geo": "not_available", "iterations": [], "speed": "standard"}
+        u = {"input_tokens": small_int(key + "i", 1, 9), "cache_creation_input_tokens": cc,
+             "cache_read_input_tokens": cr,
+             "cache_creation": {"ephemeral_5m_input_tokens": cc, "ephemeral_1h_input_tokens": 0},
+             "output_tokens": out_t, "service_tier": "standard"}
+        if vtuple(self.version) >= (2, 1, 0):
+            u["inference_geo"] = "global"
+        return u
+
+    # -- records with a uuid ---------------------------------------------------------------------
+    def prompt(self, text, *, snapshot=True, extra_tail=None, content=None):
+        """A prompt a person typed (message.content is a string)."""
+        u = self.uid()
+        if snapshot and not self.sidechain:
+            self.snapshot(u)
+        stamp = self.tick(2)
+        if self.new:
+            self.prompt_id = uuid4_of(f"{self.label}:prompt:{self.n}")
+            body = ([] if self.sidechain else [("promptId", self.prompt_id)]) + [("type", "user"),
+                    ("message", {"role": "user", "content": content if content is not None else text}),
+                    ("uuid", u), ("timestamp", stamp)]
+            tail = [("permissionMode", self.perm)] + (extra_tail or [])
+        else:
+            body = [("type", "user"), ("message", {"role": "user", "content": content if content is not None else text}),
+                    ("uuid", u), ("timestamp", stamp)]
+            tail = [] if self.sidechain else [("thinkingMetadata", {"maxThinkingTokens": 31999}), ("todos", []),
+                                              ("permissionMode", self.perm)]
+            tail += extra_tail or []
+        parent = None if (self.last is None) else "__last__"
+        return self.push(self._wrap(body, tail, parent=parent))
+
+    def injected(self, content, *, is_meta=True, source_tool=None, extra=None):
+        """An injected user line (skill body, caveat, teammate message, compact summary)."""
+        u = self.uid()
+        body = [("type", "user"), ("message", {"role": "user", "content": content})]
+        if is_meta:
+            body.append(("isMeta", True))
+        for k, v in extra or []:
+            body.append((k, v))
+        body += [("uuid", u), ("timestamp", self.tick(0.4))]
+        tail = [("sourceToolUseID", source_tool)] if source_tool else []
+        return self.push(self._wrap(body, tail))
+
+    def assistant(self, blocks, *, model=None, key=None):
+        key = key or f"{self.label}:a{self.n}"
+        mid = msg_id(key)
+        rid = req_id(key)
+        usage = self.usage(key)
+        recs = []
+        for i, b in enumerate(blocks):
+            stop = None
+            if self.new and i == len(blocks) - 1:
+                stop = "tool_use" if b.get("type") == "tool_use" else "end_turn"
+            message = {"model": model or self.model, "id": mid, "type": "message", "role": "assistant",
+                       "content": [b], "stop_reason": stop, "stop_sequence": None, "usage": usage}
+            if self.new:
+                message = {"model": model or self.model, "id": mid, "type": "message", "role": "assistant",
+                           "content": [b], "stop_reason": stop, "stop_sequence": None, "stop_details": None,
+                           "usage": usage}
+            u = self.uid()
+            rec = self._wrap([("message", message), ("requestId", rid), ("type", "assistant"), ("uuid", u),
+                              ("timestamp", self.tick(0.6 if i else 2.5))])
+            self.push(rec)
+            if b.get("type") == "tool_use":
+                self.tool_line[b["id"]] = u
+                self.tool_calls += 1
+            if b.get("type") == "text":
+                self.final_text = b["text"]
+            recs.append(rec)
+        return recs
+
+    def say(self, text, *, think=None, model=None):
+        blocks = []
+        if think:
+            blocks.append({"type": "thinking", "thinking": think, "signature": signature(self.label + text[:20])})
+        blocks.append({"type": "text", "text": text})
+        return self.assistant(blocks, model=model)
+
+    def result(self, tuid, content, tur, *, is_error=None, delay=1.5):
+        block = {"tool_use_id": tuid, "type": "tool_result", "content": content}
+        if is_error is not None:
+            block = {"type": "tool_result", "content": content, "is_error": is_error, "tool_use_id": tuid}
+        u = self.uid()
+        body = [("type", "user"), ("message", {"role": "user", "content": [block]}), ("uuid", u),
+                ("timestamp", self.tick(delay)), ("toolUseResult", tur),
+                ("sourceToolAssistantUUID", self.tool_line.get(tuid))]
+        return self.push(self._wrap(body))
+
+    def hook(self, event, tool, tuid, command="${CLAUDE_PLUGIN_ROOT}/scripts/tool-call-capture.sh"):
+        u = self.uid()
+        data = {"type": "hook_progress", "hookEvent": event, "hookName": f"{event}:{tool}" if tool else event,
+                "command": command}
+        body = [("type", "progress"), ("data", data), ("parentToolUseID", tuid), ("toolUseID", tuid),
+                ("timestamp", self.tick(0.05)), ("uuid", u)]
+        return self.push(self._wrap(body))
+
+    def bash_progress(self, tuid, output, elapsed, n):
+        u = self.uid()
+        data = {"type": "bash_progress", "output": output, "fullOutput": output, "elapsedTimeSeconds": elapsed,
+                "totalLines": output.count("\n") + 1, "timeoutMs": 120000}
+        body = [("type", "progress"), ("data", data), ("toolUseID", f"bash-progress-{n}"),
+                ("parentToolUseID", tuid), ("uuid", u), ("timestamp", self.tick(1.0))]
+        return self.push(self._wrap(body))
+
+    def agent_progress(self, tuid, agent_id, prompt, child_rec):
+        u = self.uid()
+        inner = {"type": child_rec["type"], "message": child_rec["message"], "uuid": child_rec["uuid"],
+                 "timestamp": child_rec["timestamp"]}
+        if child_rec["type"] == "assistant":
+            inner = {"type": "assistant", "timestamp": child_rec["timestamp"], "message": child_rec["message"],
+                     "requestId": child_rec.get("requestId"), "uuid": child_rec["uuid"]}
+        data = {"message": inner, "normalizedMessages": [], "type": "agent_progress", "prompt": prompt,
+                "agentId": agent_id}
+        body = [("type", "progress"), ("data", data), ("toolUseID", "agent_" + child_rec["message"].get("id", "msg")),
+                ("parentToolUseID", tuid), ("uuid", u), ("timestamp", child_rec["timestamp"])]
+        return self.push(self._wrap(body))
+
+    def system(self, subtype, fields, *, level=None):
+        u = self.uid()
+        body = [("type", "system"), ("subtype", subtype)] + list(fields.items())
+        if level:
+            body.append(("level", level))
+        body += [("timestamp", self.tick(0.1)), ("uuid", u)]
+        return self.push(self._wrap(body))
+
+    def turn_end(self, duration_ms, *, stop_hooks=True):
+        if stop_hooks:
+            u = self.uid()
+            body = [("type", "system"), ("subtype", "stop_hook_summary"), ("hookCount", 1),
+                    ("hookInfos", [{"command": "~/.claude/hooks/notify-done.sh", "durationMs": 41}]),
+                    ("hookErrors", []), ("preventedContinuation", False), ("stopReason", ""), ("hasOutput", False),
+                    ("level", "suggestion"), ("timestamp", self.tick(0.2)), ("uuid", u),
+                    ("toolUseID", uuid4_of(self.label + ":stop:" + str(self.n)))]
+            self.push(self._wrap(body))
+        u = self.uid()
+        body = [("type", "system"), ("subtype", "turn_duration"), ("durationMs", duration_ms),
+                ("timestamp", self.tick(0.03)), ("uuid", u), ("isMeta", False)]
+        self.push(self._wrap(body))
+
+    def attachment(self, att):
+        u = self.uid()
+        body = [("attachment", att), ("type", "attachment"), ("uuid", u), ("timestamp", self.tick(0.1))]
+        return self.push(self._wrap(body))
+
+    # -- records without a uuid ------------------------------------------------------------------
+    def snapshot(self, message_id, tracked=None, update=False):
+        self.push({"type": "file-history-snapshot", "messageId": message_id,
+                   "snapshot": {"messageId": message_id, "trackedFileBackups": tracked or {},
+                                "timestamp": ts(self.t)}, "isSnapshotUpdate": update}, chain=False)
+
+    def queue(self, op, content=None):
+        rec = {"type": "queue-operation", "operation": op, "timestamp": ts(self.t), "sessionId": self.sid}
+        if content is not None:
+            rec["content"] = content
+        self.push(rec, chain=False)
+
+    def meta(self, rec):
+        self.push(rec, chain=False)
+
+    # -- tools ---------------------------------------------------------------------------------------
+    def call(self, name, inp, content, tur, *, is_error=None, think=None, text=None, hooks=False, key=None,
+             delay=1.5, caller=True):
+        key = key or f"{self.label}:{name}:{self.n}"
+        tuid = toolu_id(key)
+        block = {"type": "tool_use", "id": tuid, "name": name, "input": inp}
+        if caller and vtuple(self.version) >= (2, 1, 0):
+            block["caller"] = {"type": "direct"}
+        blocks = []
+        if think:
+            blocks.append({"type": "thinking", "thinking": think, "signature": signature(key)})
+        if text:
+            blocks.append({"type": "text", "text": text})
+        blocks.append(block)
+        self.assistant(blocks, key=key)
+        if hooks:
+            self.hook("PreToolUse", name, tuid)
+        self.result(tuid, content, tur, is_error=is_error, delay=delay)
+        if hooks:
+            self.hook("PostToolUse", name, tuid)
+        return tuid
+
+    def abspath(self, rel):
+        return rel if rel.startswith("/") or rel.startswith("~") else f"{self.cwd}/{rel}"
+
+    def read(self, rel, content, **kw):
+        p = self.abspath(rel)
+        n = nlines(content)
+        return self.call("Read", {"file_path": p}, numbered(content),
+                         {"type": "text", "file": {"filePath": p, "content": content.rstrip("\n"), "numLines": n,
+                                                   "startLine": 1, "totalLines": n}}, **kw)
+
+    def bash(self, command, description, stdout, *, stderr="", error=None, exit_code=1, progress=None, **kw):
+        inp = {"command": command, "description": description}
+        if error is not None:
+            body = f"Exit code {exit_code}\n{error}"
+            return self.call("Bash", inp, body, "Error: " + body, is_error=True, **kw)
+        key = kw.pop("key", None) or f"{self.label}:Bash:{self.n}"
+        if progress:
+            tuid = toolu_id(key)
+            block = {"type": "tool_use", "id": tuid, "name": "Bash", "input": inp}
+            if vtuple(self.version) >= (2, 1, 0):
+                block["caller"] = {"type": "direct"}
+            blocks = []
+            if kw.get("think"):
+                blocks.append({"type": "thinking", "thinking": kw["think"], "signature": signature(key)})
+            if kw.get("text"):
+                blocks.append({"type": "text", "text": kw["text"]})
+            self.assistant(blocks + [block], key=key)
+            acc = ""
+            for i, chunk in enumerate(progress):
+                acc = chunk
+                self.bash_progress(tuid, acc, 2 * (i + 1), i)
+            self.result(tuid, stdout, {"stdout": stdout, "stderr": stderr, "interrupted": False, "isImage": False,
+                                       "noOutputExpected": False}, is_error=False)
+            return tuid
+        return self.call("Bash", inp, stdout if stdout else "(Bash completed with no output)",
+                         {"stdout": stdout, "stderr": stderr, "interrupted": False, "isImage": False,
+                          "noOutputExpected": not stdout}, is_error=False, key=key, **kw)
+
+    def edit(self, rel, before, after, old_string, new_string, *, track=True, **kw):
+        p = self.abspath(rel)
+        assert old_string in before, (rel, old_string[:40])
+        assert before.replace(old_string, new_string, 1) == after, ("edit mismatch", rel)
+        tuid = self.call("Edit", {"file_path": p, "old_string": old_string, "new_string": new_string,
+                                  "replace_all": False},
+                         f"The file {p} has been updated successfully.",
+                         {"filePath": p, "oldString": old_string, "newString": new_string, "originalFile": before,
+                          "structuredPatch": hunks(before, after), "userModified": False, "replaceAll": False}, **kw)
+        if track and not self.sidechain:
+            self.snapshot(self.last, {rel: {"backupFileName": hexof(self.label + rel, 16) + "@v1", "version": 1,
+                                            "backupTime": ts(self.t)}}, update=True)
+        return tuid
+
+    def write(self, rel, content, **kw):
+        p = self.abspath(rel)
+        return self.call("Write", {"file_path": p, "content": content}, f"File created successfully at: {p}",
+                         {"type": "create", "filePath": p, "content": content, "structuredPatch": []}, **kw)
+
+    def grep(self, pattern, path, out_lines, *, mode="content", **kw):
+        inp = {"pattern": pattern, "path": self.abspath(path), "output_mode": mode}
+        if mode == "content":
+            inp["-n"] = True
+            content = "\n".join(out_lines)
+            tur = {"mode": "content", "numFiles": 0, "filenames": [], "content": content, "numLines": len(out_lines)}
+        else:
+            content = f"Found {len(out_lines)} files\n" + "\n".join(out_lines)
+            tur = {"mode": "files_with_matches", "filenames": out_lines, "numFiles": len(out_lines)}
+        return self.call("Grep", inp, content, tur, **kw)
+
+    def glob(self, pattern, files, **kw):
+        return self.call("Glob", {"pattern": pattern}, "\n".join(files),
+                         {"filenames": files, "durationMs": small_int(pattern, 5, 90), "numFiles": len(files),
+                          "truncated": False}, **kw)
+
+    def skill(self, name, args=None, *, text=None, think=None):
+        inp = {"skill": name}
+        if args:
+            inp["args"] = args
+        tuid = self.call("Skill", inp, f"Launching skill: {name}",
+                         {"success": True, "commandName": name, "allowedTools": SKILL_TOOLS.get(name, [])},
+                         text=text, think=think, delay=0.8)
+        body = SKILL_BODIES[name]
+        self.injected([{"type": "text", "text": f"Base directory for this skill: {DEMO}/skills/{name}\n\n{body}"}],
+                      source_tool=tuid)
+        return tuid
+
+    def spawn(self, tool, inp, child: "Claude", *, text=None, think=None, progress_every=3, key=None):
+        """Task/Agent spawn: the tool_use, agent_progress noise, and the final tool_result."""
+        key = key or f"{self.label}:{tool}:{self.n}"
+        tuid = toolu_id(key)
+        block = {"type": "tool_use", "id": tuid, "name": tool, "input": inp}
+        if vtuple(self.version) >= (2, 1, 0):
+            block["caller"] = {"type": "direct"}
+        blocks = []
+        if think:
+            blocks.append({"type": "thinking", "thinking": think, "signature": signature(key)})
+        if text:
+            blocks.append({"type": "text", "text": text})
+        self.assistant(blocks + [block], key=key)
+        return tuid
+
+    def spawn_result(self, tuid, inp, child: "Claude", *, progress=True):
+        if progress and child.agent_id:
+            recs = [r for r in child.lines if isinstance(r, dict) and r.get("type") in ("user", "assistant")]
+            picks = recs[1:-1:3][:3]
+            for r in picks:
+                self.agent_progress(tuid, child.agent_id, inp["prompt"], r)
+        self.t = max(self.t, child.t) + timedelta(seconds=1.2)
+        duration = int((child.t - child.first_time).total_seconds() * 1000)
+        tail = (f"agentId: {child.agent_id} (for resuming to continue this agent's work if needed)\n"
+                f"<usage>total_tokens: {child.tokens}\ntool_uses: {child.tool_calls}\nduration_ms: {duration}</usage>")
+        content = [{"type": "text", "text": child.final_text}]
+        if child.agent_id and vtuple(self.version) >= (2, 1, 0):
+            content.append({"type": "text", "text": tail})
+        tur = {"status": "completed", "prompt": inp["prompt"], "agentId": child.agent_id,
+               "content": [{"type": "text", "text": child.final_text}], "totalDurationMs": duration,
+               "totalTokens": child.tokens, "totalToolUseCount": child.tool_calls,
+               "usage": {"input_tokens": 41, "cache_creation_input_tokens": 2210, "cache_read_input_tokens": 18730,
+                         "output_tokens": 612, "service_tier": "standard"}}
+        if not child.agent_id:
+            tur.pop("agentId")
+        self.result(tuid, content, tur, delay=0.3)
+
+
+def subagent(parent: Claude, agent_id, start=None, *, model=None, team=None, inline=False):
+    """A child transcript: its own file (eras 2-4) or inline sidechain lines (era 1)."""
+    c = Claude(parent.sid, parent.cwd, parent.version, parent.branch, start or parent.t, slug=parent.slug,
+               entrypoint=parent.entrypoint,
+               model=model or ("claude-sonnet-4-6" if parent.new else "claude-sonnet-4-5-20250929"),
+               agent_id=None if inline else agent_id, sidechain=True, team=team,
+               lines=parent.lines if inline else None, perm=parent.perm,
+               label=f"{parent.sid}:sub:{agent_id}")
+    return c
+
+
+# ---------------------------------------------------------------------------------------------
+# Codex rollout builder
+# ---------------------------------------------------------------------------------------------
+
+BASE_INSTRUCTIONS = ("You are Codex, a coding agent based on GPT-5. You and the user share the same workspace "
+                     "and collaborate to achieve the user's goals. [base instructions trimmed for the demo world]")
+
+
+class Codex:
+    """Writes one Codex rollout. `style` is "old" (0.4x), "new" (0.13x) or "legacy" (pre-envelope)."""
+
+    def __init__(self, sid, cwd, cli_version, start, *, style="new", originator="codex_cli_rs", model=None,
+                 branch="main", repo=None, label=None, effort="medium"):
+        self.sid, self.cwd, self.cli_version, self.t = sid, cwd, cli_version, start
+        self.start = start
+        self.style = style
+        self.originator = originator
+        self.model = model or ("gpt-5.5" if style == "new" else "gpt-5-codex")
+        self.branch = branch
+        self.repo = repo
+        self.label = label or sid
+        self.lines = []
+        self.n = 0
+        self.turn_id = None
+        self.turn_start = None
+        self.last_msg = ""
+        self.total = {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0, "reasoning_output_tokens": 0,
+                      "total_tokens": 0}
+        self.effort = effort
+
+    def tick(self, sec=1.0):
+        self.t += timedelta(seconds=sec)
+        return ts(self.t)
+
+    def key(self, what):
+        self.n += 1
+        return f"{self.label}:{what}:{self.n}"
+
+    def env(self, typ, payload, sec=0.3):
+        stamp = self.tick(sec)
+        if self.style == "legacy":
+            self.lines.append(payload)
+        else:
+            self.lines.append({"timestamp": stamp, "type": typ, "payload": payload})
+
+    def item(self, payload, sec=0.3):
+        self.env("response_item", payload, sec)
+
+    def event(self, payload, sec=0.05):
+        if self.style == "legacy":
+            return
+        self.env("event_msg", payload, sec)
+
+    # -- session start ---------------------------------------------------------------------------
+    def open(self, git_hash):
+        git = {"commit_hash": git_hash, "branch": self.branch,
+               "repository_url": self.repo or f"git@git.example.com:demo/{self.cwd.rsplit('/', 1)[-1]}.git"}
+        if self.style == "legacy":
+            self.lines.append({"id": self.sid, "timestamp": ts(self.t), "instructions": None, "git": git})
+            self.lines.append({"record_type": "state"})
+            return
+        if self.style == "old":
+            payload = {"id": self.sid, "timestamp": ts(self.t), "cwd": self.cwd, "originator": self.originator,
+                       "cli_version": self.cli_version, "instructions": None, "source": "cli", "git": git}
+        else:
+            payload = {"id": self.sid, "timestamp": ts(self.t), "cwd": self.cwd, "originator": self.originator,
+                       "cli_version": self.cli_version, "source": "cli", "thread_source": "user",
+                       "model_provider": "openai", "base_instructions": {"text": BASE_INSTRUCTIONS}, "git": git}
+        self.lines.append({"timestamp": ts(self.t + timedelta(milliseconds=12)), "type": "session_meta",
+                           "payload": payload})
+
+    def env_context(self):
+        local = self.t.astimezone(MSK)
+        if self.style == "new":
+            text = (f"<environment_context>\n  <cwd>{self.cwd}</cwd>\n  <shell>bash</shell>\n"
+                    f"  <current_date>{local:%Y-%m-%d}</current_date>\n  <timezone>Europe/Moscow</timezone>\n"
+                    f"</environment_context>")
+        else:
+            text = (f"<environment_context>\n  <cwd>{self.cwd}</cwd>\n  <approval_policy>on-request</approval_policy>\n"
+                    f"  <sandbox_mode>workspace-write</sandbox_mode>\n  <network_access>restricted</network_access>\n"
+                    f"  <shell>bash</shell>\n</environment_context>")
+        msg = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+        if self.style == "legacy":
+            msg = {"type": "message", "id": None, "role": "user", "content": [{"type": "input_text", "text": text}]}
+        self.item(msg, 0.0)
+
+    def developer(self, skills_listing=True):
+        text = ("<permissions instructions>\nFilesystem sandboxing: workspace-write. Network access is restricted. "
+                "Approval policy: on-request.\n</permissions instructions>")
+        if skills_listing:
+            text += ("\n\n## Skills\nA skill is a set of local instructions stored in a `SKILL.md` file. "
+                     "Available skills:\n" + "\n".join(
+                         f"- {n}: {SKILL_DESC_SHORT[n]} (file: {DEMO}/skills/{n}/SKILL.md)" for n in SKILL_ORDER)
+                     + "\nTo use a skill, open its SKILL.md and follow it.")
+        self.item({"type": "message", "role": "developer", "content": [{"type": "input_text", "text": text}]}, 0.0)
+
+    def turn_context(self):
+        local = self.t.astimezone(MSK)
+        if self.style == "old":
+            payload = {"cwd": self.cwd, "approval_policy": "on-request", "sandbox_policy": {"mode": "workspace-write"},
+                       "model": self.model, "effort": self.effort, "summary": "auto"}
+        else:
+            payload = {"turn_id": self.turn_id, "cwd": self.cwd, "current_date": f"{local:%Y-%m-%d}",
+                       "timezone": "Europe/Moscow", "approval_policy": "on-request",
+                       "sandbox_policy": {"type": "workspace-write", "writable_roots": [], "network_access": False,
+                                          "exclude_tmpdir_env_var": False, "exclude_slash_tmp": False},
+                       "model": self.model, "personality": "pragmatic",
+                       "collaboration_mode": {"mode": "default", "settings": {"model": self.model,
+                                                                               "reasoning_effort": self.effort,
+                                                                               "developer_instructions": None}},
+                       "realtime_active": False, "effort": self.effort, "summary": "auto"}
+        self.env("turn_context", payload, 0.0)
+
+    def user(self, text, *, first=False, skills_listing=True):
+        """Start a turn with a message a person typed."""
+        self.turn_id = uuid7_of(self.label + f":turn:{self.n}", self.t)
+        self.turn_start = self.t
+        self.n += 1
+        if self.style == "new":
+            self.event({"type": "task_started", "turn_id": self.turn_id, "started_at": int(self.t.timestamp()),
+                        "model_context_window": 258400, "collaboration_mode_kind": "default"}, 0.004)
+            if first:
+                self.developer(skills_listing)
+                self.env_context()
+            self.turn_context()
+            self.item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}, 0.008)
+            self.event({"type": "user_message", "message": text, "images": [], "local_images": [],
+                        "text_elements": []}, 0.0)
+        elif self.style == "old":
+            if first:
+                self.env_context()
+            self.item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}, 0.0)
+            self.event({"type": "user_message", "message": text, "kind": "plain"}, 0.0)
+            self.turn_context()
+        else:  # legacy
+            if first:
+                self.env_context()
+            self.item({"type": "message", "id": None, "role": "user",
+                       "content": [{"type": "input_text", "text": text}]})
+
+    def reason(self, summary):
+        k = self.key("rs")
+        self.event({"type": "agent_reasoning", "text": summary}, 2.2)
+        if self.style != "legacy":
+            self.tokens(k)
+        payload = {"type": "reasoning", "summary": [{"type": "summary_text", "text": summary}], "content": None,
+                   "encrypted_content": encrypted(k)}
+        if self.style == "legacy":
+            payload = {"type": "reasoning", "id": "rs_" + hexof(k, 40),
+                       "summary": [{"type": "summary_text", "text": summary}], "encrypted_content": encrypted(k)}
+        self.item(payload, 0.01)
+
+    def tokens(self, k):
+        inp = small_int(k + "i", 3000, 40000)
+        cached = inp - small_int(k + "u", 200, 2500)
+        out = small_int(k + "o", 40, 1200)
+        rs = small_int(k + "r", 0, out)
+        last = {"input_tokens": inp, "cached_input_tokens": cached, "output_tokens": out,
+                "reasoning_output_tokens": rs, "total_tokens": inp + out}
+        for kk in self.total:
+            self.total[kk] += last[kk]
+        if self.style == "new":
+            rl = {"limit_id": "codex", "limit_name": None,
+                  "primary": {"used_percent": float(small_int(k, 3, 40)), "window_minutes": 300,
+                              "resets_at": int(self.t.timestamp()) + 9000},
+                  "secondary": {"used_percent": float(small_int(k + "s", 1, 20)), "window_minutes": 10080,
+                                "resets_at": int(self.t.timestamp()) + 400000},
+                  "credits": None, "plan_type": "pro", "rate_limit_reached_type": None}
+        else:
+            rl = {"primary_used_percent": float(small_int(k, 1, 30)), "secondary_used_percent": 4.0,
+                  "primary_to_secondary_ratio_percent": 0.0, "primary_window_minutes": 299,
+                  "secondary_window_minutes": 10079}
+        self.event({"type": "token_count", "info": {"total_token_usage": dict(self.total), "last_token_usage": last,
+                                                    "model_context_window": 258400 if self.style == "new" else 272000},
+                    "rate_limits": rl}, 0.02)
+
+    def shell(self, cmd, output, *, exit_code=0, stderr="", workdir=None, parsed=None, secs=0.2):
+        k = self.key("sh")
+        cid = call_id(k)
+        wd = workdir or self.cwd
+        if self.style == "new":
+            self.item({"type": "function_call", "name": "exec_command",
+                       "arguments": dumps({"cmd": cmd, "workdir": wd, "yield_time_ms": 10000,
+                                           "max_output_tokens": 6000}), "call_id": cid}, 1.1)
+            agg = output + (stderr if stderr else "")
+            self.event({"type": "exec_command_end", "call_id": cid, "process_id": str(small_int(k, 20000, 60000)),
+                        "turn_id": self.turn_id, "command": ["/bin/bash", "-lc", cmd], "cwd": wd,
+                        "parsed_cmd": parsed or [{"type": "unknown", "cmd": cmd}], "source": "unified_exec",
+                        "stdout": output, "stderr": stderr, "aggregated_output": agg, "exit_code": exit_code,
+                        "duration": {"secs": int(secs), "nanos": int((secs % 1) * 1e9)},
+                        "status": "completed" if exit_code == 0 else "failed"}, secs)
+            body = (f"Chunk ID: {hexof(k, 6)}\nWall time: {secs:.4f} seconds\nProcess exited with code {exit_code}\n"
+                    f"Original token count: {max(1, len(agg) // 4)}\nOutput:\n{agg}")
+            self.item({"type": "function_call_output", "call_id": cid, "output": body}, 0.01)
+        else:
+            args = dumps({"command": ["bash", "-lc", cmd], "workdir": wd, "timeout_ms": 120000})
+            fc = {"type": "function_call", "name": "shell", "arguments": args, "call_id": cid}
+            if self.style == "legacy":
+                fc = {"type": "function_call", "id": "fc_" + hexof(k, 40), "name": "shell", "arguments": args,
+                      "call_id": cid}
+            self.item(fc, 1.1)
+            out = output + (stderr if stderr else "")
+            self.item({"type": "function_call_output", "call_id": cid,
+                       "output": dumps({"output": out, "metadata": {"exit_code": exit_code,
+                                                                    "duration_seconds": round(secs, 1)}})}, secs)
+        return cid
+
+    def patch(self, changes, *, ok=True):
+        """changes: list of (rel, old_or_None, new) — None means Add File."""
+        k = self.key("patch")
+        cid = call_id(k)
+        texts = []
+        ev_changes = {}
+        summary = []
+        for rel, old, new in changes:
+            p = f"{self.cwd}/{rel}"
+            if old is None:
+                texts.append(apply_patch_add(rel, new))
+                ev_changes[p] = {"type": "add", "content": new}
+                summary.append(f"A {rel}")
+            else:
+                texts.append(apply_patch_update(rel, old, new))
+                ev_changes[p] = {"type": "update", "unified_diff": unified(old, new), "move_path": None}
+                summary.append(f"M {rel}")
+        text = texts[0] if len(texts) == 1 else (
+            "*** Begin Patch\n" + "".join(t[len("*** Begin Patch\n"):-len("*** End Patch")] for t in texts)
+            + "*** End Patch")
+        self.item({"type": "custom_tool_call", "status": "completed", "call_id": cid, "name": "apply_patch",
+                   "input": text}, 1.4)
+        stdout = "Success. Updated the following files:\n" + "\n".join(summary) + "\n"
+        if self.style == "new":
+            self.event({"type": "patch_apply_end", "call_id": cid, "turn_id": self.turn_id, "stdout": stdout,
+                        "stderr": "", "success": ok, "changes": ev_changes, "status": "completed"}, 0.1)
+            self.item({"type": "custom_tool_call_output", "call_id": cid,
+                       "output": f"Exit code: 0\nWall time: 0.1 seconds\nOutput:\n{stdout}"}, 0.01)
+        else:
+            self.item({"type": "custom_tool_call_output", "call_id": cid,
+                       "output": dumps({"output": stdout, "metadata": {"exit_code": 0, "duration_seconds": 0.0}})},
+                      0.1)
+        return cid
+
+    def say(self, text, *, final=True):
+        self.last_msg = text
+        phase = "final_answer" if final else "commentary"
+        if self.style == "new":
+            self.event({"type": "agent_message", "message": text, "phase": phase, "memory_citation": None}, 2.0)
+            self.item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}],
+                       "phase": phase}, 0.001)
+        elif self.style == "old":
+            self.event({"type": "agent_message", "message": text}, 2.0)
+            self.item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]},
+                      0.001)
+        else:
+            self.item({"type": "message", "id": None, "role": "assistant",
+                       "content": [{"type": "output_text", "text": text}]}, 2.0)
+        if final and self.style != "legacy":
+            self.tokens(self.key("tk"))
+
+    def complete(self):
+        if self.style == "new":
+            dur = int((self.t - self.turn_start).total_seconds() * 1000)
+            self.event({"type": "task_complete", "turn_id": self.turn_id, "last_agent_message": self.last_msg,
+                        "completed_at": int(self.t.timestamp()), "duration_ms": dur,
+                        "time_to_first_token_ms": small_int(self.turn_id, 900, 4000)}, 0.02)
+        elif self.style == "legacy":
+            self.lines.append({"record_type": "state"})
+
+    def abort(self, reason="interrupted"):
+        if self.style == "new":
+            self.event({"type": "turn_aborted", "turn_id": self.turn_id, "reason": reason}, 0.5)
+        else:
+            self.event({"type": "turn_aborted", "reason": reason}, 0.5)
+
+    def filename(self):
+        local = self.start.astimezone(MSK)
+        return (f"codex/sessions/{local:%Y/%m/%d}/rollout-{local:%Y-%m-%dT%H-%M-%S}-{self.sid}.jsonl")
+
+
+# ---------------------------------------------------------------------------------------------
+# planted secrets (canaries) — every one must be redacted by the tool, never printed
+# ---------------------------------------------------------------------------------------------
+
+CANARY_MYSQL_URL = "mysql://billing:Canary-Pw-7731@176.99.5.35/billing"
+CANARY_ENV = "DB_PASSWORD=canary-env-5521"
+CANARY_STRIPE = "sk_live_CANARYKEY7f3a9c1e5b2d8f4a6c0e"
+CANARY_AWS_KEY = "AKIACANARY0000000000"
+CANARY_AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYCANARY9931"
+assert len(CANARY_AWS_KEY) == 20 and len(CANARY_AWS_SECRET) == 40
+
+
+def _b64u(b: bytes) -> str:
+    return base64.urlsafe_b64encode(b).decode().rstrip("=")
+
+
+_JWT_HEAD = _b64u(b'{"alg":"HS256","typ":"JWT"}')
+_JWT_BODY = _b64u(b'{"sub":"svc-orders","canary":"jwt-4418","iat":1791000000,"exp":1793000000}')
+CANARY_JWT = f"{_JWT_HEAD}.{_JWT_BODY}." + _b64u(
+    hmac.new(b"demo-jwt-key", f"{_JWT_HEAD}.{_JWT_BODY}".encode(), hashlib.sha256).digest())
+CANARY_RSA_MARK = "CANARYRSAKEY8842"
+CANARY_RSA = ("-----BEGIN RSA PRIVATE KEY-----\n"
+              "MIIEpAIBAAKCAQEA0" + CANARY_RSA_MARK + "q3Xv9Lr2Kd8sP0wYbT5mN7cJ4hF1gZ6eR2aU9iO\n"
+              "x8vB3nM5kL1jH7gF4dS2aQ9wE6rT3yU0iO8pA5sD1fG7hJ4kL2zX6cV9bN3mQ5wE\n"
+              "R7tY1uI4oP8aS2dF6gH0jK3lZ9xC5vB1nM7qW4eR2tY8uI6oP0aS3dF5gH9jK1lZ\n"
+              "-----END RSA PRIVATE KEY-----")
+CANARY_RU = "пароль: Канарейка-42"
+
+CANARIES = [
+    ("mysql-url", CANARY_MYSQL_URL, "Canary-Pw-7731"),
+    ("env-password", CANARY_ENV, "canary-env-5521"),
+    ("stripe-live-key", CANARY_STRIPE, CANARY_STRIPE),
+    ("aws-access-key-id", CANARY_AWS_KEY, CANARY_AWS_KEY),
+    ("aws-secret-access-key", CANARY_AWS_SECRET, CANARY_AWS_SECRET),
+    ("jwt", CANARY_JWT, CANARY_JWT),
+    ("rsa-private-key", "-----BEGIN RSA PRIVATE KEY----- … " + CANARY_RSA_MARK + " …", CANARY_RSA_MARK),
+    ("ru-password", CANARY_RU, "Канарейка-42"),
+]
+
+# ---------------------------------------------------------------------------------------------
+# repositories
+# ---------------------------------------------------------------------------------------------
+
+CONFIG_PHP_FINAL = r"""<?php
+
+declare(strict_types=1);
+
+namespace Billing;
+
+use PDO;
+
+/**
+ * Runtime configuration of the billing service.
+ *
+ * The MySQL connection is configured here: host, port, database, user and the PDO options.
+ * The password never lives in this file; it comes from DB_PASSWORD (see .env / the deploy host).
+ */
+final class Config
+{
+    public const DB_HOST_DEFAULT = '176.99.5.35';
+    public const DB_PORT_DEFAULT = 3306;
+    public const DB_NAME_DEFAULT = 'billing';
+    public const DB_USER_DEFAULT = 'billing';
+
+    public static function env(string $key, ?string $default = null): ?string
+    {
+        $value = getenv($key);
+        return $value === false ? $default : $value;
+    }
+
+    /**
+     * PDO DSN of the billing MySQL database.
+     */
+    public static function mysqlDsn(): string
+    {
+        $host = self::env('DB_HOST', self::DB_HOST_DEFAULT);
+        $port = (int) self::env('DB_PORT', (string) self::DB_PORT_DEFAULT);
+        $name = self::env('DB_NAME', self::DB_NAME_DEFAULT);
+
+        return sprintf('mysql:host=%s;port=%d;dbname=%s;charset=utf8mb4', $host, $port, $name);
+    }
+
+    /**
+     * Open the MySQL connection used by the whole service.
+     *
+     * The server accepts 'billing'@'10.0.0.%' over TLS only
+     * (see migrations/0004_grant_billing_app.sql), so the CA must be passed.
+     */
+    public static function mysqlConnect(): PDO
+    {
+        $options = [
+            PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION,
+            PDO::ATTR_DEFAULT_FETCH_MODE => PDO::FETCH_ASSOC,
+            PDO::ATTR_TIMEOUT => 5,
+            PDO::MYSQL_ATTR_SSL_CA => self::env('DB_SSL_CA', '/etc/ssl/certs/billing-mysql-ca.pem'),
+        ];
+
+        return new PDO(
+            self::mysqlDsn(),
+            self::env('DB_USER', self::DB_USER_DEFAULT),
+            self::env('DB_PASSWORD', ''),
+            $options
+        );
+    }
+}
+"""
+
+CONFIG_PHP_OLD_DOC = """    /**
+     * Open the MySQL connection used by the whole service.
+     */
+    public static function mysqlConnect(): PDO
+    {
+        $options = [
+            PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION,
+            PDO::ATTR_DEFAULT_FETCH_MODE => PDO::FETCH_ASSOC,
+            PDO::ATTR_TIMEOUT => 5,
+        ];
+"""
+CONFIG_PHP_NEW_DOC = """    /**
+     * Open the MySQL connection used by the whole service.
+     *
+     * The server accepts 'billing'@'10.0.0.%' over TLS only
+     * (see migrations/0004_grant_billing_app.sql), so the CA must be passed.
+     */
+    public static function mysqlConnect(): PDO
+    {
+        $options = [
+            PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION,
+            PDO::ATTR_DEFAULT_FETCH_MODE => PDO::FETCH_ASSOC,
+            PDO::ATTR_TIMEOUT => 5,
+            PDO::MYSQL_ATTR_SSL_CA => self::env('DB_SSL_CA', '/etc/ssl/certs/billing-mysql-ca.pem'),
+        ];
+"""
+assert CONFIG_PHP_NEW_DOC in CONFIG_PHP_FINAL
+CONFIG_PHP_V0 = CONFIG_PHP_FINAL.replace(CONFIG_PHP_NEW_DOC, CONFIG_PHP_OLD_DOC)
+CONFIG_PHP_X1 = CONFIG_PHP_V0.replace("DB_USER_DEFAULT = 'billing';", "DB_USER_DEFAULT = 'billing_app';")
+
+CONNECTION_PHP = r"""<?php
+
+declare(strict_types=1);
+
+namespace Billing\Db;
+
+use Billing\Config;
+use PDO;
+
+/**
+ * Thin wrapper around the MySQL PDO connection opened by Config::mysqlConnect().
+ */
+final class Connection
+{
+    private static ?self $instance = null;
+
+    private function __construct(private PDO $pdo)
+    {
+    }
+
+    public static function fromConfig(): self
+    {
+        return self::$instance ??= new self(Config::mysqlConnect());
+    }
+
+    /** @return list<array<string, mixed>> */
+    public function fetchAll(string $sql, array $params = []): array
+    {
+        $stmt = $this->pdo->prepare($sql);
+        $stmt->execute($params);
+        return $stmt->fetchAll();
+    }
+
+    public function execute(string $sql, array $params = []): int
+    {
+        $stmt = $this->pdo->prepare($sql);
+        $stmt->execute($params);
+        return $stmt->rowCount();
+    }
+}
+"""
+
+INVOICE_REPO_PHP = r"""<?php
+
+declare(strict_types=1);
+
+namespace Billing\Invoice;
+
+use Billing\Db\Connection;
+
+final class InvoiceRepository
+{
+    public function __construct(private Connection $db)
+    {
+    }
+
+    /** Open invoices of one customer, newest first (uses idx_invoices_customer_id). */
+    public function openForCustomer(int $customerId): array
+    {
+        return $this->db->fetchAll(
+            'SELECT id, number, total_cents, due_at FROM invoices WHERE customer_id = ? AND paid_at IS NULL ORDER BY due_at DESC',
+            [$customerId]
+        );
+    }
+
+    public function markPaid(int $invoiceId): void
+    {
+        $this->db->execute('UPDATE invoices SET paid_at = NOW() WHERE id = ?', [$invoiceId]);
+    }
+}
+"""
+
+MIG_0001 = """-- 0001: invoices table
+CREATE TABLE invoices (
+    id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    number VARCHAR(32) NOT NULL UNIQUE,
+    customer_id BIGINT UNSIGNED NOT NULL,
+    total_cents BIGINT NOT NULL,
+    currency CHAR(3) NOT NULL DEFAULT 'RUB',
+    due_at DATETIME NOT NULL,
+    paid_at DATETIME NULL,
+    created_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP
+) ENGINE=InnoDB;
+"""
+MIG_0002 = """-- 0002: customers table
+CREATE TABLE customers (
+    id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    name VARCHAR(255) NOT NULL,
+    email VARCHAR(255) NOT NULL,
+    inn VARCHAR(12) NULL,
+    created_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP
+) ENGINE=InnoDB;
+"""
+MIG_0003_V0 = """-- 0003: text columns in utf8mb4
+ALTER TABLE invoices CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_0900_ai_ci;
+ALTER TABLE customers CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_0900_ai_ci;
+"""
+MIG_0003 = """-- 0003: text columns in utf8mb4
+-- utf8mb4_unicode_ci works on both MySQL 8 (production) and MariaDB 10.6 (staging).
+ALTER TABLE invoices CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci;
+ALTER TABLE customers CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci;
+"""
+MIG_0004_V0 = """-- 0004: application user of the billing service (ops set the password out of band, never in git)
+CREATE USER IF NOT EXISTS 'billing'@'10.0.0.5';
+GRANT SELECT, INSERT, UPDATE, DELETE ON billing.* TO 'billing'@'10.0.0.5';
+FLUSH PRIVILEGES;
+"""
+MIG_0004_OLD_PART = """CREATE USER IF NOT EXISTS 'billing'@'10.0.0.5';
+GRANT SELECT, INSERT, UPDATE, DELETE ON billing.* TO 'billing'@'10.0.0.5';"""
+MIG_0004_NEW_PART = """-- app servers live in 10.0.0.0/24 (moved from 10.0.0.5 to 10.0.0.7 in October 2026)
+CREATE USER IF NOT EXISTS 'billing'@'10.0.0.%' REQUIRE SSL;
+GRANT SELECT, INSERT, UPDATE, DELETE ON billing.* TO 'billing'@'10.0.0.%';
+DROP USER IF EXISTS 'billing'@'10.0.0.5';"""
+MIG_0004 = MIG_0004_V0.replace(MIG_0004_OLD_PART, MIG_0004_NEW_PART)
+MIG_0005 = """-- 0005: speed up the customer statement query (InvoiceRepository::openForCustomer)
+CREATE INDEX idx_invoices_customer_id ON invoices (customer_id, paid_at, due_at);
+"""
+
+DEPLOY_SH = """#!/usr/bin/env bash
+# Deploy the billing service: sync code, apply pending migrations, reload php-fpm.
+set -euo pipefail
+
+ENVIRONMENT="${1:-staging}"
+case "$ENVIRONMENT" in
+  production) HOST="deploy@10.0.0.7" ;;
+  staging)    HOST="deploy@10.0.0.21" ;;
+  *) echo "usage: $0 production|staging" >&2; exit 2 ;;
+esac
+
+echo "Deploying billing to $ENVIRONMENT ($HOST)"
+rsync -az --delete --exclude .git --exclude .env ./ "$HOST:/srv/billing/"
+ssh "$HOST" 'cd /srv/billing && for f in migrations/*.sql; do mysql --defaults-extra-file=/etc/billing/my.cnf billing < "$f"; done'
+ssh "$HOST" 'sudo systemctl reload php8.3-fpm'
+echo "Deploy to $ENVIRONMENT finished"
+"""
+
+BACKUP_SH = """#!/usr/bin/env bash
+# Nightly dump of the billing MySQL database, uploaded to S3.
+set -euo pipefail
+
+STAMP="$(date -u +%Y%m%dT%H%M%SZ)"
+DUMP="/var/backups/billing-$STAMP.sql.gz"
+mysqldump --defaults-extra-file=/etc/billing/my.cnf --single-transaction billing | gzip > "$DUMP"
+aws s3 cp "$DUMP" "s3://billing-backups/nightly/"
+find /var/backups -name 'billing-*.sql.gz' -mtime +14 -delete
+"""
+
+DATABASE_YML = """# MySQL connection settings per environment (read by the deploy host's my.cnf generator).
+production:
+  adapter: mysql
+  host: 176.99.5.35
+  port: 3306
+  database: billing
+  username: billing
+  password: ${DB_PASSWORD}
+  sslca: /etc/ssl/certs/billing-mysql-ca.pem
+
+staging:
+  adapter: mariadb
+  host: 10.0.0.21
+  port: 3306
+  database: billing_staging
+  username: billing
+  password: ${DB_PASSWORD}
+"""
+
+DOTENV = """APP_ENV=production
+DB_HOST=176.99.5.35
+DB_PORT=3306
+DB_NAME=billing
+DB_USER=billing
+""" + CANARY_ENV + """
+DB_SSL_CA=/etc/ssl/certs/billing-mysql-ca.pem
+"""
+
+BILLING_README = """# billing
+
+Invoices and customer statements for the shop. PHP 8.3, MySQL 8 in production
+(`176.99.5.35`), MariaDB 10.6 on staging.
+
+## Layout
+
+- `src/Config.php` — runtime configuration; the MySQL connection (`Config::mysqlConnect()`).
+- `src/Db/Connection.php` — PDO wrapper used by repositories.
+- `migrations/` — plain SQL migrations, applied in order by `scripts/deploy.sh`.
+- `config/database.yml` — per-environment connection settings.
+- `scripts/deploy.sh`, `scripts/backup.sh` — deploy and nightly backup.
+
+## Running locally
+
+    composer install
+    cp .env.example .env   # then set DB_PASSWORD
+    vendor/bin/phpunit
+
+## Deploy
+
+    ./scripts/deploy.sh staging
+    ./scripts/deploy.sh production
+"""
+
+COMPOSER_JSON = """{
+    "name": "demo/billing",
+    "description": "Invoices and customer statements",
+    "type": "project",
+    "require": {
+        "php": ">=8.3",
+        "ext-pdo_mysql": "*"
+    },
+    "require-dev": {
+        "phpunit/phpunit": "^11.4"
+    },
+    "autoload": {
+        "psr-4": {
+            "Billing\\\\": "src/"
+        }
+    }
+}
+"""
+
+CHANGELOG_V0 = """# Changelog
+
+## 1.3.2 — 2026-09-22
+- Index on `invoices.customer_id` for customer statements.
+
+## 1.3.1 — 2026-09-08
+- Migration 0003 uses `utf8mb4_unicode_ci` (MariaDB staging compatibility).
+"""
+CHANGELOG_ADD = """## 1.4.0 — 2026-11-14
+- MySQL access: grant for `'billing'@'10.0.0.%'` over TLS (migration 0004), TLS CA in `Config::mysqlConnect()`.
+- Deploy: scripts normalised to LF without BOM; `.gitattributes` keeps them that way.
+- Backups: S3 credentials file fixed (CRLF), nightly upload works again.
+
+"""
+CHANGELOG = CHANGELOG_V0.replace("## 1.3.2", CHANGELOG_ADD + "## 1.3.2", 1)
+
+GITATTRIBUTES = """# Keep shell scripts and SQL with LF endings (deploy failed on CRLF, see CHANGELOG 1.4.0)
+*.sh  text eol=lf
+*.sql text eol=lf
+*.php text eol=lf
+*.yml text eol=lf
+"""
+
+CONFIG_TEST_PHP = r"""<?php
+
+declare(strict_types=1);
+
+use Billing\Config;
+use PHPUnit\Framework\TestCase;
+
+final class ConfigTest extends TestCase
+{
+    public function testDsnUsesDefaultsWhenEnvIsEmpty(): void
+    {
+        putenv('DB_HOST');
+        putenv('DB_PORT');
+        putenv('DB_NAME');
+        self::assertSame('mysql:host=176.99.5.35;port=3306;dbname=billing;charset=utf8mb4', Config::mysqlDsn());
+    }
+
+    public function testDsnReadsEnv(): void
+    {
+        putenv('DB_HOST=10.0.0.21');
+        putenv('DB_NAME=billing_staging');
+        self::assertSame('mysql:host=10.0.0.21;port=3306;dbname=billing_staging;charset=utf8mb4', Config::mysqlDsn());
+        putenv('DB_HOST');
+        putenv('DB_NAME');
+    }
+}
+"""
+
+BILLING_GITIGNORE = """vendor/
+*.log
+# NOTE (demo world): .env is deliberately NOT ignored here; it carries a planted canary secret
+# so that the code lane's redaction is exercised. Real projects must ignore it.
+"""
+
+ARCHIVE_README = """# billing-archive
+
+Frozen exports of the old billing database (2017–2019). Read-only; the live service is in `../billing`.
+Exports are produced from the production MySQL (`176.99.5.35`) with the read-only user `archive_ro`.
+"""
+ARCHIVE_SQL = """-- Export one year of invoices for the archive (run with the read-only user archive_ro).
+SELECT id, number, customer_id, total_cents, currency, due_at, paid_at
+FROM billing.invoices
+WHERE created_at >= '2019-01-01' AND created_at < '2020-01-01'
+ORDER BY id;
+"""
+ARCHIVE_SH = """#!/usr/bin/env bash
+# Export a year of invoices from MySQL into exports/invoices_<year>.csv
+set -euo pipefail
+YEAR="${1:?year}"
+mkdir -p exports
+sed "s/2019/$YEAR/g; s/2020/$((YEAR + 1))/g" export_invoices.sql \\
+  | mysql --defaults-extra-file=~/.my.archive.cnf --batch --raw \\
+  | tr '\\t' ',' > "exports/invoices_${YEAR}.csv"
+wc -l "exports/invoices_${YEAR}.csv"
+"""
+
+# --- webshop -------------------------------------------------------------------------------------
+
+USER_TS = """export interface User {
+  id: string;
+  email?: string;
+  displayName?: string;
+  /** Legacy field: the accounts API stopped sending it in v3. */
+  profile?: { name?: string };
+}
+"""
+
+CART_TS_FINAL = """import type { User } from "./user";
+
+export interface CartItem {
+  sku: string;
+  title: string;
+  unitPrice: number; // cents
+  quantity: number;
+}
+
+export interface CartTotals {
+  subtotal: number;
+  discount: number;
+  tax: number;
+  total: number;
+}
+
+/** Name shown in the cart header; never undefined. */
+export function getUserName(user?: User | null): string {
+  if (!user) {
+    return "Guest";
+  }
+  return user.displayName ?? user.email ?? "Guest";
+}
+
+/** Pure pricing: the only place where the cart total is computed. */
+export function computeTotals(items: CartItem[], discountRate = 0, taxRate = 0.2): CartTotals {
+  const subtotal = items.reduce((sum, item) => sum + item.unitPrice * item.quantity, 0);
+  const discount = Math.round(subtotal * discountRate);
+  const tax = Math.round((subtotal - discount) * taxRate);
+  return { subtotal, discount, tax, total: subtotal - discount + tax };
+}
+
+export class CartService {
+  private items: CartItem[] = [];
+
+  constructor(private readonly user?: User | null, private readonly discountRate = 0) {}
+
+  add(item: CartItem): void {
+    const existing = this.items.find((i) => i.sku === item.sku);
+    if (existing) {
+      existing.quantity += item.quantity;
+    } else {
+      this.items.push({ ...item });
+    }
+  }
+
+  remove(sku: string): void {
+    this.items = this.items.filter((i) => i.sku !== sku);
+  }
+
+  totals(): CartTotals {
+    return computeTotals(this.items, this.discountRate);
+  }
+
+  header(): string {
+    return `${getUserName(this.user)} — ${this.items.length} item(s)`;
+  }
+}
+"""
+GETUSER_BUGGY = """/** Name shown in the cart header. */
+export function getUserName(user?: User | null): string | undefined {
+  return user?.profile?.name;
+}
+"""
+GETUSER_FIXED = """/** Name shown in the cart header; never undefined. */
+export function getUserName(user?: User | null): string {
+  if (!user) {
+    return "Guest";
+  }
+  return user.displayName ?? user.email ?? "Guest";
+}
+"""
+assert GETUSER_FIXED in CART_TS_FINAL
+CART_TS_V1 = CART_TS_FINAL.replace(GETUSER_FIXED, GETUSER_BUGGY)  # after the CartService refactor, bug still in
+
+CART_V0_TAIL = """export class CartService {
+  private items: CartItem[] = [];
+
+  constructor(private readonly user?: User | null, private readonly discountRate = 0) {}
+
+  add(item: CartItem): void {
+    const existing = this.items.find((i) => i.sku === item.sku);
+    if (existing) {
+      existing.quantity += item.quantity;
+    } else {
+      this.items.push({ ...item });
+    }
+  }
+
+  remove(sku: string): void {
+    this.items = this.items.filter((i) => i.sku !== sku);
+  }
+
+  totals(): CartTotals {
+    let subtotal = 0;
+    for (const item of this.items) {
+      subtotal += item.unitPrice * item.quantity;
+    }
+    const discount = Math.round(subtotal * this.discountRate);
+    const tax = Math.round((subtotal - discount) * 0.2);
+    return { subtotal, discount, tax, total: subtotal - discount + tax };
+  }
+
+  header(): string {
+    return `${getUserName(this.user)} — ${this.items.length} item(s)`;
+  }
+}
+"""
+_CT_SPLIT = '/** Pure pricing: the only place where the cart total is computed. */'
+CART_TS_V0 = CART_TS_V1[:CART_TS_V1.index(_CT_SPLIT)] + CART_V0_TAIL
+CART_REFACTOR_OLD = CART_TS_V0[CART_TS_V0.index("export class CartService"):]
+CART_REFACTOR_NEW = CART_TS_V1[CART_TS_V1.index(_CT_SPLIT):]
+assert CART_TS_V0.replace(CART_REFACTOR_OLD, CART_REFACTOR_NEW) == CART_TS_V1
+
+CART_TEST_TS = """import { describe, expect, it } from "vitest";
+import { CartService, computeTotals, getUserName } from "../src/cart";
+
+describe("getUserName", () => {
+  it("uses displayName from the accounts API v3", () => {
+    expect(getUserName({ id: "u1", displayName: "Ada" })).toBe("Ada");
+  });
+  it("falls back to email, then Guest", () => {
+    expect(getUserName({ id: "u2", email: "bob@example.com" })).toBe("bob@example.com");
+    expect(getUserName(undefined)).toBe("Guest");
+  });
+});
+
+describe("computeTotals", () => {
+  it("applies discount before tax", () => {
+    const t = computeTotals([{ sku: "a", title: "A", unitPrice: 1000, quantity: 2 }], 0.1);
+    expect(t).toEqual({ subtotal: 2000, discount: 200, tax: 360, total: 2160 });
+  });
+});
+
+describe("CartService", () => {
+  it("merges quantities of the same sku", () => {
+    const cart = new CartService(null);
+    cart.add({ sku: "a", title: "A", unitPrice: 500, quantity: 1 });
+    cart.add({ sku: "a", title: "A", unitPrice: 500, quantity: 2 });
+    expect(cart.totals().subtotal).toBe(1500);
+  });
+});
+"""
+
+WEBHOOKS_PY_FINAL = '''"""Stripe webhook endpoint: POST /webhooks/stripe."""
+import os
+
+import stripe
+from flask import Blueprint, abort, request
+
+bp = Blueprint("webhooks", __name__)
+
+# Accepted age of the signed timestamp, seconds (Stripe's default).
+TOLERANCE = 300
+
+
+def endpoint_secret() -> str:
+    """The signing secret of *this* endpoint; test and live endpoints have different ones."""
+    secret = os.environ.get("STRIPE_WEBHOOK_SECRET")
+    if not secret:
+        raise RuntimeError("STRIPE_WEBHOOK_SECRET is not set")
+    return secret
+
+
+@bp.post("/webhooks/stripe")
+def stripe_webhook():
+    payload = request.get_data()  # raw bytes: never parse or re-serialize before verifying
+    signature = request.headers.get("Stripe-Signature", "")
+    try:
+        event = stripe.Webhook.construct_event(payload, signature, endpoint_secret(), tolerance=TOLERANCE)
+    except stripe.error.SignatureVerificationError:
+        abort(400, "invalid signature")
+    handle_event(event)
+    return {"received": True}
+
+
+def handle_event(event) -> None:
+    if event["type"] == "payment_intent.succeeded":
+        intent = event["data"]["object"]
+        print("paid", intent["metadata"].get("cart_id"))
+'''
+WH_OLD_BLOCK = '''def endpoint_secret() -> str:
+    return CONFIG["stripe"]["webhook_secret"]
+
+
+@bp.post("/webhooks/stripe")
+def stripe_webhook():
+    payload = json.dumps(request.get_json())
+    signature = request.headers.get("Stripe-Signature", "")
+    try:
+        event = stripe.Webhook.construct_event(payload, signature, endpoint_secret())'''
+WH_MID_BLOCK = '''def endpoint_secret() -> str:
+    return CONFIG["stripe"]["webhook_secret"]
+
+
+@bp.post("/webhooks/stripe")
+def stripe_webhook():
+    payload = request.data.decode("utf-8")
+    signature = request.headers.get("Stripe-Signature", "")
+    try:
+        event = stripe.Webhook.construct_event(payload, signature, endpoint_secret())'''
+WH_NEW_BLOCK = '''def endpoint_secret() -> str:
+    """The signing secret of *this* endpoint; test and live endpoints have different ones."""
+    secret = os.environ.get("STRIPE_WEBHOOK_SECRET")
+    if not secret:
+        raise RuntimeError("STRIPE_WEBHOOK_SECRET is not set")
+    return secret
+
+
+@bp.post("/webhooks/stripe")
+def stripe_webhook():
+    payload = request.get_data()  # raw bytes: never parse or re-serialize before verifying
+    signature = request.headers.get("Stripe-Signature", "")
+    try:
+        event = stripe.Webhook.construct_event(payload, signature, endpoint_secret(), tolerance=TOLERANCE)'''
+assert WH_NEW_BLOCK in WEBHOOKS_PY_FINAL
+_WH_HEAD_FINAL = '''"""Stripe webhook endpoint: POST /webhooks/stripe."""
+import os
+
+import stripe
+from flask import Blueprint, abort, request
+'''
+_WH_HEAD_OLD = '''"""Stripe webhook endpoint: POST /webhooks/stripe."""
+import json
+import os
+import tomllib
+
+import stripe
+from flask import Blueprint, abort, request
+
+with open("config.toml", "rb") as fh:
+    CONFIG = tomllib.load(fh)
+'''
+WEBHOOKS_PY_V0 = WEBHOOKS_PY_FINAL.replace(WH_NEW_BLOCK, WH_OLD_BLOCK).replace(_WH_HEAD_FINAL, _WH_HEAD_OLD)
+WEBHOOKS_PY_V1 = WEBHOOKS_PY_V0.replace(WH_OLD_BLOCK, WH_MID_BLOCK)
+# the team fix (alice): first the handler block, then the now-unused header imports
+WEBHOOKS_PY_V1B = WEBHOOKS_PY_V1.replace(WH_MID_BLOCK, WH_NEW_BLOCK)
+assert WEBHOOKS_PY_V1B.replace(_WH_HEAD_OLD, _WH_HEAD_FINAL) == WEBHOOKS_PY_FINAL
+
+PAYMENTS_PY_FINAL = '''"""Payments API: Stripe PaymentIntents for carts."""
+import tomllib
+
+import stripe
+
+with open("config.toml", "rb") as fh:
+    CONFIG = tomllib.load(fh)
+
+stripe.api_key = CONFIG["stripe"]["secret_key"]
+stripe.api_version = CONFIG["stripe"]["api_version"]
+
+
+def create_payment_intent(cart_id: str, amount_cents: int, currency: str = "eur", idempotency_key: str | None = None):
+    """Create a PaymentIntent for a cart.
+
+    Retries reuse the same idempotency key, so a network retry never charges twice.
+    """
+    key = idempotency_key or f"cart-{cart_id}-{amount_cents}"
+    return stripe.PaymentIntent.create(
+        amount=amount_cents,
+        currency=currency,
+        metadata={"cart_id": cart_id},
+        automatic_payment_methods={"enabled": True},
+        idempotency_key=key,
+    )
+'''
+PAYMENTS_PY_V0 = '''"""Payments API: Stripe PaymentIntents for carts."""
+import tomllib
+
+import stripe
+
+with open("config.toml", "rb") as fh:
+    CONFIG = tomllib.load(fh)
+
+stripe.api_key = CONFIG["stripe"]["secret_key"]
+stripe.api_version = CONFIG["stripe"]["api_version"]
+
+
+def create_payment_intent(cart_id: str, amount_cents: int, currency: str = "eur"):
+    """Create a PaymentIntent for a cart."""
+    return stripe.PaymentIntent.create(
+        amount=amount_cents,
+        currency=currency,
+        metadata={"cart_id": cart_id},
+        automatic_payment_methods={"enabled": True},
+    )
+'''
+
+TEST_PAYMENTS_PY = '''from unittest import mock
+
+from api import payments
+
+
+def test_idempotency_key_is_stable_per_cart_and_amount():
+    with mock.patch("stripe.PaymentIntent.create") as create:
+        payments.create_payment_intent("c42", 1999)
+        payments.create_payment_intent("c42", 1999)
+    keys = {call.kwargs["idempotency_key"] for call in create.call_args_list}
+    assert keys == {"cart-c42-1999"}
+
+
+def test_explicit_idempotency_key_wins():
+    with mock.patch("stripe.PaymentIntent.create") as create:
+        payments.create_payment_intent("c42", 1999, idempotency_key="retry-1")
+    assert create.call_args.kwargs["idempotency_key"] == "retry-1"
+
+
+def test_metadata_carries_cart_id():
+    with mock.patch("stripe.PaymentIntent.create") as create:
+        payments.create_payment_intent("c7", 500)
+    assert create.call_args.kwargs["metadata"] == {"cart_id": "c7"}
+'''
+
+CONFIG_TOML = """# webshop runtime configuration
+[server]
+host = "0.0.0.0"
+port = 8000
+
+[stripe]
+# TODO(security): move the live key to the environment (flagged in the 2026-10-30 session)
+secret_key = \"""" + CANARY_STRIPE + """\"
+api_version = "2026-08-27"
+webhook_secret_env = "STRIPE_WEBHOOK_SECRET"
+
+[cart]
+currency = "EUR"
+tax_rate = 0.2
+"""
+
+HEALTHCHECK_GO_FINAL = """// Command healthcheck exits non-zero when the webshop API is unhealthy.
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+)
+
+func main() {
+	url := os.Getenv("HEALTHCHECK_URL")
+	if url == "" {
+		url = "http://127.0.0.1:8000/healthz"
+	}
+	client := &http.Client{Timeout: 3 * time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "healthcheck:", err)
+		os.Exit(1)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(os.Stderr, "healthcheck: %s returned %d\\n", url, resp.StatusCode)
+		os.Exit(1)
+	}
+	fmt.Println("ok")
+}
+"""
+HEALTHCHECK_GO_V0 = """// Command healthcheck exits non-zero when the webshop API is unhealthy.
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+)
+
+func main() {
+	url := os.Getenv("HEALTHCHECK_URL")
+	if url == "" {
+		url = "http://127.0.0.1:8000/healthz"
+	}
+	resp, err := http.Get(url)
+	if err != nil {
+		fmt.Println("healthcheck:", err)
+		return
+	}
+	defer resp.Body.Close()
+	fmt.Println("ok", resp.StatusCode)
+}
+"""
+
+DOCS_SETUP_V0 = """# Setup
+
+## Requirements
+
+- Node.js 22, Python 3.12, Go 1.23
+- A Stripe account (test mode is enough for development)
+
+## Environment variables
+
+| Variable | Meaning |
+|---|---|
+| `DATABASE_URL` | Postgres connection string |
+| `HEALTHCHECK_URL` | URL probed by `cmd/healthcheck` |
+
+## Running
+
+```bash
+npm install
+npm run dev
+python -m flask --app api.app run --port 8000
+```
+"""
+DOCS_SETUP = DOCS_SETUP_V0.replace(
+    "| `HEALTHCHECK_URL` | URL probed by `cmd/healthcheck` |\n",
+    "| `HEALTHCHECK_URL` | URL probed by `cmd/healthcheck` |\n"
+    "| `STRIPE_WEBHOOK_SECRET` | Signing secret of the webhook endpoint (`whsec_…`); different for test and live |\n")
+
+DOCS_PAYMENTS_V0 = """# Payments
+
+## PaymentIntents
+
+`api/payments.py` creates one PaymentIntent per cart checkout.
+
+## Webhooks
+
+Stripe calls `POST /webhooks/stripe` (`api/webhooks.py`) for `payment_intent.succeeded`.
+"""
+DOCS_PAYMENTS_ADD = """
+### Signature verification
+
+Every webhook request carries a `Stripe-Signature` header. The handler verifies it with
+`stripe.Webhook.construct_event(payload, signature, secret)`:
+
+- `payload` must be the **raw request body** (`request.get_data()`); parsing it as JSON and
+  serialising it again changes the bytes and the check fails with
+  "No signatures found matching the expected signature for payload".
+- `secret` is the signing secret of *this endpoint* (`STRIPE_WEBHOOK_SECRET`); the test-mode and
+  live endpoints have different secrets.
+- Replay a delivery locally with `stripe events resend <event id>` or `stripe listen --forward-to`.
+"""
+DOCS_PAYMENTS = DOCS_PAYMENTS_V0 + DOCS_PAYMENTS_ADD
+
+DOCS_API_V0 = """# HTTP API
+
+## Cart
+
+### `GET /api/cart`
+
+Returns the current cart with totals computed by `computeTotals` (`src/cart.ts`).
+
+### `POST /api/cart/items`
+
+Adds an item: `{ "sku": "…", "quantity": 1 }`.
+
+## Orders
+
+### `GET /api/orders`
+
+Requires `Authorization: Bearer <token>`; returns 401 when the token is expired.
+"""
+DOCS_API_ADD = """
+## Webhooks
+
+### `POST /webhooks/stripe`
+
+Called by Stripe, not by clients. The body is verified against the `Stripe-Signature` header with
+the endpoint secret `STRIPE_WEBHOOK_SECRET` (see [payments](payments.md#signature-verification)).
+Responses: `200 {"received": true}`, `400` when the signature is invalid.
+"""
+DOCS_API = DOCS_API_V0 + DOCS_API_ADD
+
+WEBSHOP_README = """# webshop
+
+Storefront of the demo shop: TypeScript cart (`src/`), a small Python API (`api/`) that talks to
+Stripe, and a Go healthcheck (`cmd/healthcheck`).
+
+- Cart logic and pricing: `src/cart.ts` (`CartService`, `computeTotals`, `getUserName`).
+- Payments: `api/payments.py`; Stripe webhooks: `api/webhooks.py`.
+- Docs: `docs/setup.md`, `docs/payments.md`, `docs/api.md`.
+
+## Tests
+
+    npx vitest run
+    python -m pytest -q
+"""
+PACKAGE_JSON = """{
+  "name": "webshop",
+  "private": true,
+  "version": "2.7.0",
+  "type": "module",
+  "scripts": {
+    "dev": "vite",
+    "test": "vitest run",
+    "lint": "eslint src tests && node scripts/check-encoding.mjs"
+  },
+  "devDependencies": {
+    "eslint": "^9.14.0",
+    "typescript": "^5.6.3",
+    "vite": "^6.0.1",
+    "vitest": "^2.1.5"
+  }
+}
+"""
+TSCONFIG_JSON = """{
+  "compilerOptions": {
+    "target": "ES2022",
+    "module": "ESNext",
+    "moduleResolution": "Bundler",
+    "strict": true,
+    "noEmit": true
+  },
+  "include": ["src", "tests"]
+}
+"""
+
+CART_TEST_TS_V0_HEAD = 'import { CartService, computeTotals } from "../src/cart";\n\ndescribe("computeTotals"'
+CART_TEST_GETUSER = ('import { CartService, computeTotals, getUserName } from "../src/cart";\n\n'
+                     + CART_TEST_TS[CART_TEST_TS.index('describe("getUserName"'):CART_TEST_TS.index('describe("computeTotals"')]
+                     + 'describe("computeTotals"')
+CART_TEST_TS_V0 = CART_TEST_TS.replace(CART_TEST_GETUSER, CART_TEST_TS_V0_HEAD)
+assert CART_TEST_TS_V0.replace(CART_TEST_TS_V0_HEAD, CART_TEST_GETUSER) == CART_TEST_TS
+
+CHECK_ENCODING_MJS = """// CI guard: fail when a text file has a UTF-8 BOM or CRLF line endings.
+import { readFileSync } from "node:fs";
+import { globSync } from "node:fs";
+
+const files = globSync("{src,tests,docs}/**/*.{ts,md}");
+let bad = 0;
+for (const file of files) {
+  const buf = readFileSync(file);
+  if (buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) { console.error(`check-encoding: ${file} has a BOM`); bad++; }
+  if (buf.includes(13)) { console.error(`check-encoding: ${file}: CRLF line endings`); bad++; }
+}
+if (bad) process.exit(1);
+console.log(`check-encoding: ${files.length} files OK`);
+"""
+
+REPOS = {
+    "billing": {
+        "README.md": BILLING_README,
+        "composer.json": COMPOSER_JSON,
+        "CHANGELOG.md": CHANGELOG,
+        ".env": DOTENV,
+        ".gitignore": BILLING_GITIGNORE,
+        ".gitattributes": GITATTRIBUTES,
+        "src/Config.php": CONFIG_PHP_FINAL,
+        "src/Db/Connection.php": CONNECTION_PHP,
+        "src/Invoice/InvoiceRepository.php": INVOICE_REPO_PHP,
+        "config/database.yml": DATABASE_YML,
+        "migrations/0001_create_invoices.sql": MIG_0001,
+        "migrations/0002_create_customers.sql": MIG_0002,
+        "migrations/0003_invoice_collation.sql": MIG_0003,
+        "migrations/0004_grant_billing_app.sql": MIG_0004,
+        "migrations/0005_invoice_customer_idx.sql": MIG_0005,
+        "scripts/deploy.sh": DEPLOY_SH,
+        "scripts/backup.sh": BACKUP_SH,
+        "tests/ConfigTest.php": CONFIG_TEST_PHP,
+    },
+    "billing-archive": {
+        "README.md": ARCHIVE_README,
+        "export_invoices.sql": ARCHIVE_SQL,
+        "archive.sh": ARCHIVE_SH,
+    },
+    "webshop": {
+        "README.md": WEBSHOP_README,
+        "package.json": PACKAGE_JSON,
+        "tsconfig.json": TSCONFIG_JSON,
+        "config.toml": CONFIG_TOML,
+        "src/cart.ts": CART_TS_FINAL,
+        "src/user.ts": USER_TS,
+        "api/payments.py": PAYMENTS_PY_FINAL,
+        "api/webhooks.py": WEBHOOKS_PY_FINAL,
+        "cmd/healthcheck/main.go": HEALTHCHECK_GO_FINAL,
+        "docs/setup.md": DOCS_SETUP,
+        "docs/payments.md": DOCS_PAYMENTS,
+        "docs/api.md": DOCS_API,
+        "tests/cart.test.ts": CART_TEST_TS,
+        "tests/test_payments.py": TEST_PAYMENTS_PY,
+        "scripts/check-encoding.mjs": CHECK_ENCODING_MJS,
+    },
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# skills and agent definitions
+# ---------------------------------------------------------------------------------------------
+
+SKILL_FILES = {
+    "mysql-access": """---
+name: mysql-access
+description: Restore access to a MySQL or MariaDB server when an application gets "Access denied for user" (error 1045) or cannot connect at all. Checks the user@host GRANT, TLS requirements, bind-address and firewall, then verifies with the mysql client.
+license: MIT
+metadata:
+  owner: billing-team
+  version: "1.2"
+---
+
+# Restoring MySQL access
+
+Use this when a service cannot connect to its MySQL server: `SQLSTATE[HY000] [1045] Access denied
+for user 'app'@'10.0.0.7'`, `ERROR 2003 (HY000): Can't connect`, or TLS handshake errors.
+
+## 1. Read the error precisely
+
+- `Access denied for user 'U'@'H'` — the server saw the client as host `H`. Compare `H` with the
+  hosts in the grants: a moved app server (new IP) is the most common cause.
+- `using password: NO` — the password did not reach the client (empty env variable).
+- `Can't connect ... (110)` — network: firewall, `bind-address`, security group.
+
+## 2. Check the account on the server
+
+```sql
+SELECT user, host, ssl_type FROM mysql.user WHERE user = 'billing';
+SHOW GRANTS FOR 'billing'@'10.0.0.%';
+```
+
+## 3. Fix the grant in a migration, never by hand only
+
+- Widen the host to the subnet (`'billing'@'10.0.0.%'`) instead of one IP.
+- If the account is `REQUIRE SSL`, the client must pass the CA (`PDO::MYSQL_ATTR_SSL_CA`).
+- Keep passwords out of migrations and out of the repository.
+
+## 4. Verify
+
+```bash
+mysql -h <host> -u <user> -p -e 'SELECT CURRENT_USER(), @@hostname'
+php -r 'var_dump(Billing\\Config::mysqlConnect()->query("SELECT 1")->fetchColumn());'
+```
+
+Report what was wrong, what changed (files, grants), and how it was verified.
+""",
+    "clean-bom-crlf": """---
+name: clean-bom-crlf
+description: >-
+  Check text files for a UTF-8 byte order mark (BOM) and CRLF (Windows) line endings
+  and strip them. Use when a shell script fails with "bash\\r: No such file or directory",
+  when diffs show ^M, when a linter reports a BOM, or before a release.
+allowed-tools: Bash(bash *) Bash(sed *) Bash(file *) Read
+---
+
+# Clean BOM and CRLF
+
+Files saved on Windows often get a UTF-8 BOM (`EF BB BF`) and CRLF line endings. Shebang
+scripts then fail with `/usr/bin/env: 'bash\\r': No such file or directory`, PHP prints the BOM
+before headers, and SQL tools choke on the first statement.
+
+## Check
+
+```bash
+bash scripts/check_bom_crlf.sh <dir>      # lists files with a BOM and/or CRLF
+file <path>                               # "with BOM", "with CRLF line terminators"
+```
+
+## Fix
+
+```bash
+sed -i '1s/^\\xEF\\xBB\\xBF//' <file>   # strip the BOM
+sed -i 's/\\r$//' <file>               # CRLF -> LF
+```
+
+## Prevent
+
+Add a `.gitattributes` with `*.sh text eol=lf` (and the other text types of the repo) and
+re-run the check. Report every file that was changed.
+""",
+    "deploy-checklist": """---
+name: deploy-checklist
+description: |
+  Step-by-step release and deploy checklist for the billing service.
+  Use before tagging a release or running scripts/deploy.sh on production:
+  migrations reviewed, backup fresh, line endings clean, changelog updated.
+user-invocable: yes
+---
+
+# Deploy checklist (billing)
+
+1. `git status` is clean and the branch is `main`.
+2. Every new file in `migrations/` was reviewed; grants never contain passwords.
+3. The last nightly backup is younger than 24 hours (`aws s3 ls s3://billing-backups/nightly/`).
+4. Shell scripts and SQL have LF endings and no BOM (skill `clean-bom-crlf`).
+5. `CHANGELOG.md` has a section for the new version.
+6. Tag: `git tag -a vX.Y.Z -m "billing X.Y.Z"`.
+7. Deploy to staging first: `./scripts/deploy.sh staging`, then production.
+""",
+    "stripe-webhooks": """---
+name: stripe-webhooks
+description: "Debug and fix Stripe webhook signature verification failures (\\"No signatures found matching the expected signature for payload\\"): raw request body, the endpoint secret per environment, timestamp tolerance, and replaying events with the Stripe CLI."
+compatibility: Requires the stripe CLI for replaying events
+---
+
+# Stripe webhook signatures
+
+`stripe.Webhook.construct_event(payload, sig_header, secret)` fails when any of these is off:
+
+1. **Raw body.** `payload` must be the exact bytes Stripe sent. Frameworks that parse JSON and
+   re-serialise it (`json.dumps(request.get_json())`) change whitespace and key order. In Flask use
+   `request.get_data()`; in Express use `express.raw({type: "application/json"})`.
+2. **Endpoint secret.** Each endpoint (test mode, live mode, `stripe listen`) has its own `whsec_…`
+   secret. A test secret in production fails every delivery.
+3. **Tolerance.** The signed timestamp must be within `tolerance` seconds (default 300): check the
+   server clock.
+
+## Replay
+
+```bash
+stripe listen --forward-to localhost:8000/webhooks/stripe
+stripe events resend evt_…
+```
+
+Never log the signing secret or the API keys.
+""",
+    "php-migrations": """---
+name: php-migrations
+description: Write and review SQL migrations for the billing app. Triggers on: 'migration', 'ALTER TABLE', 'GRANT'
+---
+
+# SQL migrations (billing)
+
+- One file per change: `migrations/NNNN_short_name.sql`, numbered, applied in order by
+  `scripts/deploy.sh`.
+- Use `utf8mb4_unicode_ci` (works on MySQL 8 and MariaDB 10.6).
+- Grants name a subnet host (`'billing'@'10.0.0.%'`), never a password.
+- Indexes get a name: `idx_<table>_<columns>`.
+""",
+    "docs-style": """---
+name: docs-style
+description: House style for the webshop docs (headings, code fences, tables of environment variables). Use when editing docs/*.md.
+metadata:
+  owner: webshop
+  reviewed: "2026-10"
+---
+
+# Docs style
+
+- One `#` title per file, then `##` sections; endpoints as `### \\`METHOD /path\\``.
+- Environment variables go in a two-column table: `Variable | Meaning`.
+- Shell snippets in fenced blocks with a language (`bash`).
+- UTF-8 without BOM, LF line endings.
+""",
+}
+
+SKILL_ORDER = ["mysql-access", "clean-bom-crlf", "deploy-checklist", "stripe-webhooks", "php-migrations", "docs-style"]
+SKILL_DESC_SHORT = {
+    "mysql-access": "Restore access to a MySQL/MariaDB server (error 1045, grants, TLS).",
+    "clean-bom-crlf": "Check files for a UTF-8 BOM and CRLF line endings and strip them.",
+    "deploy-checklist": "Release and deploy checklist for the billing service.",
+    "stripe-webhooks": "Fix Stripe webhook signature verification failures.",
+    "php-migrations": "Write and review SQL migrations for the billing app.",
+    "docs-style": "House style for the webshop docs.",
+}
+SKILL_TOOLS = {
+    "mysql-access": [],
+    "clean-bom-crlf": ["Bash(bash *)", "Bash(sed *)", "Bash(file *)", "Read"],
+    "deploy-checklist": [],
+    "stripe-webhooks": [],
+}
+SKILL_BODIES = {name: text.split("\n---\n", 1)[1].lstrip("\n") for name, text in SKILL_FILES.items()}
+for _n, _t in SKILL_FILES.items():
+    assert f"\nname: {_n}\n" in _t
+
+CHECK_BOM_CRLF_SH = r"""#!/usr/bin/env bash
+# List files under a directory that start with a UTF-8 BOM or contain CRLF line endings.
+set -euo pipefail
+dir="${1:-.}"
+found=0
+total=0
+while IFS= read -r -d '' f; do
+  total=$((total + 1))
+  issues=()
+  if [ "$(head -c 3 "$f" | od -An -tx1 | tr -d ' ')" = "efbbbf" ]; then issues+=("BOM"); fi
+  if grep -q $'\r' "$f"; then issues+=("CRLF"); fi
+  if [ ${#issues[@]} -gt 0 ]; then echo "$f: ${issues[*]}"; found=$((found + 1)); fi
+done < <(find "$dir" -type f \( -name '*.sh' -o -name '*.sql' -o -name '*.php' -o -name '*.md' -o -name '*.ts' -o -name '*.yml' \) -print0)
+if [ "$found" -eq 0 ]; then echo "OK: $total files, no BOM, no CRLF"; else exit 1; fi
+"""
+
+AGENT_FILES = {
+    "db-fixer": """---
+name: db-fixer
+description: 'Use this agent to diagnose and repair database connectivity and permission problems: MySQL or MariaDB "Access denied for user", wrong GRANT host after a server move, TLS-only accounts, broken connection settings in config files. Typical requests are "не могу подключиться к MySQL" or "доступ запрещён".'
+tools: Read, Edit, Bash, Grep, Glob
+model: sonnet
+color: orange
+---
+
+You are a database access specialist. You fix connectivity and permission problems between an
+application and its MySQL/MariaDB server.
+
+Work like this:
+1. Reproduce the failure with the mysql client and read the exact error (user, host, SSL).
+2. Read the application's connection code and config (DSN, user, TLS options).
+3. Compare the client host with the server-side grants.
+4. Fix the grant in a migration and the client settings in code; never commit passwords.
+5. Verify with a real connection, then report cause, changes and verification in the user's language.
+""",
+    "code-reviewer": """---
+name: code-reviewer
+description: Reviews a diff for correctness, security and maintainability before it is merged. Use after any non-trivial code change.
+tools:
+  - Read
+  - Grep
+  - Glob
+  - Bash
+model: inherit
+---
+
+You are a senior code reviewer. Review only the changed code and what it touches.
+
+For each finding give the file and line, what is wrong, why it matters and a concrete fix.
+Group findings as blocking / should fix / nit. Say explicitly when the change is good to merge.
+Never print secrets you come across; say where they are instead.
+""",
+    "release-manager": """---
+name: release-manager
+description: "Prepares and ships a release of the billing service: checklist, changelog, tag, staging deploy.\\n\\n<example>\\nuser: \\"подготовь релиз 1.4.0\\"\\nassistant: \\"I'll use the release-manager agent to run the deploy checklist and tag the release.\\"\\n</example>"
+tools: Read, Edit, Bash, Skill
+model: haiku
+skills:
+  - deploy-checklist
+maxTurns: 30
+---
+
+You are the release manager of the billing service. Always start with the `deploy-checklist`
+skill and go through every item, then update CHANGELOG.md, tag the release and deploy to staging.
+Report in the user's language what was checked, what changed, and what is left for production.
+""",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# the sessions
+# ---------------------------------------------------------------------------------------------
+
+import re  # noqa: E402
+
+FILES: dict[str, list] = {}      # relative path -> list of records (dict) / raw lines (str) / raw bytes
+JSON_FILES: dict[str, dict] = {}  # relative path -> JSON document (meta.json sidecars)
+SESSIONS: list[dict] = []         # registry for README.md
+SUBAGENTS: list[dict] = []        # registry for README.md
+BILLING = f"{DEMO}/repos/billing"
+WEBSHOP = f"{DEMO}/repos/webshop"
+ARCHIVE = f"{DEMO}/repos/billing-archive"
+
+
+def enc(cwd: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "-", cwd)
+
+
+def claude_path(c: Claude) -> str:
+    return f"claude/projects/{enc(c.cwd)}/{c.sid}.jsonl"
+
+
+def sub_path(c: Claude, agent_id: str) -> str:
+    return f"claude/projects/{enc(c.cwd)}/{c.sid}/subagents/agent-{agent_id}.jsonl"
+
+
+def line_of(text: str, needle: str) -> int:
+    for i, line in enumerate(text.split("\n"), 1):
+        if needle in line:
+            return i
+    raise KeyError(needle)
+
+
+def register(key, tool, cwd, path, sid, start, who, outcome, lang, facts, version):
+    SESSIONS.append({"key": key, "tool": tool, "workspace": cwd.replace(DEMO + "/", ""), "path": path, "sid": sid,
+                     "date": ts(start)[:10], "who": who, "outcome": outcome, "lang": lang, "facts": facts,
+                     "version": version})
+
+
+def register_sub(key, parent_key, path, agent_id, kind, name, skill_uses, facts):
+    SUBAGENTS.append({"key": key, "parent": parent_key, "path": path, "agent_id": agent_id, "kind": kind,
+                      "name": name, "skill_uses": skill_uses, "facts": facts})
+
+
+def session_start(c: Claude):
+    c.hook("SessionStart", "startup", uuid4_of(c.label + ":ss"), command="~/.claude/hooks/session-start.sh")
+
+
+def skill_listing(c: Claude):
+    c.attachment({"type": "skill_listing", "isInitial": True, "names": SKILL_ORDER, "skillCount": len(SKILL_ORDER),
+                  "content": "\n".join(f"- {n}: {SKILL_DESC_SHORT[n]}" for n in SKILL_ORDER)})
+
+
+def finish_new(c: Claude, title=None):
+    if title:
+        c.meta({"type": "custom-title", "customTitle": title, "sessionId": c.sid})
+    last_prompt = None
+    for r in reversed(c.lines):
+        if isinstance(r, dict) and r.get("type") == "user" and isinstance(r["message"]["content"], str) \
+                and not r.get("isMeta") and not r["message"]["content"].startswith("<"):
+            last_prompt = r
+            break
+    if last_prompt:
+        c.meta({"type": "last-prompt", "lastPrompt": last_prompt["message"]["content"], "leafUuid": c.last,
+                "sessionId": c.sid})
+
+
+# ---- C1: MySQL access restored by the db-fixer subagent (the contract's example) ----------------
+
+def c1_mysql_access():
+    sid = uuid4_of("demo:C1:mysql-access")
+    c = Claude(sid, BILLING, "2.1.172", "main", utc("2026-10-21T05:50:04"), slug="brave-mysql-lantern")
+    session_start(c)
+    c.prompt("не могу подключиться к MySQL на 176.99.5.35, доступ запрещён. После переезда billing на новый "
+             "сервер приложение падает с SQLSTATE[HY000] [1045] Access denied. Разберись, пожалуйста, и почини.")
+    skill_listing(c)
+    c.skill("mysql-access", think="Ошибка 1045 — отказ в доступе на стороне MySQL. Есть навык mysql-access, "
+                                  "подключу его, чтобы пройти по шагам.",
+            text="Похоже на отказ в доступе на стороне сервера MySQL. Подключаю навык mysql-access.")
+    c.read(".env", DOTENV, text="Сначала посмотрю, с какими параметрами подключается приложение.")
+    inp = {"description": "Восстановить доступ к MySQL",
+           "prompt": "В репозитории billing приложение не может подключиться к MySQL на 176.99.5.35: "
+                     "SQLSTATE[HY000] [1045] Access denied. Приложение недавно переехало на сервер 10.0.0.7. "
+                     "Воспроизведи ошибку клиентом mysql, прочитай src/Config.php и миграцию с GRANT, найди "
+                     "причину и почини (грант в миграции, настройки подключения в коде). Пароли не коммить. "
+                     "В конце проверь подключение из PHP и отчитайся по-русски.",
+           "subagent_type": "db-fixer"}
+    tuid = c.spawn("Agent", inp, None, text="Передаю диагностику и исправление субагенту db-fixer.")
+    aid = "a3f1c9e0b7d24e815"
+    d = subagent(c, aid)
+    d.prompt(inp["prompt"])
+    d.read("src/Config.php", CONFIG_PHP_V0, text="Начну с кода подключения и воспроизведения ошибки.")
+    d.bash("mysql -h 176.99.5.35 -u billing -p\"$DB_PASSWORD\" -e 'SELECT 1'", "Reproduce the MySQL access error",
+           "", error="ERROR 1045 (28000): Access denied for user 'billing'@'10.0.0.7' (using password: YES)")
+    d.bash("grep -rn '176.99.5.35' /etc/billing/ 2>/dev/null", "Find other MySQL connection settings on this host",
+           "/etc/billing/app.ini:4:dsn = " + CANARY_MYSQL_URL + "\n/etc/billing/my.cnf:3:host = 176.99.5.35\n",
+           think="Клиент приходит с 10.0.0.7. Пароль тот же, что в .env, значит дело в гранте: проверю, "
+                 "на какой хост он выдан.")
+    d.read("migrations/0004_grant_billing_app.sql", MIG_0004_V0)
+    d.bash("mysql --defaults-extra-file=/etc/billing/admin.cnf -h 176.99.5.35 -e "
+           "\"SELECT user, host, ssl_type FROM mysql.user WHERE user='billing'\"",
+           "List the billing accounts on the MySQL server", "user\thost\tssl_type\nbilling\t10.0.0.5\t\n",
+           text="Грант выдан на 'billing'@'10.0.0.5' — старый сервер приложения. Проверю учётки на сервере.")
+    d.edit("migrations/0004_grant_billing_app.sql", MIG_0004_V0, MIG_0004, MIG_0004_OLD_PART, MIG_0004_NEW_PART,
+           text="Причина найдена: учётка есть только для 10.0.0.5. Выдам грант на подсеть 10.0.0.% с REQUIRE SSL.")
+    d.bash("mysql --defaults-extra-file=/etc/billing/admin.cnf -h 176.99.5.35 billing "
+           "< migrations/0004_grant_billing_app.sql && mysql --defaults-extra-file=/etc/billing/admin.cnf "
+           "-h 176.99.5.35 -e \"ALTER USER 'billing'@'10.0.0.%' IDENTIFIED BY '$DB_PASSWORD'\"",
+           "Apply the grant migration on the MySQL server", "")
+    d.bash("mysql -h 176.99.5.35 -u billing -p\"$DB_PASSWORD\" -e 'SELECT CURRENT_USER(), @@hostname'",
+           "Retry the connection with the mysql client",
+           "CURRENT_USER()\t@@hostname\nbilling@10.0.0.%\tdb-billing-01\n")
+    php_check = ("php -r 'require \"vendor/autoload.php\"; "
+                 "var_dump(Billing\\Config::mysqlConnect()->query(\"SELECT 1\")->fetchColumn());'")
+    d.bash(php_check, "Check the connection from PHP", "", exit_code=255,
+           error="PHP Fatal error:  Uncaught PDOException: SQLSTATE[HY000] [1045] Access denied for user "
+                 "'billing'@'10.0.0.7' (using password: YES) in /srv/billing/src/Config.php:47")
+    d.edit("src/Config.php", CONFIG_PHP_V0, CONFIG_PHP_FINAL, CONFIG_PHP_OLD_DOC, CONFIG_PHP_NEW_DOC,
+           think="mysql-клиент по умолчанию идёт по TLS, а PDO — нет. Учётка теперь REQUIRE SSL, поэтому PHP "
+                 "получает отказ. Нужно передать CA в опциях PDO.",
+           text="Клиент mysql подключается (он сам использует TLS), а PDO — без TLS. Добавлю CA в Config::mysqlConnect().")
+    d.bash(php_check, "Check the connection from PHP again", "int(1)\n")
+    d.say("Готово: доступ к MySQL восстановлен.\n\n"
+          "**Причина.** Грант был выдан на 'billing'@'10.0.0.5' (старый сервер приложения), а billing после "
+          "переезда подключается с 10.0.0.7 — сервер 176.99.5.35 отвечал Access denied (1045).\n\n"
+          "**Изменения.**\n"
+          "- migrations/0004_grant_billing_app.sql: учётка 'billing'@'10.0.0.%' с REQUIRE SSL, старая "
+          "'billing'@'10.0.0.5' удаляется; миграция применена на сервере.\n"
+          "- src/Config.php: в Config::mysqlConnect() добавлен PDO::MYSQL_ATTR_SSL_CA (DB_SSL_CA).\n\n"
+          "**Проверка.** mysql -h 176.99.5.35 -u billing → billing@10.0.0.%; из PHP "
+          "Config::mysqlConnect()->query('SELECT 1') → int(1).")
+    c.spawn_result(tuid, inp, d)
+    FILES[sub_path(c, aid)] = d.lines
+    JSON_FILES[sub_path(c, aid).replace(".jsonl", ".meta.json")] = {
+        "agentType": "db-fixer", "description": inp["description"], "toolUseId": tuid, "spawnDepth": 1}
+    c.say("Доступ к MySQL на 176.99.5.35 восстановлен — это сделал субагент db-fixer.\n\n"
+          "- Причина: грант был на 'billing'@'10.0.0.5', а приложение теперь ходит с 10.0.0.7.\n"
+          "- Исправлено: миграция 0004 (грант на 10.0.0.% с REQUIRE SSL, применена) и TLS CA в "
+          "Config::mysqlConnect().\n- Проверено подключение из mysql-клиента и из PHP.\n\n"
+          "Перезапустите php-fpm на 10.0.0.7 и проверьте приложение.")
+    c.turn_end(412870)
+    c.prompt("спасибо, работает")
+    c.say("Отлично! Если будете переносить приложение ещё раз — грант на подсеть 10.0.0.% уже покрывает новые "
+          "адреса.")
+    c.turn_end(5210)
+    finish_new(c, title="Доступ к MySQL 176.99.5.35")
+    FILES[claude_path(c)] = c.lines
+    register("C1", "claude", BILLING, claude_path(c), sid, utc("2026-10-21T05:50:04"),
+             "root session + subagent `db-fixer`", "success", "ru",
+             "MySQL 1045 on 176.99.5.35 fixed by `db-fixer` (grant 10.0.0.5→10.0.0.%, TLS CA); root uses "
+             "skill `mysql-access`; root Read of `.env`; era-4 subagent file + `.meta.json`; user: «спасибо, работает»",
+             c.version)
+    register_sub("C1/db-fixer", "C1", sub_path(c, aid), aid, "subagent (Agent, era 4, .meta.json)", "db-fixer", 0,
+                 "Reads Config.php, reproduces `Access denied for user 'billing'@'10.0.0.7'`, edits "
+                 "migrations/0004 + src/Config.php, reports «доступ к MySQL восстановлен»")
+
+
+# ---- C2: «почему падал деплой» — CRLF/BOM in scripts/deploy.sh, encoding-janitor x3 ---------------
+
+CHECK = f"bash {DEMO}/skills/clean-bom-crlf/scripts/check_bom_crlf.sh"
+
+
+def c2_deploy_crlf():
+    sid = uuid4_of("demo:C2:deploy-crlf")
+    start = utc("2026-10-27T08:12:40")
+    c = Claude(sid, BILLING, "2.1.172", "main", start, slug="quiet-deploy-harbor")
+    session_start(c)
+    c.prompt("почему падал деплой? вчера scripts/deploy.sh упал на проде, лог:\n```\n$ ./scripts/deploy.sh production\n"
+             "/usr/bin/env: ‘bash\\r’: No such file or directory\n```\nсервер деплоя deploy@10.0.0.7, "
+             + CANARY_RU + ", если понадобится. Разберись, почему падал деплой, и почини.")
+    skill_listing(c)
+    c.bash("file scripts/deploy.sh scripts/backup.sh", "Check encoding and line endings of the scripts",
+           "scripts/deploy.sh: Bourne-Again shell script, Unicode text, UTF-8 (with BOM) text executable, with CRLF "
+           "line terminators\nscripts/backup.sh: Bourne-Again shell script, ASCII text executable, with CRLF line "
+           "terminators\n",
+           think="`bash\\r` в сообщении env — классический признак CRLF в shebang. Проверю файл.",
+           text="Ошибка `bash\\r` означает, что в строке shebang есть символ возврата каретки. Проверяю скрипты.")
+    c.bash("head -c 48 scripts/deploy.sh | od -c | head -3", "Show the first bytes of deploy.sh",
+           "0000000 357 273 277   #   !   /   u   s   r   /   b   i   n   /   e   n\n"
+           "0000020   v       b   a   s   h  \\r  \\n   #       D   e   p   l   o   y\n0000040\n")
+    c.bash("git log --format='%h %an %s' -3 -- scripts/deploy.sh", "Who changed deploy.sh last",
+           "9c1e2f4 Ирина Петрова deploy: maintenance mode (правка с Windows)\n"
+           "51b7a03 Олег Смирнов deploy: reload php8.3-fpm\n0e4d6c1 Олег Смирнов deploy script\n")
+    inp = {"description": "Проверить BOM и CRLF в billing",
+           "prompt": "Деплой billing падал: scripts/deploy.sh сохранён с BOM и CRLF (`/usr/bin/env: 'bash\\r'`). "
+                     "Проверь весь репозиторий по навыку clean-bom-crlf — scripts/, migrations/, config/ и src/. "
+                     "Исправь найденное, добавь .gitattributes, чтобы это не повторилось, и перечисли изменённые файлы.",
+           "subagent_type": "encoding-janitor"}
+    tuid = c.spawn("Agent", inp, None,
+                   text="Причина: коммит 9c1e2f4 (правка с Windows) сохранил deploy.sh с BOM и CRLF, поэтому "
+                        "shebang читается как `bash\\r`. Поручаю субагенту encoding-janitor проверить и почистить "
+                        "весь репозиторий.")
+    aid = "a7d2e9b14c06f3a85"
+    j = subagent(c, aid)
+    j.prompt(inp["prompt"])
+    j.skill("clean-bom-crlf", "scripts/", text="Начинаю со scripts/ по навыку clean-bom-crlf.")
+    j.bash(f"{CHECK} scripts", "Check scripts/ for BOM and CRLF", "",
+           error="scripts/backup.sh: CRLF\nscripts/deploy.sh: BOM CRLF")
+    j.bash("sed -i '1s/^\\xEF\\xBB\\xBF//' scripts/deploy.sh && sed -i 's/\\r$//' scripts/deploy.sh scripts/backup.sh "
+           "&& file scripts/*.sh", "Strip BOM and CRLF from the scripts",
+           "scripts/backup.sh: Bourne-Again shell script, ASCII text executable\n"
+           "scripts/deploy.sh: Bourne-Again shell script, ASCII text executable\n")
+    j.skill("clean-bom-crlf", "migrations/", text="Теперь migrations/ — SQL тоже правили на Windows.")
+    j.bash(f"{CHECK} migrations", "Check migrations/ for BOM and CRLF", "",
+           error="migrations/0003_invoice_collation.sql: CRLF")
+    j.bash("sed -i 's/\\r$//' migrations/0003_invoice_collation.sql && " + f"{CHECK} migrations",
+           "Convert the migration to LF and re-check", "OK: 5 files, no BOM, no CRLF\n")
+    j.skill("clean-bom-crlf", "config/ src/", text="Последними проверю config/ и src/.")
+    j.bash(f"{CHECK} config && {CHECK} src", "Check config/ and src/", "OK: 1 files, no BOM, no CRLF\n"
+                                                                       "OK: 3 files, no BOM, no CRLF\n")
+    j.write(".gitattributes", GITATTRIBUTES, text="Добавлю .gitattributes, чтобы git сам держал LF.")
+    j.say("Готово.\n\nИсправлены файлы:\n- scripts/deploy.sh — BOM + CRLF (из-за них `/usr/bin/env: 'bash\\r'`)\n"
+          "- scripts/backup.sh — CRLF\n- migrations/0003_invoice_collation.sql — CRLF\n\n"
+          "config/ и src/ чистые. Добавлен .gitattributes (eol=lf для *.sh, *.sql, *.php, *.yml).")
+    c.spawn_result(tuid, inp, j)
+    FILES[sub_path(c, aid)] = j.lines
+    JSON_FILES[sub_path(c, aid).replace(".jsonl", ".meta.json")] = {
+        "agentType": "encoding-janitor", "description": inp["description"], "toolUseId": tuid, "spawnDepth": 1}
+    # manual compaction: /compact, boundary, summary line, and the acompact summarizer transcript
+    c.injected("<command-name>/compact</command-name>\n            <command-message>compact</command-message>\n"
+               "            <command-args></command-args>", is_meta=False)
+    before = c.last
+    u = c.uid()
+    boundary = {"parentUuid": None, "logicalParentUuid": before, "isSidechain": False, "type": "system",
+                "subtype": "compact_boundary", "content": "Conversation compacted", "isMeta": False,
+                "timestamp": c.tick(14), "uuid": u, "level": "info",
+                "compactMetadata": {"trigger": "manual", "preTokens": 48213},
+                "userType": "external", "entrypoint": "cli", "cwd": c.cwd, "sessionId": sid, "version": c.version,
+                "gitBranch": c.branch, "slug": c.slug}
+    c.push(boundary)
+    summary = ("This session is being continued from a previous conversation that ran out of context. The summary "
+               "below covers the earlier portion of the conversation.\n\nSummary:\n1. Пользователь спросил, почему "
+               "падал деплой billing: `/usr/bin/env: 'bash\\r': No such file or directory`.\n2. Причина: "
+               "scripts/deploy.sh сохранён с BOM и CRLF (коммит 9c1e2f4, правка с Windows).\n3. Субагент "
+               "encoding-janitor по навыку clean-bom-crlf исправил scripts/deploy.sh, scripts/backup.sh, "
+               "migrations/0003_invoice_collation.sql и добавил .gitattributes.\n4. Осталось: прогнать деплой на "
+               "staging и сообщить пользователю.")
+    c.injected(summary, is_meta=False, extra=[("isVisibleInTranscriptOnly", True), ("isCompactSummary", True)])
+    acid = "acompact-5b81e0"
+    a = subagent(c, acid, start=c.t - timedelta(seconds=13))
+    a.prompt("Your task is to create a detailed summary of the conversation so far, paying close attention to the "
+             "user's explicit requests and your previous actions.\n[compaction instructions trimmed for the demo world]")
+    a.say("<analysis>\nThe user asked why the deploy failed; the cause was BOM+CRLF in scripts/deploy.sh.\n</analysis>\n\n"
+          + summary.split("Summary:\n", 1)[1], model=c.model)
+    FILES[sub_path(c, acid)] = a.lines
+    c.bash("./scripts/deploy.sh staging", "Deploy to staging to confirm the fix",
+           "Deploying billing to staging (deploy@10.0.0.21)\nDeploy to staging finished\n",
+           progress=["Deploying billing to staging (deploy@10.0.0.21)",
+                     "Deploying billing to staging (deploy@10.0.0.21)\nsending incremental file list"],
+           text="Проверяю деплой на staging.")
+    c.say("Деплой падал из-за кодировки scripts/deploy.sh: после правки с Windows (коммит 9c1e2f4) файл сохранился "
+          "с BOM и CRLF, и shebang читался как `bash\\r` — отсюда `/usr/bin/env: 'bash\\r': No such file or "
+          "directory`.\n\nСубагент encoding-janitor (навык clean-bom-crlf) почистил scripts/deploy.sh, "
+          "scripts/backup.sh и migrations/0003_invoice_collation.sql и добавил .gitattributes. Деплой на staging "
+          "прошёл; можно запускать `./scripts/deploy.sh production`.")
+    c.turn_end(388100)
+    c.prompt("задеплоил на прод — прошло, спасибо")
+    c.say("Отлично, рад, что деплой снова проходит.")
+    c.turn_end(3900)
+    finish_new(c, title="Почему падал деплой")
+    FILES[claude_path(c)] = c.lines
+    register("C2", "claude", BILLING, claude_path(c), sid, start, "root session + subagent `encoding-janitor`",
+             "success", "ru",
+             "«почему падал деплой»: `bash\\r` from BOM+CRLF in scripts/deploy.sh; `encoding-janitor` uses skill "
+             "`clean-bom-crlf` 3×; manual /compact + compact_boundary + `agent-acompact-5b81e0.jsonl`; "
+             "user text has `пароль: Канарейка-42`", c.version)
+    register_sub("C2/encoding-janitor", "C2", sub_path(c, aid), aid, "subagent (Agent, era 4, .meta.json)",
+                 "encoding-janitor", 3, "Skill `clean-bom-crlf` ×3 (scripts/, migrations/, config/ src/); "
+                 "fixes deploy.sh, backup.sh, 0003; writes .gitattributes")
+    register_sub("C2/acompact", "C2", sub_path(c, acid), acid, "compaction summarizer (not an actor)", "—", 0,
+                 "`agent-acompact-<6hex>.jsonl`: the /compact summary request and answer")
+
+
+# ---- C3: getUserName returns undefined (webshop, 2.1.39, era-3 subagent without meta) -------------
+
+def c3_get_user_name():
+    sid = uuid4_of("demo:C3:getUserName")
+    start = utc("2026-10-02T13:05:11")
+    c = Claude(sid, WEBSHOP, "2.1.39", "fix/cart-header", start, slug="tidy-cart-heron")
+    session_start(c)
+    c.prompt("getUserName returns undefined for logged-in users — the cart header shows "
+             "\"undefined — 2 item(s)\" since the accounts API upgrade. Can you fix it?")
+    c.grep("getUserName", "src", [f"src/cart.ts:{line_of(CART_TS_V1, 'export function getUserName')}:export function "
+                                  "getUserName(user?: User | null): string | undefined {",
+                                  f"src/cart.ts:{line_of(CART_TS_V1, '${getUserName(this.user)}')}:    return "
+                                  "`${getUserName(this.user)} — ${this.items.length} item(s)`;"],
+           hooks=True, text="Let me find getUserName and its callers.")
+    c.read("src/cart.ts", CART_TS_V1, hooks=True)
+    c.read("src/user.ts", USER_TS, hooks=True,
+           think="getUserName reads user?.profile?.name. Need to see the User type — the accounts API v3 may have "
+                 "renamed the field.")
+    c.edit("src/cart.ts", CART_TS_V1, CART_TS_FINAL, GETUSER_BUGGY, GETUSER_FIXED, hooks=True,
+           text="Found it: the accounts API v3 no longer sends `profile`, so `user?.profile?.name` is always "
+                "undefined. `displayName` is the new field. I'll use it with email and \"Guest\" fallbacks and make "
+                "the return type a plain string.")
+    c.meta({"type": "atis-latch", "atis": "cart-header-7f2", "sessionId": sid})  # an unknown record type
+    c.edit("tests/cart.test.ts", CART_TEST_TS_V0, CART_TEST_TS, CART_TEST_TS_V0_HEAD, CART_TEST_GETUSER, hooks=True,
+           text="Adding tests for the new behaviour.")
+    c.bash("npx vitest run tests/cart.test.ts", "Run the cart tests",
+           " RUN  v2.1.5 " + WEBSHOP + "\n\n ✓ tests/cart.test.ts (4 tests) 9ms\n\n Test Files  1 passed (1)\n"
+           "      Tests  4 passed (4)\n   Duration  412ms\n",
+           progress=[" RUN  v2.1.5 " + WEBSHOP])
+    inp = {"description": "Review getUserName fix", "subagent_type": "code-reviewer",
+           "prompt": "Review the uncommitted change to src/cart.ts and tests/cart.test.ts (getUserName now returns "
+                     "displayName ?? email ?? \"Guest\"). Blocking issues only, plus nits."}
+    tuid = c.spawn("Task", inp, None, text="Tests pass. Asking the code-reviewer agent for a quick review.")
+    aid = "a5c81e2"
+    r = subagent(c, aid)
+    r.prompt(inp["prompt"])
+    r.bash("git diff --stat && git diff src/cart.ts", "Show the change under review",
+           " src/cart.ts        | 9 +++++++--\n tests/cart.test.ts | 10 +++++++++-\n 2 files changed, 16 insertions(+), 3 "
+           "deletions(-)\n" + "".join(f"{x}\n" for h in hunks(CART_TS_V1, CART_TS_FINAL) for x in h["lines"]))
+    r.say("Review of the getUserName fix: **good to merge.**\n\n- Blocking: none.\n- Nit: `profile` is now unused "
+          "in src/user.ts; consider removing it once no client sends it.\n- The header can no longer render "
+          "\"undefined\": every path returns a string.")
+    c.spawn_result(tuid, inp, r)
+    FILES[sub_path(c, aid)] = r.lines
+    c.say("Fixed. `getUserName` in src/cart.ts read `user.profile.name`, which the accounts API v3 stopped "
+          "sending, so it returned undefined. It now returns `displayName`, falling back to `email` and then "
+          "\"Guest\", and its return type is `string`. Added tests; the reviewer found no blocking issues.")
+    c.turn_end(201433)
+    c.prompt("works now, thanks")
+    c.say("Great — the header shows the display name again.")
+    c.turn_end(2890)
+    FILES[claude_path(c)] = c.lines
+    register("C3", "claude", WEBSHOP, claude_path(c), sid, start, "root session (+ `code-reviewer` review)",
+             "success", "en",
+             "fixes `getUserName` returning undefined in src/cart.ts (Edit); era-3 subagent `agent-a5c81e2.jsonl` "
+             "without meta (link via toolUseResult.agentId / agent_progress); unknown record `atis-latch`; "
+             "hook_progress + bash_progress noise", c.version)
+    register_sub("C3/code-reviewer", "C3", sub_path(c, aid), aid, "subagent (Task, era 3, no .meta.json)",
+                 "code-reviewer", 0, "reviews the getUserName diff: good to merge")
+
+
+# ---- C4: Stripe webhook signature — FAILED attempt (webshop, 2.1.39) -------------------------------
+
+def c4_stripe_failed():
+    sid = uuid4_of("demo:C4:stripe-failed")
+    start = utc("2026-09-29T11:40:27")
+    c = Claude(sid, WEBSHOP, "2.1.39", "fix/stripe-webhooks", start, slug="stormy-webhook-kettle")
+    session_start(c)
+    c.prompt("Stripe webhooks fail in production with \"No signatures found matching the expected signature for "
+             "payload\". Every delivery since yesterday's deploy gets a 400. Please fix api/webhooks.py.")
+    c.read("api/webhooks.py", WEBHOOKS_PY_V0, hooks=True, text="Let me look at the webhook handler.")
+    c.edit("api/webhooks.py", WEBHOOKS_PY_V0, WEBHOOKS_PY_V1, WH_OLD_BLOCK, WH_MID_BLOCK, hooks=True,
+           think="json.dumps(request.get_json()) re-serializes the body — the bytes differ from what Stripe signed.",
+           text="The handler verifies `json.dumps(request.get_json())` instead of the body Stripe signed. "
+                "Switching to the request data.")
+    c.lines.append(b"\x00" * 96)  # a run of NUL bytes, as left by a crash mid-write
+    c.bash("stripe listen --forward-to localhost:8000/webhooks/stripe > /tmp/stripe-listen.log 2>&1 & sleep 3; "
+           "stripe trigger payment_intent.succeeded; sleep 2; tail -4 /tmp/stripe-listen.log",
+           "Replay a webhook locally through the Stripe CLI",
+           "Setting up fixture for: payment_intent\nRunning fixture for: payment_intent\nTrigger succeeded! Check "
+           "dashboard for event details.\n2026-09-29 14:52:03   --> payment_intent.succeeded [evt_3QDemo0Fail01]\n"
+           "2026-09-29 14:52:03  <--  [400] POST http://localhost:8000/webhooks/stripe [evt_3QDemo0Fail01]\n",
+           progress=["Setting up fixture for: payment_intent"])
+    c.bash("grep -n 'SignatureVerificationError' /var/log/webshop/api.log | tail -2", "Check the API log",
+           "8812:stripe.error.SignatureVerificationError: No signatures found matching the expected signature for "
+           "payload\n8830:stripe.error.SignatureVerificationError: No signatures found matching the expected "
+           "signature for payload\n",
+           text="Still 400 locally. Checking the API log for the exact error.")
+    c.say("Still failing: the signature check rejects the request even with the raw request data. The remaining "
+          "suspects are the secret (`CONFIG['stripe']['webhook_secret']` may be the test-mode secret, while "
+          "`stripe listen` and the live endpoint each sign with their own `whsec_…`) and `.decode('utf-8')` "
+          "changing bytes. I need the live endpoint's signing secret to go further.",
+          think="The decode might be fine for ASCII JSON. The secret is the likelier issue but I can't see prod "
+                "config from here.")
+    c.turn_end(596220)
+    c.prompt("Still failing in prod after deploying this. I'm out of time — let's stop here, I'll look at it "
+             "tomorrow.")
+    c.say("Understood. Summary for tomorrow: api/webhooks.py now passes `request.data` instead of re-serialised "
+          "JSON, but verification still fails locally and in production. Not fixed yet. Next step: check which "
+          "signing secret production uses for the live endpoint.")
+    c.turn_end(4120)
+    FILES[claude_path(c)] = c.lines
+    register("C4", "claude", WEBSHOP, claude_path(c), sid, start, "root session", "failure", "en",
+             "Stripe webhook signature failure, partial Edit of api/webhooks.py, ends unresolved («Still failing … "
+             "let's stop here»); contains a line that is a run of NUL bytes", c.version)
+
+
+# ---- C5: agent TEAM fixes the Stripe webhook signature (webshop, 2.1.175) ---------------------------
+
+def teammate_msg(tid, color, summary, body):
+    return f'<teammate-message teammate_id="{tid}" color="{color}" summary="{summary}">\n{body}\n</teammate-message>'
+
+
+def c5_stripe_team():
+    sid = uuid4_of("demo:C5:stripe-team")
+    start = utc("2026-11-03T09:02:15")
+    team = "payments-squad"
+    c = Claude(sid, WEBSHOP, "2.1.175", "fix/stripe-webhooks-2", start, slug="swift-signature-otter")
+    session_start(c)
+    c.prompt("Stripe webhooks still fail signature verification in production (see the 2026-09-29 session). "
+             "Let's do this as a team: alice fixes the handler in api/webhooks.py, bob finds out which signing "
+             "secret production uses. Use the stripe-webhooks skill.")
+    skill_listing(c)
+    c.skill("stripe-webhooks", text="Loading the stripe-webhooks skill first.")
+    c.call("TeamCreate", {"team_name": team, "description": "Fix Stripe webhook signature verification"},
+           f"Team {team} created. Teammates can be spawned with the Agent tool (name + team_name).",
+           {"team_name": team, "team_file_path": f"~/.claude/teams/{team}/config.json"},
+           text="Creating the team.")
+    c.team = team
+    alice_inp = {"description": "Fix webhook handler", "subagent_type": "general-purpose", "name": "alice",
+                 "team_name": team,
+                 "prompt": "You are alice in team payments-squad. Fix Stripe signature verification in "
+                           "api/webhooks.py following the stripe-webhooks skill: verify the raw request body "
+                           "(request.get_data()), pass an explicit tolerance, and read the signing secret the way "
+                           "the lead tells you. Test with `stripe trigger`, then report to team-lead via SendMessage."}
+    bob_inp = {"description": "Check production signing secret", "subagent_type": "general-purpose", "name": "bob",
+               "team_name": team,
+               "prompt": "You are bob in team payments-squad. Find out which webhook signing secret production "
+                         "actually uses (k8s secret, env, config.toml) and whether the code reads it. Report to "
+                         "team-lead via SendMessage. Do not print secret values."}
+    alice_id, bob_id = "a91b3c5d7e0f24681", "a0c4e6f8a1b3d5e79"
+    t_alice = c.call("Agent", alice_inp, f"Spawned teammate alice in team {team} (agentId: {alice_id}).",
+                     {"status": "teammate_spawned", "teammate_id": "alice", "agentId": alice_id, "team_name": team},
+                     text="Spawning alice and bob.", delay=0.9)
+    t_bob = c.call("Agent", bob_inp, f"Spawned teammate bob in team {team} (agentId: {bob_id}).",
+                   {"status": "teammate_spawned", "teammate_id": "bob", "agentId": bob_id, "team_name": team},
+                   delay=0.9)
+    t0 = c.t
+    # bob's transcript
+    b = subagent(c, bob_id, start=t0, team=team)
+    b.prompt(bob_inp["prompt"])
+    b.grep("webhook_secret", "api", [f"api/webhooks.py:{line_of(WEBHOOKS_PY_V1, 'webhook_secret')}:    return "
+                                     "CONFIG[\"stripe\"][\"webhook_secret\"]"], text="Where does the code get the secret?")
+    b.bash("kubectl -n shop get secret webshop-stripe -o json | jq '.data | keys'",
+           "List key names of the production Stripe secret (names only)",
+           "[\n  \"STRIPE_API_KEY\",\n  \"STRIPE_WEBHOOK_SECRET\"\n]\n")
+    b.bash("kubectl -n shop get deploy webshop-api -o json | jq -r '.spec.template.spec.containers[0].envFrom'",
+           "Check that the API pod gets the secret as env", "[\n  {\n    \"secretRef\": {\n      \"name\": "
+                                                           "\"webshop-stripe\"\n    }\n  }\n]\n")
+    b.call("SendMessage", {"type": "message", "recipient": "team-lead",
+                           "content": "Production injects STRIPE_WEBHOOK_SECRET (k8s secret webshop-stripe) as env, "
+                                      "but api/webhooks.py reads CONFIG['stripe']['webhook_secret'] from config.toml — "
+                                      "the test-mode secret. Read the env var instead."},
+           "Message sent to team-lead", {"success": True, "recipient": "team-lead"})
+    b.say("Done: production's signing secret is the env var STRIPE_WEBHOOK_SECRET; the code used the test-mode "
+          "secret from config.toml.")
+    FILES[sub_path(c, bob_id)] = b.lines
+    JSON_FILES[sub_path(c, bob_id).replace(".jsonl", ".meta.json")] = {
+        "agentType": "general-purpose", "description": bob_inp["description"], "spawnDepth": 1}
+    # the lead receives bob's report and forwards the decision to alice
+    c.t = b.t + timedelta(seconds=4)
+    c.injected(teammate_msg("bob", "green", "Prod uses STRIPE_WEBHOOK_SECRET env",
+                            "Production injects STRIPE_WEBHOOK_SECRET (k8s secret webshop-stripe) as env, but "
+                            "api/webhooks.py reads CONFIG['stripe']['webhook_secret'] from config.toml — the test-mode "
+                            "secret. Read the env var instead."), is_meta=False)
+    lead_to_alice = ("bob found it: production signs with STRIPE_WEBHOOK_SECRET from the environment. Read the "
+                     "secret from os.environ (fail loudly if missing) instead of config.toml, and keep the raw body.")
+    c.call("SendMessage", {"type": "message", "recipient": "alice", "content": lead_to_alice},
+           "Message sent to alice", {"success": True, "recipient": "alice"},
+           text="bob found the second half of the bug. Forwarding to alice.")
+    t_forward = c.t
+    # alice's transcript
+    a = subagent(c, alice_id, start=t0, team=team)
+    a.prompt(alice_inp["prompt"])
+    a.read("api/webhooks.py", WEBHOOKS_PY_V1, text="Reading the handler.")
+    a.t = max(a.t, t_forward + timedelta(seconds=1))
+    a.injected(teammate_msg("team-lead", "purple", "Use STRIPE_WEBHOOK_SECRET env", lead_to_alice), is_meta=False)
+    a.edit("api/webhooks.py", WEBHOOKS_PY_V1, WEBHOOKS_PY_V1B, WH_MID_BLOCK, WH_NEW_BLOCK,
+           text="Raw bytes via request.get_data(), secret from STRIPE_WEBHOOK_SECRET, explicit tolerance.")
+    a.edit("api/webhooks.py", WEBHOOKS_PY_V1B, WEBHOOKS_PY_FINAL, _WH_HEAD_OLD, _WH_HEAD_FINAL,
+           text="Removing the now-unused json/tomllib/config imports.")
+    a.bash("STRIPE_WEBHOOK_SECRET=$(stripe listen --print-secret) flask --app api.app run --port 8000 & sleep 2; "
+           "stripe listen --forward-to localhost:8000/webhooks/stripe > /tmp/listen.log 2>&1 & sleep 3; "
+           "stripe trigger payment_intent.succeeded >/dev/null; sleep 2; grep POST /tmp/listen.log",
+           "Replay a signed event against the fixed handler",
+           "2026-11-03 12:09:44  <--  [200] POST http://localhost:8000/webhooks/stripe [evt_3QDemo0Team07]\n")
+    a.call("SendMessage", {"type": "message", "recipient": "team-lead",
+                           "content": "api/webhooks.py fixed: raw body (request.get_data()), secret from "
+                                      "STRIPE_WEBHOOK_SECRET, tolerance=300. stripe trigger → 200."},
+           "Message sent to team-lead", {"success": True, "recipient": "team-lead"})
+    a.say("Fixed api/webhooks.py: verify the raw body, read the endpoint secret from STRIPE_WEBHOOK_SECRET, "
+          "tolerance 300 s. Local replay returns 200.")
+    FILES[sub_path(c, alice_id)] = a.lines
+    JSON_FILES[sub_path(c, alice_id).replace(".jsonl", ".meta.json")] = {
+        "agentType": "general-purpose", "description": alice_inp["description"], "spawnDepth": 1}
+    c.t = a.t + timedelta(seconds=3)
+    c.injected(teammate_msg("alice", "blue", "Webhook handler fixed, replay 200",
+                            "api/webhooks.py fixed: raw body (request.get_data()), secret from STRIPE_WEBHOOK_SECRET, "
+                            "tolerance=300. stripe trigger → 200."), is_meta=False)
+    c.injected(teammate_msg("system", "gray", "alice is idle", "alice has finished its task and is now idle."),
+               is_meta=False)
+    c.bash("stripe events resend evt_1QDemoLive0042 --webhook-endpoint we_1QDemoLiveEndpoint",
+           "Resend yesterday's failed live event after the deploy",
+           "{\n  \"id\": \"evt_1QDemoLive0042\",\n  \"object\": \"event\",\n  \"pending_webhooks\": 0\n}\n",
+           text="Deployed alice's change; resending a failed live event.")
+    c.say("The Stripe webhook signature failure is fixed.\n\n- **alice** changed api/webhooks.py to verify the raw "
+          "body (`request.get_data()`) with an explicit tolerance.\n- **bob** found that production signs with "
+          "STRIPE_WEBHOOK_SECRET from the environment while the code used the test-mode secret from config.toml; "
+          "the handler now reads the env var.\n\nThe resent live event was accepted.")
+    c.turn_end(731020)
+    c.prompt("Confirmed in the Stripe dashboard: live deliveries are 200 again. Thanks team!")
+    c.call("TeamDelete", {"team_name": team}, f"Team {team} deleted.", {"success": True, "team_name": team},
+           text="Great. Cleaning up the team.")
+    c.say("Done — team payments-squad is closed.")
+    c.team = None
+    c.turn_end(6230)
+    finish_new(c, title="Stripe webhook signature (team)")
+    FILES[claude_path(c)] = c.lines
+    register("C5", "claude", WEBSHOP, claude_path(c), sid, start,
+             "team lead + teammates `alice`, `bob` (team `payments-squad`)", "success", "en",
+             "Stripe webhook signature fixed (raw body + live endpoint secret); skill `stripe-webhooks`; TeamCreate, "
+             "Agent with `name`/`team_name`, SendMessage, `<teammate-message>` lines, `teamName` on lines; teammate "
+             "`.meta.json` without `toolUseId`", c.version)
+    register_sub("C5/alice", "C5", sub_path(c, alice_id), alice_id, "team member (Agent name=alice)", "alice", 0,
+                 "edits api/webhooks.py (raw body, env secret), replay → 200")
+    register_sub("C5/bob", "C5", sub_path(c, bob_id), bob_id, "team member (Agent name=bob)", "bob", 0,
+                 "finds that production signs with STRIPE_WEBHOOK_SECRET env, not config.toml")
+
+
+# ---- C6: CartService refactor (webshop, 2.0.31, era-2 flat agent file) ------------------------------
+
+def c6_cart_refactor():
+    sid = uuid4_of("demo:C6:cart-refactor")
+    start = utc("2026-09-15T07:31:50")
+    c = Claude(sid, WEBSHOP, "2.0.31", "refactor/cart-service", start)
+    c.meta({"type": "summary", "summary": "Cart pricing rules and tax rate discussion",
+            "leafUuid": uuid4_of("demo:C6:older-leaf-1")})
+    c.meta({"type": "summary", "summary": "Refactor CartService into pure computeTotals",
+            "leafUuid": uuid4_of("demo:C6:older-leaf-2")})
+    c.injected("Caveat: The messages below were generated by the user while running local commands. DO NOT respond "
+               "to these messages or otherwise consider them in your response unless the user explicitly asks you to.")
+    c.injected("<command-name>/clear</command-name>\n            <command-message>clear</command-message>\n"
+               "            <command-args></command-args>", is_meta=False)
+    c.prompt("Refactor CartService: move the pricing math out of totals() into a pure computeTotals() function so "
+             "we can unit-test it. Keep the public API of CartService unchanged.")
+    c.read("src/cart.ts", CART_TS_V0, text="I'll start by reading the cart module.")
+    c.edit("src/cart.ts", CART_TS_V0, CART_TS_V1, CART_REFACTOR_OLD, CART_REFACTOR_NEW,
+           text="Extracting computeTotals(items, discountRate, taxRate) and delegating CartService.totals() to it.")
+    c.write("tests/cart.test.ts", CART_TEST_TS_V0, text="Adding unit tests for computeTotals and CartService.")
+    c.bash("npx vitest run", "Run the test suite",
+           " ✓ tests/cart.test.ts (2 tests) 6ms\n\n Test Files  1 passed (1)\n      Tests  2 passed (2)\n")
+    inp = {"description": "Review CartService refactor", "subagent_type": "code-reviewer",
+           "prompt": "Review the CartService refactor in src/cart.ts (computeTotals extracted) and the new "
+                     "tests/cart.test.ts. Is the public API unchanged? Any behaviour change?"}
+    tuid = c.spawn("Task", inp, None, text="Tests pass. Getting a review.")
+    aid = "4c1e9a72"
+    r = subagent(c, aid)
+    r.prompt(inp["prompt"])
+    r.bash("git diff src/cart.ts | head -60", "Show the refactor diff",
+           "".join(f"{x}\n" for h in hunks(CART_TS_V0, CART_TS_V1) for x in h["lines"]))
+    r.say("LGTM. computeTotals is pure and CartService's public API (add/remove/totals/header) is unchanged. "
+          "Behaviour is identical (same rounding order). Nit: the 0.2 tax rate should come from config later.")
+    c.spawn_result(tuid, inp, r)
+    path = f"claude/projects/{enc(c.cwd)}/agent-{aid}.jsonl"
+    FILES[path] = r.lines
+    c.say("Refactored: `computeTotals()` in src/cart.ts is now the only place the cart total is computed; "
+          "`CartService.totals()` delegates to it. Public API unchanged, tests added and passing, review LGTM.")
+    c.prompt("looks good, merged")
+    c.say("Thanks! Merged refactor noted.")
+    FILES[claude_path(c)] = c.lines
+    register("C6", "claude", WEBSHOP, claude_path(c), sid, start, "root session (+ `code-reviewer`)", "success", "en",
+             "CartService refactor → `computeTotals`; Claude 2.0.31: `summary` records at the top, `/clear` "
+             "command, era-2 flat subagent file `agent-4c1e9a72.jsonl` next to the session file", c.version)
+    register_sub("C6/code-reviewer", "C6", path, aid, "subagent (Task, era 2 flat file)", "code-reviewer", 0,
+                 "reviews the refactor: LGTM")
+
+
+# ---- C7: docs update (webshop, 2.1.176): root uses clean-bom-crlf once; one torn line ----------------
+
+def c7_docs():
+    sid = uuid4_of("demo:C7:docs")
+    start = utc("2026-11-12T15:20:09")
+    c = Claude(sid, WEBSHOP, "2.1.176", "docs/stripe-secret", start, slug="gentle-docs-finch")
+    session_start(c)
+    c.prompt("Update the docs: add STRIPE_WEBHOOK_SECRET to docs/setup.md and a 'Signature verification' section to "
+             "docs/payments.md explaining the raw-body rule. Then check the docs for BOM/CRLF — CI complained "
+             "last time.")
+    skill_listing(c)
+    c.read("docs/setup.md", DOCS_SETUP_V0, text="Reading the setup doc.")
+    row_old = "| `HEALTHCHECK_URL` | URL probed by `cmd/healthcheck` |\n"
+    row_new = row_old + ("| `STRIPE_WEBHOOK_SECRET` | Signing secret of the webhook endpoint (`whsec_…`); different "
+                         "for test and live |\n")
+    c.edit("docs/setup.md", DOCS_SETUP_V0, DOCS_SETUP, row_old, row_new)
+    torn_at = len(c.lines)
+    c.read("docs/payments.md", DOCS_PAYMENTS_V0)
+    last_para = "Stripe calls `POST /webhooks/stripe` (`api/webhooks.py`) for `payment_intent.succeeded`.\n"
+    c.edit("docs/payments.md", DOCS_PAYMENTS_V0, DOCS_PAYMENTS, last_para, last_para + DOCS_PAYMENTS_ADD,
+           text="Adding the 'Signature verification' section.")
+    c.skill("clean-bom-crlf", "docs/", text="Now the BOM/CRLF check with the clean-bom-crlf skill.")
+    c.bash(f"{CHECK} docs", "Check docs/ for BOM and CRLF", "OK: 3 files, no BOM, no CRLF\n")
+    c.say("Docs updated:\n- docs/setup.md: `STRIPE_WEBHOOK_SECRET` in the environment table.\n- docs/payments.md: new "
+          "\"Signature verification\" section (raw body, per-endpoint secret, replay with the Stripe CLI).\n\n"
+          "clean-bom-crlf check: all 3 docs are UTF-8 without BOM, LF endings.")
+    c.turn_end(96310)
+    c.prompt("thanks")
+    c.say("You're welcome!")
+    c.turn_end(1800)
+    finish_new(c)
+    # a torn write: the first 170 characters of a record, then the full record on the next line
+    nxt = dumps(c.lines[torn_at])
+    c.lines.insert(torn_at, nxt[:170])
+    FILES[claude_path(c)] = c.lines
+    register("C7", "claude", WEBSHOP, claude_path(c), sid, start, "root session", "success", "en",
+             "docs/setup.md + docs/payments.md edits; root uses skill `clean-bom-crlf` once; contains one torn "
+             "(truncated JSON) line", c.version)
+
+
+# ---- C8: collation fix (billing, 2.0.14, era-1 inline sidechain) ------------------------------------
+
+def c8_collation():
+    sid = uuid4_of("demo:C8:collation")
+    start = utc("2026-09-08T12:14:33")
+    c = Claude(sid, BILLING, "2.0.14", "main", start)
+    c.meta({"type": "summary", "summary": "MariaDB staging collation error in migration 0003",
+            "leafUuid": uuid4_of("demo:C8:leaf")})
+    c.prompt("Migration 0003 fails on staging: `ERROR 1273 (HY000) at line 2: Unknown collation: "
+             "'utf8mb4_0900_ai_ci'`. Staging runs MariaDB 10.6. Make it work on both MySQL 8 and MariaDB.")
+    inp = {"description": "Find collation declarations", "subagent_type": "general-purpose",
+           "prompt": "Find every place in this repository that declares a MySQL collation or character set "
+                     "(migrations, PHP DSNs, config). List file:line with the declaration."}
+    tuid = c.spawn("Task", inp, None, text="Let me first find every collation declaration.")
+    s = subagent(c, "inline", inline=True)
+    s.prompt(inp["prompt"])
+    s.grep("utf8mb4", ".", ["migrations/0003_invoice_collation.sql:2:ALTER TABLE invoices CONVERT TO CHARACTER SET "
+                            "utf8mb4 COLLATE utf8mb4_0900_ai_ci;",
+                            "migrations/0003_invoice_collation.sql:3:ALTER TABLE customers CONVERT TO CHARACTER SET "
+                            "utf8mb4 COLLATE utf8mb4_0900_ai_ci;",
+                            f"src/Config.php:{line_of(CONFIG_PHP_V0, 'charset=utf8mb4')}:        return "
+                            "sprintf('mysql:host=%s;port=%d;dbname=%s;charset=utf8mb4', $host, $port, $name);"])
+    s.say("Collation declarations:\n- migrations/0003_invoice_collation.sql:2 and :3 — `utf8mb4_0900_ai_ci` "
+          "(MySQL 8 only).\n- src/Config.php — DSN sets `charset=utf8mb4` only, no collation.\nNothing in config/.")
+    c.last = c.tool_line[tuid]
+    c.t = s.t
+    c.spawn_result(tuid, inp, s, progress=False)
+    c.edit("migrations/0003_invoice_collation.sql", MIG_0003_V0, MIG_0003, MIG_0003_V0, MIG_0003,
+           text="Only migration 0003 names a collation. `utf8mb4_unicode_ci` exists on both servers.")
+    c.bash("mysql --defaults-extra-file=/etc/billing/staging.cnf billing_staging < migrations/0003_invoice_collation.sql"
+           " && echo applied", "Apply migration 0003 on MariaDB staging", "applied\n")
+    c.say("Fixed: migration 0003 now uses `utf8mb4_unicode_ci`, which both MySQL 8 and MariaDB 10.6 support; it "
+          "applied cleanly on staging.")
+    c.prompt("great, thanks")
+    c.say("Glad it works.")
+    FILES[claude_path(c)] = c.lines
+    register("C8", "claude", BILLING, claude_path(c), sid, start, "root session (+ inline general-purpose sidechain)",
+             "success", "en",
+             "Claude 2.0.14 (era 1): the Task subagent's lines are inline in the main file with `isSidechain:true` "
+             "and no `agentId`; migration 0003 collation → utf8mb4_unicode_ci", c.version)
+    register_sub("C8/sidechain", "C8", claude_path(c), "—", "inline sidechain (era 1)", "general-purpose", 0,
+                 "Grep for collation declarations; lines live inside the main session file")
+
+
+# ---- C9: billing-archive export from MySQL (a sibling workspace that must not match `billing`) -------
+
+def c9_archive():
+    sid = uuid4_of("demo:C9:archive")
+    start = utc("2026-10-16T06:45:00")
+    c = Claude(sid, ARCHIVE, "2.1.150", "main", start, slug="dusty-archive-badger")
+    c.prompt("выгрузи счета за 2019 год из MySQL на 176.99.5.35 в CSV для архива. Доступ к MySQL только на чтение, "
+             "пользователь archive_ro.")
+    skill_listing(c)
+    c.read("export_invoices.sql", ARCHIVE_SQL, text="Посмотрю запрос выгрузки.")
+    c.bash("./archive.sh 2019", "Export 2019 invoices from MySQL to CSV", "12840 exports/invoices_2019.csv\n",
+           progress=["mysql: [Warning] Using a password on the command line interface can be insecure."])
+    c.bash("head -3 exports/invoices_2019.csv", "Peek at the export",
+           "id,number,customer_id,total_cents,currency,due_at,paid_at\n"
+           "18211,INV-2019-00001,4411,1250000,RUB,2019-01-31 00:00:00,2019-01-29 10:14:02\n"
+           "18212,INV-2019-00002,902,480000,RUB,2019-01-31 00:00:00,2019-02-04 16:40:51\n")
+    c.say("Готово: exports/invoices_2019.csv — 12 839 счетов за 2019 год плюс строка заголовка. Выгрузка шла с "
+          "MySQL на 176.99.5.35 под read-only пользователем archive_ro, доступ к MySQL работал, ничего в базе не "
+          "менялось.")
+    c.turn_end(84220)
+    finish_new(c)
+    FILES[claude_path(c)] = c.lines
+    register("C9", "claude", ARCHIVE, claude_path(c), sid, start, "root session", "success", "ru",
+             "workspace **billing-archive** (sibling of billing!): exports 2019 invoices from MySQL on 176.99.5.35 "
+             "with read-only `archive_ro`; must disappear under `workspaces:[<root>/repos/billing]`", c.version)
+
+
+# ---- C10: S3 backup SignatureDoesNotMatch (billing, 2.1.150): AWS keys + RSA key in results ---------
+
+def c10_backup():
+    sid = uuid4_of("demo:C10:backup")
+    start = utc("2026-10-19T09:58:31")
+    c = Claude(sid, BILLING, "2.1.150", "main", start, slug="misty-backup-walrus")
+    c.prompt("The nightly backup to S3 has failed since Friday: `An error occurred (SignatureDoesNotMatch) when "
+             "calling the PutObject operation`. scripts/backup.sh hasn't changed. Can you find out why?")
+    skill_listing(c)
+    c.read("scripts/backup.sh", BACKUP_SH, text="Reading the backup script.")
+    c.bash("aws sts get-caller-identity", "Check the AWS credentials", "",
+           error="An error occurred (SignatureDoesNotMatch) when calling the GetCallerIdentity operation: The request "
+                 "signature we calculated does not match the signature you provided. Check your AWS Secret Access "
+                 "Key and signing method.", exit_code=254)
+    c.bash("cat ~/.aws/credentials", "Inspect the AWS credentials file",
+           "[default]\r\naws_access_key_id = " + CANARY_AWS_KEY + "\r\naws_secret_access_key = " + CANARY_AWS_SECRET
+           + "\r\nregion = eu-central-1\r\n",
+           text="Every call fails the signature check, so the secret itself is off. Looking at the credentials file.")
+    # an assistant record whose message.content is null (a known type with a malformed body)
+    u = c.uid()
+    c.push(c._wrap([("message", {"model": c.model, "id": msg_id(c.label + ":null"), "type": "message",
+                                 "role": "assistant", "content": None, "stop_reason": None, "stop_sequence": None,
+                                 "usage": c.usage(c.label + ":null")}),
+                    ("requestId", req_id(c.label + ":null")), ("type", "assistant"), ("uuid", u),
+                    ("timestamp", c.tick(1.1))]))
+    c.bash("file ~/.aws/credentials", "Check line endings of the credentials file",
+           "/home/backup/.aws/credentials: ASCII text, with CRLF line terminators\n",
+           think="The output shows \\r at line ends: the secret key ends with a carriage return.")
+    c.bash("cat ~/.ssh/backup_rsa", "Check the SSH key used by the offsite rsync copy", CANARY_RSA + "\n",
+           text="The offsite copy also uses ~/.ssh/backup_rsa; checking that file is intact too.")
+    c.bash("sed -i 's/\\r$//' ~/.aws/credentials && aws sts get-caller-identity --query Account --output text",
+           "Convert the credentials file to LF and retry", "123456789012\n",
+           text="(That printed the private key itself — I should not have dumped it; it is intact and unchanged.) "
+                "Fixing the CRLF in ~/.aws/credentials.")
+    c.bash("./scripts/backup.sh", "Run the backup once by hand",
+           "upload: ../../var/backups/billing-20261019T101522Z.sql.gz to "
+           "s3://billing-backups/nightly/billing-20261019T101522Z.sql.gz\n",
+           progress=["mysqldump: [Warning] Using a password on the command line interface can be insecure."])
+    c.say("Found it: ~/.aws/credentials was re-saved with CRLF line endings on Friday, so the secret access key "
+          "ended with an invisible `\\r` and every request signature was wrong (SignatureDoesNotMatch). I "
+          "converted the file to LF; `aws sts get-caller-identity` works and a manual backup uploaded to S3.")
+    c.turn_end(512300)
+    c.prompt("works, thanks")
+    c.say("Great. Tonight's cron run should succeed as well.")
+    c.turn_end(2100)
+    finish_new(c)
+    FILES[claude_path(c)] = c.lines
+    register("C10", "claude", BILLING, claude_path(c), sid, start, "root session", "success", "en",
+             "S3 backup SignatureDoesNotMatch caused by CRLF in ~/.aws/credentials; Bash results contain the AWS key "
+             "pair and an RSA private key block; one `assistant` record has `content:null`", c.version)
+
+
+# ---- C11: CI encoding lint (webshop, 2.1.176): encoding-janitor x2 ------------------------------------
+
+def c11_ci_encoding():
+    sid = uuid4_of("demo:C11:ci-encoding")
+    start = utc("2026-11-09T10:03:44")
+    c = Claude(sid, WEBSHOP, "2.1.176", "chore/encoding", start, slug="crisp-lint-sparrow")
+    session_start(c)
+    c.prompt("CI lint fails: `check-encoding: docs/payments.md has a BOM` and `check-encoding: src/cart.ts: CRLF "
+             "line endings`. Can you clean the repo up?")
+    skill_listing(c)
+    inp = {"description": "Clean BOM/CRLF in webshop", "subagent_type": "encoding-janitor",
+           "prompt": "CI's check-encoding fails in webshop (BOM in docs/payments.md, CRLF in src/cart.ts). Use the "
+                     "clean-bom-crlf skill on docs/, then src/ and tests/. Fix everything you find and list the files."}
+    tuid = c.spawn("Agent", inp, None, text="Handing this to the encoding-janitor agent.")
+    aid = "a2e4f6081b3d5c7e9"
+    j = subagent(c, aid)
+    j.prompt(inp["prompt"])
+    j.skill("clean-bom-crlf", "docs/", text="Starting with docs/.")
+    j.bash(f"{CHECK} docs", "Check docs/", "", error="docs/payments.md: BOM")
+    j.bash("sed -i '1s/^\\xEF\\xBB\\xBF//' docs/payments.md && " + f"{CHECK} docs", "Strip the BOM and re-check",
+           "OK: 3 files, no BOM, no CRLF\n")
+    j.skill("clean-bom-crlf", "src/ tests/", text="Now src/ and tests/.")
+    j.bash(f"{CHECK} src; {CHECK} tests", "Check src/ and tests/", "",
+           error="src/cart.ts: CRLF\ntests/cart.test.ts: CRLF")
+    j.bash("sed -i 's/\\r$//' src/cart.ts tests/cart.test.ts && " + f"{CHECK} src && {CHECK} tests",
+           "Convert to LF and re-check", "OK: 2 files, no BOM, no CRLF\nOK: 2 files, no BOM, no CRLF\n")
+    j.say("Cleaned with clean-bom-crlf:\n- docs/payments.md — BOM removed\n- src/cart.ts — CRLF → LF\n"
+          "- tests/cart.test.ts — CRLF → LF\n\nEverything else in docs/, src/ and tests/ was already clean.")
+    c.spawn_result(tuid, inp, j)
+    FILES[sub_path(c, aid)] = j.lines
+    JSON_FILES[sub_path(c, aid).replace(".jsonl", ".meta.json")] = {
+        "agentType": "encoding-janitor", "description": inp["description"], "toolUseId": tuid, "spawnDepth": 1}
+    c.bash("npm run lint", "Run the lint job locally",
+           "\n> webshop@2.7.0 lint\n> eslint src tests && node scripts/check-encoding.mjs\n\n"
+           "check-encoding: 7 files OK\n", text="Re-running the CI lint locally.")
+    c.say("The repo is clean: encoding-janitor removed the BOM from docs/payments.md and converted src/cart.ts and "
+          "tests/cart.test.ts to LF. `npm run lint` passes locally.")
+    c.turn_end(143880)
+    c.prompt("CI is green, thanks")
+    c.say("Nice.")
+    c.turn_end(1200)
+    finish_new(c)
+    FILES[claude_path(c)] = c.lines
+    register("C11", "claude", WEBSHOP, claude_path(c), sid, start, "root session + subagent `encoding-janitor`",
+             "success", "en", "CI check-encoding fixed; `encoding-janitor` uses skill `clean-bom-crlf` 2×", c.version)
+    register_sub("C11/encoding-janitor", "C11", sub_path(c, aid), aid, "subagent (Agent, era 4, .meta.json)",
+                 "encoding-janitor", 2, "Skill `clean-bom-crlf` ×2 (docs/, src/ tests/)")
+
+
+# ---- C12: release 1.4.0 by the release-manager subagent (billing, 2.1.178, deploy-checklist) ---------
+
+def c12_release():
+    sid = uuid4_of("demo:C12:release")
+    start = utc("2026-11-14T07:10:02")
+    c = Claude(sid, BILLING, "2.1.178", "main", start, slug="steady-release-crane")
+    session_start(c)
+    c.prompt("подготовь релиз 1.4.0 по чеклисту: в нём фиксы доступа к MySQL, деплоя и бэкапов")
+    skill_listing(c)
+    inp = {"description": "Релиз billing 1.4.0", "subagent_type": "release-manager",
+           "prompt": "Подготовь релиз billing 1.4.0 по навыку deploy-checklist. Изменения: доступ к MySQL (миграция "
+                     "0004 + TLS CA в Config.php), деплой (BOM/CRLF в скриптах, .gitattributes), бэкапы (CRLF в "
+                     "~/.aws/credentials). Обнови CHANGELOG.md, поставь тег v1.4.0, задеплой на staging."}
+    tuid = c.spawn("Agent", inp, None, text="Запускаю release-manager.")
+    aid = "a6b8c0d2e4f6a8b0c"
+    r = subagent(c, aid, model="claude-haiku-4-5-20251001")
+    r.prompt(inp["prompt"])
+    r.skill("deploy-checklist", text="Иду по чеклисту deploy-checklist.")
+    r.bash("git status --short --branch", "Checklist 1: clean tree on main", "## main...origin/main\n")
+    r.bash("ls migrations/ && git log --oneline -1 -- migrations/0004_grant_billing_app.sql",
+           "Checklist 2: migrations reviewed",
+           "0001_create_invoices.sql\n0002_create_customers.sql\n0003_invoice_collation.sql\n"
+           "0004_grant_billing_app.sql\n0005_invoice_customer_idx.sql\n"
+           "b81f0c2 mysql: grant billing@10.0.0.% REQUIRE SSL\n")
+    r.bash("aws s3 ls s3://billing-backups/nightly/ | tail -2", "Checklist 3: fresh backup",
+           "2026-11-13 03:00:41   48211009 billing-20261113T000012Z.sql.gz\n"
+           "2026-11-14 03:00:39   48260231 billing-20261114T000010Z.sql.gz\n")
+    r.bash(f"{CHECK} scripts && {CHECK} migrations", "Checklist 4: line endings and BOM",
+           "OK: 2 files, no BOM, no CRLF\nOK: 5 files, no BOM, no CRLF\n")
+    r.edit("CHANGELOG.md", CHANGELOG_V0, CHANGELOG, "## 1.3.2", CHANGELOG_ADD + "## 1.3.2",
+           text="Checklist 5: changelog.")
+    r.bash("git commit -am 'billing 1.4.0' && git tag -a v1.4.0 -m 'billing 1.4.0'", "Checklist 6: commit and tag",
+           "[main 4d2a9f1] billing 1.4.0\n 1 file changed, 5 insertions(+)\n")
+    r.bash("./scripts/deploy.sh staging", "Checklist 7: deploy to staging",
+           "Deploying billing to staging (deploy@10.0.0.21)\nDeploy to staging finished\n")
+    r.say("Релиз 1.4.0 готов по чеклисту deploy-checklist:\n1. Дерево чистое, ветка main.\n2. Миграции 0001–0005 "
+          "просмотрены, в 0004 паролей нет.\n3. Бэкап за 2026-11-14 есть.\n4. scripts/ и migrations/ без BOM и "
+          "CRLF.\n5. CHANGELOG.md: раздел 1.4.0.\n6. Тег v1.4.0.\n7. Staging задеплоен.\n\nОсталось: "
+          "`./scripts/deploy.sh production`.")
+    c.spawn_result(tuid, inp, r)
+    FILES[sub_path(c, aid)] = r.lines
+    JSON_FILES[sub_path(c, aid).replace(".jsonl", ".meta.json")] = {
+        "agentType": "release-manager", "description": inp["description"], "toolUseId": tuid, "spawnDepth": 1}
+    c.say("Релиз 1.4.0 подготовлен субагентом release-manager: чеклист пройден, CHANGELOG обновлён, тег v1.4.0, "
+          "staging задеплоен. Для прода: `./scripts/deploy.sh production`.")
+    c.turn_end(264100)
+    c.prompt("ок, выкатываю на прод")
+    c.say("Удачного релиза!")
+    c.turn_end(900)
+    finish_new(c, title="Релиз billing 1.4.0")
+    FILES[claude_path(c)] = c.lines
+    register("C12", "claude", BILLING, claude_path(c), sid, start, "root session + subagent `release-manager`",
+             "success", "ru", "release 1.4.0; `release-manager` uses skill `deploy-checklist` once; CHANGELOG edit, "
+             "tag, staging deploy", c.version)
+    register_sub("C12/release-manager", "C12", sub_path(c, aid), aid, "subagent (Agent, era 4, .meta.json)",
+                 "release-manager", 1, "Skill `deploy-checklist` ×1; edits CHANGELOG.md, tags v1.4.0")
+
+
+# ---- C13: SDK one-shot question (webshop, 2.1.180, entrypoint sdk-cli) --------------------------------
+
+def c13_sdk_question():
+    sid = uuid4_of("demo:C13:sdk")
+    start = utc("2026-11-20T08:30:00")
+    c = Claude(sid, WEBSHOP, "2.1.180", "HEAD", start, entrypoint="sdk-cli", perm="dontAsk")
+    q = "Where is the cart total computed?"
+    c.queue("enqueue", q)
+    c.tick(0.001)
+    c.queue("dequeue")
+    c.prompt(q, snapshot=False)
+    n = line_of(CART_TS_FINAL, "export function computeTotals")
+    c.grep("computeTotals", "src", [f"src/cart.ts:{n}:export function computeTotals(items: CartItem[], "
+                                    "discountRate = 0, taxRate = 0.2): CartTotals {",
+                                    f"src/cart.ts:{line_of(CART_TS_FINAL, 'return computeTotals(')}:    return "
+                                    "computeTotals(this.items, this.discountRate);"])
+    c.say(f"In src/cart.ts: `computeTotals()` (line {n}) is the only place the total is computed — subtotal, "
+          "discount, tax, total. `CartService.totals()` delegates to it.")
+    finish_new(c)
+    FILES[claude_path(c)] = c.lines
+    register("C13", "claude", WEBSHOP, claude_path(c), sid, start, "root session (SDK, headless)", "success", "en",
+             "`entrypoint: sdk-cli`, `gitBranch: HEAD`, `queue-operation` enqueue/dequeue, `last-prompt`; "
+             "answers where the cart total is computed", c.version)
+
+
+# ---- Codex sessions -----------------------------------------------------------------------------------
+
+def codex_session(key, cwd, version, start_s, *, style, originator="codex_cli_rs", branch="main"):
+    start = utc(start_s)
+    sid = uuid7_of("demo:" + key, start) if style != "legacy" else uuid4_of("demo:" + key)
+    x = Codex(sid, cwd, version, start, style=style, originator=originator, branch=branch, label="demo:" + key)
+    x.open(hexof("git:" + key, 40))
+    return x
+
+
+def codex_register(x, key, who, outcome, lang, facts):
+    FILES[x.filename()] = x.lines
+    register(key, "codex", x.cwd, x.filename(), x.sid, x.start, who, outcome, lang, facts,
+             x.cli_version if x.style != "legacy" else "legacy (pre-0.3x)")
+
+
+def l0_legacy():
+    x = codex_session("L0", BILLING, "", "2026-09-01T07:05:12", style="legacy")
+    x.user("list the migrations and tell me which ones are not applied on staging yet", first=True)
+    x.reason("**Listing migrations and checking staging**")
+    x.shell("ls migrations", "0001_create_invoices.sql\n0002_create_customers.sql\n0003_invoice_collation.sql\n"
+                             "0004_grant_billing_app.sql\n")
+    x.shell("mysql --defaults-extra-file=/etc/billing/staging.cnf billing_staging -N -e 'SELECT name FROM "
+            "schema_migrations ORDER BY name'",
+            "0001_create_invoices.sql\n0002_create_customers.sql\n")
+    x.say("Staging has 0001 and 0002 applied. Pending: `0003_invoice_collation.sql` and "
+          "`0004_grant_billing_app.sql`.")
+    x.complete()
+    codex_register(x, "L0", "Codex (legacy format)", "success", "en",
+                   "**legacy rollout**: first line bare `{id,timestamp,instructions,git}`, `{\"record_type\":\"state\"}` "
+                   "lines, un-enveloped items without timestamps; cwd only in `<environment_context>`")
+
+
+def x1_mysql_failed():
+    x = codex_session("X1", BILLING, "0.129.0", "2026-10-14T09:31:05", style="new")
+    x.user("не могу подключиться к MySQL на 176.99.5.35, доступ запрещён (SQLSTATE[HY000] [1045]). посмотри "
+           "конфиг и почини", first=True)
+    x.reason("**Проверяю конфигурацию подключения к MySQL**")
+    x.shell("sed -n '1,80p' src/Config.php", CONFIG_PHP_V0,
+            parsed=[{"type": "read", "cmd": "sed -n '1,80p' src/Config.php", "name": "Config.php",
+                     "path": "src/Config.php"}])
+    x.shell("mysql -h 176.99.5.35 -u billing -p\"$DB_PASSWORD\" -e 'select 1'", "", exit_code=1,
+            stderr="ERROR 1045 (28000): Access denied for user 'billing'@'10.0.0.7' (using password: YES)\n")
+    x.shell("grep -rn 'mysql://' /etc/billing .env* 2>/dev/null", "/etc/billing/app.ini:4:dsn = " + CANARY_MYSQL_URL + "\n")
+    x.say("Пароль в /etc/billing/app.ini совпадает с .env. Попробую подключаться другим пользователем — "
+          "billing_app — через Config.php.", final=False)
+    x.patch([("src/Config.php", CONFIG_PHP_V0, CONFIG_PHP_X1)])
+    x.shell("php -r 'require \"vendor/autoload.php\"; Billing\\Config::mysqlConnect();'", "", exit_code=255,
+            stderr="PHP Fatal error:  Uncaught PDOException: SQLSTATE[HY000] [1045] Access denied for user "
+                   "'billing_app'@'10.0.0.7' (using password: YES)\n")
+    x.tokens(x.key("tk"))
+    x.abort("interrupted")
+    x.user("всё ещё не работает. откати изменения, это не то")
+    x.reason("**Откатываю изменение пользователя в Config.php**")
+    x.patch([("src/Config.php", CONFIG_PHP_X1, CONFIG_PHP_V0)])
+    x.say("Откатил изменение в src/Config.php. Проблема не в коде: сервер 176.99.5.35 отказывает пользователю "
+          "billing с адреса 10.0.0.7 — скорее всего, GRANT выдан на другой хост. Для исправления нужен доступ "
+          "администратора MySQL; сам я это не починил.")
+    x.complete()
+    codex_register(x, "X1", "Codex", "failure", "ru",
+                   "earlier failed attempt at the same MySQL 1045 on 176.99.5.35: exec errors, apply_patch to the "
+                   "wrong user, `turn_aborted`, user «всё ещё не работает», revert; exec output holds the MySQL URL "
+                   "canary")
+
+
+def x2_payments():
+    x = codex_session("X2", WEBSHOP, "0.133.0", "2026-10-30T13:12:40", style="new")
+    x.user("Add idempotency keys to Stripe PaymentIntent creation in api/payments.py so retries never double-charge. "
+           "Also check which Stripe key config we load.", first=True)
+    x.reason("**Inspecting payments module and config**")
+    x.shell("sed -n '1,60p' api/payments.py", PAYMENTS_PY_V0)
+    x.shell("cat config.toml", CONFIG_TOML.replace("# TODO(security): move the live key to the environment (flagged "
+                                                   "in the 2026-10-30 session)\n", ""))
+    x.say("Heads-up: config.toml contains a **live** Stripe secret key in plain text. It should move to the "
+          "environment; I added a TODO in config.toml and won't repeat the value.", final=False)
+    x.patch([("api/payments.py", PAYMENTS_PY_V0, PAYMENTS_PY_FINAL),
+             ("tests/test_payments.py", None, TEST_PAYMENTS_PY),
+             ("config.toml", CONFIG_TOML.replace("# TODO(security): move the live key to the environment (flagged in "
+                                                 "the 2026-10-30 session)\n", ""), CONFIG_TOML)])
+    x.shell("python -m pytest -q tests/test_payments.py", "...                                                      "
+                                                          "                 [100%]\n3 passed in 0.21s\n")
+    x.say("Done: `create_payment_intent` now always sends an idempotency key (`cart-<id>-<amount>` unless the caller "
+          "passes one), with 3 tests. The Stripe client loads `stripe.secret_key` from config.toml — that is a live "
+          "key; please rotate it and move it to the environment.")
+    x.complete()
+    x.user("thanks, merged")
+    x.say("👍")
+    x.complete()
+    codex_register(x, "X2", "Codex", "success", "en",
+                   "Stripe idempotency keys in api/payments.py; `cat config.toml` exec output contains the live Stripe "
+                   "key canary; multi-file apply_patch (add + update)")
+
+
+def x3_bom_migrations():
+    x = codex_session("X3", BILLING, "0.135.0", "2026-11-10T12:00:30", style="new")
+    x.user("проверь migrations/*.sql на BOM и CRLF перед прогоном на MySQL 8, используй $clean-bom-crlf", first=True)
+    x.reason("**Открываю навык clean-bom-crlf**")
+    x.shell(f"sed -n '1,120p' {DEMO}/skills/clean-bom-crlf/SKILL.md", SKILL_FILES["clean-bom-crlf"],
+            parsed=[{"type": "read", "cmd": f"sed -n '1,120p' {DEMO}/skills/clean-bom-crlf/SKILL.md",
+                     "name": "SKILL.md", "path": f"{DEMO}/skills/clean-bom-crlf/SKILL.md"}])
+    x.shell(f"{CHECK} migrations", "OK: 5 files, no BOM, no CRLF\n")
+    x.say("По навыку clean-bom-crlf: все 5 миграций в migrations/ в UTF-8 без BOM и с LF — можно прогонять на MySQL 8.")
+    x.complete()
+    codex_register(x, "X3", "Codex", "success", "ru",
+                   "Codex skill use: user mentions `$clean-bom-crlf`, the agent reads "
+                   "`skills/clean-bom-crlf/SKILL.md` with exec and runs its check script (1 use)")
+
+
+def x4_index():
+    x = codex_session("X4", BILLING, "0.46.0", "2026-09-22T10:15:00", style="old")
+    x.user("Customer statements are slow. Add an index for InvoiceRepository::openForCustomer.", first=True)
+    x.reason("**Checking the query and existing migrations**")
+    x.shell("ls migrations && grep -n 'customer_id' src/Invoice/InvoiceRepository.php",
+            "0001_create_invoices.sql\n0002_create_customers.sql\n0003_invoice_collation.sql\n"
+            "0004_grant_billing_app.sql\n18:            'SELECT id, number, total_cents, due_at FROM invoices WHERE "
+            "customer_id = ? AND paid_at IS NULL ORDER BY due_at DESC',\n")
+    x.patch([("migrations/0005_invoice_customer_idx.sql", None, MIG_0005)])
+    x.say("Added migrations/0005_invoice_customer_idx.sql: a composite index (customer_id, paid_at, due_at) that "
+          "covers the WHERE and ORDER BY of openForCustomer.")
+    x.user("great")
+    x.say("It will be applied by the next `scripts/deploy.sh` run.")
+    codex_register(x, "X4", "Codex 0.46", "success", "en",
+                   "Codex 0.46 envelope: `shell` function_call with command array, JSON-string outputs, no task events; "
+                   "apply_patch `*** Add File` (custom_tool_call)")
+
+
+def x5_healthcheck():
+    x = codex_session("X5", WEBSHOP, "0.48.0", "2026-10-06T16:40:10", style="old")
+    x.user("cmd/healthcheck exits 0 even when the API is down, so k8s never restarts the pod. Fix it.", first=True)
+    x.reason("**Reading the healthcheck command**")
+    x.shell("cat cmd/healthcheck/main.go", HEALTHCHECK_GO_V0)
+    x.patch([("cmd/healthcheck/main.go", HEALTHCHECK_GO_V0, HEALTHCHECK_GO_FINAL)])
+    x.shell("go vet ./cmd/healthcheck && go build -o /tmp/hc ./cmd/healthcheck && "
+            "HEALTHCHECK_URL=http://127.0.0.1:9/healthz /tmp/hc; echo exit=$?",
+            "healthcheck: Get \"http://127.0.0.1:9/healthz\": dial tcp 127.0.0.1:9: connect: connection refused\n"
+            "exit=1\n")
+    x.say("Fixed: the healthcheck now exits 1 on connection errors and on any non-200 status, with a 3 s timeout. "
+          "Verified against a closed port (exit=1).")
+    codex_register(x, "X5", "Codex 0.48", "success", "en", "Go fix in cmd/healthcheck/main.go; old envelope")
+
+
+def x6_jwt():
+    x = codex_session("X6", WEBSHOP, "0.135.0", "2026-11-05T07:48:19", style="new")
+    x.user("GET /api/orders on staging returns 401 with our service token. Why?", first=True)
+    x.reason("**Reproducing the 401 and decoding the token**")
+    x.shell("curl -si -H \"Authorization: Bearer $STAGING_TOKEN\" https://staging.webshop.example/api/orders | head -5",
+            "HTTP/2 401\ncontent-type: application/json\nwww-authenticate: Bearer error=\"invalid_token\", "
+            "error_description=\"token expired\"\n\n{\"error\":\"token expired\"}\n")
+    x.shell("printenv STAGING_TOKEN", CANARY_JWT + "\n")
+    x.shell("printenv STAGING_TOKEN | cut -d. -f2 | base64 -d 2>/dev/null; echo",
+            '{"sub":"svc-orders","canary":"jwt-4418","iat":1791000000,"exp":1793000000}\n')
+    x.say("The service token expired: its `exp` is 1793000000 (2026-10-26), and the API answers "
+          "`invalid_token / token expired`. Re-issue it with `make staging-token` and update STAGING_TOKEN; no code "
+          "change needed.")
+    x.complete()
+    x.user("ok, works with the new token")
+    x.say("Good.")
+    x.complete()
+    codex_register(x, "X6", "Codex", "success", "en", "401 from an expired token; exec output contains the JWT canary")
+
+
+def x7_api_docs():
+    x = codex_session("X7", WEBSHOP, "0.135.0", "2026-11-17T11:25:51", style="new")
+    x.user("Document the /webhooks/stripe endpoint in docs/api.md.", first=True)
+    x.reason("**Reading docs/api.md**")
+    x.shell("sed -n '1,80p' docs/api.md", DOCS_API_V0)
+    x.patch([("docs/api.md", DOCS_API_V0, DOCS_API)])
+    x.say("Added a \"Webhooks\" section to docs/api.md for `POST /webhooks/stripe` (signature check with "
+          "STRIPE_WEBHOOK_SECRET, 200/400 responses), linking to docs/payments.md.")
+    x.complete()
+    codex_register(x, "X7", "Codex", "success", "en", "docs/api.md gets a Webhooks section (patch_apply_end)")
+
+
+def x8_phpunit():
+    # 22:40 UTC = 01:40 in Moscow: the rollout lives under the *local* date 2026/11/20
+    x = codex_session("X8", BILLING, "0.138.0", "2026-11-19T22:40:07", style="new")
+    x.user("Add a PHPUnit test for Config::mysqlDsn (defaults and env overrides).", first=True)
+    x.reason("**Reading Config.php**")
+    x.shell("sed -n '1,60p' src/Config.php", CONFIG_PHP_FINAL)
+    x.patch([("tests/ConfigTest.php", None, CONFIG_TEST_PHP)])
+    x.shell("vendor/bin/phpunit tests/ConfigTest.php",
+            "PHPUnit 11.4.3 by Sebastian Bergmann and contributors.\n\n..                                       "
+            "                          2 / 2 (100%)\n\nTime: 00:00.021, Memory: 8.00 MB\n\nOK (2 tests, 2 assertions)\n")
+    x.say("Added tests/ConfigTest.php: the DSN uses the defaults (176.99.5.35:3306/billing) when the env is empty and "
+          "honours DB_HOST/DB_NAME. 2 tests pass.")
+    x.complete()
+    codex_register(x, "X8", "Codex", "success", "en",
+                   "PHPUnit test for Config::mysqlDsn; started 22:40Z = 01:40 Moscow, so the file is under the "
+                   "**local** date directory 2026/11/20")

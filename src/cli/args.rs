@@ -1,0 +1,119 @@
+//! The command line, declared once with clap; `knowledge --help` is generated from these docs.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Who fixed what, where is it in the code, which skill applies.
+///
+/// Searches past Claude Code and Codex sessions (episodes), code (chunks) and skills without
+/// mixing their evidence. Run `knowledge demo` to see it on the bundled demo world.
+#[derive(Debug, Parser)]
+#[command(name = "knowledge", version)]
+pub struct Cli {
+    /// Where the indexes, outbox and logs live [default: $XDG_DATA_HOME/knowledge]
+    #[arg(long, global = true, env = "KNOWLEDGE_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Build or update the indexes (incremental: unchanged files are skipped)
+    Index(IndexArgs),
+    /// Search: a contract request in, the contract response out
+    Search(SearchArgs),
+    /// Show one event in full (redacted) with its neighbours
+    GetEpisode(GetEpisodeArgs),
+    /// Index the bundled demo world into a temporary data dir and search it
+    Demo(DemoArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// A transcript root (repeatable) [default: ~/.claude/projects, ~/.codex/sessions,
+    /// ~/.codex/archived_sessions]
+    #[arg(long = "sessions", value_name = "PATH")]
+    pub sessions: Vec<PathBuf>,
+    /// No progress bar, only the summary
+    #[arg(long)]
+    pub quiet: bool,
+    /// Print the summary as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// A full knowledge.search/v1 request from a file, or `-` for stdin
+    #[arg(long, value_name = "FILE|-", conflicts_with = "query")]
+    pub request: Option<String>,
+    /// The question (a literal: no query syntax)
+    #[arg(long, short = 'q', value_name = "TEXT")]
+    pub query: Option<String>,
+    /// auto, find_agent, find_skill, find_code or find_knowledge
+    #[arg(long, value_name = "MODE")]
+    pub mode: Option<String>,
+    /// Only this workspace root (repeatable)
+    #[arg(long = "workspace", short = 'w', value_name = "ROOT")]
+    pub workspaces: Vec<String>,
+    /// Only this session and its subagents (repeatable)
+    #[arg(long = "session", value_name = "ID")]
+    pub sessions: Vec<String>,
+    /// Lanes to include (repeatable): episodes, code, skills
+    #[arg(long = "include", value_name = "LANE")]
+    pub include: Vec<String>,
+    /// Items per lane, 1…50
+    #[arg(long, value_name = "N")]
+    pub limit: Option<u64>,
+    /// Events/files since this RFC 3339 time
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// Events/files until this RFC 3339 time
+    #[arg(long, value_name = "TIME")]
+    pub until: Option<String>,
+    /// success, failure or any
+    #[arg(long, value_name = "OUTCOME")]
+    pub outcome: Option<String>,
+    /// Token budget of the response, 500…20000
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// Snippet length, 80…1000 characters
+    #[arg(long, value_name = "N")]
+    pub snippet_chars: Option<u64>,
+    /// Locators only, no snippets
+    #[arg(long)]
+    pub locator: bool,
+    /// Add per-lane timings
+    #[arg(long)]
+    pub trace: bool,
+    /// Indented JSON
+    #[arg(long)]
+    pub pretty: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct GetEpisodeArgs {
+    /// An episode id `ep:<session_id>:<seq>` (or `<session_id>:<seq>`)
+    pub id: String,
+    /// Neighbouring events on each side
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub context: u64,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// The query to run on the demo world
+    #[arg(long, short = 'q', default_value = "кто чинил доступ к MySQL на 176.99.5.35")]
+    pub query: String,
+    /// The demo world to use [default: the bundled fixtures/demo]
+    #[arg(long, value_name = "DIR")]
+    pub world: Option<PathBuf>,
+    /// Keep the demo data dir here instead of a temporary one
+    #[arg(long, value_name = "DIR")]
+    pub into: Option<PathBuf>,
+}

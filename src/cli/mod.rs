@@ -1,0 +1,57 @@
+//! Command-line front end: parses arguments (clap), calls the engine, prints contract JSON on
+//! stdout and human-readable errors on stderr.
+//!
+//! Exit codes: 0 a response (also a degraded one), 2 an invalid request or usage error (the
+//! error document still on stdout), 1 an internal failure.
+
+mod args;
+mod render;
+mod index_cmd;
+mod search_cmd;
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+pub use args::{Cli, Command};
+
+/// Run the CLI and return the process exit code.
+pub fn run() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let data_dir = data_dir(cli.data_dir.clone());
+    let result = match cli.command {
+        Some(Command::Index(a)) => index_cmd::run(&data_dir, a),
+        Some(Command::Search(a)) => search_cmd::run(&data_dir, a),
+        Some(Command::GetEpisode(a)) => search_cmd::get_episode(&data_dir, a),
+        Some(Command::Demo(a)) => index_cmd::demo(a),
+        None => index_cmd::status(&data_dir),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("knowledge: error: {e:#}");
+            1
+        }
+    }
+}
+
+/// `--data-dir`, else `KNOWLEDGE_DATA_DIR` (clap reads it), else the XDG data dir.
+pub fn data_dir(flag: Option<PathBuf>) -> PathBuf {
+    if let Some(d) = flag {
+        return d;
+    }
+    if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(x).join("knowledge");
+    }
+    match std::env::var_os("HOME") {
+        Some(h) => PathBuf::from(h).join(".local/share/knowledge"),
+        None => PathBuf::from(".knowledge"),
+    }
+}

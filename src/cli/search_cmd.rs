@@ -1,0 +1,132 @@
+//! `knowledge search` and `knowledge get-episode`.
+//!
+//! Flags are turned into a contract request document and go through the same validation as a
+//! `--request` file, so both paths reject the same things with the same messages.
+
+use std::io::Read;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use knowledge::engine::search::SearchOutcome;
+use knowledge::engine::{items::parse_episode_id, Engine, EngineConfig};
+use serde_json::{json, Map, Value};
+
+use super::args::{GetEpisodeArgs, SearchArgs};
+use super::render;
+
+pub fn run(data_dir: &Path, a: SearchArgs) -> Result<i32> {
+    let text = match (&a.request, &a.query) {
+        (Some(src), _) => read_request(src)?,
+        (None, Some(_)) => request_from_flags(&a).to_string(),
+        (None, None) => {
+            eprintln!("knowledge: give --query TEXT or --request FILE|- (see knowledge search --help)");
+            return Ok(2);
+        }
+    };
+    let engine = Engine::open(EngineConfig::new(data_dir));
+    let outcome = engine.search_json(&text);
+    let doc = outcome.to_json();
+    let out = if a.pretty {
+        serde_json::to_string_pretty(&doc)?
+    } else {
+        serde_json::to_string(&doc)?
+    };
+    println!("{out}");
+    match outcome {
+        SearchOutcome::Ok(_) => Ok(0),
+        SearchOutcome::Invalid(e) => {
+            for err in &e.errors {
+                eprintln!("knowledge: {}: {}", err.code, render::clean(&err.message));
+            }
+            Ok(2)
+        }
+    }
+}
+
+fn read_request(src: &str) -> Result<String> {
+    if src == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .context("cannot read the request from stdin")?;
+        Ok(s)
+    } else {
+        std::fs::read_to_string(src).with_context(|| format!("cannot read the request file {src}"))
+    }
+}
+
+/// A contract request from the flags; only the flags given are set.
+fn request_from_flags(a: &SearchArgs) -> Value {
+    let mut req = Map::new();
+    req.insert("schema".into(), json!("knowledge.search/v1"));
+    req.insert("query".into(), json!(a.query));
+    if let Some(m) = &a.mode {
+        req.insert("mode".into(), json!(m));
+    }
+    let mut filters = Map::new();
+    if !a.workspaces.is_empty() {
+        filters.insert("workspaces".into(), json!(a.workspaces));
+    }
+    if !a.sessions.is_empty() {
+        filters.insert("session_ids".into(), json!(a.sessions));
+    }
+    if let Some(s) = &a.since {
+        filters.insert("since".into(), json!(s));
+    }
+    if let Some(u) = &a.until {
+        filters.insert("until".into(), json!(u));
+    }
+    if let Some(o) = &a.outcome {
+        filters.insert("outcome".into(), json!(o));
+    }
+    if !filters.is_empty() {
+        req.insert("filters".into(), Value::Object(filters));
+    }
+    if !a.include.is_empty() {
+        req.insert("include".into(), json!(a.include));
+    }
+    if let Some(l) = a.limit {
+        req.insert("limit".into(), json!(l));
+    }
+    let mut budget = Map::new();
+    if let Some(t) = a.max_tokens {
+        budget.insert("max_tokens".into(), json!(t));
+    }
+    if let Some(s) = a.snippet_chars {
+        budget.insert("snippet_chars".into(), json!(s));
+    }
+    if !budget.is_empty() {
+        req.insert("budget".into(), Value::Object(budget));
+    }
+    if a.locator {
+        req.insert("provenance".into(), json!("locator"));
+    }
+    if a.trace {
+        req.insert("trace".into(), json!(true));
+    }
+    Value::Object(req)
+}
+
+pub fn get_episode(data_dir: &Path, a: GetEpisodeArgs) -> Result<i32> {
+    let Some((session_id, seq)) = parse_episode_id(&a.id) else {
+        eprintln!(
+            "knowledge: {}: not an episode id; expected ep:<session_id>:<seq>",
+            render::clean(&a.id)
+        );
+        return Ok(2);
+    };
+    let engine = Engine::open(EngineConfig::new(data_dir));
+    let episode = match engine.get_episode(&session_id, seq, a.context.min(50)) {
+        Ok(ep) => ep,
+        Err(e) => {
+            eprintln!("knowledge: {e}");
+            return Ok(if e.is_not_found() { 2 } else { 1 });
+        }
+    };
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&episode)?);
+    } else {
+        print!("{}", render::episode(&episode));
+    }
+    Ok(0)
+}

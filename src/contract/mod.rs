@@ -1,0 +1,16 @@
+//! The contract's documents: wire types (serde) exactly as `knowledge.search/v1` spells them, and
+//! validation that turns untrusted JSON into checked types once, at the boundary.
+//!
+//! Everything past [`validate_search`] works on [`SearchRequest`], which cannot hold an invalid
+//! value; front ends never build responses by hand.
+
+pub mod codes;
+pub mod request;
+pub mod response;
+
+pub use codes::{Code, Issue};
+pub use request::{
+    validate_search, Filters, Include, Lane, Mode, Outcome, Provenance, SearchRequest,
+    SEARCH_SCHEMA,
+};
+pub use response::*;

@@ -1,0 +1,258 @@
+//! Actor ranking (contract §7.5): who did the work, aggregated from the lane items.
+//!
+//! An actor's score is `max + 0.3·mean(top 3)` of the fused scores of its evidence, with at most
+//! three episodes per actor. Evidence comes from episodes (the actor wrote or ran the event),
+//! skills (the actor used a matching skill, from L3) and code (the actor edited a matching path,
+//! from L3). Without L3 the ranking falls back to actors inferred from L1 alone, with lower
+//! confidence (DECISIONS §16).
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::items::{episode_id, order};
+use super::lanes::SkillHit;
+use super::routing::Route;
+use crate::contract::{
+    Actor, CodeItem, DispatchInfo, EpisodeItem, EvidenceRef, SkillItem, SkillUses,
+};
+use crate::sources::actor_id::{actor_of, dispatch_mode, ActorKey, SessionFacts};
+use crate::sources::episodes::search::EpisodeHit;
+
+/// At most this many episodes of one actor count towards its score and evidence.
+pub const EPISODES_PER_ACTOR: usize = 3;
+
+/// Which dispatch modes the current environment really offers (KD-4); all false by default.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DispatchAvailability {
+    pub spawn_replica: bool,
+    pub team_task: bool,
+    pub external_handoff: bool,
+}
+
+impl DispatchAvailability {
+    pub fn available(&self, mode: &str) -> bool {
+        match mode {
+            "spawn_replica" => self.spawn_replica,
+            "team_task" => self.team_task,
+            "external_handoff" => self.external_handoff,
+            _ => false,
+        }
+    }
+}
+
+/// Actor facts from L3 that the lanes alone cannot give.
+#[derive(Debug, Clone, Default)]
+pub struct ActorFacts {
+    /// path → actors that edited it.
+    pub editors: HashMap<String, Vec<ActorKey>>,
+    /// actor_id → (skill name, uses).
+    pub skill_uses: HashMap<String, Vec<(String, u64)>>,
+    /// actor_id → known actor (for actors reached through skills or code only).
+    pub known: HashMap<String, ActorKey>,
+    /// actor_id → outcome of its work (`success`/`failure`/`unknown`).
+    pub outcomes: HashMap<String, String>,
+}
+
+pub struct Inputs<'a> {
+    pub episodes: &'a [EpisodeItem],
+    pub episode_hits: &'a [EpisodeHit],
+    pub code: &'a [CodeItem],
+    pub skills: &'a [SkillItem],
+    pub skill_hits: &'a [SkillHit],
+    pub facts: Option<&'a ActorFacts>,
+    pub route: &'a Route,
+    pub limit: usize,
+    pub actor_filter: &'a [String],
+    pub dispatch: &'a DispatchAvailability,
+}
+
+#[derive(Default)]
+struct Acc {
+    key: Option<ActorKey>,
+    episodes: Vec<(f64, String, Option<String>)>,
+    code: Vec<(f64, String)>,
+    skills: Vec<(f64, String)>,
+    outcome_success: bool,
+    outcome_failure: bool,
+    latest: Option<String>,
+}
+
+/// Rank the actors behind the lane items.
+pub fn aggregate(inp: &Inputs<'_>) -> Vec<Actor> {
+    let mut acc: BTreeMap<String, Acc> = BTreeMap::new();
+    let hit_by_id: HashMap<String, &EpisodeHit> = inp
+        .episode_hits
+        .iter()
+        .map(|h| (episode_id(&h.session_id, h.seq), h))
+        .collect();
+
+    for item in inp.episodes {
+        let Some(hit) = hit_by_id.get(&item.id) else {
+            continue;
+        };
+        let key = actor_of(SessionFacts {
+            source: &hit.session.source,
+            session_id: &hit.session_id,
+            parent_session_id: hit.session.parent_session_id.as_deref(),
+            agent_id: hit.session.agent_id.as_deref(),
+            agent_name: hit.session.agent_name.as_deref(),
+            agent_preset: hit.session.agent_preset.as_deref(),
+            team_name: hit.session.team_name.as_deref(),
+            sidechain_agent: hit.sidechain_agent.as_deref(),
+        });
+        let a = acc.entry(key.actor_id.clone()).or_default();
+        match hit.session.outcome.as_str() {
+            "success" => a.outcome_success = true,
+            "failure" => a.outcome_failure = true,
+            _ => {}
+        }
+        if a.latest.as_deref() < item.time.as_deref() {
+            a.latest = item.time.clone();
+        }
+        a.key.get_or_insert(key);
+        a.episodes
+            .push((item.score, item.id.clone(), item.time.clone()));
+    }
+
+    if let Some(facts) = inp.facts {
+        for item in inp.code {
+            for key in facts.editors.get(&item.path).into_iter().flatten() {
+                let a = acc.entry(key.actor_id.clone()).or_default();
+                a.key.get_or_insert_with(|| key.clone());
+                a.code.push((item.score, item.id.clone()));
+            }
+        }
+    }
+    for (item, hit) in inp.skills.iter().zip(inp.skill_hits.iter()) {
+        for (actor, _, _) in &hit.used_by {
+            let known = inp.facts.and_then(|f| f.known.get(actor)).cloned();
+            let a = acc.entry(actor.clone()).or_default();
+            if a.key.is_none() {
+                a.key = known;
+            }
+            if !a.skills.iter().any(|(_, id)| id == &item.id) {
+                a.skills.push((item.score, item.id.clone()));
+            }
+        }
+    }
+
+    let l3 = inp.facts.is_some();
+    let mut out: Vec<(Actor, Option<String>)> = Vec::new();
+    for (actor_id, mut a) in acc {
+        let Some(key) = a.key.take() else { continue };
+        if !inp.actor_filter.is_empty() && !inp.actor_filter.contains(&actor_id) {
+            continue;
+        }
+        a.episodes.truncate(EPISODES_PER_ACTOR);
+        let mut scores: Vec<f64> = a
+            .episodes
+            .iter()
+            .map(|e| e.0)
+            .chain(a.code.iter().map(|c| c.0))
+            .chain(a.skills.iter().map(|s| s.0))
+            .collect();
+        if scores.is_empty() {
+            continue;
+        }
+        scores.sort_by(|x, y| y.total_cmp(x));
+        let top3 = &scores[..scores.len().min(3)];
+        let mean = top3.iter().sum::<f64>() / top3.len() as f64;
+        let score = ((scores[0] + 0.3 * mean) * 1e6).round() / 1e6;
+
+        if let Some(o) = inp.facts.and_then(|f| f.outcomes.get(&actor_id)) {
+            a.outcome_success |= o == "success";
+            a.outcome_failure |= o == "failure";
+        }
+        let mut why = Vec::new();
+        if !a.episodes.is_empty() {
+            why.push(format!("{} matching episode(s)", a.episodes.len()));
+        }
+        if !a.code.is_empty() {
+            why.push(format!("edited {} matching code chunk(s)", a.code.len()));
+        }
+        let skill_uses: Vec<SkillUses> = inp
+            .facts
+            .and_then(|f| f.skill_uses.get(&actor_id))
+            .map(|v| {
+                v.iter()
+                    .map(|(name, uses)| SkillUses {
+                        name: name.clone(),
+                        uses: *uses,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (_, id) in &a.skills {
+            let name = id.trim_start_matches("skill:");
+            let uses = skill_uses
+                .iter()
+                .find(|s| s.name == name)
+                .map_or(1, |s| s.uses);
+            why.push(format!("used skill {name} ({uses}×)"));
+        }
+        if a.outcome_success {
+            why.push("successful outcome".to_string());
+        } else if a.outcome_failure {
+            why.push("failed outcome".to_string());
+        }
+        if !l3 {
+            why.push("inferred from sessions only (no agent-knowledge store)".to_string());
+        }
+        let evidence_n = a.episodes.len() + a.code.len() + a.skills.len();
+        let mut confidence = 0.3 + 0.1 * evidence_n.min(5) as f64;
+        if !a.skills.is_empty() {
+            confidence += 0.1;
+        }
+        if a.outcome_success {
+            confidence += 0.1;
+        } else if a.outcome_failure {
+            confidence -= 0.1;
+        }
+        if !l3 {
+            confidence *= 0.8;
+        }
+        confidence = (confidence.clamp(0.05, 0.95) * 100.0).round() / 100.0;
+        let mode = dispatch_mode(key.kind);
+        let evidence = a
+            .episodes
+            .iter()
+            .map(|e| EvidenceRef {
+                lane: "episodes".into(),
+                id: e.1.clone(),
+            })
+            .chain(a.code.iter().map(|c| EvidenceRef {
+                lane: "code".into(),
+                id: c.1.clone(),
+            }))
+            .chain(a.skills.iter().map(|s| EvidenceRef {
+                lane: "skills".into(),
+                id: s.1.clone(),
+            }))
+            .collect();
+        out.push((
+            Actor {
+                actor_id,
+                name: key.name.clone(),
+                kind: key.kind.to_string(),
+                source: key.source.clone(),
+                confidence,
+                score,
+                why,
+                evidence,
+                skills: skill_uses,
+                dispatch: DispatchInfo {
+                    mode: mode.to_string(),
+                    available: inp.dispatch.available(mode),
+                },
+            },
+            a.latest,
+        ));
+    }
+    out.sort_by(|(a, at), (b, bt)| {
+        order(
+            (a.score, at.as_deref(), &a.actor_id),
+            (b.score, bt.as_deref(), &b.actor_id),
+        )
+    });
+    let _ = inp.route;
+    out.into_iter().map(|(a, _)| a).take(inp.limit).collect()
+}

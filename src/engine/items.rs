@@ -1,0 +1,191 @@
+//! Lane hits → contract items: RRF scores by rank, dedup by id within a lane, the stable order
+//! of invariant 10, and the `why[]` that says what matched.
+
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+
+use super::lanes::{CodeHit, SkillHit};
+use super::search::rrf;
+use crate::contract::{Actor, CodeItem, EpisodeItem, SessionInfo, SkillItem, UsedBy};
+use crate::sources::episodes::search::EpisodeHit;
+
+/// At most this many code hits of one path in the code lane (contract §7 diversity).
+pub const PER_PATH_CAP: usize = 5;
+
+pub fn episode_id(session_id: &str, seq: u64) -> String {
+    format!("ep:{session_id}:{seq}")
+}
+
+/// Split an episode id `ep:<session>:<seq>` (the session id may itself contain `:`).
+pub fn parse_episode_id(id: &str) -> Option<(String, u64)> {
+    let rest = id.strip_prefix("ep:").unwrap_or(id);
+    let (sid, seq) = rest.rsplit_once(':')?;
+    if sid.is_empty() {
+        return None;
+    }
+    Some((sid.to_string(), seq.parse().ok()?))
+}
+
+/// Where a session lives, for the `surface` field.
+pub fn surface(hit: &EpisodeHit) -> String {
+    let s = &hit.session;
+    if s.parent_session_id.is_some() || s.agent_id.is_some() {
+        format!("{}/subagent", s.source)
+    } else if hit.sidechain_agent.is_some() {
+        format!("{}/sidechain", s.source)
+    } else {
+        s.source.clone()
+    }
+}
+
+/// Order of invariant 10 within one lane: score desc, time desc (timeless last), id asc.
+pub fn order(a: (f64, Option<&str>, &str), b: (f64, Option<&str>, &str)) -> Ordering {
+    b.0.total_cmp(&a.0)
+        .then_with(|| match (a.1, b.1) {
+            (Some(x), Some(y)) => y.cmp(x),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => Ordering::Equal,
+        })
+        .then_with(|| a.2.cmp(b.2))
+}
+
+pub fn episode_items(hits: &[EpisodeHit], weight: f64) -> Vec<EpisodeItem> {
+    let mut seen = HashSet::new();
+    let mut items = Vec::new();
+    for h in hits {
+        let id = episode_id(&h.session_id, h.seq);
+        if !seen.insert(id.clone()) {
+            continue;
+        }
+        let rank = items.len() + 1;
+        let mut why = vec![
+            format!("fts: match in {}", h.event_type),
+            format!("bm25: {:.2}", h.bm25),
+        ];
+        if h.human {
+            why.push("written by a person".to_string());
+        }
+        if h.is_error {
+            why.push("tool error".to_string());
+        }
+        if h.session.outcome != "unknown" {
+            why.push(format!("session outcome: {}", h.session.outcome));
+        }
+        items.push(EpisodeItem {
+            id,
+            session_id: h.session_id.clone(),
+            seq: h.seq,
+            event_type: h.event_type.clone(),
+            time: h.time.clone(),
+            surface: surface(h),
+            score: rrf(weight, rank),
+            snippet: Some(h.snippet.clone()),
+            session: SessionInfo {
+                cwd: h.session.cwd.clone(),
+                created_at: h.session.created_at.clone(),
+                agent_preset: h.session.agent_preset.clone(),
+                live: h.session.live,
+                persisted: true,
+                outcome: Some(h.session.outcome.clone()),
+            },
+            why,
+        });
+    }
+    items.sort_by(|a, b| {
+        order(
+            (a.score, a.time.as_deref(), &a.id),
+            (b.score, b.time.as_deref(), &b.id),
+        )
+    });
+    items
+}
+
+pub fn code_items(hits: &[CodeHit], weight: f64) -> Vec<CodeItem> {
+    let mut seen = HashSet::new();
+    let mut per_path: HashMap<&str, usize> = HashMap::new();
+    let mut items = Vec::new();
+    for h in hits {
+        let id = format!("chunk:{}", h.chunk_id);
+        let n = per_path.entry(h.path.as_str()).or_default();
+        if *n >= PER_PATH_CAP || !seen.insert(id.clone()) {
+            continue;
+        }
+        *n += 1;
+        let rank = items.len() + 1;
+        items.push(CodeItem {
+            id,
+            chunk_id: h.chunk_id.clone(),
+            path: h.path.clone(),
+            start_line: h.start_line.max(1),
+            end_line: h.end_line.max(h.start_line.max(1)),
+            source_kind: h.source_kind.clone(),
+            provenance: "stated".to_string(),
+            score: rrf(weight, rank),
+            why: h.why.clone(),
+            snippet: Some(h.snippet.clone()),
+            symbol: h.symbol.clone(),
+            mtime: h.mtime.clone(),
+        });
+    }
+    items.sort_by(|a, b| {
+        order(
+            (a.score, a.mtime.as_deref(), &a.id),
+            (b.score, b.mtime.as_deref(), &b.id),
+        )
+    });
+    items
+}
+
+pub fn skill_items(hits: &[SkillHit], weight: f64) -> Vec<SkillItem> {
+    let mut seen = HashSet::new();
+    let mut items = Vec::new();
+    for h in hits {
+        let id = format!("skill:{}", h.name);
+        if !seen.insert(id.clone()) {
+            continue;
+        }
+        let rank = items.len() + 1;
+        items.push(SkillItem {
+            id,
+            name: h.name.clone(),
+            path: h.path.clone(),
+            description: h.description.clone(),
+            when_to_use: h.when_to_use.clone(),
+            content_hash: h.content_hash.clone(),
+            score: rrf(weight, rank),
+            uses: h.uses,
+            used_by: h
+                .used_by
+                .iter()
+                .map(|(actor, sid, seq)| UsedBy {
+                    actor_id: actor.clone(),
+                    episode_id: episode_id(sid, *seq),
+                })
+                .collect(),
+            why: h.why.clone(),
+        });
+    }
+    items.sort_by(|a, b| order((a.score, None, &a.id), (b.score, None, &b.id)));
+    items
+}
+
+/// Drop evidence that names an item no longer in its lane; drop actors left with none.
+pub fn prune_dangling_evidence(
+    actors: &mut Vec<Actor>,
+    episodes: &[EpisodeItem],
+    code: &[CodeItem],
+    skills: &[SkillItem],
+) {
+    let ids: HashSet<(&str, &str)> = episodes
+        .iter()
+        .map(|i| ("episodes", i.id.as_str()))
+        .chain(code.iter().map(|i| ("code", i.id.as_str())))
+        .chain(skills.iter().map(|i| ("skills", i.id.as_str())))
+        .collect();
+    for a in actors.iter_mut() {
+        a.evidence
+            .retain(|e| ids.contains(&(e.lane.as_str(), e.id.as_str())));
+    }
+    actors.retain(|a| !a.evidence.is_empty());
+}

@@ -1,0 +1,275 @@
+//! The engine: one blocking facade that every front end calls.
+//!
+//! `Engine::search` runs the whole pipeline of the crate doc. It opens every store read-only; the
+//! only writes it ever makes are dispatch assignments and outbox files (and its own log).
+
+pub mod actors;
+pub mod budget;
+pub mod items;
+pub mod lanes;
+pub mod log;
+pub mod routing;
+pub mod search;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::contract::Code;
+use crate::sources::episodes::search::{EpisodeStore, EpisodeStoreError};
+use lanes::{
+    CodeSource, EpisodesAnswer, EpisodesSource, LaneRequest, SkillsSource, SourceFailure,
+    Unavailable,
+};
+
+/// Where the engine's stores live and how it behaves.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub data_dir: PathBuf,
+    /// Per-lane timeout (contract §11: 250 ms by default).
+    pub lane_timeout: Duration,
+    /// Write the request log under `<data_dir>/logs/`.
+    pub log: bool,
+    /// Dispatch modes the environment offers (config or detection; default none).
+    pub dispatch: actors::DispatchAvailability,
+}
+
+impl EngineConfig {
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        EngineConfig {
+            data_dir: data_dir.into(),
+            lane_timeout: Duration::from_millis(250),
+            log: true,
+            dispatch: actors::DispatchAvailability::default(),
+        }
+    }
+    pub fn episodes_db(&self) -> PathBuf {
+        self.data_dir.join("episodes.sqlite")
+    }
+    pub fn code_db(&self) -> PathBuf {
+        self.data_dir.join("code.sqlite")
+    }
+    pub fn knowledge_db(&self) -> PathBuf {
+        self.data_dir.join("knowledge.sqlite")
+    }
+    pub fn outbox_dir(&self) -> PathBuf {
+        self.data_dir.join("outbox")
+    }
+    pub fn log_path(&self) -> PathBuf {
+        self.data_dir.join("logs").join("knowledge.log")
+    }
+}
+
+/// The engine with its three sources.
+pub struct Engine {
+    pub config: EngineConfig,
+    pub episodes: Arc<dyn EpisodesSource>,
+    pub code: Arc<dyn CodeSource>,
+    pub skills: Arc<dyn SkillsSource>,
+    episode_store: Option<Arc<EpisodeStore>>,
+    logger: log::RequestLog,
+}
+
+/// The built-in episodes source over `episodes.sqlite`.
+pub struct BuiltinEpisodes {
+    pub store: Arc<EpisodeStore>,
+}
+
+impl EpisodesSource for BuiltinEpisodes {
+    fn name(&self) -> String {
+        "builtin.episodes".to_string()
+    }
+    fn search(&self, req: &LaneRequest) -> Result<EpisodesAnswer, SourceFailure> {
+        let fail = |e: EpisodeStoreError| SourceFailure::new(Code::SourceUnavailable, e.to_string());
+        let stats = self.store.stats().map_err(fail)?;
+        let q = crate::sources::episodes::search::EpisodeQuery {
+            terms: req.terms.clone(),
+            workspaces: req.workspaces.clone(),
+            session_ids: req.session_ids.clone(),
+            since_ms: req.since_ms,
+            until_ms: req.until_ms,
+            outcome: req.outcome.clone(),
+            limit: req.depth,
+            snippet_chars: req.snippet_chars,
+        };
+        let hits = self.store.search(&q).map_err(fail)?;
+        Ok(EpisodesAnswer { stats, hits })
+    }
+}
+
+impl Engine {
+    /// Open the engine over a data dir. Missing stores do not fail: their lanes degrade.
+    pub fn open(config: EngineConfig) -> Engine {
+        let (episodes, episode_store): (Arc<dyn EpisodesSource>, _) =
+            match EpisodeStore::open(&config.episodes_db()) {
+                Ok(store) => {
+                    let store = Arc::new(store);
+                    (
+                        Arc::new(BuiltinEpisodes {
+                            store: store.clone(),
+                        }),
+                        Some(store),
+                    )
+                }
+                Err(e) => (
+                    Arc::new(Unavailable {
+                        name: "builtin.episodes".to_string(),
+                        failure: not_ready(e),
+                    }),
+                    None,
+                ),
+            };
+        let code: Arc<dyn CodeSource> = Arc::new(Unavailable {
+            name: "builtin.code".to_string(),
+            failure: SourceFailure::new(
+                Code::SourceUnavailable,
+                "no code source: the built-in code index is not available in this build",
+            ),
+        });
+        let skills: Arc<dyn SkillsSource> = Arc::new(Unavailable {
+            name: "agent-knowledge".to_string(),
+            failure: SourceFailure::new(
+                Code::IndexNotReady,
+                "the agent-knowledge store (skills and actors) is not built yet",
+            ),
+        });
+        let logger = log::RequestLog::new(config.log.then(|| config.log_path()));
+        Engine {
+            config,
+            episodes,
+            code,
+            skills,
+            episode_store,
+            logger,
+        }
+    }
+
+    /// The built-in episode store, when it exists (for `get-episode` and the TUI drill-in).
+    pub fn episode_store(&self) -> Option<&EpisodeStore> {
+        self.episode_store.as_deref()
+    }
+
+    /// Actor facts from the agent-knowledge store (L3), when it is built.
+    pub fn actor_facts(&self) -> Option<&actors::ActorFacts> {
+        None
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.config.data_dir
+    }
+}
+
+fn not_ready(e: EpisodeStoreError) -> SourceFailure {
+    match e {
+        EpisodeStoreError::Missing(_) => SourceFailure::new(Code::IndexNotReady, e.to_string()),
+        EpisodeStoreError::Sql(_) => SourceFailure::new(Code::SourceUnavailable, e.to_string()),
+    }
+}
+
+/// One event in full with its neighbours (`knowledge get-episode`, the TUI drill-in, MCP).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Episode {
+    pub id: String,
+    pub session_id: String,
+    pub seq: u64,
+    pub session: EpisodeSession,
+    pub events: Vec<EpisodeEvent>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EpisodeSession {
+    pub session_id: String,
+    pub source: String,
+    pub path: String,
+    pub cwd: Option<String>,
+    pub created_at: Option<String>,
+    pub title: Option<String>,
+    pub parent_session_id: Option<String>,
+    pub agent_name: Option<String>,
+    pub agent_preset: Option<String>,
+    pub outcome: String,
+    pub live: bool,
+    pub events: u64,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EpisodeEvent {
+    pub id: String,
+    pub seq: u64,
+    pub event_type: String,
+    pub time: Option<String>,
+    pub tool_name: Option<String>,
+    pub is_error: bool,
+    pub human: bool,
+    pub text: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EpisodeError {
+    #[error("no episodes index: run `knowledge index` first")]
+    NoIndex,
+    #[error("no session {0} in the episodes index")]
+    NoSession(String),
+    #[error("session {0} has no event {1}")]
+    NoEvent(String, u64),
+    #[error(transparent)]
+    Store(#[from] EpisodeStoreError),
+}
+
+impl EpisodeError {
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, EpisodeError::NoSession(_) | EpisodeError::NoEvent(..))
+    }
+}
+
+impl Engine {
+    /// The event `seq` of a session with `context` neighbours each side, redacted again.
+    pub fn get_episode(
+        &self,
+        session_id: &str,
+        seq: u64,
+        context: u64,
+    ) -> Result<Episode, EpisodeError> {
+        let store = self.episode_store().ok_or(EpisodeError::NoIndex)?;
+        let s = store
+            .session(session_id)?
+            .ok_or_else(|| EpisodeError::NoSession(session_id.to_string()))?;
+        let events = store.event_with_context(session_id, seq, context)?;
+        if !events.iter().any(|e| e.seq == seq) {
+            return Err(EpisodeError::NoEvent(session_id.to_string(), seq));
+        }
+        let redact = |t: &str| crate::text::redact::redact(t).text;
+        Ok(Episode {
+            id: items::episode_id(session_id, seq),
+            session_id: session_id.to_string(),
+            seq,
+            session: EpisodeSession {
+                session_id: s.session_id,
+                source: s.source,
+                path: s.path,
+                cwd: s.cwd,
+                created_at: s.created_at,
+                title: s.title.as_deref().map(redact),
+                parent_session_id: s.parent_session_id,
+                agent_name: s.agent_name,
+                agent_preset: s.agent_preset,
+                outcome: s.outcome,
+                live: s.live,
+                events: s.events,
+            },
+            events: events
+                .into_iter()
+                .map(|e| EpisodeEvent {
+                    id: items::episode_id(&e.session_id, e.seq),
+                    seq: e.seq,
+                    event_type: e.event_type,
+                    time: e.time,
+                    tool_name: e.tool_name,
+                    is_error: e.is_error,
+                    human: e.human,
+                    text: redact(&e.text),
+                })
+                .collect(),
+        })
+    }
+}

@@ -1,0 +1,916 @@
+//! Claude Code transcript rules: one JSON record → zero or more [`ParsedEvent`]s.
+//!
+//! Claude Code writes many record types and marks injected, non-human "user" lines in several
+//! ways (tool results, `isMeta` skill bodies and hook feedback, `<command-name>` wrappers,
+//! `<teammate-message>`, `<task-notification>`, compaction summaries). This module is where those
+//! are told apart from what a person typed, where subagent links and skill uses are extracted, and
+//! where drift (unknown types, missing `message`, polymorphic `content`/`toolUseResult`) is
+//! absorbed instead of failing the file. The mapping is documented in `docs/EVENTS.md`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::model::{Fact, ParsedEvent};
+use super::parser::{
+    cap_chars, command_program, content_text, norm_time, render_tool_input, str_of, text_hash, Ctx,
+    Handled, PairDedupe,
+};
+
+/// Dedupe source of a queued prompt (`queue-operation` / `queued_command`).
+const SRC_QUEUE: u8 = 1;
+
+/// Claude-specific state kept between lines (small, serialisable).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ClaudeState {
+    /// Decided on the first user/assistant record: a subagent transcript starts with a sidechain
+    /// line (`isSidechain:true` + `agentId`); a main file does not.
+    subagent_file: Option<bool>,
+    /// The slash command just emitted, so the `isMeta` body that follows is its skill/command text.
+    last_command: Option<String>,
+    /// Queued prompts already emitted, so the user line that later repeats one is skipped.
+    queued: PairDedupe,
+}
+
+/// Flags of the record a text came from.
+#[derive(Default)]
+struct Origin<'a> {
+    is_meta: bool,
+    compact_summary: bool,
+    /// Written by a parent agent (subagent file or inline sidechain), not a person.
+    by_agent: bool,
+    has_source_tool: bool,
+    origin_kind: Option<&'a str>,
+    origin_from: Option<&'a str>,
+}
+
+pub(crate) fn feed(
+    cx: &mut Ctx,
+    st: &mut ClaudeState,
+    rec: &Value,
+    out: &mut Vec<ParsedEvent>,
+) -> Handled {
+    let ty = str_of(rec, "type").unwrap_or("");
+    let time = norm_time(rec.get("timestamp"));
+    cx.touch_time(time.as_deref());
+    if matches!(
+        ty,
+        "user" | "assistant" | "system" | "progress" | "attachment"
+    ) {
+        note_meta(cx, st, rec, ty);
+    }
+    let sidechain = rec.get("isSidechain").and_then(Value::as_bool) == Some(true);
+    let by_agent = sidechain || st.subagent_file == Some(true);
+    let before = out.len();
+    let handled = match ty {
+        "user" => user(cx, st, rec, time, by_agent, out),
+        "assistant" => {
+            st.last_command = None;
+            assistant(cx, rec, time, out)
+        }
+        "system" => system(cx, st, rec, time, out),
+        "summary" => {
+            if let Some(s) = str_of(rec, "summary") {
+                cx.set_title(s, 1);
+                cx.emit(out, ParsedEvent::new("system/summary", time, s.to_string()));
+            }
+            Handled::Known
+        }
+        "custom-title" => title(cx, rec, "customTitle", 3),
+        "ai-title" => title(cx, rec, "aiTitle", 2),
+        "agent-name" => {
+            if cx.meta.agent_name.is_none() {
+                cx.meta.agent_name = str_of(rec, "agentName").map(str::to_string);
+            }
+            Handled::Known
+        }
+        "progress" => progress(cx, rec),
+        "attachment" => attachment(cx, st, rec, time, out),
+        "queue-operation" => {
+            if str_of(rec, "operation") == Some("enqueue") {
+                if let Some(text) = str_of(rec, "content") {
+                    queued_prompt(cx, st, text, time, out);
+                }
+            }
+            Handled::Known
+        }
+        "file-history-snapshot"
+        | "file-history-delta"
+        | "last-prompt"
+        | "permission-mode"
+        | "mode"
+        | "pr-link"
+        | "frame-link"
+        | "worktree-state"
+        | "relocated"
+        | "bridge-session"
+        | "atis-latch"
+        | "cost-state"
+        | "tag" => Handled::Known,
+        _ => Handled::Unknown,
+    };
+    // Inline sidechain lines of a main file (era 1) belong to a subagent.
+    if sidechain && st.subagent_file == Some(false) {
+        let agent = str_of(rec, "agentId").unwrap_or("sidechain").to_string();
+        for ev in out.iter_mut().skip(before) {
+            ev.sidechain_agent = Some(agent.clone());
+        }
+    }
+    handled
+}
+
+fn note_meta(cx: &mut Ctx, st: &mut ClaudeState, rec: &Value, ty: &str) {
+    let meta = &mut cx.meta;
+    if meta.session_id.is_none() {
+        meta.session_id = str_of(rec, "sessionId").map(str::to_string);
+    }
+    if meta.cwd.is_none() {
+        meta.cwd = str_of(rec, "cwd").map(str::to_string);
+    }
+    if meta.entrypoint.is_none() {
+        meta.entrypoint = str_of(rec, "entrypoint").map(str::to_string);
+    }
+    if let Some(v) = str_of(rec, "version") {
+        meta.version = Some(v.to_string());
+    }
+    if let Some(b) = str_of(rec, "gitBranch").filter(|b| !b.is_empty()) {
+        meta.git_branch = Some(b.to_string());
+    }
+    if let Some(t) = str_of(rec, "teamName").filter(|t| !t.is_empty()) {
+        meta.team_name = Some(t.to_string());
+    }
+    if st.subagent_file.is_none() && matches!(ty, "user" | "assistant") {
+        let sidechain = rec.get("isSidechain").and_then(Value::as_bool) == Some(true);
+        st.subagent_file = Some(sidechain && rec.get("agentId").is_some());
+    }
+    if st.subagent_file == Some(true) {
+        if meta.agent_id.is_none() {
+            meta.agent_id = str_of(rec, "agentId").map(str::to_string);
+        }
+        if meta.parent_session_id.is_none() {
+            meta.parent_session_id = str_of(rec, "sessionId").map(str::to_string);
+        }
+    }
+}
+
+fn title(cx: &mut Ctx, rec: &Value, key: &str, rank: u8) -> Handled {
+    if let Some(t) = str_of(rec, key) {
+        cx.set_title(t, rank);
+    }
+    Handled::Known
+}
+
+fn user(
+    cx: &mut Ctx,
+    st: &mut ClaudeState,
+    rec: &Value,
+    time: Option<String>,
+    by_agent: bool,
+    out: &mut Vec<ParsedEvent>,
+) -> Handled {
+    let Some(content) = rec.get("message").and_then(|m| m.get("content")) else {
+        return Handled::Broken;
+    };
+    let origin = Origin {
+        is_meta: rec.get("isMeta").and_then(Value::as_bool) == Some(true),
+        compact_summary: rec.get("isCompactSummary").and_then(Value::as_bool) == Some(true),
+        by_agent,
+        has_source_tool: rec.get("sourceToolUseID").is_some(),
+        origin_kind: rec.get("origin").and_then(|o| str_of(o, "kind")),
+        origin_from: rec.get("origin").and_then(|o| str_of(o, "from")),
+    };
+    match content {
+        Value::String(text) => user_text(cx, st, text, &origin, time, out),
+        Value::Array(blocks) => {
+            for block in blocks {
+                match str_of(block, "type") {
+                    Some("tool_result") => {
+                        st.last_command = None;
+                        tool_result(cx, block, rec.get("toolUseResult"), time.clone(), out);
+                    }
+                    Some("text") => {
+                        if let Some(text) = str_of(block, "text") {
+                            user_text(cx, st, text, &origin, time.clone(), out);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        _ => return Handled::Broken,
+    }
+    Handled::Known
+}
+
+fn user_text(
+    cx: &mut Ctx,
+    st: &mut ClaudeState,
+    text: &str,
+    origin: &Origin<'_>,
+    time: Option<String>,
+    out: &mut Vec<ParsedEvent>,
+) {
+    let Some((kind, text, facts)) = classify(cx, st, text, origin) else {
+        st.last_command = None;
+        return;
+    };
+    if kind == "user/command" {
+        st.last_command = Some(text.clone());
+    } else {
+        st.last_command = None;
+    }
+    // A prompt already emitted when it was queued.
+    if !st.queued.take(text_hash(kind, &text)) {
+        let mut ev = ParsedEvent::new(kind, time, text);
+        ev.facts = facts;
+        cx.emit(out, ev);
+    }
+}
+
+/// Classifies a user-role text: `None` for nothing searchable (caveats, empty output).
+fn classify(
+    cx: &mut Ctx,
+    st: &ClaudeState,
+    text: &str,
+    origin: &Origin<'_>,
+) -> Option<(&'static str, String, Vec<Fact>)> {
+    let t = text.trim();
+    if t.is_empty() {
+        return None;
+    }
+    let plain = |kind: &'static str| Some((kind, t.to_string(), Vec::new()));
+    if origin.compact_summary {
+        return plain("system/summary");
+    }
+    if t.starts_with("[Request interrupted by user") {
+        cx.outcome.aborted();
+        return plain("system/error");
+    }
+    if t.starts_with("<teammate-message") {
+        let id = attr(t, "teammate_id").unwrap_or("unknown").to_string();
+        let body = inner(t, "teammate-message").unwrap_or(t).trim().to_string();
+        return Some((
+            "team/message",
+            body,
+            vec![Fact::TeammateMessage { teammate_id: id }],
+        ));
+    }
+    if t.starts_with("<task-notification>") {
+        return plain("system/notification");
+    }
+    if t.starts_with("<local-command-caveat>") || t.starts_with("Caveat: The messages below") {
+        return None;
+    }
+    if t.starts_with("<command-name>") || t.starts_with("<command-message>") {
+        let name = inner(t, "command-name").unwrap_or("").trim();
+        let args = inner(t, "command-args").unwrap_or("").trim();
+        let name = if name.is_empty() {
+            format!("/{}", inner(t, "command-message").unwrap_or("").trim())
+        } else {
+            name.to_string()
+        };
+        let cmd = if args.is_empty() {
+            name
+        } else {
+            format!("{name} {args}")
+        };
+        return Some(("user/command", cmd, Vec::new()));
+    }
+    for tag in [
+        "local-command-stdout",
+        "local-command-stderr",
+        "bash-stdout",
+        "bash-stderr",
+    ] {
+        if t.starts_with(&format!("<{tag}>")) {
+            let body = inner(t, tag).unwrap_or("").trim();
+            return (!body.is_empty()).then(|| ("system/context", body.to_string(), Vec::new()));
+        }
+    }
+    if t.starts_with("<bash-input>") {
+        return Some((
+            "user/command",
+            inner(t, "bash-input").unwrap_or(t).trim().to_string(),
+            Vec::new(),
+        ));
+    }
+    if t.starts_with("Base directory for this skill:") {
+        let mut facts = Vec::new();
+        if !origin.has_source_tool {
+            let dir = t.lines().next().unwrap_or("").trim_end();
+            if let Some(name) = dir.rsplit(['/', '\\']).next().filter(|n| !n.contains(':')) {
+                facts.push(Fact::SkillUse {
+                    name: name.to_string(),
+                    via: "injected".into(),
+                });
+            }
+        }
+        return Some(("system/skill", t.to_string(), facts));
+    }
+    if t.starts_with("Stop hook feedback")
+        || t.starts_with("<user-prompt-submit-hook>")
+        || (t.starts_with("<system-reminder>") && t.contains("hook"))
+    {
+        return plain("system/hook");
+    }
+    if origin.is_meta {
+        if let Some(cmd) = &st.last_command {
+            let name = cmd.split_whitespace().next().unwrap_or("");
+            let name = name.trim_start_matches('/').to_string();
+            let facts = if name.is_empty() {
+                Vec::new()
+            } else {
+                vec![Fact::SkillUse {
+                    name,
+                    via: "slash_command".into(),
+                }]
+            };
+            return Some(("system/skill", t.to_string(), facts));
+        }
+        return plain("system/context");
+    }
+    if t.starts_with("<system-reminder>") {
+        return plain("system/context");
+    }
+    if origin.origin_kind == Some("task-notification") {
+        return plain("system/notification");
+    }
+    if let Some(from) = origin.origin_from {
+        let fact = Fact::TeammateMessage {
+            teammate_id: from.to_string(),
+        };
+        return Some(("team/message", t.to_string(), vec![fact]));
+    }
+    if origin.by_agent {
+        return plain("agent/prompt");
+    }
+    if is_slash_command(t) {
+        return plain("user/command");
+    }
+    plain("user/message")
+}
+
+/// `/name args` typed at the prompt (a queued command has no `<command-name>` wrapper).
+fn is_slash_command(t: &str) -> bool {
+    let mut chars = t.chars();
+    chars.next() == Some('/')
+        && chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && !t.contains('\n')
+        && t.split_whitespace()
+            .next()
+            .is_some_and(|w| w.matches('/').count() == 1)
+}
+
+/// A queued prompt (typed while the agent was busy): emitted now, and the user line that may
+/// repeat it later is skipped.
+fn queued_prompt(
+    cx: &mut Ctx,
+    st: &mut ClaudeState,
+    text: &str,
+    time: Option<String>,
+    out: &mut Vec<ParsedEvent>,
+) {
+    let origin = Origin::default();
+    let Some((kind, text, facts)) = classify(cx, st, text, &origin) else {
+        return;
+    };
+    st.queued.push(text_hash(kind, &text), SRC_QUEUE);
+    let mut ev = ParsedEvent::new(kind, time, text);
+    ev.facts = facts;
+    cx.emit(out, ev);
+}
+
+fn tool_result(
+    cx: &mut Ctx,
+    block: &Value,
+    tur: Option<&Value>,
+    time: Option<String>,
+    out: &mut Vec<ParsedEvent>,
+) {
+    let id = str_of(block, "tool_use_id").map(str::to_string);
+    let mut text = block.get("content").map(content_text).unwrap_or_default();
+    if text.trim().is_empty() {
+        text = str_of(block, "text").unwrap_or("").to_string();
+    }
+    if text.trim().is_empty() {
+        text = match tur {
+            Some(Value::String(s)) => s.clone(),
+            Some(obj @ Value::Object(_)) => {
+                let parts: Vec<&str> = ["stdout", "stderr"]
+                    .iter()
+                    .filter_map(|k| str_of(obj, k))
+                    .filter(|s| !s.trim().is_empty())
+                    .collect();
+                parts.join("\n")
+            }
+            _ => String::new(),
+        };
+    }
+    let flag = block.get("is_error").and_then(Value::as_bool);
+    let tur_error = tur.and_then(|t| t.get("is_error")).and_then(Value::as_bool) == Some(true);
+    let string_error = flag.is_none()
+        && tur
+            .and_then(Value::as_str)
+            .is_some_and(|s| s.starts_with("Error"));
+    let mut ev = ParsedEvent::new("tool/result", time, text);
+    ev.is_error = flag == Some(true) || tur_error || string_error;
+    ev.tool_name = id.as_deref().and_then(|i| cx.tool_name(i));
+    // Subagent link: `toolUseResult.agentId`, else the `agentId: … (for resuming…)` text tail.
+    let agent = tur
+        .and_then(|t| str_of(t, "agentId"))
+        .map(str::to_string)
+        .or_else(|| agent_id_in_text(&ev.text));
+    if let Some(agent_id) = agent {
+        cx.note_agent(&agent_id);
+        ev.facts.push(Fact::AgentLink {
+            tool_use_id: id.clone(),
+            agent_id,
+        });
+    }
+    ev.tool_use_id = id;
+    cx.emit(out, ev);
+}
+
+fn agent_id_in_text(text: &str) -> Option<String> {
+    let at = text.rfind("agentId: ")?;
+    let id: String = text
+        .get(at + "agentId: ".len()..)?
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .collect();
+    (!id.is_empty()).then_some(id)
+}
+
+fn assistant(
+    cx: &mut Ctx,
+    rec: &Value,
+    time: Option<String>,
+    out: &mut Vec<ParsedEvent>,
+) -> Handled {
+    let Some(msg) = rec.get("message").filter(|m| m.is_object()) else {
+        return Handled::Broken;
+    };
+    if let Some(model) = str_of(msg, "model").filter(|m| !m.starts_with('<')) {
+        cx.meta.model = Some(model.to_string());
+    }
+    let api_error = rec.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true);
+    match msg.get("content") {
+        Some(Value::String(s)) => {
+            let kind = if api_error {
+                "system/error"
+            } else {
+                "assistant/message"
+            };
+            cx.emit(out, ParsedEvent::new(kind, time, s.clone()));
+        }
+        Some(Value::Array(blocks)) => {
+            for block in blocks {
+                let t = time.clone();
+                match str_of(block, "type") {
+                    Some("text") => {
+                        let text = str_of(block, "text").unwrap_or("").to_string();
+                        let kind = if api_error {
+                            "system/error"
+                        } else {
+                            "assistant/message"
+                        };
+                        cx.emit(out, ParsedEvent::new(kind, t, text));
+                    }
+                    Some("thinking") => {
+                        let text = str_of(block, "thinking").unwrap_or("").to_string();
+                        cx.emit(out, ParsedEvent::new("assistant/thinking", t, text));
+                    }
+                    Some("tool_use") => tool_use(cx, block, t, out),
+                    _ => {}
+                }
+            }
+        }
+        _ => return Handled::Broken,
+    }
+    Handled::Known
+}
+
+fn tool_use(cx: &mut Ctx, block: &Value, time: Option<String>, out: &mut Vec<ParsedEvent>) {
+    let name = str_of(block, "name").unwrap_or("tool").to_string();
+    let id = str_of(block, "id").map(str::to_string);
+    let input = block.get("input").cloned().unwrap_or(Value::Null);
+    if let Some(id) = &id {
+        cx.remember_tool(id, &name);
+    }
+    let text = render_tool_input(&name, &input);
+    let mut ev = ParsedEvent::new("assistant/tool_use", time, text);
+    let s = |k: &str| str_of(&input, k).map(str::to_string);
+    match name.as_str() {
+        "Task" | "Agent" => ev.facts.push(Fact::Spawn {
+            tool_use_id: id.clone(),
+            subagent_type: s("subagent_type"),
+            name: s("name"),
+            description: s("description"),
+            team_name: s("team_name"),
+        }),
+        "Skill" => {
+            if let Some(skill) = s("skill").or_else(|| s("command")) {
+                ev.facts.push(Fact::SkillUse {
+                    name: skill,
+                    via: "tool".into(),
+                });
+            }
+        }
+        "Edit" | "Write" | "MultiEdit" | "NotebookEdit" => {
+            if let Some(path) = s("file_path").or_else(|| s("notebook_path")) {
+                ev.facts.push(Fact::FileEdit { path });
+            }
+        }
+        n if n.eq_ignore_ascii_case("bash") => {
+            if let Some(program) = s("command").as_deref().and_then(command_program) {
+                ev.facts.push(Fact::Command { program });
+            }
+        }
+        _ => {}
+    }
+    ev.tool_name = Some(name);
+    ev.tool_use_id = id;
+    cx.emit(out, ev);
+}
+
+fn system(
+    cx: &mut Ctx,
+    st: &mut ClaudeState,
+    rec: &Value,
+    time: Option<String>,
+    out: &mut Vec<ParsedEvent>,
+) -> Handled {
+    let subtype = str_of(rec, "subtype").unwrap_or("");
+    match subtype {
+        "api_error" | "error" | "api_refusal" | "model_refusal_fallback" => {
+            let err = rec.get("error");
+            let msg = err
+                .and_then(|e| str_of(e, "message").or_else(|| str_of(e, "formatted")))
+                .or_else(|| err.and_then(Value::as_str))
+                .or_else(|| str_of(rec, "apiRefusalExplanation"))
+                .or_else(|| str_of(rec, "content"))
+                .unwrap_or("");
+            let status = err.and_then(|e| e.get("status")).and_then(Value::as_u64);
+            let text = match status {
+                Some(code) if code > 0 => format!("{subtype} {code}: {msg}"),
+                _ => format!("{subtype}: {msg}"),
+            };
+            cx.emit(out, ParsedEvent::new("system/error", time, text));
+        }
+        "stop_hook_summary" => {
+            let mut parts: Vec<String> = Vec::new();
+            if let Some(Value::Array(errors)) = rec.get("hookErrors") {
+                parts.extend(errors.iter().map(content_text).filter(|s| !s.is_empty()));
+            }
+            if let Some(r) = str_of(rec, "stopReason").filter(|r| !r.trim().is_empty()) {
+                parts.push(r.to_string());
+            }
+            if !parts.is_empty() {
+                let text = format!("stop hook: {}", parts.join("\n"));
+                cx.emit(out, ParsedEvent::new("system/hook", time, text));
+            }
+        }
+        "local_command" => {
+            if let Some(text) = str_of(rec, "content") {
+                user_text(cx, st, text, &Origin::default(), time, out);
+            }
+        }
+        _ => {}
+    }
+    Handled::Known
+}
+
+fn progress(cx: &mut Ctx, rec: &Value) -> Handled {
+    let data = rec.get("data");
+    if data.and_then(|d| str_of(d, "type")) == Some("agent_progress") {
+        if let Some(agent_id) = data.and_then(|d| str_of(d, "agentId")) {
+            if cx.note_agent(agent_id) {
+                cx.defer_fact(Fact::AgentLink {
+                    tool_use_id: str_of(rec, "parentToolUseID").map(str::to_string),
+                    agent_id: agent_id.to_string(),
+                });
+            }
+        }
+    }
+    Handled::Known
+}
+
+fn attachment(
+    cx: &mut Ctx,
+    st: &mut ClaudeState,
+    rec: &Value,
+    time: Option<String>,
+    out: &mut Vec<ParsedEvent>,
+) -> Handled {
+    let Some(att) = rec.get("attachment").filter(|a| a.is_object()) else {
+        return Handled::Broken;
+    };
+    let field = |k: &str| att.get(k).map(content_text).unwrap_or_default();
+    match str_of(att, "type").unwrap_or("") {
+        "invoked_skills" => {
+            let mut ev = ParsedEvent::new("system/skill", time, String::new());
+            let mut texts = Vec::new();
+            if let Some(Value::Array(skills)) = att.get("skills") {
+                for skill in skills {
+                    if let Some(name) = str_of(skill, "name") {
+                        ev.facts.push(Fact::SkillUse {
+                            name: name.to_string(),
+                            via: "attachment".into(),
+                        });
+                        texts.push(name.to_string());
+                    }
+                    if let Some(body) = str_of(skill, "content") {
+                        texts.push(cap_chars(body, 16 * 1024));
+                    }
+                }
+            }
+            ev.text = texts.join("\n");
+            cx.emit(out, ev);
+        }
+        "hook_additional_context"
+        | "hook_blocking_error"
+        | "hook_non_blocking_error"
+        | "hook_success"
+        | "hook_error" => {
+            let body = [field("content"), field("stderr"), field("blockingError")]
+                .into_iter()
+                .filter(|s| !s.trim().is_empty())
+                .collect::<Vec<_>>()
+                .join("\n");
+            if !body.is_empty() {
+                let name = str_of(att, "hookName").unwrap_or("hook");
+                let text = format!("{name}: {body}");
+                cx.emit(out, ParsedEvent::new("system/hook", time, text));
+            }
+        }
+        "nested_memory" => {
+            let text = field("content");
+            cx.emit(out, ParsedEvent::new("system/context", time, text));
+        }
+        "queued_command" => {
+            let text = field("prompt");
+            queued_prompt(cx, st, &text, time, out);
+        }
+        _ => {}
+    }
+    Handled::Known
+}
+
+/// The value of `name="…"` in the opening tag at the start of `t`.
+fn attr<'a>(t: &'a str, name: &str) -> Option<&'a str> {
+    let head = t.get(..t.find('>')?)?;
+    let key = format!("{name}=\"");
+    let start = head.find(&key)? + key.len();
+    let rest = head.get(start..)?;
+    rest.get(..rest.find('"')?)
+}
+
+/// The text between `<tag …>` and `</tag>`.
+fn inner<'a>(t: &'a str, tag: &str) -> Option<&'a str> {
+    let open = t.find(&format!("<{tag}"))?;
+    let body_start = open + t.get(open..)?.find('>')? + 1;
+    let close = format!("</{tag}>");
+    let rest = t.get(body_start..)?;
+    rest.get(..rest.find(&close).unwrap_or(rest.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::TranscriptKind::Claude;
+    use super::super::parser::{assert_resumable, parse_str};
+    use super::*;
+
+    fn types(events: &[ParsedEvent]) -> Vec<&str> {
+        events.iter().map(|e| e.event_type.as_str()).collect()
+    }
+
+    const SESSION: &str = r#"{"type":"user","sessionId":"s1","cwd":"/w","version":"2.1.39","gitBranch":"main","timestamp":"2026-02-12T14:00:00.000Z","message":{"role":"user","content":"run the tests"}}
+{"type":"assistant","sessionId":"s1","timestamp":"2026-02-12T14:00:01.000Z","message":{"model":"claude-opus-4-6","content":[{"type":"thinking","thinking":"plan"},{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"cd /w && cargo test","description":"run"}}]}}
+{"type":"user","sessionId":"s1","timestamp":"2026-02-12T14:00:02.000Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"Exit code 101","is_error":true}]},"toolUseResult":"Error: Exit code 101"}
+{"type":"assistant","sessionId":"s1","message":{"content":[{"type":"tool_use","id":"t2","name":"Skill","input":{"skill":"elixir:hex-docs-search"}}]}}
+{"type":"user","sessionId":"s1","message":{"content":[{"type":"tool_result","tool_use_id":"t2","content":"Launching skill: elixir:hex-docs-search"}]},"toolUseResult":{"success":true}}
+{"type":"user","isMeta":true,"sourceToolUseID":"t2","message":{"content":[{"type":"text","text":"Base directory for this skill: /h/skills/hex-docs-search\n\n# Hex"}]}}
+{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t9","content":[{"type":"text","text":"mcp says hi"},{"type":"image","source":{"type":"base64","data":"AAAA"}}]}]},"toolUseResult":[{"type":"text","text":"mcp says hi"}]}
+{"type":"user","message":{"role":"user","content":"спасибо, работает"}}
+{"type":"summary","summary":"Fix the tests","leafUuid":"x"}
+{"type":"custom-title","customTitle":"My title"}
+{"type":"brand-new-type","sessionId":"s1"}
+"#;
+
+    #[test]
+    fn maps_a_session() {
+        let (events, p) = parse_str(Claude, SESSION);
+        assert_eq!(
+            types(&events),
+            vec![
+                "user/message",
+                "assistant/thinking",
+                "assistant/tool_use",
+                "tool/result",
+                "assistant/tool_use",
+                "tool/result",
+                "system/skill",
+                "tool/result",
+                "user/message",
+                "system/summary",
+            ]
+        );
+        let bash = &events[2];
+        assert_eq!(
+            bash.text,
+            "Bash\ncommand: cd /w && cargo test\ndescription: run"
+        );
+        assert_eq!(
+            bash.facts,
+            vec![Fact::Command {
+                program: "cargo".into()
+            }]
+        );
+        assert!(events[3].is_error);
+        assert_eq!(events[3].tool_name.as_deref(), Some("Bash"));
+        assert!(events[4].facts.contains(&Fact::SkillUse {
+            name: "elixir:hex-docs-search".into(),
+            via: "tool".into()
+        }));
+        assert!(!events[5].is_error, "is_error absent means success");
+        assert!(!events[6].human);
+        assert_eq!(events[7].text, "mcp says hi");
+        assert!(events[8].human);
+        let m = p.meta();
+        assert_eq!(m.session_id.as_deref(), Some("s1"));
+        assert_eq!(m.model.as_deref(), Some("claude-opus-4-6"));
+        assert_eq!(m.title.as_deref(), Some("My title"));
+        assert_eq!(m.created_at.as_deref(), Some("2026-02-12T14:00:00.000Z"));
+        assert_eq!(p.stats().skipped_unknown, 1);
+        assert_eq!(p.stats().ignored, 1);
+        assert_eq!(p.outcome().as_str(), "success");
+        assert_resumable(Claude, SESSION);
+    }
+
+    #[test]
+    fn malformed_bodies_are_counted_not_fatal() {
+        let text = concat!(
+            "{\"type\":\"assistant\",\"message\":{\"content\":null}}\n",
+            "{\"type\":\"assistant\"}\n",
+            "{\"type\":\"user\",\"message\":{\"role\":\"user\"}}\n",
+            "\0\0\0\0\0\0\n",
+            "{\"type\":\"user\",\"message\":{\"content\":\"a\"{\"type\":\"user\",\"message\":{\"content\":\"hello\"}}\n",
+            "{\"type\":\"user\",\"message\":{\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"x\",\"content\":null}]},\"toolUseResult\":{\"stdout\":\"out\",\"stderr\":\"\"}}\n",
+        );
+        let (events, p) = parse_str(Claude, text);
+        assert_eq!(types(&events), vec!["user/message", "tool/result"]);
+        assert_eq!(events[0].text, "hello");
+        assert_eq!(events[1].text, "out");
+        assert_eq!(p.stats().skipped_broken, 5);
+        assert_eq!(p.stats().lines, 6);
+    }
+
+    #[test]
+    fn injected_lines_are_not_human() {
+        let text = r#"{"type":"user","message":{"content":"fix it"}}
+{"type":"assistant","message":{"content":[{"type":"text","text":"ok"}]}}
+{"type":"user","isMeta":true,"message":{"content":"<local-command-caveat>Caveat: ...</local-command-caveat>"}}
+{"type":"user","message":{"content":"<command-name>/handgemacht:create-beads</command-name>\n<command-message>x</command-message>\n<command-args>epic</command-args>"}}
+{"type":"user","isMeta":true,"message":{"content":[{"type":"text","text":"Create beads with a preview."}]}}
+{"type":"user","message":{"content":"<local-command-stdout>done</local-command-stdout>"}}
+{"type":"user","message":{"content":"<teammate-message teammate_id=\"alice\" color=\"blue\">tests pass</teammate-message>"}}
+{"type":"user","message":{"content":"<task-notification>\n<task-id>b1</task-id></task-notification>"}}
+{"type":"user","isCompactSummary":true,"message":{"content":"This session is being continued"}}
+{"type":"user","isMeta":true,"message":{"content":"Stop hook feedback:\n[x]: failing"}}
+{"type":"user","message":{"content":[{"type":"text","text":"[Request interrupted by user]"}]}}
+{"type":"system","subtype":"local_command","content":"<command-name>/model</command-name>\n<command-message>model</command-message>\n<command-args></command-args>"}
+"#;
+        let (events, p) = parse_str(Claude, text);
+        assert_eq!(
+            types(&events),
+            vec![
+                "user/message",
+                "assistant/message",
+                "user/command",
+                "system/skill",
+                "system/context",
+                "team/message",
+                "system/notification",
+                "system/summary",
+                "system/hook",
+                "system/error",
+                "user/command",
+            ]
+        );
+        let human: Vec<&str> = events
+            .iter()
+            .filter(|e| e.human)
+            .map(|e| e.text.as_str())
+            .collect();
+        assert_eq!(
+            human,
+            vec!["fix it", "/handgemacht:create-beads epic", "/model"]
+        );
+        assert_eq!(
+            events[3].facts,
+            vec![Fact::SkillUse {
+                name: "handgemacht:create-beads".into(),
+                via: "slash_command".into()
+            }]
+        );
+        assert_eq!(events[5].text, "tests pass");
+        assert_eq!(
+            events[5].facts,
+            vec![Fact::TeammateMessage {
+                teammate_id: "alice".into()
+            }]
+        );
+        assert_eq!(p.stats().ignored, 1);
+        assert_resumable(Claude, text);
+    }
+
+    #[test]
+    fn sidechains_subagent_files_and_links() {
+        let main = r#"{"type":"user","sessionId":"m","message":{"content":"go"}}
+{"type":"assistant","sessionId":"m","message":{"content":[{"type":"tool_use","id":"tk","name":"Task","input":{"description":"look","prompt":"find x","subagent_type":"general-purpose"}}]}}
+{"type":"progress","data":{"type":"agent_progress","agentId":"abc1234"},"parentToolUseID":"tk"}
+{"type":"user","isSidechain":true,"agentId":"abc1234","sessionId":"m","message":{"content":"find x"}}
+{"type":"assistant","isSidechain":true,"sessionId":"m","message":{"content":[{"type":"text","text":"found"}]}}
+{"type":"user","sessionId":"m","message":{"content":[{"type":"tool_result","tool_use_id":"tk","content":[{"type":"text","text":"found\nagentId: abc1234 (for resuming)"}]}]}}
+"#;
+        let (events, p) = parse_str(Claude, main);
+        assert_eq!(
+            types(&events),
+            vec![
+                "user/message",
+                "assistant/tool_use",
+                "agent/prompt",
+                "assistant/message",
+                "tool/result"
+            ]
+        );
+        assert!(
+            matches!(&events[1].facts[0], Fact::Spawn { subagent_type: Some(t), .. } if t == "general-purpose")
+        );
+        let link = Fact::AgentLink {
+            tool_use_id: Some("tk".into()),
+            agent_id: "abc1234".into(),
+        };
+        assert!(events[2].facts.contains(&link), "deferred progress link");
+        assert!(events[4].facts.contains(&link), "text tail link");
+        assert_eq!(events[2].sidechain_agent.as_deref(), Some("abc1234"));
+        assert_eq!(events[3].sidechain_agent.as_deref(), Some("sidechain"));
+        assert_eq!(events[4].sidechain_agent, None);
+        assert_eq!(p.meta().agent_id, None);
+
+        let child = r#"{"type":"user","isSidechain":true,"agentId":"abc1234","sessionId":"m","message":{"content":"find x"}}
+{"type":"assistant","isSidechain":true,"agentId":"abc1234","sessionId":"m","message":{"content":[{"type":"text","text":"found"}]}}
+"#;
+        let (events, mut p) = parse_str(Claude, child);
+        assert_eq!(types(&events), vec!["agent/prompt", "assistant/message"]);
+        assert!(events
+            .iter()
+            .all(|e| !e.human && e.sidechain_agent.is_none()));
+        p.apply_sidecar(br#"{"agentType":"Explore","description":"look","toolUseId":"tk"}"#);
+        p.apply_sidecar(b"not json");
+        let m = p.meta();
+        assert_eq!(m.agent_id.as_deref(), Some("abc1234"));
+        assert_eq!(m.parent_session_id.as_deref(), Some("m"));
+        assert_eq!(m.session_id.as_deref(), Some("m"));
+        assert_eq!(m.agent_preset.as_deref(), Some("Explore"));
+        assert_eq!(m.spawn_tool_use_id.as_deref(), Some("tk"));
+        assert_resumable(Claude, main);
+    }
+
+    #[test]
+    fn queued_prompts_are_indexed_once() {
+        let text = r#"{"type":"user","message":{"content":"start"}}
+{"type":"queue-operation","operation":"enqueue","content":"check again"}
+{"type":"queue-operation","operation":"remove"}
+{"type":"queue-operation","operation":"enqueue","content":"/mcp"}
+{"type":"user","message":{"content":"<command-name>/mcp</command-name>\n<command-message>mcp</command-message>\n<command-args></command-args>"}}
+{"type":"user","message":{"content":"check again"}}
+{"type":"user","message":{"content":"check again"}}
+"#;
+        let (events, _) = parse_str(Claude, text);
+        let texts: Vec<(&str, &str)> = events
+            .iter()
+            .map(|e| (e.event_type.as_str(), e.text.as_str()))
+            .collect();
+        assert_eq!(
+            texts,
+            vec![
+                ("user/message", "start"),
+                ("user/message", "check again"),
+                ("user/command", "/mcp"),
+                ("user/message", "check again"),
+            ]
+        );
+    }
+
+    #[test]
+    fn outcome_failure_when_the_person_says_it_fails() {
+        let text = r#"{"type":"user","message":{"content":"the login does not work"}}
+{"type":"assistant","message":{"content":[{"type":"text","text":"fixed"}]}}
+{"type":"user","message":{"content":"still failing"}}
+"#;
+        let (_, p) = parse_str(Claude, text);
+        assert_eq!(p.outcome(), Outcome::Failure);
+    }
+
+    use super::super::parser::Outcome;
+}

@@ -1,0 +1,357 @@
+//! Finding transcript files on disk and telling what each one is.
+//!
+//! Claude Code moved subagent transcripts three times (inline sidechains, flat `agent-*.jsonl`,
+//! `<sessionId>/subagents/agent-*.jsonl`, workflow runs one level deeper) and keeps non-transcript
+//! JSONL next to them (`journal.jsonl`); Codex shards rollouts by local date. Discovery walks a
+//! root with `std::fs` only, skips what is not a transcript, detects the format from the file name
+//! or its first lines, and records the layout hints (parent session, agent id, sidecar) that the
+//! records themselves do not carry, so parsers never decode directory names.
+
+use std::collections::HashSet;
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::lines::{read_all_lines, LineItem};
+use super::model::TranscriptKind;
+
+/// How deep a walk goes below a root (Codex `YYYY/MM/DD`, workflows are 4–5 levels).
+const MAX_DEPTH: usize = 12;
+/// How much of a file's head is read to detect its format.
+const SNIFF_BYTES: u64 = 256 * 1024;
+const SNIFF_LINES: usize = 8;
+
+/// Where a transcript sits in its agent's layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Layout {
+    /// A session's own transcript (Claude `<sessionId>.jsonl`, any Codex rollout).
+    Main,
+    /// A Claude subagent transcript (`agent-<id>.jsonl`).
+    Subagent {
+        /// The `<sessionId>` folder above `subagents/` (era 3/4); `None` for flat era-2 files.
+        parent_session_hint: Option<String>,
+        /// `<id>` from `agent-<id>.jsonl`.
+        agent_id_hint: Option<String>,
+        /// `agent-<id>.meta.json` next to the transcript, when present (era 4).
+        sidecar: Option<PathBuf>,
+    },
+}
+
+/// One transcript found on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TranscriptFile {
+    pub path: PathBuf,
+    pub kind: TranscriptKind,
+    pub layout: Layout,
+}
+
+/// Every transcript under `root`, sorted by path. Unreadable entries are skipped; symlinked
+/// directories are followed once (a loop is cut by remembering canonical paths).
+pub fn discover(root: &Path) -> Vec<TranscriptFile> {
+    let mut found = Vec::new();
+    let mut visited = HashSet::new();
+    if root.is_file() {
+        if let Some(f) = classify(root) {
+            found.push(f);
+        }
+    } else {
+        walk(root, 0, &mut visited, &mut found);
+    }
+    found.sort_by(|a, b| a.path.cmp(&b.path));
+    found
+}
+
+fn walk(dir: &Path, depth: usize, visited: &mut HashSet<PathBuf>, found: &mut Vec<TranscriptFile>) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let Ok(canonical) = fs::canonicalize(dir) else {
+        return;
+    };
+    if !visited.insert(canonical) {
+        return;
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for path in paths {
+        // `metadata` follows symlinks; the visited set stops loops.
+        let Ok(meta) = fs::metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            walk(&path, depth + 1, visited, found);
+        } else if meta.is_file() {
+            if let Some(f) = classify(&path) {
+                found.push(f);
+            }
+        }
+    }
+}
+
+/// A transcript's kind and layout, or `None` when the file is not a transcript.
+pub fn classify(path: &Path) -> Option<TranscriptFile> {
+    let name = path.file_name()?.to_str()?;
+    if !name.ends_with(".jsonl") || name == "journal.jsonl" {
+        return None;
+    }
+    let stem = name.strip_suffix(".jsonl")?;
+    let kind = detect_kind(path, name);
+    let layout = match (kind, stem.strip_prefix("agent-")) {
+        (TranscriptKind::Claude, Some(id)) => {
+            let sidecar = path.with_file_name(format!("{stem}.meta.json"));
+            Layout::Subagent {
+                parent_session_hint: parent_session_of(path),
+                agent_id_hint: (!id.is_empty()).then(|| id.to_string()),
+                sidecar: sidecar.is_file().then_some(sidecar),
+            }
+        }
+        _ => Layout::Main,
+    };
+    Some(TranscriptFile {
+        path: path.to_path_buf(),
+        kind,
+        layout,
+    })
+}
+
+/// The `<sessionId>` folder owning a `subagents/` folder above `path`, if any:
+/// `<sid>/subagents/agent-x.jsonl` and `<sid>/subagents/workflows/wf_*/agent-x.jsonl`.
+fn parent_session_of(path: &Path) -> Option<String> {
+    let mut dirs = path.ancestors().skip(1);
+    let mut subagents = None;
+    for _ in 0..3 {
+        let dir = dirs.next()?;
+        if dir.file_name().and_then(|n| n.to_str()) == Some("subagents") {
+            subagents = Some(dir);
+            break;
+        }
+    }
+    let session_dir = subagents?.parent()?;
+    session_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .map(str::to_string)
+}
+
+/// Codex if the name starts with `rollout-` or one of the first lines is a Codex envelope or a
+/// legacy `{id,timestamp,instructions}` header; Claude otherwise.
+fn detect_kind(path: &Path, name: &str) -> TranscriptKind {
+    if name.starts_with("rollout-") {
+        return TranscriptKind::Codex;
+    }
+    match fs::File::open(path) {
+        Ok(file) => sniff(file.take(SNIFF_BYTES)),
+        Err(_) => TranscriptKind::Claude,
+    }
+}
+
+fn sniff<R: Read>(mut reader: R) -> TranscriptKind {
+    let mut head = Vec::new();
+    if reader.read_to_end(&mut head).is_err() {
+        return TranscriptKind::Claude;
+    }
+    let mut verdict = None;
+    let mut seen = 0;
+    let _ = read_all_lines(std::io::Cursor::new(&head), 0, head.len() + 1, |item| {
+        let LineItem::Line(bytes) = item else { return };
+        if verdict.is_some() || seen >= SNIFF_LINES {
+            return;
+        }
+        seen += 1;
+        if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
+            verdict = line_kind(&v);
+        }
+    });
+    verdict.unwrap_or(TranscriptKind::Claude)
+}
+
+/// What one record says about its format, if anything.
+fn line_kind(v: &Value) -> Option<TranscriptKind> {
+    let ty = v.get("type").and_then(Value::as_str);
+    if v.get("payload").is_some_and(Value::is_object) {
+        return Some(TranscriptKind::Codex);
+    }
+    if ty.is_none() && v.get("id").is_some() && v.get("instructions").is_some() {
+        return Some(TranscriptKind::Codex);
+    }
+    if v.get("record_type").is_some() {
+        return Some(TranscriptKind::Codex);
+    }
+    if v.get("sessionId").is_some() || v.get("uuid").is_some() || v.get("parentUuid").is_some() {
+        return Some(TranscriptKind::Claude);
+    }
+    None
+}
+
+/// The transcript roots of this machine that exist: `$CLAUDE_CONFIG_DIR/projects` (else
+/// `~/.claude/projects`), `$CODEX_HOME/sessions` and `$CODEX_HOME/archived_sessions` (else
+/// `~/.codex/...`).
+pub fn default_roots() -> Vec<PathBuf> {
+    let env_dir = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let home = env_dir("HOME").or_else(|| env_dir("USERPROFILE"));
+    let claude = env_dir("CLAUDE_CONFIG_DIR").or_else(|| home.as_ref().map(|h| h.join(".claude")));
+    let codex = env_dir("CODEX_HOME").or_else(|| home.as_ref().map(|h| h.join(".codex")));
+    let mut roots = Vec::new();
+    if let Some(c) = claude {
+        roots.push(c.join("projects"));
+    }
+    if let Some(c) = codex {
+        roots.push(c.join("sessions"));
+        roots.push(c.join("archived_sessions"));
+    }
+    roots.retain(|r| r.is_dir());
+    roots
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn touch(path: &Path, body: &str) {
+        if let Some(dir) = path.parent() {
+            let _ = fs::create_dir_all(dir);
+        }
+        let _ = fs::write(path, body);
+    }
+
+    #[test]
+    fn finds_every_era_and_skips_non_transcripts() {
+        let tmp = tempfile::tempdir().ok();
+        let Some(tmp) = tmp else { return };
+        let root = tmp.path();
+        let claude_line = "{\"type\":\"user\",\"sessionId\":\"s\"}\n";
+        let proj = root.join("-home-me-proj");
+        touch(&proj.join("s1.jsonl"), claude_line);
+        touch(&proj.join("agent-1a2b3c4.jsonl"), claude_line);
+        touch(&proj.join("s1/subagents/agent-aac57f5.jsonl"), claude_line);
+        touch(
+            &proj.join("s1/subagents/agent-a05d358b0666d872d.jsonl"),
+            claude_line,
+        );
+        touch(
+            &proj.join("s1/subagents/agent-a05d358b0666d872d.meta.json"),
+            "{}",
+        );
+        touch(
+            &proj.join("s1/subagents/workflows/wf_9/agent-b1.jsonl"),
+            claude_line,
+        );
+        touch(
+            &proj.join("s1/subagents/workflows/wf_9/journal.jsonl"),
+            claude_line,
+        );
+        touch(&proj.join("s1/workflows/wf_9.json"), "{}");
+        touch(&proj.join("notes.txt"), "x");
+        touch(
+            &root.join("codex/2025/09/24/rollout-2025-09-24T19-22-20-x.jsonl"),
+            "{\"timestamp\":\"t\",\"type\":\"session_meta\",\"payload\":{}}\n",
+        );
+        touch(
+            &root.join("codex/legacy.jsonl"),
+            "{\"id\":\"x\",\"timestamp\":\"t\",\"instructions\":null}\n",
+        );
+        let found = discover(root);
+        let names: Vec<String> = found
+            .iter()
+            .filter_map(|f| f.path.strip_prefix(root).ok())
+            .map(|p| p.display().to_string())
+            .collect();
+        assert_eq!(names.len(), 7, "{names:?}");
+        let get = |suffix: &str| found.iter().find(|f| f.path.ends_with(suffix));
+        assert_eq!(get("s1.jsonl").map(|f| &f.layout), Some(&Layout::Main));
+        let flat = get("agent-1a2b3c4.jsonl").map(|f| f.layout.clone());
+        assert_eq!(
+            flat,
+            Some(Layout::Subagent {
+                parent_session_hint: None,
+                agent_id_hint: Some("1a2b3c4".into()),
+                sidecar: None
+            })
+        );
+        match get("agent-a05d358b0666d872d.jsonl").map(|f| &f.layout) {
+            Some(Layout::Subagent {
+                parent_session_hint,
+                sidecar,
+                ..
+            }) => {
+                assert_eq!(parent_session_hint.as_deref(), Some("s1"));
+                assert!(sidecar.is_some());
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        match get("wf_9/agent-b1.jsonl").map(|f| &f.layout) {
+            Some(Layout::Subagent {
+                parent_session_hint,
+                ..
+            }) => assert_eq!(parent_session_hint.as_deref(), Some("s1")),
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(
+            get("legacy.jsonl").map(|f| f.kind),
+            Some(TranscriptKind::Codex)
+        );
+        assert!(get("journal.jsonl").is_none());
+        let mut sorted = found.clone();
+        sorted.sort_by(|a, b| a.path.cmp(&b.path));
+        assert_eq!(sorted, found);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlink_loops_are_cut() {
+        let Some(tmp) = tempfile::tempdir().ok() else {
+            return;
+        };
+        let root = tmp.path();
+        touch(&root.join("a/s.jsonl"), "{\"sessionId\":\"s\"}\n");
+        let _ = std::os::unix::fs::symlink(root, root.join("a/loop"));
+        let found = discover(root);
+        assert_eq!(found.len(), 1);
+    }
+
+    #[test]
+    #[ignore]
+    fn zz_dump() {
+        use super::super::parser::parse_file;
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/real");
+        for f in discover(&root) {
+            let (ev, meta, stats, outcome) = parse_file(&f.path, f.kind).unwrap();
+            let mut counts = std::collections::BTreeMap::new();
+            for e in &ev {
+                *counts.entry(e.event_type.clone()).or_insert(0) += 1;
+            }
+            let errs = ev.iter().filter(|e| e.is_error).count();
+            let human = ev.iter().filter(|e| e.human).count();
+            println!("== {} {:?} {:?}\n  stats {:?}\n  outcome {} errs {} human {}\n  {:?}\n  meta sid={:?} agent={:?} parent={:?} preset={:?} title={:?} model={:?} cwd={:?} ver={:?} created={:?} last={:?} branch={:?}",
+                f.path.strip_prefix(&root).unwrap().display(), f.kind, f.layout, stats, outcome.as_str(), errs, human, counts,
+                meta.session_id, meta.agent_id, meta.parent_session_id, meta.agent_preset, meta.title, meta.model, meta.cwd, meta.version, meta.created_at, meta.last_event_at, meta.git_branch);
+            if std::env::var("DUMP")
+                .map(|d| f.path.to_string_lossy().contains(&d))
+                .unwrap_or(false)
+            {
+                for e in &ev {
+                    let t: String = e.text.chars().take(160).collect();
+                    println!(
+                        "    {} h={} err={} tool={:?} sc={:?} facts={:?} | {:?}",
+                        e.event_type,
+                        e.human,
+                        e.is_error,
+                        e.tool_name,
+                        e.sidechain_agent,
+                        e.facts,
+                        t
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,522 @@
+//! The episodes indexer: the only writer of `episodes.sqlite`.
+//!
+//! It walks transcript roots, skips unchanged files by fingerprint (size + mtime), reads a growing
+//! file from its last complete line (resuming the parser from its saved state), and re-reads a
+//! rewritten one. Event text is redacted before it is stored, and the stemmed terms that FTS5
+//! indexes are made from the redacted text, so a secret can be found by neither value nor query.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use sha2::{Digest, Sha256};
+
+use super::discover::{discover, Layout, TranscriptFile};
+use super::lines::{read_lines, LineItem, DEFAULT_MAX_LINE_BYTES};
+use super::model::{ParseStats, ParsedEvent, SessionMeta};
+use super::parser::TranscriptParser;
+use super::store;
+use crate::text::{redact, tokens};
+
+/// How the indexer behaves; the defaults suit real machines.
+#[derive(Debug, Clone)]
+pub struct IndexOptions {
+    pub roots: Vec<PathBuf>,
+    pub max_line_bytes: usize,
+    /// A session whose file changed this recently is reported `live`.
+    pub live_window: Duration,
+}
+
+impl IndexOptions {
+    pub fn new(roots: Vec<PathBuf>) -> Self {
+        IndexOptions {
+            roots,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            live_window: Duration::from_secs(300),
+        }
+    }
+}
+
+/// What one indexing run did, for the summary a person reads.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct IndexSummary {
+    pub files_seen: u64,
+    pub files_unchanged: u64,
+    pub files_new: u64,
+    pub files_appended: u64,
+    pub files_rewritten: u64,
+    pub failed: Vec<(String, String)>,
+    pub events_added: u64,
+    pub sessions: u64,
+    pub bytes_read: u64,
+    pub secrets_redacted: u64,
+    pub lines: ParseStats,
+    pub index_rev: String,
+    pub elapsed_ms: u64,
+}
+
+/// Progress of a run, reported after each file.
+#[derive(Debug, Clone)]
+pub struct IndexProgress<'a> {
+    pub done: u64,
+    pub total: u64,
+    pub bytes_done: u64,
+    pub bytes_total: u64,
+    pub path: &'a Path,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("cannot open or write the episodes index {path}: {source}")]
+    Store {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+}
+
+/// Index every transcript under `opts.roots` into the store at `db_path`.
+pub fn index_episodes(
+    db_path: &Path,
+    opts: &IndexOptions,
+    progress: &mut dyn FnMut(&IndexProgress<'_>),
+) -> Result<IndexSummary, IndexError> {
+    let started = Instant::now();
+    let store_err = |source| IndexError::Store {
+        path: db_path.to_path_buf(),
+        source,
+    };
+    let mut conn = store::open_rw(db_path).map_err(store_err)?;
+    let mut files: Vec<TranscriptFile> = Vec::new();
+    for root in &opts.roots {
+        files.extend(discover(root));
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files.dedup_by(|a, b| a.path == b.path);
+
+    let sizes: Vec<u64> = files
+        .iter()
+        .map(|f| std::fs::metadata(&f.path).map(|m| m.len()).unwrap_or(0))
+        .collect();
+    let bytes_total = sizes.iter().sum();
+    let mut summary = IndexSummary {
+        files_seen: files.len() as u64,
+        ..IndexSummary::default()
+    };
+    let mut bytes_done = 0;
+    for (i, file) in files.iter().enumerate() {
+        match index_file(&mut conn, file, opts, &mut summary) {
+            Ok(()) => {}
+            Err(FileError::Io(e)) => summary
+                .failed
+                .push((file.path.display().to_string(), e.to_string())),
+            Err(FileError::Sql(e)) => return Err(store_err(e)),
+        }
+        bytes_done += sizes[i];
+        progress(&IndexProgress {
+            done: i as u64 + 1,
+            total: files.len() as u64,
+            bytes_done,
+            bytes_total,
+            path: &file.path,
+        });
+    }
+    let rev = compute_index_rev(&conn).map_err(store_err)?;
+    store::meta_set(&conn, "index_rev", &rev).map_err(store_err)?;
+    summary.sessions = conn
+        .query_row("SELECT count(*) FROM sessions", [], |r| r.get::<_, i64>(0))
+        .map_err(store_err)? as u64;
+    summary.index_rev = rev;
+    summary.elapsed_ms = started.elapsed().as_millis() as u64;
+    Ok(summary)
+}
+
+enum FileError {
+    Io(std::io::Error),
+    Sql(rusqlite::Error),
+}
+
+impl From<std::io::Error> for FileError {
+    fn from(e: std::io::Error) -> Self {
+        FileError::Io(e)
+    }
+}
+impl From<rusqlite::Error> for FileError {
+    fn from(e: rusqlite::Error) -> Self {
+        FileError::Sql(e)
+    }
+}
+
+struct FileRow {
+    session_id: String,
+    size: u64,
+    mtime_ns: i64,
+    head_hash: String,
+    offset: u64,
+    parser_state: String,
+}
+
+fn index_file(
+    conn: &mut Connection,
+    file: &TranscriptFile,
+    opts: &IndexOptions,
+    summary: &mut IndexSummary,
+) -> Result<(), FileError> {
+    let path_str = file.path.to_string_lossy().to_string();
+    let meta = std::fs::metadata(&file.path)?;
+    let size = meta.len();
+    let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+    let mtime_ns = modified
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0);
+    let live = SystemTime::now()
+        .duration_since(modified)
+        .map(|age| age < opts.live_window)
+        .unwrap_or(true);
+
+    let old: Option<FileRow> = conn
+        .query_row(
+            "SELECT session_id, size, mtime_ns, head_hash, offset, parser_state
+             FROM files WHERE path=?1",
+            [&path_str],
+            |r| {
+                Ok(FileRow {
+                    session_id: r.get(0)?,
+                    size: r.get::<_, i64>(1)? as u64,
+                    mtime_ns: r.get(2)?,
+                    head_hash: r.get(3)?,
+                    offset: r.get::<_, i64>(4)? as u64,
+                    parser_state: r.get(5)?,
+                })
+            },
+        )
+        .optional()?;
+
+    if let Some(o) = &old {
+        if o.size == size && o.mtime_ns == mtime_ns {
+            summary.files_unchanged += 1;
+            return Ok(());
+        }
+    }
+    let appendable = match &old {
+        Some(o) if size >= o.size => head_hash(&file.path, o.size)? == o.head_hash,
+        _ => false,
+    };
+    let (mut parser, start, resumed_from) = match (&old, appendable) {
+        (Some(o), true) => match serde_json::from_str::<TranscriptParser>(&o.parser_state) {
+            Ok(p) => (p, o.offset, Some(o)),
+            Err(_) => (new_parser(file), 0, None),
+        },
+        _ => (new_parser(file), 0, None),
+    };
+    let before = *parser.stats();
+
+    let mut events: Vec<ParsedEvent> = Vec::new();
+    let reader = File::open(&file.path)?;
+    let end = read_lines(reader, start, opts.max_line_bytes, |item| match item {
+        LineItem::Line(line) => parser.feed(line, &mut events),
+        LineItem::Oversized { len } => parser.feed_oversized(len),
+    })?;
+    summary.bytes_read += end.saturating_sub(start);
+    let after = *parser.stats();
+    summary.lines.add(&diff(&after, &before));
+
+    let tx = conn.transaction()?;
+    let session_id = match resumed_from {
+        Some(o) => {
+            summary.files_appended += 1;
+            o.session_id.clone()
+        }
+        None => {
+            if let Some(o) = &old {
+                delete_session(&tx, &o.session_id)?;
+                summary.files_rewritten += 1;
+            } else {
+                summary.files_new += 1;
+            }
+            unique_session_id(&tx, &session_key(file, parser.meta()), &path_str)?
+        }
+    };
+    let next_seq: i64 = tx
+        .query_row(
+            "SELECT coalesce(max(seq), 0) FROM events WHERE session_id=?1",
+            [&session_id],
+            |r| r.get(0),
+        )
+        .unwrap_or(0);
+    let (added, secrets) = insert_events(&tx, &session_id, next_seq, &events)?;
+    summary.events_added += added;
+    summary.secrets_redacted += secrets;
+    upsert_session(&tx, &session_id, file, &parser, &path_str, live)?;
+    let state = serde_json::to_string(&parser).unwrap_or_default();
+    let stats = parser.stats();
+    tx.execute(
+        "INSERT INTO files(path, kind, session_id, size, mtime_ns, head_hash, offset, parser_state,
+                           lines, skipped)
+         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+         ON CONFLICT(path) DO UPDATE SET kind=excluded.kind, session_id=excluded.session_id,
+           size=excluded.size, mtime_ns=excluded.mtime_ns, head_hash=excluded.head_hash,
+           offset=excluded.offset, parser_state=excluded.parser_state, lines=excluded.lines,
+           skipped=excluded.skipped",
+        params![
+            path_str,
+            file.kind.as_str(),
+            session_id,
+            size as i64,
+            mtime_ns,
+            head_hash(&file.path, size)?,
+            end as i64,
+            state,
+            stats.lines as i64,
+            (stats.skipped_broken + stats.skipped_unknown + stats.skipped_oversized) as i64,
+        ],
+    )?;
+    tx.commit()?;
+    Ok(())
+}
+
+fn new_parser(file: &TranscriptFile) -> TranscriptParser {
+    let mut parser = TranscriptParser::new(file.kind);
+    if let Layout::Subagent {
+        sidecar: Some(sidecar),
+        ..
+    } = &file.layout
+    {
+        if let Ok(bytes) = std::fs::read(sidecar) {
+            parser.apply_sidecar(&bytes);
+        }
+    }
+    parser
+}
+
+fn diff(after: &ParseStats, before: &ParseStats) -> ParseStats {
+    ParseStats {
+        lines: after.lines - before.lines.min(after.lines),
+        events: after.events - before.events.min(after.events),
+        skipped_broken: after.skipped_broken - before.skipped_broken.min(after.skipped_broken),
+        skipped_unknown: after.skipped_unknown - before.skipped_unknown.min(after.skipped_unknown),
+        skipped_oversized: after.skipped_oversized
+            - before.skipped_oversized.min(after.skipped_oversized),
+        ignored: after.ignored - before.ignored.min(after.ignored),
+    }
+}
+
+/// The session id a file's events are stored under.
+///
+/// A main Claude file is `<sessionId>.jsonl` and its stem is what `claude --resume` takes; a
+/// Codex rollout owns the id of its first `session_meta`; a subagent transcript gets
+/// `<parent>/agent-<id>` so its `seq` never collides with its parent's.
+fn session_key(file: &TranscriptFile, meta: &SessionMeta) -> String {
+    let stem = file
+        .path
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
+    match &file.layout {
+        Layout::Subagent {
+            parent_session_hint,
+            agent_id_hint,
+            ..
+        } => {
+            let parent = parent_session_hint
+                .clone()
+                .or_else(|| meta.parent_session_id.clone())
+                .or_else(|| meta.session_id.clone())
+                .unwrap_or_else(|| "unknown".to_string());
+            let agent = agent_id_hint
+                .clone()
+                .or_else(|| meta.agent_id.clone())
+                .unwrap_or_else(|| stem.trim_start_matches("agent-").to_string());
+            format!("{parent}/agent-{agent}")
+        }
+        Layout::Main => match file.kind {
+            super::model::TranscriptKind::Claude if !stem.is_empty() => stem,
+            _ => meta.session_id.clone().unwrap_or(stem),
+        },
+    }
+}
+
+fn unique_session_id(tx: &Transaction<'_>, key: &str, path: &str) -> rusqlite::Result<String> {
+    let mut candidate = key.to_string();
+    for n in 2.. {
+        let owner: Option<String> = tx
+            .query_row(
+                "SELECT path FROM sessions WHERE session_id=?1",
+                [&candidate],
+                |r| r.get(0),
+            )
+            .optional()?;
+        match owner {
+            None => return Ok(candidate),
+            Some(p) if p == path => return Ok(candidate),
+            Some(_) => candidate = format!("{key}~{n}"),
+        }
+    }
+    Ok(candidate)
+}
+
+fn delete_session(tx: &Transaction<'_>, session_id: &str) -> rusqlite::Result<()> {
+    tx.execute(
+        "DELETE FROM events_fts WHERE rowid IN (SELECT id FROM events WHERE session_id=?1)",
+        [session_id],
+    )?;
+    tx.execute("DELETE FROM events WHERE session_id=?1", [session_id])?;
+    tx.execute("DELETE FROM sessions WHERE session_id=?1", [session_id])?;
+    Ok(())
+}
+
+fn insert_events(
+    tx: &Transaction<'_>,
+    session_id: &str,
+    last_seq: i64,
+    events: &[ParsedEvent],
+) -> rusqlite::Result<(u64, u64)> {
+    let mut ins = tx.prepare_cached(
+        "INSERT INTO events(session_id, seq, event_type, time, time_ms, text, human, tool_name,
+                            tool_use_id, is_error, sidechain_agent, facts)
+         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    )?;
+    let mut fts = tx.prepare_cached("INSERT INTO events_fts(rowid, terms) VALUES(?1, ?2)")?;
+    let mut secrets = 0u64;
+    for (i, ev) in events.iter().enumerate() {
+        let red = redact::redact(&ev.text);
+        secrets += red.count as u64;
+        let facts = if ev.facts.is_empty() {
+            None
+        } else {
+            serde_json::to_string(&ev.facts).ok()
+        };
+        let time_ms = ev.time.as_deref().and_then(parse_time_ms);
+        ins.execute(params![
+            session_id,
+            last_seq + 1 + i as i64,
+            ev.event_type,
+            ev.time,
+            time_ms,
+            red.text,
+            ev.human,
+            ev.tool_name,
+            ev.tool_use_id,
+            ev.is_error,
+            ev.sidechain_agent,
+            facts,
+        ])?;
+        let rowid = tx.last_insert_rowid();
+        let mut terms = tokens::index_text(&red.text);
+        if let Some(tool) = &ev.tool_name {
+            terms.push(' ');
+            terms.push_str(&tokens::index_text(tool));
+        }
+        fts.execute(params![rowid, terms])?;
+    }
+    Ok((events.len() as u64, secrets))
+}
+
+fn upsert_session(
+    tx: &Transaction<'_>,
+    session_id: &str,
+    file: &TranscriptFile,
+    parser: &TranscriptParser,
+    path: &str,
+    live: bool,
+) -> rusqlite::Result<()> {
+    let m = parser.meta();
+    let events: i64 = tx.query_row(
+        "SELECT count(*) FROM events WHERE session_id=?1",
+        [session_id],
+        |r| r.get(0),
+    )?;
+    let parent = match &file.layout {
+        Layout::Subagent {
+            parent_session_hint,
+            ..
+        } => parent_session_hint
+            .clone()
+            .or_else(|| m.parent_session_id.clone())
+            .or_else(|| m.session_id.clone()),
+        Layout::Main => m.parent_session_id.clone(),
+    };
+    let agent_id = match &file.layout {
+        Layout::Subagent { agent_id_hint, .. } => {
+            agent_id_hint.clone().or_else(|| m.agent_id.clone())
+        }
+        Layout::Main => m.agent_id.clone(),
+    };
+    tx.execute(
+        "INSERT INTO sessions(session_id, source, path, cwd, created_at, last_event_at,
+            agent_preset, title, parent_session_id, agent_id, agent_name, agent_description,
+            spawn_tool_use_id, team_name, git_branch, version, outcome, live, events)
+         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+                ?19)
+         ON CONFLICT(session_id) DO UPDATE SET source=excluded.source, path=excluded.path,
+            cwd=excluded.cwd, created_at=excluded.created_at, last_event_at=excluded.last_event_at,
+            agent_preset=excluded.agent_preset, title=excluded.title,
+            parent_session_id=excluded.parent_session_id, agent_id=excluded.agent_id,
+            agent_name=excluded.agent_name, agent_description=excluded.agent_description,
+            spawn_tool_use_id=excluded.spawn_tool_use_id, team_name=excluded.team_name,
+            git_branch=excluded.git_branch, version=excluded.version, outcome=excluded.outcome,
+            live=excluded.live, events=excluded.events",
+        params![
+            session_id,
+            file.kind.as_str(),
+            path,
+            m.cwd,
+            m.created_at,
+            m.last_event_at,
+            m.agent_preset,
+            m.title.as_deref().map(|t| redact::redact(t).text),
+            parent,
+            agent_id,
+            m.agent_name,
+            m.agent_description.as_deref().map(|t| redact::redact(t).text),
+            m.spawn_tool_use_id,
+            m.team_name,
+            m.git_branch,
+            m.version,
+            parser.outcome().as_str(),
+            live,
+            events,
+        ],
+    )?;
+    Ok(())
+}
+
+/// A content fingerprint of the whole store: it changes exactly when indexed content changes.
+fn compute_index_rev(conn: &Connection) -> rusqlite::Result<String> {
+    let mut stmt = conn.prepare("SELECT path, offset, head_hash FROM files ORDER BY path")?;
+    let mut h = Sha256::new();
+    let mut rows = stmt.query([])?;
+    let mut seen = HashSet::new();
+    while let Some(r) = rows.next()? {
+        let path: String = r.get(0)?;
+        let offset: i64 = r.get(1)?;
+        let head: String = r.get(2)?;
+        seen.insert(path.clone());
+        h.update(path.as_bytes());
+        h.update(offset.to_le_bytes());
+        h.update(head.as_bytes());
+    }
+    let digest = h.finalize();
+    let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    Ok(format!("episodes:{hex}"))
+}
+
+/// SHA-256 of the first `min(len, 4096)` bytes: tells an appended file from a rewritten one.
+fn head_hash(path: &Path, len: u64) -> std::io::Result<String> {
+    let mut buf = vec![0u8; len.min(4096) as usize];
+    let mut f = File::open(path)?;
+    f.read_exact(&mut buf)?;
+    let digest = Sha256::digest(&buf);
+    Ok(digest.iter().take(12).map(|b| format!("{b:02x}")).collect())
+}
+
+/// Milliseconds since the epoch of an RFC 3339 time, for range filters.
+pub fn parse_time_ms(s: &str) -> Option<i64> {
+    chrono::DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.timestamp_millis())
+}

@@ -1,0 +1,702 @@
+//! The format-neutral transcript parser the indexer drives line by line.
+//!
+//! [`TranscriptParser`] hides which agent wrote a file: it recovers records from torn, spliced
+//! or NUL-filled lines, dispatches them to the Claude Code or Codex rules, and keeps the shared
+//! bookkeeping (session meta, counters, outcome signals, the bounded tool-id → name map). Its
+//! whole state is serde-serialisable and small, so the indexer can store it with the file offset
+//! and resume a growing transcript later with exactly the events a single pass would give.
+
+use std::collections::VecDeque;
+use std::io;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::lines::{read_all_lines, LineItem, DEFAULT_MAX_LINE_BYTES};
+use super::model::{Fact, ParseStats, ParsedEvent, SessionMeta, TranscriptKind};
+pub use super::outcome::Outcome;
+use super::outcome::OutcomeTracker;
+use super::{claude, codex};
+
+/// Cap of one event's text; longer text is cut at a char boundary.
+pub const MAX_EVENT_TEXT: usize = 64 * 1024;
+const MAX_TOOL_NAMES: usize = 200;
+const MAX_PENDING_FACTS: usize = 32;
+const MAX_LINKED_AGENTS: usize = 64;
+const MAX_DEDUPE: usize = 48;
+/// Attempts to find the start of a full record inside a torn line.
+const MAX_RECOVERY_ATTEMPTS: usize = 16;
+
+/// How a record was handled, for the counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Handled {
+    /// A known record; if it produced no event it is counted as `ignored`.
+    Known,
+    /// Valid JSON of a type this parser does not know.
+    Unknown,
+    /// A known type with a malformed body (no `message`, `content:null`, …).
+    Broken,
+}
+
+/// Parses one transcript, line by line, into [`ParsedEvent`]s. Never panics, never fails.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TranscriptParser {
+    kind: TranscriptKind,
+    cx: Ctx,
+    format: FormatState,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "format", rename_all = "snake_case")]
+enum FormatState {
+    Claude(claude::ClaudeState),
+    Codex(codex::CodexState),
+}
+
+impl TranscriptParser {
+    pub fn new(kind: TranscriptKind) -> Self {
+        let format = match kind {
+            TranscriptKind::Claude => FormatState::Claude(claude::ClaudeState::default()),
+            TranscriptKind::Codex => FormatState::Codex(codex::CodexState::default()),
+        };
+        TranscriptParser {
+            kind,
+            cx: Ctx::default(),
+            format,
+        }
+    }
+
+    pub fn kind(&self) -> TranscriptKind {
+        self.kind
+    }
+
+    /// Feeds one physical line (without `'\n'`). Bad lines are counted in [`ParseStats`].
+    pub fn feed(&mut self, line: &[u8], out: &mut Vec<ParsedEvent>) {
+        self.cx.stats.lines += 1;
+        let (records, broken) = split_records(line);
+        self.cx.stats.skipped_broken += broken;
+        for record in &records {
+            let before = out.len();
+            let handled = match &mut self.format {
+                FormatState::Claude(st) => claude::feed(&mut self.cx, st, record, out),
+                FormatState::Codex(st) => codex::feed(&mut self.cx, st, record, out),
+            };
+            match handled {
+                Handled::Known if out.len() == before => self.cx.stats.ignored += 1,
+                Handled::Known => {}
+                Handled::Unknown => self.cx.stats.skipped_unknown += 1,
+                Handled::Broken => self.cx.stats.skipped_broken += 1,
+            }
+        }
+    }
+
+    /// Counts a line that was over the size cap and skipped unread.
+    pub fn feed_oversized(&mut self, _len: u64) {
+        self.cx.stats.lines += 1;
+        self.cx.stats.skipped_oversized += 1;
+    }
+
+    /// Feeds one item from [`super::lines::read_lines`].
+    pub fn feed_item(&mut self, item: LineItem<'_>, out: &mut Vec<ParsedEvent>) {
+        match item {
+            LineItem::Line(bytes) => self.feed(bytes, out),
+            LineItem::Oversized { len } => self.feed_oversized(len),
+        }
+    }
+
+    /// Applies a Claude `agent-<id>.meta.json` sidecar (`agentType`, `description`, `toolUseId`).
+    /// Malformed sidecars are ignored.
+    pub fn apply_sidecar(&mut self, sidecar_json: &[u8]) {
+        let Ok(v) = serde_json::from_slice::<Value>(sidecar_json) else {
+            return;
+        };
+        let meta = &mut self.cx.meta;
+        if let Some(s) = str_of(&v, "agentType") {
+            meta.agent_preset = Some(s.to_string());
+        }
+        if let Some(s) = str_of(&v, "description") {
+            meta.agent_description = Some(s.to_string());
+        }
+        if let Some(s) = str_of(&v, "toolUseId") {
+            meta.spawn_tool_use_id = Some(s.to_string());
+        }
+        if let Some(s) = str_of(&v, "name").or_else(|| str_of(&v, "agentName")) {
+            meta.agent_name = Some(s.to_string());
+        }
+    }
+
+    pub fn meta(&self) -> &SessionMeta {
+        &self.cx.meta
+    }
+
+    pub fn stats(&self) -> &ParseStats {
+        &self.cx.stats
+    }
+
+    pub fn outcome(&self) -> Outcome {
+        self.cx.outcome.outcome()
+    }
+}
+
+/// Parses a whole (finished) file, applying a sibling `<stem>.meta.json` sidecar if there is one.
+/// A last line without `'\n'` is parsed too.
+pub fn parse_file(
+    path: &Path,
+    kind: TranscriptKind,
+) -> io::Result<(Vec<ParsedEvent>, SessionMeta, ParseStats, Outcome)> {
+    let file = std::fs::File::open(path)?;
+    let mut parser = TranscriptParser::new(kind);
+    let sidecar = path.with_extension("meta.json");
+    if sidecar.is_file() {
+        if let Ok(bytes) = std::fs::read(&sidecar) {
+            parser.apply_sidecar(&bytes);
+        }
+    }
+    let mut events = Vec::new();
+    read_all_lines(
+        io::BufReader::new(file),
+        0,
+        DEFAULT_MAX_LINE_BYTES,
+        |item| parser.feed_item(item, &mut events),
+    )?;
+    let outcome = parser.outcome();
+    Ok((events, parser.cx.meta, parser.cx.stats, outcome))
+}
+
+/// Shared bookkeeping of both formats.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct Ctx {
+    pub meta: SessionMeta,
+    pub stats: ParseStats,
+    pub outcome: OutcomeTracker,
+    /// Recent tool call id → tool name, oldest first, bounded.
+    tool_names: VecDeque<(String, String)>,
+    /// Facts found on records that produced no event, for the next emitted event.
+    pending_facts: Vec<Fact>,
+    /// Agent ids already linked (so repeated progress records link once).
+    linked_agents: VecDeque<String>,
+    /// 0 none, 1 `summary`, 2 `ai-title`/thread name, 3 `custom-title`.
+    title_rank: u8,
+}
+
+impl Ctx {
+    pub fn remember_tool(&mut self, id: &str, name: &str) {
+        if id.is_empty() {
+            return;
+        }
+        if self.tool_names.len() >= MAX_TOOL_NAMES {
+            self.tool_names.pop_front();
+        }
+        self.tool_names
+            .push_back((id.to_string(), name.to_string()));
+    }
+
+    pub fn tool_name(&self, id: &str) -> Option<String> {
+        self.tool_names
+            .iter()
+            .rev()
+            .find(|(i, _)| i == id)
+            .map(|(_, n)| n.clone())
+    }
+
+    /// Updates first/last times from a record's time.
+    pub fn touch_time(&mut self, time: Option<&str>) {
+        let Some(t) = time else { return };
+        if self.meta.created_at.is_none() {
+            self.meta.created_at = Some(t.to_string());
+        }
+        let later = match &self.meta.last_event_at {
+            // Same shape (both UTC `Z`, same length): compare as text, tolerating slight disorder.
+            Some(prev) if prev.len() == t.len() && prev.ends_with('Z') && t.ends_with('Z') => {
+                t >= prev.as_str()
+            }
+            _ => true,
+        };
+        if later {
+            self.meta.last_event_at = Some(t.to_string());
+        }
+    }
+
+    pub fn set_title(&mut self, title: &str, rank: u8) {
+        let title = title.trim();
+        if !title.is_empty() && rank >= self.title_rank {
+            self.title_rank = rank;
+            self.meta.title = Some(cap_chars(title, 500));
+        }
+    }
+
+    /// Records an agent link; returns whether the agent id was new.
+    pub fn note_agent(&mut self, agent_id: &str) -> bool {
+        if self.linked_agents.iter().any(|a| a == agent_id) {
+            return false;
+        }
+        if self.linked_agents.len() >= MAX_LINKED_AGENTS {
+            self.linked_agents.pop_front();
+        }
+        self.linked_agents.push_back(agent_id.to_string());
+        true
+    }
+
+    /// Keeps a fact for the next emitted event (bounded).
+    pub fn defer_fact(&mut self, fact: Fact) {
+        if self.pending_facts.len() < MAX_PENDING_FACTS {
+            self.pending_facts.push(fact);
+        }
+    }
+
+    /// Emits an event: feeds outcome signals, caps the text, attaches deferred facts. An event
+    /// with blank text is not emitted; its facts wait for the next one.
+    pub fn emit(&mut self, out: &mut Vec<ParsedEvent>, mut ev: ParsedEvent) {
+        if ev.event_type.starts_with("assistant/") {
+            self.outcome.assistant_activity();
+        } else if ev.event_type == "tool/result" {
+            self.outcome.tool_result(ev.is_error);
+        } else if ev.event_type == "user/message" {
+            self.outcome.human_message(&ev.text);
+        }
+        if ev.text.trim().is_empty() {
+            for f in std::mem::take(&mut ev.facts) {
+                self.defer_fact(f);
+            }
+            return;
+        }
+        cap_in_place(&mut ev.text, MAX_EVENT_TEXT);
+        if !self.pending_facts.is_empty() {
+            let mut facts = std::mem::take(&mut self.pending_facts);
+            facts.append(&mut ev.facts);
+            ev.facts = facts;
+        }
+        self.stats.events += 1;
+        out.push(ev);
+    }
+}
+
+/// Remembers recent texts from up to 8 sources so a text written twice by different sources
+/// (Codex `response_item` + `event_msg`, Claude queued prompt + user line) is indexed once, while
+/// the same text typed twice by a person is kept twice.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct PairDedupe {
+    entries: VecDeque<(u64, u8)>,
+}
+
+impl PairDedupe {
+    /// True when `hash` was already seen from another source (the two are then paired up).
+    pub fn is_duplicate(&mut self, hash: u64, source: u8) -> bool {
+        if let Some(entry) = self
+            .entries
+            .iter_mut()
+            .find(|(h, mask)| *h == hash && mask & source == 0)
+        {
+            entry.1 |= source;
+            return true;
+        }
+        self.push(hash, source);
+        false
+    }
+
+    /// Consumes a pending entry of `hash` without recording this sighting.
+    pub fn take(&mut self, hash: u64) -> bool {
+        match self.entries.iter().position(|(h, _)| *h == hash) {
+            Some(i) => {
+                self.entries.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn push(&mut self, hash: u64, source: u8) {
+        if self.entries.len() >= MAX_DEDUPE {
+            self.entries.pop_front();
+        }
+        self.entries.push_back((hash, source));
+    }
+}
+
+/// Stable 64-bit FNV-1a of a text (stable across builds: it is stored in parser state).
+pub(crate) fn text_hash(kind: &str, text: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in kind.bytes().chain([0u8]).chain(text.trim().bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Splits a physical line into JSON object records, recovering full records from torn lines
+/// (a truncated stub followed by a full record), NUL runs and concatenated records.
+/// Returns the records and the number of broken fragments.
+pub(crate) fn split_records(line: &[u8]) -> (Vec<Value>, u64) {
+    let mut records = Vec::new();
+    let mut broken = 0u64;
+    let mut had_text = false;
+    for segment in line.split(|&b| b == 0) {
+        let segment = segment.trim_ascii();
+        if segment.is_empty() {
+            continue;
+        }
+        had_text = true;
+        parse_segment(segment, &mut records, &mut broken);
+    }
+    if !had_text && line.contains(&0) {
+        broken += 1;
+    }
+    (records, broken)
+}
+
+fn parse_segment(segment: &[u8], records: &mut Vec<Value>, broken: &mut u64) {
+    let mut rest = segment;
+    loop {
+        rest = rest.trim_ascii();
+        if rest.is_empty() {
+            return;
+        }
+        if let Some((value, used)) = first_object(rest) {
+            records.push(value);
+            rest = rest.get(used..).unwrap_or(&[]);
+            continue;
+        }
+        *broken += 1;
+        match next_record_start(rest) {
+            Some(i) => rest = rest.get(i..).unwrap_or(&[]),
+            None => return,
+        }
+    }
+}
+
+/// Parses one JSON object at the start of `bytes`; returns it and the bytes it used.
+fn first_object(bytes: &[u8]) -> Option<(Value, usize)> {
+    let mut stream = serde_json::Deserializer::from_slice(bytes).into_iter::<Value>();
+    match stream.next() {
+        Some(Ok(v)) if v.is_object() => Some((v, stream.byte_offset())),
+        _ => None,
+    }
+}
+
+/// The first `{"` after position 0 where a whole object parses.
+fn next_record_start(bytes: &[u8]) -> Option<usize> {
+    let mut attempts = 0;
+    let mut i = 1;
+    while i + 1 < bytes.len() && attempts < MAX_RECOVERY_ATTEMPTS {
+        if bytes.get(i) == Some(&b'{') && bytes.get(i + 1) == Some(&b'"') {
+            attempts += 1;
+            if first_object(bytes.get(i..).unwrap_or(&[])).is_some() {
+                return Some(i);
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+pub(crate) fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// A record time if it looks like an ISO-8601 date (`YYYY-MM-…`); anything else is dropped.
+pub(crate) fn norm_time(v: Option<&Value>) -> Option<String> {
+    let s = v?.as_str()?;
+    let b = s.as_bytes();
+    let digits = b.get(..4)?.iter().all(u8::is_ascii_digit);
+    (digits && b.get(4) == Some(&b'-') && b.len() >= 10).then(|| s.to_string())
+}
+
+/// Cuts `s` to at most `max` bytes at a char boundary.
+pub(crate) fn cap_in_place(s: &mut String, max: usize) {
+    if s.len() > max {
+        let mut cut = max;
+        while cut > 0 && !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+    }
+}
+
+pub(crate) fn cap_chars(s: &str, max_bytes: usize) -> String {
+    let mut out = s.to_string();
+    cap_in_place(&mut out, max_bytes);
+    out
+}
+
+/// The readable text of a content value: a string, a block, or a list of blocks. Images,
+/// base64 data and encrypted content are skipped.
+pub(crate) fn content_text(v: &Value) -> String {
+    let mut out = String::new();
+    collect_text(v, &mut out, 0);
+    out
+}
+
+fn collect_text(v: &Value, out: &mut String, depth: u8) {
+    if depth > 3 {
+        return;
+    }
+    let mut push = |s: &str| {
+        if s.trim().is_empty() {
+            return;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(s);
+    };
+    match v {
+        Value::String(s) => push(s),
+        Value::Array(items) => {
+            for item in items {
+                collect_text(item, out, depth + 1);
+            }
+        }
+        Value::Object(map) => {
+            let ty = map.get("type").and_then(Value::as_str).unwrap_or("");
+            if matches!(
+                ty,
+                "image" | "input_image" | "encrypted_content" | "redacted_thinking"
+            ) || map.contains_key("data") && !map.contains_key("text")
+            {
+                return;
+            }
+            if let Some(s) = map.get("text").and_then(Value::as_str) {
+                push(s);
+            } else if let Some(c) = map.get("content") {
+                collect_text(c, out, depth + 1);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Keys whose values best describe a tool call, in display order.
+const INPUT_KEYS: &[&str] = &[
+    "skill",
+    "command",
+    "cmd",
+    "file_path",
+    "notebook_path",
+    "path",
+    "pattern",
+    "glob",
+    "url",
+    "query",
+    "subagent_type",
+    "name",
+    "description",
+    "prompt",
+    "args",
+    "old_string",
+    "new_string",
+    "content",
+    "todos",
+];
+const INPUT_VALUE_CAP: usize = 8 * 1024;
+
+/// `name` plus a compact rendering of the informative input fields (not the JSON blob).
+pub(crate) fn render_tool_input(name: &str, input: &Value) -> String {
+    let mut out = name.to_string();
+    let Some(map) = input.as_object() else {
+        if let Some(s) = input.as_str() {
+            out.push('\n');
+            out.push_str(&cap_chars(s, INPUT_VALUE_CAP));
+        }
+        return out;
+    };
+    let mut rendered = 0;
+    for key in INPUT_KEYS {
+        if let Some(text) = map.get(*key).and_then(render_value) {
+            out.push('\n');
+            out.push_str(key);
+            out.push_str(": ");
+            out.push_str(&cap_chars(&text, INPUT_VALUE_CAP));
+            rendered += 1;
+        }
+    }
+    if rendered == 0 {
+        for (key, value) in map.iter().take(4) {
+            if let Some(text) = render_value(value) {
+                out.push('\n');
+                out.push_str(key);
+                out.push_str(": ");
+                out.push_str(&cap_chars(&text, INPUT_VALUE_CAP));
+            }
+        }
+    }
+    out
+}
+
+fn render_value(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Array(items) => {
+            let parts: Vec<String> = items
+                .iter()
+                .filter_map(|i| match i {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Object(m) => m
+                        .get("content")
+                        .or_else(|| m.get("subject"))
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    _ => None,
+                })
+                .collect();
+            (!parts.is_empty()).then(|| parts.join(" "))
+        }
+        _ => None,
+    }
+}
+
+/// The program a shell script runs first, skipping `cd`, env assignments and wrappers.
+pub(crate) fn command_program(script: &str) -> Option<String> {
+    const SKIP_SEGMENT: &[&str] = &[
+        "cd", "pushd", "popd", "export", "set", "source", ".", "unset",
+    ];
+    const WRAPPERS: &[&str] = &["sudo", "env", "time", "exec", "nohup", "command"];
+    for segment in script.split(['\n', ';', '&', '|']) {
+        let mut words = segment
+            .split_whitespace()
+            .map(|w| w.trim_matches(|c| matches!(c, '(' | ')' | '{' | '}' | '"' | '\'' | '`')))
+            .filter(|w| !w.is_empty())
+            .skip_while(|w| is_env_assignment(w) || WRAPPERS.contains(w));
+        let Some(word) = words.next() else { continue };
+        if word.starts_with('#') || word.starts_with('-') || SKIP_SEGMENT.contains(&word) {
+            continue;
+        }
+        let base = word.rsplit('/').next().unwrap_or(word);
+        if !base.is_empty() && !base.starts_with('<') && !base.starts_with('*') {
+            return Some(base.to_string());
+        }
+    }
+    None
+}
+
+fn is_env_assignment(word: &str) -> bool {
+    match word.split_once('=') {
+        Some((name, _)) => {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        }
+        None => false,
+    }
+}
+
+/// Files named in an `apply_patch` body (`*** Update File: path`, `*** Add File:`, …).
+pub(crate) fn patch_files(patch: &str) -> Vec<String> {
+    const MARKERS: &[&str] = &[
+        "*** Update File: ",
+        "*** Add File: ",
+        "*** Delete File: ",
+        "*** Move to: ",
+    ];
+    let mut files: Vec<String> = Vec::new();
+    for line in patch.lines() {
+        let line = line.trim_start();
+        for m in MARKERS {
+            if let Some(p) = line.strip_prefix(m) {
+                let p = p.trim().to_string();
+                if !p.is_empty() && !files.contains(&p) && files.len() < 64 {
+                    files.push(p);
+                }
+            }
+        }
+    }
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn torn_line_then_full_record_on_the_same_line() {
+        let line = br#"{"type":"user","message":{"role":"us{"type":"user","uuid":"u2"}"#;
+        let (recs, broken) = split_records(line);
+        assert_eq!(broken, 1);
+        assert_eq!(recs.len(), 1);
+        assert_eq!(recs.first().and_then(|r| str_of(r, "uuid")), Some("u2"));
+    }
+
+    #[test]
+    fn nul_runs_and_concatenated_records() {
+        let (recs, broken) = split_records(b"\0\0\0\0");
+        assert!(recs.is_empty());
+        assert_eq!(broken, 1);
+        let (recs, broken) = split_records(b"{\"a\":1}\0\0{\"b\":2}{\"c\":3} ");
+        assert_eq!((recs.len(), broken), (3, 0));
+        let (recs, broken) = split_records(b"{\"a\":1}{\"type\":\"tr");
+        assert_eq!((recs.len(), broken), (1, 1));
+        let (recs, broken) = split_records(b"not json at all");
+        assert_eq!((recs.len(), broken), (0, 1));
+        let (recs, broken) = split_records(b"[1,2]");
+        assert_eq!((recs.len(), broken), (0, 1));
+    }
+
+    #[test]
+    fn program_of_a_shell_script() {
+        let p = |s: &str| command_program(s);
+        assert_eq!(
+            p("cd /x && FOO=1 sudo cargo test -q").as_deref(),
+            Some("cargo")
+        );
+        assert_eq!(p("/usr/bin/git status").as_deref(), Some("git"));
+        assert_eq!(
+            p("apply_patch <<'PATCH'\n*** Begin Patch").as_deref(),
+            Some("apply_patch")
+        );
+        assert_eq!(p("   "), None);
+    }
+
+    #[test]
+    fn caps_cut_at_char_boundaries() {
+        let mut s = "aжb".to_string();
+        cap_in_place(&mut s, 2);
+        assert_eq!(s, "a");
+        let files =
+            patch_files("*** Begin Patch\n*** Update File: a/b.rs\n@@\n*** Add File: c.rs\n");
+        assert_eq!(files, vec!["a/b.rs".to_string(), "c.rs".to_string()]);
+        assert!(
+            render_tool_input("Bash", &serde_json::json!({"command": "ls", "x": {"y": 1}}))
+                .starts_with("Bash\ncommand: ls")
+        );
+    }
+
+    #[test]
+    fn pair_dedupe_pairs_sources_once() {
+        let mut d = PairDedupe::default();
+        let h = text_hash("u", "continue");
+        assert!(!d.is_duplicate(h, 1));
+        assert!(d.is_duplicate(h, 2));
+        assert!(!d.is_duplicate(h, 1));
+        assert!(d.is_duplicate(h, 2));
+        assert!(!d.is_duplicate(h, 2));
+    }
+}
+
+/// Parses `text` (JSONL) in one pass; for unit tests of the format modules.
+#[cfg(test)]
+pub(crate) fn parse_str(kind: TranscriptKind, text: &str) -> (Vec<ParsedEvent>, TranscriptParser) {
+    let mut parser = TranscriptParser::new(kind);
+    let mut events = Vec::new();
+    for line in text.lines() {
+        parser.feed(line.as_bytes(), &mut events);
+    }
+    (events, parser)
+}
+
+/// Parses `text` twice: in one pass, and split at every line with the state serialised and
+/// restored in between; asserts both give the same events, meta, stats and outcome.
+#[cfg(test)]
+pub(crate) fn assert_resumable(kind: TranscriptKind, text: &str) {
+    let (one_pass, full) = parse_str(kind, text);
+    let mut parser = TranscriptParser::new(kind);
+    let mut events = Vec::new();
+    for line in text.lines() {
+        let state = serde_json::to_string(&parser).unwrap_or_default();
+        parser = serde_json::from_str(&state).unwrap_or_else(|_| TranscriptParser::new(kind));
+        parser.feed(line.as_bytes(), &mut events);
+    }
+    assert_eq!(events, one_pass);
+    assert_eq!(parser.meta(), full.meta());
+    assert_eq!(parser.stats(), full.stats());
+    assert_eq!(parser.outcome(), full.outcome());
+}

@@ -1,0 +1,312 @@
+//! Read-only search over `episodes.sqlite`: the built-in episodes source.
+//!
+//! The query arrives as already-stemmed terms and is always quoted into a literal FTS5
+//! expression; filters (workspace roots at a path boundary, session ids with their subagents,
+//! time range, outcome) are SQL conditions on the joined session row.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rusqlite::{params_from_iter, types::Value as SqlValue, Connection, OptionalExtension};
+
+use super::store;
+use crate::text::{snippet, tokens};
+
+/// At most this many events of one session in a lane, so one long session cannot hide the rest.
+pub const PER_SESSION_CAP: usize = 3;
+
+/// What the lane asks the store.
+#[derive(Debug, Clone, Default)]
+pub struct EpisodeQuery {
+    pub terms: Vec<String>,
+    pub workspaces: Vec<String>,
+    pub session_ids: Vec<String>,
+    pub since_ms: Option<i64>,
+    pub until_ms: Option<i64>,
+    /// `success` or `failure`; `None` for any.
+    pub outcome: Option<String>,
+    pub limit: usize,
+    pub snippet_chars: usize,
+}
+
+/// The session an event belongs to, as the lane reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRow {
+    pub session_id: String,
+    pub source: String,
+    pub path: String,
+    pub cwd: Option<String>,
+    pub created_at: Option<String>,
+    pub last_event_at: Option<String>,
+    pub agent_preset: Option<String>,
+    pub title: Option<String>,
+    pub parent_session_id: Option<String>,
+    pub agent_id: Option<String>,
+    pub agent_name: Option<String>,
+    pub agent_description: Option<String>,
+    pub team_name: Option<String>,
+    pub outcome: String,
+    pub live: bool,
+    pub events: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct EpisodeHit {
+    pub session_id: String,
+    pub seq: u64,
+    pub event_type: String,
+    pub time: Option<String>,
+    pub time_ms: Option<i64>,
+    /// BM25 from FTS5 (higher is better here: the sign is flipped).
+    pub bm25: f64,
+    pub snippet: String,
+    pub human: bool,
+    pub tool_name: Option<String>,
+    pub is_error: bool,
+    pub sidechain_agent: Option<String>,
+    pub facts: Option<String>,
+    pub session: SessionRow,
+}
+
+/// One full event, for `get-episode`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FullEvent {
+    pub session_id: String,
+    pub seq: u64,
+    pub event_type: String,
+    pub time: Option<String>,
+    pub text: String,
+    pub human: bool,
+    pub tool_name: Option<String>,
+    pub is_error: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaneStats {
+    pub index_rev: Option<String>,
+    pub sessions: u64,
+    pub events: u64,
+    pub live: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EpisodeStoreError {
+    #[error("the episodes index {0} does not exist yet; run `knowledge index`")]
+    Missing(PathBuf),
+    #[error("the episodes index cannot be read: {0}")]
+    Sql(#[from] rusqlite::Error),
+}
+
+/// The built-in episodes source: a small pool of read-only connections.
+pub struct EpisodeStore {
+    path: PathBuf,
+    pool: Mutex<Vec<Connection>>,
+}
+
+const SESSION_COLS: &str = "s.session_id, s.source, s.path, s.cwd, s.created_at, s.last_event_at,
+    s.agent_preset, s.title, s.parent_session_id, s.agent_id, s.agent_name, s.agent_description,
+    s.team_name, s.outcome, s.live, s.events";
+
+fn session_from_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<SessionRow> {
+    Ok(SessionRow {
+        session_id: r.get(at)?,
+        source: r.get(at + 1)?,
+        path: r.get(at + 2)?,
+        cwd: r.get(at + 3)?,
+        created_at: r.get(at + 4)?,
+        last_event_at: r.get(at + 5)?,
+        agent_preset: r.get(at + 6)?,
+        title: r.get(at + 7)?,
+        parent_session_id: r.get(at + 8)?,
+        agent_id: r.get(at + 9)?,
+        agent_name: r.get(at + 10)?,
+        agent_description: r.get(at + 11)?,
+        team_name: r.get(at + 12)?,
+        outcome: r.get(at + 13)?,
+        live: r.get(at + 14)?,
+        events: r.get::<_, i64>(at + 15)? as u64,
+    })
+}
+
+impl EpisodeStore {
+    pub fn open(path: &Path) -> Result<Self, EpisodeStoreError> {
+        if !path.exists() {
+            return Err(EpisodeStoreError::Missing(path.to_path_buf()));
+        }
+        let conn = store::open_ro(path)?;
+        conn.query_row("SELECT count(*) FROM sessions", [], |_| Ok(()))?;
+        Ok(EpisodeStore {
+            path: path.to_path_buf(),
+            pool: Mutex::new(vec![conn]),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn with_conn<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, EpisodeStoreError>,
+    ) -> Result<T, EpisodeStoreError> {
+        let pooled = self.pool.lock().ok().and_then(|mut p| p.pop());
+        let conn = match pooled {
+            Some(c) => c,
+            None => store::open_ro(&self.path)?,
+        };
+        let out = f(&conn);
+        if let Ok(mut p) = self.pool.lock() {
+            if p.len() < 4 {
+                p.push(conn);
+            }
+        }
+        out
+    }
+
+    pub fn stats(&self) -> Result<LaneStats, EpisodeStoreError> {
+        self.with_conn(|c| {
+            let (sessions, live, events): (i64, i64, i64) = c.query_row(
+                "SELECT count(*), coalesce(sum(live), 0), coalesce(sum(events), 0) FROM sessions",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )?;
+            Ok(LaneStats {
+                index_rev: store::meta_get(c, "index_rev"),
+                sessions: sessions as u64,
+                events: events as u64,
+                live: live as u64,
+            })
+        })
+    }
+
+    /// The best events for the query, at most [`PER_SESSION_CAP`] per session, best first.
+    pub fn search(&self, q: &EpisodeQuery) -> Result<Vec<EpisodeHit>, EpisodeStoreError> {
+        let Some(expr) = tokens::fts_match_expr(&q.terms) else {
+            return Ok(Vec::new());
+        };
+        let mut sql = format!(
+            "SELECT e.session_id, e.seq, e.event_type, e.time, e.time_ms, -bm25(events_fts),
+                    e.text, e.human, e.tool_name, e.is_error, e.sidechain_agent, e.facts,
+                    {SESSION_COLS}
+             FROM events_fts JOIN events e ON e.id = events_fts.rowid
+             JOIN sessions s ON s.session_id = e.session_id
+             WHERE events_fts MATCH ?"
+        );
+        let mut args: Vec<SqlValue> = vec![SqlValue::Text(expr)];
+        push_filters(&mut sql, &mut args, q);
+        // Fetch deeper than the limit so the per-session cap still leaves enough items.
+        sql.push_str(" ORDER BY bm25(events_fts) LIMIT ?");
+        args.push(SqlValue::Integer((q.limit * 8).max(64) as i64));
+        self.with_conn(|c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let mut rows = stmt.query(params_from_iter(args.iter()))?;
+            let mut hits: Vec<EpisodeHit> = Vec::new();
+            let mut per_session: std::collections::HashMap<String, usize> = Default::default();
+            while let Some(r) = rows.next()? {
+                let session_id: String = r.get(0)?;
+                let n = per_session.entry(session_id.clone()).or_default();
+                if *n >= PER_SESSION_CAP {
+                    continue;
+                }
+                *n += 1;
+                let text: String = r.get(6)?;
+                hits.push(EpisodeHit {
+                    session_id,
+                    seq: r.get::<_, i64>(1)? as u64,
+                    event_type: r.get(2)?,
+                    time: r.get(3)?,
+                    time_ms: r.get(4)?,
+                    bm25: r.get(5)?,
+                    snippet: snippet::cut(&text, &q.terms, q.snippet_chars),
+                    human: r.get(7)?,
+                    tool_name: r.get(8)?,
+                    is_error: r.get(9)?,
+                    sidechain_agent: r.get(10)?,
+                    facts: r.get(11)?,
+                    session: session_from_row(r, 12)?,
+                });
+                if hits.len() >= q.limit {
+                    break;
+                }
+            }
+            Ok(hits)
+        })
+    }
+
+    pub fn session(&self, session_id: &str) -> Result<Option<SessionRow>, EpisodeStoreError> {
+        self.with_conn(|c| {
+            let sql = format!("SELECT {SESSION_COLS} FROM sessions s WHERE s.session_id=?1");
+            Ok(c.query_row(&sql, [session_id], |r| session_from_row(r, 0))
+                .optional()?)
+        })
+    }
+
+    /// The event `seq` of a session with up to `context` neighbours on each side.
+    pub fn event_with_context(
+        &self,
+        session_id: &str,
+        seq: u64,
+        context: u64,
+    ) -> Result<Vec<FullEvent>, EpisodeStoreError> {
+        self.with_conn(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT session_id, seq, event_type, time, text, human, tool_name, is_error
+                 FROM events WHERE session_id=?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq",
+            )?;
+            let lo = seq.saturating_sub(context) as i64;
+            let hi = seq.saturating_add(context) as i64;
+            let rows = stmt.query_map(rusqlite::params![session_id, lo, hi], |r| {
+                Ok(FullEvent {
+                    session_id: r.get(0)?,
+                    seq: r.get::<_, i64>(1)? as u64,
+                    event_type: r.get(2)?,
+                    time: r.get(3)?,
+                    text: r.get(4)?,
+                    human: r.get(5)?,
+                    tool_name: r.get(6)?,
+                    is_error: r.get(7)?,
+                })
+            })?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+    }
+}
+
+/// Adds the request's filters as SQL conditions (never string-interpolating user values).
+fn push_filters(sql: &mut String, args: &mut Vec<SqlValue>, q: &EpisodeQuery) {
+    if !q.workspaces.is_empty() {
+        let mut parts = Vec::new();
+        for w in &q.workspaces {
+            parts.push(
+                "(s.cwd = ? OR substr(s.cwd, 1, length(?) + 1) IN (? || '/', ? || '\\'))"
+                    .to_string(),
+            );
+            for _ in 0..4 {
+                args.push(SqlValue::Text(w.clone()));
+            }
+        }
+        sql.push_str(&format!(" AND ({})", parts.join(" OR ")));
+    }
+    if !q.session_ids.is_empty() {
+        let mut parts = Vec::new();
+        for s in &q.session_ids {
+            parts.push("(e.session_id = ? OR substr(e.session_id, 1, length(?) + 1) = ? || '/')");
+            for _ in 0..3 {
+                args.push(SqlValue::Text(s.clone()));
+            }
+        }
+        sql.push_str(&format!(" AND ({})", parts.join(" OR ")));
+    }
+    if let Some(since) = q.since_ms {
+        sql.push_str(" AND e.time_ms >= ?");
+        args.push(SqlValue::Integer(since));
+    }
+    if let Some(until) = q.until_ms {
+        sql.push_str(" AND e.time_ms <= ?");
+        args.push(SqlValue::Integer(until));
+    }
+    if let Some(outcome) = &q.outcome {
+        sql.push_str(" AND s.outcome = ?");
+        args.push(SqlValue::Text(outcome.clone()));
+    }
+}

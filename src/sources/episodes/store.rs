@@ -1,0 +1,114 @@
+//! The `episodes.sqlite` schema and how it is opened.
+//!
+//! One owner writes it (the indexer); everyone else opens it read-only, so the coordinator can
+//! never change L1 (KC-13). Raw transcripts are never touched: the store holds redacted event text
+//! and the stemmed terms used by FTS5.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OpenFlags};
+
+/// Bumped when the schema changes; an older store is rebuilt from the transcripts.
+pub const SCHEMA_VERSION: i64 = 1;
+
+pub const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files(
+    path TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    head_hash TEXT NOT NULL,
+    offset INTEGER NOT NULL,
+    parser_state TEXT NOT NULL,
+    lines INTEGER NOT NULL DEFAULT 0,
+    skipped INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS sessions(
+    session_id TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    path TEXT NOT NULL,
+    cwd TEXT,
+    created_at TEXT,
+    last_event_at TEXT,
+    agent_preset TEXT,
+    title TEXT,
+    parent_session_id TEXT,
+    agent_id TEXT,
+    agent_name TEXT,
+    agent_description TEXT,
+    spawn_tool_use_id TEXT,
+    team_name TEXT,
+    git_branch TEXT,
+    version TEXT,
+    outcome TEXT NOT NULL DEFAULT 'unknown',
+    live INTEGER NOT NULL DEFAULT 0,
+    events INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS events(
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    event_type TEXT NOT NULL,
+    time TEXT,
+    time_ms INTEGER,
+    text TEXT NOT NULL,
+    human INTEGER NOT NULL,
+    tool_name TEXT,
+    tool_use_id TEXT,
+    is_error INTEGER NOT NULL,
+    sidechain_agent TEXT,
+    facts TEXT,
+    UNIQUE(session_id, seq)
+);
+CREATE INDEX IF NOT EXISTS events_time ON events(time_ms);
+CREATE INDEX IF NOT EXISTS sessions_cwd ON sessions(cwd);
+CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5(
+    terms, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 0'
+);
+"#;
+
+/// Open (creating if needed) the store for writing. Only the indexer calls this.
+pub fn open_rw(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open(path)?;
+    conn.execute_batch(
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;",
+    )?;
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap_or(0);
+    if version != SCHEMA_VERSION {
+        conn.execute_batch(
+            "DROP TABLE IF EXISTS events_fts; DROP TABLE IF EXISTS events;
+             DROP TABLE IF EXISTS sessions; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS meta;",
+        )?;
+        conn.execute_batch(SCHEMA)?;
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    }
+    Ok(conn)
+}
+
+/// Open the store read-only: the engine can never write into L1.
+pub fn open_ro(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(std::time::Duration::from_secs(2))?;
+    Ok(conn)
+}
+
+pub fn meta_get(conn: &Connection, key: &str) -> Option<String> {
+    conn.query_row("SELECT value FROM meta WHERE key=?1", [key], |r| r.get(0))
+        .ok()
+}
+
+pub fn meta_set(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES(?1, ?2)
+         ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+        [key, value],
+    )?;
+    Ok(())
+}

@@ -1,0 +1,4 @@
+//! Sources: each store's indexer (its only writer) and its read-only reader.
+
+pub mod actor_id;
+pub mod episodes;

@@ -1,0 +1,878 @@
+//! Tokens and stems: the single place where text becomes search terms.
+//!
+//! Indexing and querying must agree exactly, so both go through [`Tokenizer`]: words are runs of
+//! Unicode letters/digits, identifiers are split on `_`, case changes and letter/digit boundaries,
+//! everything is lowercased with `ё`→`е`, and each part is stemmed with Snowball (Russian for
+//! Cyrillic, English for ASCII Latin). A compound identifier also yields its whole lowercased
+//! (and stemmed) spelling, so `getUserName` and `getusername` meet. A word that alternates
+//! letters and digits three or more times (hashes, ids, base64) is one opaque term instead.
+//! Dotted numbers (`176.99.5.35`, `v1.2.3`) yield their digit groups, so an IP query matches.
+//! Terms are capped at [`MAX_TERM_BYTES`]. [`query_terms`] additionally drops stopwords.
+//!
+//! The stored form ([`index_text`]) is a space-separated list of terms made only of lowercase
+//! letters and digits, so FTS5's `unicode61 remove_diacritics 0` tokenizer keeps each term
+//! intact. A user's query never reaches FTS5 as syntax: [`fts_match_expr`] quotes every term.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+/// Longest term kept, in bytes (cut at a char boundary).
+pub const MAX_TERM_BYTES: usize = 64;
+
+/// Stem cache size bound; the cache is cleared when it grows past this many words.
+const STEM_CACHE_MAX: usize = 50_000;
+
+/// Only words up to this many bytes are cached.
+const STEM_CACHE_WORD_MAX: usize = 32;
+
+/// A word with this many letter/digit alternations (`a1b2c3`, hashes, base64) is kept whole
+/// instead of being split into meaningless fragments.
+const MAX_ALNUM_SWITCHES: usize = 3;
+
+/// One search term and the byte range (in the original text) of the word part it came from.
+/// For the extra whole-identifier term of a compound identifier the range covers the identifier.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Token {
+    pub term: String,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// Query stopwords, compared with the lowercased, `ё`-folded word before stemming.
+#[rustfmt::skip]
+const STOPWORDS: &[&str] = &[
+    // Russian function words.
+    "а", "без", "бы", "был", "была", "были", "было", "быть", "в", "вам", "вас", "во", "вот", "все",
+    "вы", "где", "да", "для", "до", "его", "ее", "если", "есть", "еще", "же",
+    "за", "и", "из", "или", "им", "их", "к", "как", "какая", "какие", "какой", "когда", "кого",
+    "ко", "кому", "кто", "ли", "мне", "мы", "на", "над", "надо", "нам", "нас", "него", "нее",
+    "ним", "них", "но", "ну", "о", "об", "обо", "он", "она", "они", "оно", "от", "по",
+    "под", "почему", "при", "про", "с", "со", "так", "там", "то", "того", "тоже", "только", "ты",
+    "у", "уже", "чем", "через", "что", "чтобы", "чье", "чья", "эта", "эти", "это", "этот", "я",
+    "зачем", "куда", "откуда", "сколько",
+    // English function words.
+    "a", "about", "am", "an", "and", "are", "as", "at", "be", "been", "being", "but", "by", "can",
+    "could", "did", "do", "does", "done", "for", "from", "had", "has", "have", "he", "her", "him",
+    "his", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our",
+    "she", "should", "so", "than", "that", "the", "their", "them", "then", "there", "these",
+    "they", "this", "those", "to", "was", "we", "were", "what", "when", "where", "which", "who",
+    "whom", "whose", "why", "will", "with", "would", "you", "your",
+];
+
+fn is_stopword(folded: &str) -> bool {
+    STOPWORDS.contains(&folded)
+}
+
+/// One emitted term, before it is copied anywhere.
+struct TermEvent<'a> {
+    /// Final (stemmed, capped) term.
+    term: &'a str,
+    /// True for the plain lowercased word part that is a stopword (never for compounds).
+    stopword: bool,
+    start: usize,
+    end: usize,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Lower,
+    Upper,
+    /// Letter without case (CJK, etc.).
+    Caseless,
+    Digit,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Script {
+    Latin,
+    Cyrillic,
+    Other,
+    Digit,
+}
+
+fn is_word_char(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_alphanumeric() || c == '_'
+    } else {
+        matches!(c, 'А'..='я' | 'ё' | 'Ё') || c.is_alphanumeric()
+    }
+}
+
+fn classify(c: char) -> (Class, Script) {
+    if c.is_ascii() {
+        return if c.is_ascii_digit() {
+            (Class::Digit, Script::Digit)
+        } else if c.is_ascii_uppercase() {
+            (Class::Upper, Script::Latin)
+        } else {
+            (Class::Lower, Script::Latin)
+        };
+    }
+    match c {
+        'а'..='я' | 'ё' => return (Class::Lower, Script::Cyrillic),
+        'А'..='Я' | 'Ё' => return (Class::Upper, Script::Cyrillic),
+        _ => {}
+    }
+    if c.is_numeric() {
+        return (Class::Digit, Script::Digit);
+    }
+    let script = match c as u32 {
+        0x0400..=0x052F | 0x1C80..=0x1C8F | 0x2DE0..=0x2DFF | 0xA640..=0xA69F => Script::Cyrillic,
+        0x00C0..=0x024F | 0x1E00..=0x1EFF => Script::Latin,
+        _ => Script::Other,
+    };
+    let class = if c.is_uppercase() {
+        Class::Upper
+    } else if c.is_lowercase() {
+        Class::Lower
+    } else {
+        Class::Caseless
+    };
+    (class, script)
+}
+
+/// Tokenizer with its stemmers and scratch buffers; reuse one per thread for speed.
+pub struct Tokenizer {
+    en: Stemmer,
+    ru: Stemmer,
+    /// Byte ranges of the current word's parts.
+    parts: Vec<(usize, usize)>,
+    /// Lowercased part being stemmed.
+    folded: String,
+    /// Lowercased concatenation of all parts of the current word.
+    whole: String,
+    stems: StemCache,
+}
+
+impl Default for Tokenizer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Tokenizer {
+    pub fn new() -> Self {
+        Tokenizer {
+            en: Stemmer::create(Algorithm::English),
+            ru: Stemmer::create(Algorithm::Russian),
+            parts: Vec::with_capacity(8),
+            folded: String::with_capacity(64),
+            whole: String::with_capacity(64),
+            stems: StemCache::default(),
+        }
+    }
+
+    /// All terms of `text` with their byte ranges.
+    pub fn tokenize(&mut self, text: &str) -> Vec<Token> {
+        let mut out = Vec::with_capacity(text.len() / 6 + 1);
+        self.for_each_term(text, false, |e| {
+            out.push(Token {
+                term: e.term.to_owned(),
+                start: e.start,
+                end: e.end,
+            });
+            true
+        });
+        out
+    }
+
+    /// Terms joined by single spaces: the form stored in an FTS5 column.
+    pub fn index_text(&mut self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len() + 16);
+        self.for_each_term(text, false, |e| {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(e.term);
+            true
+        });
+        out
+    }
+
+    /// Distinct query terms in order of first appearance, stopwords removed unless that would
+    /// leave nothing.
+    pub fn query_terms(&mut self, query: &str) -> Vec<String> {
+        let mut kept: Vec<String> = Vec::new();
+        let mut all: Vec<String> = Vec::new();
+        self.for_each_term(query, true, |e| {
+            if !all.iter().any(|t| t == e.term) {
+                all.push(e.term.to_owned());
+            }
+            if !e.stopword && !kept.iter().any(|t| t == e.term) {
+                kept.push(e.term.to_owned());
+            }
+            true
+        });
+        if kept.is_empty() {
+            all
+        } else {
+            kept
+        }
+    }
+
+    /// Byte range of the first word part (or whole identifier) whose term is one of `terms`.
+    pub fn first_match(&mut self, text: &str, terms: &[String]) -> Option<(usize, usize)> {
+        let mut found = None;
+        if terms.is_empty() {
+            return None;
+        }
+        self.for_each_term(text, false, |e| {
+            if terms.iter().any(|t| t == e.term) {
+                found = Some((e.start, e.end));
+                return false;
+            }
+            true
+        });
+        found
+    }
+
+    /// Byte ranges of every word part whose term is one of `terms`, in text order.
+    pub fn match_ranges(&mut self, text: &str, terms: &[String]) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        if terms.is_empty() {
+            return out;
+        }
+        self.for_each_term(text, false, |e| {
+            if terms.iter().any(|t| t == e.term) {
+                out.push((e.start, e.end));
+            }
+            true
+        });
+        out
+    }
+
+    /// Call `f` for every term of `text` until it returns false; stopword flags are computed
+    /// only when `stopwords`.
+    fn for_each_term(
+        &mut self,
+        text: &str,
+        stopwords: bool,
+        mut f: impl FnMut(TermEvent<'_>) -> bool,
+    ) {
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            // Skip separators quickly on ASCII; decode only when needed.
+            let b = bytes[i];
+            if b < 0x80 {
+                if b.is_ascii_alphanumeric() || b == b'_' {
+                    let end = word_end(text, i);
+                    if !self.word(text, i, end, stopwords, &mut f) {
+                        return;
+                    }
+                    i = end;
+                } else {
+                    i += 1;
+                }
+                continue;
+            }
+            let Some(c) = text[i..].chars().next() else {
+                break;
+            };
+            if is_word_char(c) {
+                let end = word_end(text, i);
+                if !self.word(text, i, end, stopwords, &mut f) {
+                    return;
+                }
+                i = end;
+            } else {
+                i += c.len_utf8();
+            }
+        }
+    }
+
+    /// Handle one word `text[start..end]` (a run of word chars, `_` included).
+    fn word(
+        &mut self,
+        text: &str,
+        start: usize,
+        end: usize,
+        stopwords: bool,
+        f: &mut impl FnMut(TermEvent<'_>) -> bool,
+    ) -> bool {
+        let word = &text[start..end];
+        self.split_parts(word, start);
+        if self.parts.is_empty() {
+            return true; // only underscores
+        }
+        if alnum_switches(word) >= MAX_ALNUM_SWITCHES {
+            // Hash-like: one opaque term, not stemmed.
+            self.whole.clear();
+            for c in word.chars().filter(|&c| c != '_') {
+                push_folded(&mut self.whole, c);
+            }
+            let term = cap(&self.whole);
+            let event = TermEvent {
+                term,
+                stopword: false,
+                start,
+                end,
+            };
+            return term.is_empty() || f(event);
+        }
+        self.whole.clear();
+        let compound = self.parts.len() > 1;
+        for k in 0..self.parts.len() {
+            let (ps, pe) = self.parts[k];
+            self.folded.clear();
+            for c in text[ps..pe].chars() {
+                push_folded(&mut self.folded, c);
+            }
+            if self.folded.is_empty() {
+                continue;
+            }
+            if compound {
+                self.whole.push_str(&self.folded);
+            }
+            let stopword = stopwords && is_stopword(&self.folded);
+            let term = self.stems.stem(&self.en, &self.ru, &self.folded);
+            let event = TermEvent {
+                term,
+                stopword,
+                start: ps,
+                end: pe,
+            };
+            if !term.is_empty() && !f(event) {
+                return false;
+            }
+        }
+        if compound && !self.whole.is_empty() {
+            let term = self.stems.stem(&self.en, &self.ru, &self.whole);
+            if !f(TermEvent {
+                term,
+                stopword: false,
+                start,
+                end,
+            }) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Fill `self.parts` with the byte ranges (absolute) of the identifier parts of `word`.
+    fn split_parts(&mut self, word: &str, base: usize) {
+        self.parts.clear();
+        let mut part_start: Option<usize> = None;
+        let mut prev: Option<(Class, Script)> = None;
+        let mut iter = word.char_indices();
+        while let Some((off, c)) = iter.next() {
+            let at = base + off;
+            if c == '_' {
+                if let Some(ps) = part_start.take() {
+                    self.parts.push((ps, at));
+                }
+                prev = None;
+                continue;
+            }
+            let cur = classify(c);
+            let boundary = match prev {
+                None => false,
+                Some((pc, ps)) => {
+                    let (cc, cs) = cur;
+                    (pc == Class::Digit) != (cc == Class::Digit)
+                        || ps != cs
+                        || (pc != Class::Upper && cc == Class::Upper)
+                        || (pc == Class::Upper && cc == Class::Upper && lower_run_follows(&iter))
+                }
+            };
+            if boundary {
+                if let Some(ps) = part_start.take() {
+                    self.parts.push((ps, at));
+                }
+            }
+            if part_start.is_none() {
+                part_start = Some(at);
+            }
+            prev = Some(cur);
+        }
+        if let Some(ps) = part_start {
+            self.parts.push((ps, base + word.len()));
+        }
+    }
+}
+
+/// True when the next two chars are lowercase letters: `HTTPServer` splits before `S`, while
+/// `URLs` and `IDs` stay whole.
+fn lower_run_follows(rest: &std::str::CharIndices<'_>) -> bool {
+    let mut la = rest.clone().map(|(_, c)| c);
+    let is_lower = |c: Option<char>| c.is_some_and(|c| c != '_' && classify(c).0 == Class::Lower);
+    is_lower(la.next()) && is_lower(la.next())
+}
+
+/// End (exclusive byte offset) of the word starting at `start`.
+fn word_end(text: &str, start: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut i = start;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b < 0x80 {
+            if b.is_ascii_alphanumeric() || b == b'_' {
+                i += 1;
+                continue;
+            }
+            break;
+        }
+        match text[i..].chars().next() {
+            Some(c) if is_word_char(c) => i += c.len_utf8(),
+            _ => break,
+        }
+    }
+    i
+}
+
+/// Number of letter↔digit alternations in a word (underscores ignored).
+fn alnum_switches(word: &str) -> usize {
+    let mut switches = 0;
+    let mut prev: Option<bool> = None;
+    for c in word.chars().filter(|&c| c != '_') {
+        let digit = c.is_ascii_digit() || (!c.is_ascii() && c.is_numeric());
+        if prev.is_some_and(|p| p != digit) {
+            switches += 1;
+        }
+        prev = Some(digit);
+    }
+    switches
+}
+
+/// Push the lowercased, `ё`-folded form of `c`, keeping only letters and digits.
+fn push_folded(out: &mut String, c: char) {
+    if c.is_ascii() {
+        out.push(c.to_ascii_lowercase());
+        return;
+    }
+    match c {
+        'а'..='я' => return out.push(c),
+        // `А`..`Я` map to `а`..`я` at a fixed distance of 0x20.
+        'А'..='Я' => return out.push(char::from_u32(c as u32 + 0x20).unwrap_or(c)),
+        'ё' | 'Ё' => return out.push('е'),
+        _ => {}
+    }
+    for l in c.to_lowercase() {
+        match l {
+            'ё' => out.push('е'),
+            l if l.is_alphanumeric() => out.push(l),
+            _ => {}
+        }
+    }
+}
+
+/// FxHash-style hasher: stems are looked up for nearly every word, SipHash is too slow here.
+#[derive(Default)]
+struct FastHasher(u64);
+
+impl Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Memo of folded word → capped stem, plus a scratch slot for words not cached.
+#[derive(Default)]
+struct StemCache {
+    map: HashMap<Box<str>, Box<str>, BuildHasherDefault<FastHasher>>,
+    scratch: String,
+}
+
+impl StemCache {
+    fn stem(&mut self, en: &Stemmer, ru: &Stemmer, folded: &str) -> &str {
+        if folded.len() > STEM_CACHE_WORD_MAX {
+            self.scratch.clear();
+            self.scratch.push_str(cap(&stem(en, ru, folded)));
+            return &self.scratch;
+        }
+        if !self.map.contains_key(folded) {
+            if self.map.len() >= STEM_CACHE_MAX {
+                self.map.clear();
+            }
+            let stemmed: Box<str> = cap(&stem(en, ru, folded)).into();
+            self.map.insert(folded.into(), stemmed);
+        }
+        self.map.get(folded).map_or("", |s| s)
+    }
+}
+
+/// Stem a folded word: English for ASCII letters, Russian for Cyrillic letters, else as is.
+fn stem<'a>(en: &Stemmer, ru: &Stemmer, word: &'a str) -> std::borrow::Cow<'a, str> {
+    if word.bytes().all(|b| b.is_ascii_lowercase()) {
+        en.stem(word)
+    } else if word.chars().all(|c| matches!(c, 'а'..='я')) {
+        ru.stem(word)
+    } else {
+        std::borrow::Cow::Borrowed(word)
+    }
+}
+
+/// Cut a term to at most [`MAX_TERM_BYTES`] bytes at a char boundary.
+fn cap(term: &str) -> &str {
+    if term.len() <= MAX_TERM_BYTES {
+        return term;
+    }
+    let mut end = MAX_TERM_BYTES;
+    while !term.is_char_boundary(end) {
+        end -= 1;
+    }
+    &term[..end]
+}
+
+thread_local! {
+    static TOKENIZER: RefCell<Tokenizer> = RefCell::new(Tokenizer::new());
+}
+
+fn with_tokenizer<R>(f: impl FnOnce(&mut Tokenizer) -> R) -> R {
+    TOKENIZER.with(|t| match t.try_borrow_mut() {
+        Ok(mut t) => f(&mut t),
+        Err(_) => f(&mut Tokenizer::new()),
+    })
+}
+
+/// All terms of `text` with byte offsets; see the module docs for the rules.
+pub fn tokenize(text: &str) -> Vec<Token> {
+    with_tokenizer(|t| t.tokenize(text))
+}
+
+/// The terms of `text` joined by spaces, for an FTS5 column.
+pub fn index_text(text: &str) -> String {
+    with_tokenizer(|t| t.index_text(text))
+}
+
+/// Distinct terms of a query, in order, without stopwords (unless only stopwords remain).
+pub fn query_terms(query: &str) -> Vec<String> {
+    with_tokenizer(|t| t.query_terms(query))
+}
+
+/// Byte range of the first word in `text` whose term is one of `terms` (see
+/// [`Tokenizer::first_match`]).
+pub fn first_match(text: &str, terms: &[String]) -> Option<(usize, usize)> {
+    with_tokenizer(|t| t.first_match(text, terms))
+}
+
+/// Byte ranges of every word part of `text` whose term is one of `terms`, in text order
+/// (see [`Tokenizer::match_ranges`]).
+pub fn term_ranges(text: &str, terms: &[String]) -> Vec<(usize, usize)> {
+    with_tokenizer(|t| t.match_ranges(text, terms))
+}
+
+/// A literal FTS5 MATCH expression: each term double-quoted (quotes doubled) and joined with
+/// ` OR `. `None` when there is no non-empty term.
+pub fn fts_match_expr(terms: &[String]) -> Option<String> {
+    let mut out = String::new();
+    for term in terms.iter().filter(|t| !t.trim().is_empty()) {
+        if !out.is_empty() {
+            out.push_str(" OR ");
+        }
+        out.push('"');
+        out.push_str(&term.replace('"', "\"\""));
+        out.push('"');
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terms(text: &str) -> Vec<String> {
+        tokenize(text).into_iter().map(|t| t.term).collect()
+    }
+
+    fn one(word: &str) -> String {
+        let t = terms(word);
+        assert_eq!(t.len(), 1, "{word:?} gave {t:?}");
+        t[0].clone()
+    }
+
+    #[test]
+    fn identifiers_split_and_keep_whole() {
+        let cases: &[(&str, &[&str])] = &[
+            ("getUserName", &["get", "user", "name", "getusernam"]),
+            ("get_user_name", &["get", "user", "name", "getusernam"]),
+            ("GET_USER_NAME", &["get", "user", "name", "getusernam"]),
+            ("GetUser", &["get", "user", "getus"]),
+            ("HTTPServer", &["http", "server", "httpserver"]),
+            (
+                "XMLHttpRequest",
+                &["xml", "http", "request", "xmlhttprequest"],
+            ),
+            ("IOError", &["io", "error", "ioerror"]),
+            ("URLs", &["url"]),
+            ("sha256", &["sha", "256", "sha256"]),
+            ("_private", &["privat"]),
+            ("__", &[]),
+            ("plain", &["plain"]),
+        ];
+        for (input, want) in cases {
+            assert_eq!(terms(input), *want, "input {input:?}");
+        }
+        // A lone word equal to the joined identifier meets the compound term.
+        assert_eq!(one("getusername"), "getusernam");
+        assert_eq!(one("GETUSERNAME"), "getusernam");
+    }
+
+    #[test]
+    fn stems_russian_and_english() {
+        let groups: &[&[&str]] = &[
+            &["доступа", "доступы", "доступ", "Доступ", "ДОСТУПОМ"],
+            &["fixing", "fixed", "fix", "Fixes"],
+            &["базам", "база", "баз"],
+            &["ёлка", "елка", "Ёлка"],
+            &["пароль", "пароля", "паролем"],
+            &["users", "user"],
+        ];
+        for group in groups {
+            let first = one(group[0]);
+            for w in group.iter() {
+                assert_eq!(one(w), first, "{w:?} vs {:?}", group[0]);
+            }
+        }
+        assert_eq!(one("базам"), "баз");
+        assert_eq!(one("fixing"), "fix");
+    }
+
+    #[test]
+    fn numbers_and_ips_keep_digits() {
+        assert_eq!(terms("176.99.5.35"), ["176", "99", "5", "35"]);
+        assert_eq!(terms("v1.2.3"), ["v", "1", "v1", "2", "3"]);
+        assert_eq!(terms("port 8080"), ["port", "8080"]);
+    }
+
+    #[test]
+    fn offsets_point_at_the_source_word() {
+        let text = "Ну, getUserName — ёж!";
+        for t in tokenize(text) {
+            assert!(text.is_char_boundary(t.start) && text.is_char_boundary(t.end));
+            assert!(t.start < t.end);
+        }
+        let toks = tokenize(text);
+        let user = toks
+            .iter()
+            .find(|t| t.term == "user")
+            .map(|t| &text[t.start..t.end]);
+        assert_eq!(user, Some("User"));
+        let whole = toks
+            .iter()
+            .find(|t| t.term == "getusernam")
+            .map(|t| &text[t.start..t.end]);
+        assert_eq!(whole, Some("getUserName"));
+        let ezh = toks
+            .iter()
+            .find(|t| t.term == "еж")
+            .map(|t| &text[t.start..t.end]);
+        assert_eq!(ezh, Some("ёж"));
+    }
+
+    #[test]
+    fn long_terms_are_capped_and_hashes_kept_whole() {
+        let long = "a".repeat(200);
+        assert_eq!(one(&long).len(), MAX_TERM_BYTES);
+        let cyr = "ж".repeat(100);
+        let t = one(&cyr);
+        assert!(t.len() <= MAX_TERM_BYTES && t.len() >= MAX_TERM_BYTES - 1);
+        assert_eq!(one("3f2a9c1b7e"), "3f2a9c1b7e");
+        assert_eq!(one("A1B2C3"), "a1b2c3");
+        // Same hash in a query meets the indexed term.
+        assert_eq!(query_terms("commit 3F2A9C1B7E"), ["commit", "3f2a9c1b7e"]);
+    }
+
+    #[test]
+    fn odd_input_never_panics() {
+        let samples = [
+            "",
+            " ",
+            "\u{0}",
+            "İstanbul",
+            "ß",
+            "ǅ",
+            "x\u{301}y",
+            "漢字かな",
+            "🙂🙂",
+            "a\u{200d}b",
+            "١٢٣",
+            "Ⅻ",
+            "µs",
+            "ﬁle",
+            "\u{10FFFF}",
+            "_a_1_Б_",
+        ];
+        for s in samples {
+            for t in tokenize(s) {
+                assert!(
+                    !t.term.is_empty() && t.term.len() <= MAX_TERM_BYTES,
+                    "{s:?}"
+                );
+                assert!(s.get(t.start..t.end).is_some(), "{s:?}");
+            }
+            let _ = index_text(s);
+            let _ = query_terms(s);
+        }
+    }
+
+    #[test]
+    fn query_terms_dedupe_and_drop_stopwords() {
+        assert_eq!(
+            query_terms("кто чинил доступ к базам?"),
+            ["чин", "доступ", "баз"]
+        );
+        assert_eq!(
+            query_terms("Who fixed the fixing of the server?"),
+            ["fix", "server"]
+        );
+        assert_eq!(query_terms("доступа доступы доступ"), ["доступ"]);
+        // Only stopwords: keep them.
+        assert_eq!(query_terms("кто что где"), ["кто", "что", "где"]);
+        assert_eq!(query_terms("the who"), ["the", "who"]);
+        // Stopword parts of identifiers drop, the whole identifier stays.
+        assert_eq!(query_terms("isValid"), ["valid", "isvalid"]);
+        assert!(query_terms("").is_empty());
+        assert!(query_terms("  ?!  ").is_empty());
+    }
+
+    #[test]
+    fn stopwords_are_in_folded_form() {
+        for w in STOPWORDS {
+            let mut folded = String::new();
+            w.chars().for_each(|c| push_folded(&mut folded, c));
+            assert_eq!(&folded, w);
+        }
+    }
+
+    #[test]
+    fn match_expr_quotes_everything() {
+        let t = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(fts_match_expr(&[]), None);
+        assert_eq!(fts_match_expr(&t(&["", " "])), None);
+        assert_eq!(fts_match_expr(&t(&["a"])).as_deref(), Some("\"a\""));
+        assert_eq!(
+            fts_match_expr(&t(&["a\"b", "or"])).as_deref(),
+            Some("\"a\"\"b\" OR \"or\"")
+        );
+    }
+
+    fn fts() -> rusqlite::Connection {
+        let c = rusqlite::Connection::open_in_memory().expect("open");
+        c.execute_batch(
+            "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='unicode61 remove_diacritics 0');
+             CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance');",
+        )
+        .expect("schema");
+        c
+    }
+
+    fn search(c: &rusqlite::Connection, query: &str) -> rusqlite::Result<Vec<i64>> {
+        let Some(expr) = fts_match_expr(&query_terms(query)) else {
+            return Ok(Vec::new());
+        };
+        let mut st = c.prepare("SELECT rowid FROM t WHERE t MATCH ?1 ORDER BY rowid")?;
+        let rows = st.query_map([expr], |r| r.get(0))?;
+        rows.collect()
+    }
+
+    #[test]
+    fn fts_syntax_in_queries_is_literal() {
+        let c = fts();
+        let docs = [
+            "Fixed the access to databases on 176.99.5.35",
+            "починил доступ к базам данных",
+            "fn getUserName() -> String",
+            "NEAR OR AND NOT the words",
+        ];
+        for (i, d) in docs.iter().enumerate() {
+            c.execute(
+                "INSERT INTO t(rowid, x) VALUES (?1, ?2)",
+                rusqlite::params![i as i64, index_text(d)],
+            )
+            .expect("insert");
+        }
+        let hostile = [
+            "\"",
+            "\"\"",
+            "*",
+            "NEAR(",
+            "NEAR(a b)",
+            "OR",
+            "AND",
+            "NOT",
+            "-",
+            ":",
+            "^",
+            "(",
+            ")",
+            "()",
+            "x:y",
+            "^start",
+            "a*",
+            "\"unterminated",
+            "col:term",
+            "- - -",
+            "OR OR AND",
+            "{x y}: z",
+            "+",
+            "NOT NOT",
+            "a AND",
+            "(((",
+            "'",
+            "\\",
+            "NEAR/3",
+        ];
+        for q in hostile {
+            let r = search(&c, q);
+            assert!(r.is_ok(), "query {q:?} failed: {r:?}");
+        }
+        assert_eq!(search(&c, "NEAR OR").expect("ok"), [3]);
+        assert_eq!(search(&c, "кто чинил доступ к базам?").expect("ok"), [1]);
+        assert_eq!(search(&c, "fixing databases").expect("ok"), [0]);
+        assert_eq!(search(&c, "176.99.5.35").expect("ok"), [0]);
+        assert_eq!(search(&c, "getusername").expect("ok"), [2]);
+        assert_eq!(search(&c, "user_name").expect("ok"), [2]);
+        // An empty quoted phrase is valid FTS5 too.
+        let mut st = c
+            .prepare("SELECT count(*) FROM t WHERE t MATCH '\"*\" OR \"\"'")
+            .expect("prep");
+        assert!(st.query_row([], |r| r.get::<_, i64>(0)).is_ok());
+    }
+
+    #[test]
+    fn terms_survive_unicode61_unchanged() {
+        let c = fts();
+        let text = "Ёжик getUserName HTTPServer 176.99.5.35 naïve café Straße ﬁle İI \
+                    漢字 かな 한국어 العربية ελληνικά x²y ½ Ⅻ v1.2.3 a1b2c3 ДОСТУПА fixing_it \
+                    🙂 emoji\u{200d}join tab\there";
+        let idx = index_text(text);
+        c.execute("INSERT INTO t(rowid, x) VALUES (1, ?1)", [&idx])
+            .expect("insert");
+        let mut st = c
+            .prepare("SELECT term FROM v ORDER BY offset")
+            .expect("prep");
+        let stored: Vec<String> = st
+            .query_map([], |r| r.get(0))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        // (SQLite folds a few compatibility letters such as `µ`→`μ` differently from Rust;
+        // queries go through the same folding, so those still match.)
+        let ours: Vec<&str> = idx.split(' ').collect();
+        assert_eq!(stored, ours);
+        for t in &ours {
+            assert!(
+                t.chars().all(|c| c.is_alphanumeric() && !c.is_uppercase()),
+                "{t:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,4 @@
+//! Helpers shared by the integration tests (`mod common;`).
+#![allow(dead_code)]
+
+pub mod schema;
