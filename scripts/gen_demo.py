@@ -215,6 +215,7 @@ class Claude:
         self.skills = skills
         self.prompt_id = None
         self.first_time = start
+        self.turn_t0 = start
         if team:
             self.team = team
 
@@ -286,9 +287,12 @@ class Claude:
     def prompt(self, text, *, snapshot=True, extra_tail=None, content=None):
         """A prompt a person typed (message.content is a string)."""
         u = self.uid()
+        if self.last is not None and not self.sidechain:
+            self.tick(small_int(f"{self.label}:think:{self.n}", 25, 140))  # the person reads and types
         if snapshot and not self.sidechain:
             self.snapshot(u)
         stamp = self.tick(2)
+        self.turn_t0 = self.t
         if self.new:
             self.prompt_id = uuid4_of(f"{self.label}:prompt:{self.n}")
             body = ([] if self.sidechain else [("promptId", self.prompt_id)]) + [("type", "user"),
@@ -398,7 +402,7 @@ class Claude:
         body += [("timestamp", self.tick(0.1)), ("uuid", u)]
         return self.push(self._wrap(body))
 
-    def turn_end(self, duration_ms, *, stop_hooks=True):
+    def turn_end(self, duration_ms=None, *, stop_hooks=True):
         if stop_hooks:
             u = self.uid()
             body = [("type", "system"), ("subtype", "stop_hook_summary"), ("hookCount", 1),
@@ -408,6 +412,7 @@ class Claude:
                     ("toolUseID", uuid4_of(self.label + ":stop:" + str(self.n)))]
             self.push(self._wrap(body))
         u = self.uid()
+        duration_ms = int((self.t - self.turn_t0).total_seconds() * 1000)
         body = [("type", "system"), ("subtype", "turn_duration"), ("durationMs", duration_ms),
                 ("timestamp", self.tick(0.03)), ("uuid", u), ("isMeta", False)]
         self.push(self._wrap(body))
@@ -488,9 +493,9 @@ class Claude:
             self.result(tuid, stdout, {"stdout": stdout, "stderr": stderr, "interrupted": False, "isImage": False,
                                        "noOutputExpected": False}, is_error=False)
             return tuid
-        return self.call("Bash", inp, stdout if stdout else "(Bash completed with no output)",
+        return self.call("Bash", inp, stdout,
                          {"stdout": stdout, "stderr": stderr, "interrupted": False, "isImage": False,
-                          "noOutputExpected": not stdout}, is_error=False, key=key, **kw)
+                          "noOutputExpected": False}, is_error=False, key=key, **kw)
 
     def edit(self, rel, before, after, old_string, new_string, *, track=True, **kw):
         p = self.abspath(rel)
@@ -512,7 +517,7 @@ class Claude:
                          {"type": "create", "filePath": p, "content": content, "structuredPatch": []}, **kw)
 
     def grep(self, pattern, path, out_lines, *, mode="content", **kw):
-        inp = {"pattern": pattern, "path": self.abspath(path), "output_mode": mode}
+        inp = {"pattern": pattern, "path": path, "output_mode": mode}
         if mode == "content":
             inp["-n"] = True
             content = "\n".join(out_lines)
@@ -658,6 +663,7 @@ class Codex:
                        "model_provider": "openai", "base_instructions": {"text": BASE_INSTRUCTIONS}, "git": git}
         self.lines.append({"timestamp": ts(self.t + timedelta(milliseconds=12)), "type": "session_meta",
                            "payload": payload})
+        self.t += timedelta(milliseconds=15)
 
     def env_context(self):
         local = self.t.astimezone(MSK)
@@ -703,6 +709,8 @@ class Codex:
 
     def user(self, text, *, first=False, skills_listing=True):
         """Start a turn with a message a person typed."""
+        if not first:
+            self.t += timedelta(seconds=small_int(f"{self.label}:think:{self.n}", 20, 120))
         self.turn_id = uuid7_of(self.label + f":turn:{self.n}", self.t)
         self.turn_start = self.t
         self.n += 1
@@ -2255,7 +2263,8 @@ def c1_mysql_access():
                  "получает отказ. Нужно передать CA в опциях PDO.",
            text="Клиент mysql подключается (он сам использует TLS), а PDO — без TLS. Добавлю CA в Config::mysqlConnect().")
     d.bash(php_check, "Check the connection from PHP again", "int(1)\n")
-    d.say("Готово: доступ к MySQL восстановлен.\n\n"
+    d.say("Готово: доступ к MySQL на 176.99.5.35 восстановлен, пароль лежит в DB_PASSWORD (.env на 10.0.0.7) и в "
+          "репозиторий не попал.\n\n"
           "**Причина.** Грант был выдан на 'billing'@'10.0.0.5' (старый сервер приложения), а billing после "
           "переезда подключается с 10.0.0.7 — сервер 176.99.5.35 отвечал Access denied (1045).\n\n"
           "**Изменения.**\n"
@@ -2273,11 +2282,11 @@ def c1_mysql_access():
           "- Исправлено: миграция 0004 (грант на 10.0.0.% с REQUIRE SSL, применена) и TLS CA в "
           "Config::mysqlConnect().\n- Проверено подключение из mysql-клиента и из PHP.\n\n"
           "Перезапустите php-fpm на 10.0.0.7 и проверьте приложение.")
-    c.turn_end(412870)
+    c.turn_end()
     c.prompt("спасибо, работает")
     c.say("Отлично! Если будете переносить приложение ещё раз — грант на подсеть 10.0.0.% уже покрывает новые "
           "адреса.")
-    c.turn_end(5210)
+    c.turn_end()
     finish_new(c, title="Доступ к MySQL 176.99.5.35")
     FILES[claude_path(c)] = c.lines
     register("C1", "claude", BILLING, claude_path(c), sid, utc("2026-10-21T05:50:04"),
@@ -2388,10 +2397,10 @@ def c2_deploy_crlf():
           "directory`.\n\nСубагент encoding-janitor (навык clean-bom-crlf) почистил scripts/deploy.sh, "
           "scripts/backup.sh и migrations/0003_invoice_collation.sql и добавил .gitattributes. Деплой на staging "
           "прошёл; можно запускать `./scripts/deploy.sh production`.")
-    c.turn_end(388100)
+    c.turn_end()
     c.prompt("задеплоил на прод — прошло, спасибо")
     c.say("Отлично, рад, что деплой снова проходит.")
-    c.turn_end(3900)
+    c.turn_end()
     finish_new(c, title="Почему падал деплой")
     FILES[claude_path(c)] = c.lines
     register("C2", "claude", BILLING, claude_path(c), sid, start, "root session + subagent `encoding-janitor`",
@@ -2453,10 +2462,10 @@ def c3_get_user_name():
     c.say("Fixed. `getUserName` in src/cart.ts read `user.profile.name`, which the accounts API v3 stopped "
           "sending, so it returned undefined. It now returns `displayName`, falling back to `email` and then "
           "\"Guest\", and its return type is `string`. Added tests; the reviewer found no blocking issues.")
-    c.turn_end(201433)
+    c.turn_end()
     c.prompt("works now, thanks")
     c.say("Great — the header shows the display name again.")
-    c.turn_end(2890)
+    c.turn_end()
     FILES[claude_path(c)] = c.lines
     register("C3", "claude", WEBSHOP, claude_path(c), sid, start, "root session (+ `code-reviewer` review)",
              "success", "en",
@@ -2486,8 +2495,8 @@ def c4_stripe_failed():
            "stripe trigger payment_intent.succeeded; sleep 2; tail -4 /tmp/stripe-listen.log",
            "Replay a webhook locally through the Stripe CLI",
            "Setting up fixture for: payment_intent\nRunning fixture for: payment_intent\nTrigger succeeded! Check "
-           "dashboard for event details.\n2026-09-29 14:52:03   --> payment_intent.succeeded [evt_3QDemo0Fail01]\n"
-           "2026-09-29 14:52:03  <--  [400] POST http://localhost:8000/webhooks/stripe [evt_3QDemo0Fail01]\n",
+           "dashboard for event details.\n2026-09-29 14:40:49   --> payment_intent.succeeded [evt_3QDemo0Fail01]\n"
+           "2026-09-29 14:40:49  <--  [400] POST http://localhost:8000/webhooks/stripe [evt_3QDemo0Fail01]\n",
            progress=["Setting up fixture for: payment_intent"])
     c.bash("grep -n 'SignatureVerificationError' /var/log/webshop/api.log | tail -2", "Check the API log",
            "8812:stripe.error.SignatureVerificationError: No signatures found matching the expected signature for "
@@ -2500,13 +2509,13 @@ def c4_stripe_failed():
           "changing bytes. I need the live endpoint's signing secret to go further.",
           think="The decode might be fine for ASCII JSON. The secret is the likelier issue but I can't see prod "
                 "config from here.")
-    c.turn_end(596220)
+    c.turn_end()
     c.prompt("Still failing in prod after deploying this. I'm out of time — let's stop here, I'll look at it "
              "tomorrow.")
     c.say("Understood. Summary for tomorrow: api/webhooks.py now passes `request.data` instead of re-serialised "
           "JSON, but verification still fails locally and in production. Not fixed yet. Next step: check which "
           "signing secret production uses for the live endpoint.")
-    c.turn_end(4120)
+    c.turn_end()
     FILES[claude_path(c)] = c.lines
     register("C4", "claude", WEBSHOP, claude_path(c), sid, start, "root session", "failure", "en",
              "Stripe webhook signature failure, partial Edit of api/webhooks.py, ends unresolved («Still failing … "
@@ -2601,7 +2610,7 @@ def c5_stripe_team():
            "stripe listen --forward-to localhost:8000/webhooks/stripe > /tmp/listen.log 2>&1 & sleep 3; "
            "stripe trigger payment_intent.succeeded >/dev/null; sleep 2; grep POST /tmp/listen.log",
            "Replay a signed event against the fixed handler",
-           "2026-11-03 12:09:44  <--  [200] POST http://localhost:8000/webhooks/stripe [evt_3QDemo0Team07]\n")
+           "2026-11-03 12:03:15  <--  [200] POST http://localhost:8000/webhooks/stripe [evt_3QDemo0Team07]\n")
     a.call("SendMessage", {"type": "message", "recipient": "team-lead",
                            "content": "api/webhooks.py fixed: raw body (request.get_data()), secret from "
                                       "STRIPE_WEBHOOK_SECRET, tolerance=300. stripe trigger → 200."},
@@ -2625,13 +2634,13 @@ def c5_stripe_team():
           "body (`request.get_data()`) with an explicit tolerance.\n- **bob** found that production signs with "
           "STRIPE_WEBHOOK_SECRET from the environment while the code used the test-mode secret from config.toml; "
           "the handler now reads the env var.\n\nThe resent live event was accepted.")
-    c.turn_end(731020)
+    c.turn_end()
     c.prompt("Confirmed in the Stripe dashboard: live deliveries are 200 again. Thanks team!")
     c.call("TeamDelete", {"team_name": team}, f"Team {team} deleted.", {"success": True, "team_name": team},
            text="Great. Cleaning up the team.")
     c.say("Done — team payments-squad is closed.")
     c.team = None
-    c.turn_end(6230)
+    c.turn_end()
     finish_new(c, title="Stripe webhook signature (team)")
     FILES[claude_path(c)] = c.lines
     register("C5", "claude", WEBSHOP, claude_path(c), sid, start,
@@ -2719,10 +2728,10 @@ def c7_docs():
     c.say("Docs updated:\n- docs/setup.md: `STRIPE_WEBHOOK_SECRET` in the environment table.\n- docs/payments.md: new "
           "\"Signature verification\" section (raw body, per-endpoint secret, replay with the Stripe CLI).\n\n"
           "clean-bom-crlf check: all 3 docs are UTF-8 without BOM, LF endings.")
-    c.turn_end(96310)
+    c.turn_end()
     c.prompt("thanks")
     c.say("You're welcome!")
-    c.turn_end(1800)
+    c.turn_end()
     finish_new(c)
     # a torn write: the first 170 characters of a record, then the full record on the next line
     nxt = dumps(c.lines[torn_at])
@@ -2796,7 +2805,7 @@ def c9_archive():
     c.say("Готово: exports/invoices_2019.csv — 12 839 счетов за 2019 год плюс строка заголовка. Выгрузка шла с "
           "MySQL на 176.99.5.35 под read-only пользователем archive_ro, доступ к MySQL работал, ничего в базе не "
           "менялось.")
-    c.turn_end(84220)
+    c.turn_end()
     finish_new(c)
     FILES[claude_path(c)] = c.lines
     register("C9", "claude", ARCHIVE, claude_path(c), sid, start, "root session", "success", "ru",
@@ -2845,10 +2854,10 @@ def c10_backup():
     c.say("Found it: ~/.aws/credentials was re-saved with CRLF line endings on Friday, so the secret access key "
           "ended with an invisible `\\r` and every request signature was wrong (SignatureDoesNotMatch). I "
           "converted the file to LF; `aws sts get-caller-identity` works and a manual backup uploaded to S3.")
-    c.turn_end(512300)
+    c.turn_end()
     c.prompt("works, thanks")
     c.say("Great. Tonight's cron run should succeed as well.")
-    c.turn_end(2100)
+    c.turn_end()
     finish_new(c)
     FILES[claude_path(c)] = c.lines
     register("C10", "claude", BILLING, claude_path(c), sid, start, "root session", "success", "en",
@@ -2893,10 +2902,10 @@ def c11_ci_encoding():
            "check-encoding: 7 files OK\n", text="Re-running the CI lint locally.")
     c.say("The repo is clean: encoding-janitor removed the BOM from docs/payments.md and converted src/cart.ts and "
           "tests/cart.test.ts to LF. `npm run lint` passes locally.")
-    c.turn_end(143880)
+    c.turn_end()
     c.prompt("CI is green, thanks")
     c.say("Nice.")
-    c.turn_end(1200)
+    c.turn_end()
     finish_new(c)
     FILES[claude_path(c)] = c.lines
     register("C11", "claude", WEBSHOP, claude_path(c), sid, start, "root session + subagent `encoding-janitor`",
@@ -2950,10 +2959,10 @@ def c12_release():
         "agentType": "release-manager", "description": inp["description"], "toolUseId": tuid, "spawnDepth": 1}
     c.say("Релиз 1.4.0 подготовлен субагентом release-manager: чеклист пройден, CHANGELOG обновлён, тег v1.4.0, "
           "staging задеплоен. Для прода: `./scripts/deploy.sh production`.")
-    c.turn_end(264100)
+    c.turn_end()
     c.prompt("ок, выкатываю на прод")
     c.say("Удачного релиза!")
-    c.turn_end(900)
+    c.turn_end()
     finish_new(c, title="Релиз billing 1.4.0")
     FILES[claude_path(c)] = c.lines
     register("C12", "claude", BILLING, claude_path(c), sid, start, "root session + subagent `release-manager`",
@@ -3102,7 +3111,7 @@ def x4_index():
     x.reason("**Checking the query and existing migrations**")
     x.shell("ls migrations && grep -n 'customer_id' src/Invoice/InvoiceRepository.php",
             "0001_create_invoices.sql\n0002_create_customers.sql\n0003_invoice_collation.sql\n"
-            "0004_grant_billing_app.sql\n18:            'SELECT id, number, total_cents, due_at FROM invoices WHERE "
+            "0004_grant_billing_app.sql\n" + f"{line_of(INVOICE_REPO_PHP, 'WHERE customer_id')}:            'SELECT id, number, total_cents, due_at FROM invoices WHERE "
             "customer_id = ? AND paid_at IS NULL ORDER BY due_at DESC',\n")
     x.patch([("migrations/0005_invoice_customer_idx.sql", None, MIG_0005)])
     x.say("Added migrations/0005_invoice_customer_idx.sql: a composite index (customer_id, paid_at, due_at) that "
@@ -3177,3 +3186,454 @@ def x8_phpunit():
     codex_register(x, "X8", "Codex", "success", "en",
                    "PHPUnit test for Config::mysqlDsn; started 22:40Z = 01:40 Moscow, so the file is under the "
                    "**local** date directory 2026/11/20")
+
+
+# ---------------------------------------------------------------------------------------------
+# skill-use accounting (computed from the generated files; the README and the checks use it)
+# ---------------------------------------------------------------------------------------------
+
+EXPECTED_SKILL_USES = {
+    # (session key, actor) -> {skill: uses}
+    ("C1", "root"): {"mysql-access": 1},
+    ("C2", "encoding-janitor"): {"clean-bom-crlf": 3},
+    ("C5", "root (team lead)"): {"stripe-webhooks": 1},
+    ("C7", "root"): {"clean-bom-crlf": 1},
+    ("C11", "encoding-janitor"): {"clean-bom-crlf": 2},
+    ("C12", "release-manager"): {"deploy-checklist": 1},
+    ("X3", "root (Codex)"): {"clean-bom-crlf": 1},
+}
+
+
+def count_skill_uses() -> dict:
+    """Skill tool calls in Claude files, SKILL.md reads in Codex rollouts, keyed by file path."""
+    out = {}
+    for path, lines in FILES.items():
+        for r in lines:
+            if not isinstance(r, dict):
+                continue
+            if r.get("type") == "assistant" and isinstance(r.get("message", {}).get("content"), list):
+                for b in r["message"]["content"]:
+                    if b.get("type") == "tool_use" and b.get("name") == "Skill":
+                        out.setdefault(path, {}).setdefault(b["input"]["skill"], 0)
+                        out[path][b["input"]["skill"]] += 1
+            p = r.get("payload") if isinstance(r.get("payload"), dict) else None
+            if p and p.get("type") == "function_call" and "/SKILL.md" in p.get("arguments", ""):
+                name = re.search(r"skills/([a-z0-9-]+)/SKILL\.md", p["arguments"]).group(1)
+                out.setdefault(path, {}).setdefault(name, 0)
+                out[path][name] += 1
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# README.md of the demo world
+# ---------------------------------------------------------------------------------------------
+
+def find_line(path, pred) -> int:
+    for i, r in enumerate(FILES[path], 1):
+        if pred(r):
+            return i
+    raise KeyError(path)
+
+
+def readme() -> str:
+    by_key = {s["key"]: s for s in SESSIONS}
+    n_claude = sum(1 for s in SESSIONS if s["tool"] == "claude")
+    n_codex = sum(1 for s in SESSIONS if s["tool"] == "codex")
+    total_lines = sum(len(v) for v in FILES.values())
+    out = []
+    w = out.append
+    w("# The demo world\n")
+    w("A small, hand-checkable world for `knowledge demo` and every acceptance test: three repositories, six "
+      "skills, three agent definitions and "
+      f"{len(SESSIONS)} agent sessions ({n_claude} Claude Code + {n_codex} Codex main sessions, plus "
+      f"{len([s for s in SUBAGENTS if s['agent_id'] != '—'])} subagent / teammate / compaction transcripts; "
+      f"{total_lines} JSONL lines in all), written in the real on-disk formats "
+      "(see `realdata/FORMATS.md` in the research notes).\n")
+    w("**Generated — do not edit by hand.** Source: `scripts/gen_demo.py` (deterministic: ids are SHA-256 of fixed "
+      "labels, timestamps are fixed). Regenerate with `python3 scripts/gen_demo.py`; `--check` only validates.\n")
+    w("## The `@DEMO@` placeholder\n")
+    w("Every path inside a transcript is written relative to the literal placeholder `@DEMO@` "
+      "(`\"cwd\":\"@DEMO@/repos/billing\"`, Edit `file_path` `@DEMO@/repos/billing/src/Config.php`, Codex "
+      "`session_meta.cwd`, `<environment_context><cwd>`, `patch_apply_end.changes` keys, skill `Base directory`). "
+      "The tool copies this folder to a temporary directory and replaces `@DEMO@` with that directory's absolute path "
+      "**JSON-escaped** (a Windows path needs `\\\\`). Claude project directory names are the encoded cwd "
+      "(`@DEMO@/repos/billing` → `-DEMO--repos-billing`); they are *not* re-encoded after the replacement, which is "
+      "fine because a reader must take `cwd` from the records, never decode the directory name.\n")
+    w("## Layout\n")
+    w("```\nfixtures/demo/\n  README.md                      this file\n"
+      "  repos/billing/                 PHP + SQL + YAML + bash (MySQL on 176.99.5.35)\n"
+      "  repos/billing-archive/         3 files; a SIBLING whose name starts with \"billing\"\n"
+      "  repos/webshop/                 TypeScript + Python + Go + Markdown + TOML\n"
+      "  skills/<name>/SKILL.md         6 skills (+ clean-bom-crlf/scripts/check_bom_crlf.sh)\n"
+      "  agents/<name>.md               3 agent definitions\n"
+      "  claude/projects/<enc-cwd>/     Claude Code transcripts (+ <sessionId>/subagents/…)\n"
+      "  codex/sessions/YYYY/MM/DD/     Codex rollouts (directory date = local time, Europe/Moscow)\n```\n")
+    w("## Sessions\n")
+    w("Outcome is what a careful reader derives: an explicit user verdict at the end (\"спасибо, работает\", "
+      "\"works now, thanks\", \"Still failing … let's stop here\", \"всё ещё не работает\"), errors in the last tool "
+      "results, and the final assistant message.\n")
+    w("| key | tool (version) | workspace | session id | date (UTC) | who | outcome | lang | notable facts |")
+    w("|---|---|---|---|---|---|---|---|---|")
+    for s in sorted(SESSIONS, key=lambda s: s["date"]):
+        w(f"| {s['key']} | {s['tool']} {s['version']} | `{s['workspace']}` | `{s['sid']}` | {s['date']} | {s['who']} "
+          f"| **{s['outcome']}** | {s['lang']} | {s['facts']} |")
+    w("\nFiles:\n")
+    for s in sorted(SESSIONS, key=lambda s: (s["key"][0], int(s["key"][1:]))):
+        w(f"- {s['key']}: `{s['path']}`")
+    w("\n### Subagents, teammates and other child transcripts\n")
+    w("| key | kind | name / agentType | agent id | Skill uses | file | what it does |")
+    w("|---|---|---|---|---|---|---|")
+    for a in SUBAGENTS:
+        w(f"| {a['key']} | {a['kind']} | `{a['name']}` | `{a['agent_id']}` | {a['skill_uses']} | `{a['path']}` | "
+          f"{a['facts']} |")
+    w("\nLinks parent → child: `toolUseResult.agentId` and the `agentId: … (for resuming…)` text tail of the "
+      "Task/Agent tool_result (2.1.x), `agent_progress.data.agentId` + `parentToolUseID` (C1, C2, C3, C11, C12), "
+      "`.meta.json` `toolUseId` (era 4). Teammates (C5) have a `.meta.json` **without** `toolUseId`; their link is "
+      "the Agent tool_result (`agentId`) or the prompt text (line 1 of the teammate file equals the Agent `prompt`). "
+      "Every child line carries the **parent's** `sessionId`.\n")
+    w("## Skills\n")
+    w("| skill | frontmatter variant | used by (session: actor × uses) |")
+    w("|---|---|---|")
+    variants = {"mysql-access": "plain one-line description, `license`, `metadata` map",
+                "clean-bom-crlf": "`>-` folded description, `allowed-tools`; has `scripts/check_bom_crlf.sh`",
+                "deploy-checklist": "`|` block-scalar description, `user-invocable: yes`",
+                "stripe-webhooks": "double-quoted description with escaped quotes, `compatibility`",
+                "php-migrations": "**malformed YAML** (unquoted `: ` in description → strict parse fails; lenient "
+                                  "fallback needed)",
+                "docs-style": "plain description, nested `metadata`"}
+    for name in SKILL_ORDER:
+        users = [f"{k}: {actor} ×{uses[name]}" for (k, actor), uses in EXPECTED_SKILL_USES.items() if name in uses]
+        w(f"| `{name}` | {variants[name]} | {'; '.join(users) if users else '— (catalog only)'} |")
+    w("\nA use is a Claude `Skill` tool_use (followed by the `Launching skill: …` tool_result and an `isMeta` user line "
+      "starting `Base directory for this skill: @DEMO@/skills/<name>` with `sourceToolUseID`), or, in Codex (X3), an "
+      "exec that reads `skills/<name>/SKILL.md`. **Not** uses: the `skill_listing` attachments in 2.1.1xx sessions "
+      "and the skill list in Codex developer messages (they list every skill), the compaction summary that mentions "
+      "a skill, and C12 running the skill's check script without invoking the skill.\n")
+    w("**KD-3 (actor with the most skill uses):** `encoding-janitor` — 3 uses in C2 (the most of any single actor in "
+      "one session) and 5 in total across C2 + C11, all of `clean-bom-crlf`. Every other actor has at most 1.\n")
+    w("## Agent definitions\n")
+    w("| file | name | tools | model | note |")
+    w("|---|---|---|---|---|")
+    w("| `agents/db-fixer.md` | db-fixer | comma string | sonnet | single-quoted description with a Russian example; "
+      "the C1 subagent |")
+    w("| `agents/code-reviewer.md` | code-reviewer | YAML list | inherit | the C3 and C6 reviewer |")
+    w("| `agents/release-manager.md` | release-manager | comma string | haiku | description with `\\n` and "
+      "`<example>`; `skills: [deploy-checklist]`; the C12 subagent |")
+    w("\n`encoding-janitor` deliberately has **no** definition file: it is known only from transcripts "
+      "(`subagent_type` in C2 and C11, `agentType` in their `.meta.json`).\n")
+    w("## Planted secrets (canaries)\n")
+    w("None of these strings may ever appear in any output of the tool (search results, snippets, handoff "
+      "packages, logs). Tests should assert on the *assert substring* column.\n")
+    w("| kind | canary as planted | assert substring | where |")
+    w("|---|---|---|---|")
+    where = {
+        "mysql-url": "Bash result in `C1/db-fixer` (`grep -rn '176.99.5.35' /etc/billing/`); X1 exec output "
+                     "(`function_call_output` and `exec_command_end`)",
+        "env-password": "`repos/billing/.env` (deliberately not git-ignored); C1 root `Read` of `.env` (tool_result "
+                        "text and `toolUseResult.file.content`)",
+        "stripe-live-key": "`repos/webshop/config.toml`; X2 `cat config.toml` exec output; X2 apply_patch context "
+                           "lines (`custom_tool_call.input`, `patch_apply_end` unified_diff)",
+        "aws-access-key-id": "C10 Bash result of `cat ~/.aws/credentials` (with `\\r\\n` line ends)",
+        "aws-secret-access-key": "same C10 tool result",
+        "jwt": "X6 exec output of `printenv STAGING_TOKEN`",
+        "rsa-private-key": "C10 Bash result of `cat ~/.ssh/backup_rsa` (full BEGIN/END block)",
+        "ru-password": "C2 first user prompt (Russian free text)",
+    }
+    for kind, planted, sub in CANARIES:
+        w(f"| {kind} | `{planted}` | `{sub}` | {where[kind]} |")
+    w("\n## Questions this world answers (expected top answers, used by tests)\n")
+    w("| question | expected top answer | also expected / must not |")
+    w("|---|---|---|")
+    q = [
+        ("кто чинил доступ к MySQL на 176.99.5.35",
+         "actor **`db-fixer`** — subagent of C1 (`" + by_key["C1"]["sid"] + "`, agent `a3f1c9e0b7d24e815`); its "
+         "episodes say «доступ к MySQL восстановлен»; it edited `migrations/0004_grant_billing_app.sql` and "
+         "`src/Config.php`",
+         "C1 root session next (skill `mysql-access`); X1 is the same problem but **failure**; C9 (billing-archive) "
+         "mentions MySQL on 176.99.5.35 too and must vanish with `workspaces:[\"<root>/repos/billing\"]`"),
+        ("who fixed getUserName",
+         "C3 root session (`" + by_key["C3"]["sid"] + "`), Edit of `src/cart.ts`",
+         "code lane: `repos/webshop/src/cart.ts` `getUserName`; C6 edited cart.ts but not getUserName"),
+        ("where is the MySQL connection configured",
+         "code: `repos/billing/src/Config.php` (`Config::mysqlConnect`, `mysqlDsn`)",
+         "then `src/Db/Connection.php`, `config/database.yml`; episodes C1/X1/X8 as secondary"),
+        ("which skill checks BOM and CRLF", "skill **`clean-bom-crlf`**",
+         "used_by: encoding-janitor (C2 ×3, C11 ×2), C7 root, X3"),
+        ("stripe webhook signature",
+         "episodes of C5 (**success**, team `payments-squad`, alice/bob) and C4 (**failure**); skill "
+         "`stripe-webhooks`; code `repos/webshop/api/webhooks.py`",
+         "`outcome:\"failure\"` → C4 only; `outcome:\"success\"` → C5 (and X7/C7 docs); docs/payments.md "
+         "\"Signature verification\" in code"),
+        ("почему падал деплой",
+         "C2 (`" + by_key["C2"]["sid"] + "`): BOM + CRLF in `scripts/deploy.sh` (`/usr/bin/env: 'bash\\r'`)",
+         "actors: C2 root and `encoding-janitor`; code `scripts/deploy.sh`; skills `clean-bom-crlf`, "
+         "`deploy-checklist`"),
+        ("encoding-janitor",
+         "actor **`encoding-janitor`** (subagent in C2 and C11), skill `clean-bom-crlf` ×5",
+         "it is also the answer to \"which actor used skills the most\" (KD-3)"),
+        ("where is the cart total computed", "code: `repos/webshop/src/cart.ts` `computeTotals`",
+         "episodes C13 (answers exactly this) and C6 (the refactor that introduced it)"),
+        ("nightly backup S3 SignatureDoesNotMatch", "C10 (CRLF in ~/.aws/credentials)",
+         "snippets must show `[REDACTED]` instead of the AWS keys / RSA block"),
+        ("MySQL 176.99.5.35 with `workspaces:[\"<root>/repos/billing\"]`",
+         "C1 (and its db-fixer), X1, X8 …", "**never** C9 — `repos/billing-archive` is not under `repos/billing` "
+                                             "(path-boundary rule)"),
+    ]
+    for a, b, c in q:
+        w(f"| {a} | {b} | {c} |")
+    w("\n## Edge cases planted on purpose\n")
+    c7 = by_key["C7"]["path"]
+    c4 = by_key["C4"]["path"]
+    c3 = by_key["C3"]["path"]
+    c10 = by_key["C10"]["path"]
+    c2 = by_key["C2"]["path"]
+    torn = find_line(c7, lambda r: isinstance(r, str))
+    nul = find_line(c4, lambda r: isinstance(r, bytes))
+    atis = find_line(c3, lambda r: isinstance(r, dict) and r.get("type") == "atis-latch")
+    null = find_line(c10, lambda r: isinstance(r, dict) and r.get("type") == "assistant"
+                     and r["message"].get("content") is None)
+    cb = find_line(c2, lambda r: isinstance(r, dict) and r.get("subtype") == "compact_boundary")
+    w(f"- **Torn line** — `{c7}` line {torn}: the first 170 characters of the record that follows on line "
+      f"{torn + 1} (truncated JSON). Skip and count it; the next line is intact.")
+    w(f"- **Run of NUL bytes** — `{c4}` line {nul}: 96 × `\\0`.")
+    w(f"- **Unknown record type** — `{c3}` line {atis}: `{{\"type\":\"atis-latch\",…}}` (valid JSON).")
+    w(f"- **`assistant` with `content:null`** — `{c10}` line {null}.")
+    w(f"- **compact_boundary** — `{c2}` line {cb}: `parentUuid:null`, `logicalParentUuid` set, followed by an "
+      "`isCompactSummary` user line; the summarizer's own transcript is `…/subagents/agent-acompact-5b81e0.jsonl`.")
+    w("- **All four Claude subagent eras**: era 1 inline sidechain (C8, `isSidechain:true` lines in the main file, no "
+      "`agentId`), era 2 flat `agent-4c1e9a72.jsonl` beside the session file (C6, 2.0.31; 8 hex digits as in real "
+      "2.0.x files), era 3 `<sid>/subagents/agent-a5c81e2.jsonl` without meta (C3, 2.1.39), era 4 17-hex ids with "
+      "`.meta.json` (C1, C2, C5, C11, C12).")
+    w("- **Claude envelope orders**: 2.0.x / 2.1.39 put `userType,cwd,sessionId,version,gitBranch` right after "
+      "`isSidechain`; 2.1.1xx put `promptId`/`permissionMode` first and `userType,entrypoint,cwd,…` at the end (as "
+      "in the real 2.1.152 sample).")
+    w("- **Polymorphic fields**: `message.content` string vs block list; `tool_result.content` string vs block list "
+      "(Task/Agent results); `toolUseResult` object vs string (`\"Error: Exit code 1…\"`); `is_error` absent / "
+      "false / true.")
+    w("- **Injected, non-human user lines**: `isMeta` skill bodies, the `Caveat:` line and `<command-name>/clear` / "
+      "`/compact`, `<teammate-message …>` (incl. `teammate_id=\"system\"`), the compaction summary, Codex "
+      "`<environment_context>` and developer messages.")
+    w("- **Codex**: duplicated visible text (`response_item` message + `event_msg` user_message/agent_message); "
+      "0.4x envelope (X4, X5: `shell` with command array, JSON-string outputs, no task events); 0.13x envelope (X1–X3, "
+      "X6–X8: `exec_command` + `exec_command_end`, `custom_tool_call` apply_patch + `patch_apply_end`, "
+      "`task_started`/`task_complete`, `turn_aborted` in X1, `phase: commentary|final_answer`); the legacy rollout L0; "
+      "X8's directory date (2026/11/20, Moscow) differs from its UTC date (2026-11-19).")
+    w("- **Team shapes are modelled on the documentation** (claude-code-log `dev-docs/teammates.md`), not on a real "
+      "capture: `TeamCreate`/`TeamDelete`, the teammate-spawn tool_result text and `toolUseResult` "
+      "(`status: teammate_spawned`) are plausible guesses; `<teammate-message>` and `teamName` follow the docs.")
+    w("- **Code lane**: `repos/billing/.env` is deliberately not in `.gitignore` so the code lane must redact "
+      "`DB_PASSWORD`; `repos/webshop/config.toml` holds the live Stripe key. `skills/php-migrations/SKILL.md` "
+      "fails strict YAML.\n")
+    w("## Counts\n")
+    counts = {}
+    for path, lines in FILES.items():
+        for r in lines:
+            if isinstance(r, dict):
+                k = r.get("type") or ("record_type:" + r.get("record_type", "")) if "record_type" in r else r.get("type")
+                if k is None and "role" in r:
+                    k = "legacy:" + r.get("type", "?")
+                counts[k or "legacy-header"] = counts.get(k or "legacy-header", 0) + 1
+    w("| record type (top-level) | lines |")
+    w("|---|---|")
+    for k in sorted(counts, key=lambda k: (-counts[k], str(k))):
+        w(f"| `{k}` | {counts[k]} |")
+    w("")
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# writing and checking
+# ---------------------------------------------------------------------------------------------
+
+def render() -> dict:
+    """rel path -> (bytes, mode) of every file of the world."""
+    files = {}
+
+    def put(rel: str, data: bytes, mode=0o644):
+        files[rel] = (data, mode)
+
+    for repo, repo_files in REPOS.items():
+        for rel, text in repo_files.items():
+            put(f"repos/{repo}/{rel}", text.encode("utf-8"), 0o755 if rel.endswith(".sh") else 0o644)
+    for name, text in SKILL_FILES.items():
+        put(f"skills/{name}/SKILL.md", text.encode("utf-8"))
+    put("skills/clean-bom-crlf/scripts/check_bom_crlf.sh", CHECK_BOM_CRLF_SH.encode("utf-8"), 0o755)
+    for name, text in AGENT_FILES.items():
+        put(f"agents/{name}.md", text.encode("utf-8"))
+    for rel, lines in FILES.items():
+        chunks = []
+        for r in lines:
+            if isinstance(r, bytes):
+                chunks.append(r)
+            elif isinstance(r, str):
+                chunks.append(r.encode("utf-8"))
+            else:
+                chunks.append(dumps(r).encode("utf-8"))
+        put(rel, b"\n".join(chunks) + b"\n")
+    for rel, doc in JSON_FILES.items():
+        put(rel, dumps(doc).encode("utf-8"))
+    put("README.md", readme().encode("utf-8"))
+    # keep every byte as generated on any checkout (no EOL conversion, no diff filters)
+    put(".gitattributes", b"# generated by scripts/gen_demo.py: byte-exact fixtures\n* -text\n")
+    return files
+
+
+def write_all(files: dict):
+    if OUT.exists():
+        shutil.rmtree(OUT)
+    for rel, (data, mode) in sorted(files.items()):
+        p = OUT / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+        os.chmod(p, mode)
+
+
+def compare(files: dict) -> list[str]:
+    """--check: the committed files must be byte-identical to a fresh render."""
+    problems = []
+    on_disk = {p.relative_to(OUT).as_posix() for p in OUT.rglob("*") if p.is_file()}
+    for rel in sorted(on_disk - set(files)):
+        problems.append(f"unexpected file {rel}")
+    for rel, (data, _mode) in sorted(files.items()):
+        p = OUT / rel
+        if not p.is_file():
+            problems.append(f"missing file {rel}")
+        elif p.read_bytes() != data:
+            problems.append(f"stale file {rel} (re-run scripts/gen_demo.py)")
+    return problems
+
+
+def build():
+    for fn in (l0_legacy, c8_collation, c6_cart_refactor, x4_index, c4_stripe_failed, c3_get_user_name,
+               x5_healthcheck, x1_mysql_failed, c9_archive, c10_backup, c1_mysql_access, c2_deploy_crlf,
+               x2_payments, c5_stripe_team, x6_jwt, c11_ci_encoding, x3_bom_migrations, c7_docs, c12_release,
+               x7_api_docs, x8_phpunit, c13_sdk_question):
+        fn()
+
+
+def check() -> list[str]:
+    """Validate the files on disk. Returns a list of problems (empty = fine)."""
+    problems = []
+    total = 0
+    broken = []
+    claude_main, codex_main, sub_files = [], [], []
+    for p in sorted(OUT.rglob("*")):
+        if p.is_file():
+            total += p.stat().st_size
+    for p in sorted(OUT.rglob("*.jsonl")):
+        rel = p.relative_to(OUT).as_posix()
+        if rel.startswith("claude/"):
+            (sub_files if "/agent-" in rel else claude_main).append(rel)
+        else:
+            codex_main.append(rel)
+        data = p.read_bytes()
+        if not data.endswith(b"\n"):
+            problems.append(f"{rel}: no trailing newline")
+        recs = []
+        for i, raw in enumerate(data.split(b"\n")[:-1], 1):
+            try:
+                recs.append(json.loads(raw.decode("utf-8")))
+            except Exception:
+                broken.append((rel, i))
+                continue
+        # uuid chains
+        uuids = {r["uuid"] for r in recs if isinstance(r, dict) and r.get("uuid")}
+        if rel.startswith("claude/"):
+            for r in recs:
+                if r.get("parentUuid") and r["parentUuid"] not in uuids:
+                    problems.append(f"{rel}: dangling parentUuid {r['parentUuid']}")
+                if "cwd" in r and not r["cwd"].startswith(DEMO + "/repos/"):
+                    problems.append(f"{rel}: cwd without placeholder: {r['cwd']}")
+                if r.get("timestamp") and not ("2026-09-01" <= r["timestamp"][:10] <= "2026-11-20"):
+                    problems.append(f"{rel}: timestamp out of range {r['timestamp']}")
+            ids_use = set()
+            ids_res = set()
+            for r in recs:
+                c = (r.get("message") or {}).get("content") if isinstance(r.get("message"), dict) else None
+                if isinstance(c, list):
+                    for b in c:
+                        if b.get("type") == "tool_use":
+                            ids_use.add(b["id"])
+                        if b.get("type") == "tool_result":
+                            ids_res.add(b["tool_use_id"])
+            if ids_use != ids_res:
+                problems.append(f"{rel}: unpaired tool ids {sorted(ids_use ^ ids_res)}")
+            sids = {r.get("sessionId") for r in recs if r.get("sessionId")}
+            if len(sids) != 1:
+                problems.append(f"{rel}: sessionIds {sids}")
+            expect_dir = enc(next(r["cwd"] for r in recs if "cwd" in r))
+            if f"claude/projects/{expect_dir}/" not in rel:
+                problems.append(f"{rel}: project dir != encoded cwd {expect_dir}")
+        else:
+            first = recs[0]
+            cwd = first.get("payload", {}).get("cwd") if "payload" in first else None
+            if cwd is not None and not cwd.startswith(DEMO + "/repos/"):
+                problems.append(f"{rel}: codex cwd {cwd}")
+            calls = {r["payload"]["call_id"] for r in recs if r.get("type") == "response_item"
+                     and r["payload"].get("type") in ("function_call", "custom_tool_call")}
+            calls |= {r["call_id"] for r in recs if r.get("type") in ("function_call", "custom_tool_call")}
+            outs = {r["payload"]["call_id"] for r in recs if r.get("type") == "response_item"
+                    and r["payload"].get("type") in ("function_call_output", "custom_tool_call_output")}
+            outs |= {r["call_id"] for r in recs if r.get("type") in ("function_call_output", "custom_tool_call_output")}
+            if calls != outs:
+                problems.append(f"{rel}: unpaired calls {calls ^ outs}")
+        text = data.decode("utf-8", "replace")
+        if "/home/" in text.replace("/home/backup/.aws", "") or "/Users/" in text:
+            problems.append(f"{rel}: real-looking absolute path")
+    expected_broken = 2
+    if len(broken) != expected_broken:
+        problems.append(f"expected {expected_broken} unparsable lines, found {broken}")
+    if len(claude_main) != 13:
+        problems.append(f"claude main sessions: {len(claude_main)}")
+    if len(codex_main) != 9:
+        problems.append(f"codex sessions: {len(codex_main)}")
+    for p in sorted(OUT.rglob("*.meta.json")):
+        json.loads(p.read_text("utf-8"))
+    # canaries: present in the world, absent from skills/agents/README-free zones
+    everything = b"".join(p.read_bytes() for p in OUT.rglob("*") if p.is_file() and p.name != "README.md")
+    for kind, _, sub in CANARIES:
+        if sub.encode("utf-8") not in everything:
+            problems.append(f"canary {kind} not planted")
+        for p in list((OUT / "skills").rglob("*")) + list((OUT / "agents").rglob("*")):
+            if p.is_file() and sub.encode("utf-8") in p.read_bytes():
+                problems.append(f"canary {kind} leaked into {p}")
+    # skill uses
+    got = count_skill_uses()
+    if got:
+        key_of_path = {s["path"]: s["key"] for s in SESSIONS}
+        for a in SUBAGENTS:
+            key_of_path.setdefault(a["path"], a["key"].split("/")[0])
+        flat = {}
+        for path, uses in got.items():
+            for skill, n in uses.items():
+                flat[(key_of_path[path], skill)] = flat.get((key_of_path[path], skill), 0) + n
+        want = {}
+        for (k, _actor), uses in EXPECTED_SKILL_USES.items():
+            for skill, n in uses.items():
+                want[(k, skill)] = want.get((k, skill), 0) + n
+        if flat != want:
+            problems.append(f"skill uses {flat} != expected {want}")
+    if total > 1_500_000:
+        problems.append(f"world too large: {total} bytes")
+    print(f"checked: {len(claude_main)} claude main + {len(sub_files)} claude child files, {len(codex_main)} codex "
+          f"rollouts, {len(broken)} planted broken lines {broken}, {total} bytes")
+    return problems
+
+
+def main():
+    build()
+    files = render()
+    probs = []
+    if "--check" in sys.argv:
+        probs += compare(files)
+    else:
+        write_all(files)
+        print(f"wrote {OUT.relative_to(ROOT)}: {len(SESSIONS)} sessions, {len(FILES)} jsonl files, {len(files)} files")
+    probs += check()
+    for p in probs:
+        print("PROBLEM:", p)
+    sys.exit(1 if probs else 0)
+
+
+if __name__ == "__main__":
+    main()

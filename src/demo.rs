@@ -11,7 +11,9 @@ pub const PLACEHOLDER: &str = "@DEMO@";
 
 /// Where the bundled world lives in a source checkout.
 pub fn bundled_world() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join("demo")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join("demo")
 }
 
 /// A materialised demo world.
@@ -45,7 +47,11 @@ impl DemoWorld {
     }
     /// A workspace root of the world, e.g. `repo("billing")`.
     pub fn repo(&self, name: &str) -> String {
-        self.root.join("repos").join(name).to_string_lossy().to_string()
+        self.root
+            .join("repos")
+            .join(name)
+            .to_string_lossy()
+            .to_string()
     }
 }
 

@@ -108,7 +108,11 @@ pub struct GetEpisodeArgs {
 #[derive(Debug, Args)]
 pub struct DemoArgs {
     /// The query to run on the demo world
-    #[arg(long, short = 'q', default_value = "кто чинил доступ к MySQL на 176.99.5.35")]
+    #[arg(
+        long,
+        short = 'q',
+        default_value = "кто чинил доступ к MySQL на 176.99.5.35"
+    )]
     pub query: String,
     /// The demo world to use [default: the bundled fixtures/demo]
     #[arg(long, value_name = "DIR")]

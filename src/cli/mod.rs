@@ -5,8 +5,8 @@
 //! error document still on stdout), 1 an internal failure.
 
 mod args;
-mod render;
 mod index_cmd;
+mod render;
 mod search_cmd;
 
 use std::path::PathBuf;

@@ -49,7 +49,10 @@ pub fn response(r: &SearchResponse) -> String {
         code.header.index_rev.as_deref().unwrap_or("no index"),
         code.items.len(),
         code.capability,
-        lane_note(code.header.degraded, code.header.degradation_reason.as_deref())
+        lane_note(
+            code.header.degraded,
+            code.header.degradation_reason.as_deref()
+        )
     );
     for it in &code.items {
         let _ = writeln!(

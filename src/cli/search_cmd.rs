@@ -19,7 +19,9 @@ pub fn run(data_dir: &Path, a: SearchArgs) -> Result<i32> {
         (Some(src), _) => read_request(src)?,
         (None, Some(_)) => request_from_flags(&a).to_string(),
         (None, None) => {
-            eprintln!("knowledge: give --query TEXT or --request FILE|- (see knowledge search --help)");
+            eprintln!(
+                "knowledge: give --query TEXT or --request FILE|- (see knowledge search --help)"
+            );
             return Ok(2);
         }
     };

@@ -433,7 +433,10 @@ impl Checker {
             Some(Value::Number(n)) => match n.as_u64() {
                 Some(x) if (lo..=hi).contains(&x) => x as u32,
                 _ => {
-                    self.error(field, format!("must be an integer from {lo} to {hi}, got {n}"));
+                    self.error(
+                        field,
+                        format!("must be an integer from {lo} to {hi}, got {n}"),
+                    );
                     default
                 }
             },
@@ -510,7 +513,10 @@ impl Checker {
             Some(Value::String(s)) => Outcome::parse(s).or_else(|| {
                 self.error(
                     "filters.outcome",
-                    format!("unknown value \"{}\"; allowed: success, failure, any", clip(s)),
+                    format!(
+                        "unknown value \"{}\"; allowed: success, failure, any",
+                        clip(s)
+                    ),
                 );
                 None
             }),
@@ -541,7 +547,10 @@ impl Checker {
             }
         };
         if items.is_empty() {
-            self.error("include", "must name at least one of: episodes, code, skills");
+            self.error(
+                "include",
+                "must name at least one of: episodes, code, skills",
+            );
         }
         let mut set = Include::new();
         for (i, item) in items.iter().enumerate() {

@@ -80,7 +80,8 @@ impl EpisodesSource for BuiltinEpisodes {
         "builtin.episodes".to_string()
     }
     fn search(&self, req: &LaneRequest) -> Result<EpisodesAnswer, SourceFailure> {
-        let fail = |e: EpisodeStoreError| SourceFailure::new(Code::SourceUnavailable, e.to_string());
+        let fail =
+            |e: EpisodeStoreError| SourceFailure::new(Code::SourceUnavailable, e.to_string());
         let stats = self.store.stats().map_err(fail)?;
         let q = crate::sources::episodes::search::EpisodeQuery {
             terms: req.terms.clone(),

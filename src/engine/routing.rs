@@ -35,8 +35,26 @@ pub fn weights_of(intent: Mode) -> [f64; 3] {
 }
 
 const AGENT_CUES: &[&str] = &[
-    "кто", "когда", "почему", "решал", "делал", "чинил", "исправлял", "сессия", "агент", "навык",
-    "who", "when", "why", "solved", "did", "fixed", "session", "agent", "subagent", "teammate",
+    "кто",
+    "когда",
+    "почему",
+    "решал",
+    "делал",
+    "чинил",
+    "исправлял",
+    "сессия",
+    "агент",
+    "навык",
+    "who",
+    "when",
+    "why",
+    "solved",
+    "did",
+    "fixed",
+    "session",
+    "agent",
+    "subagent",
+    "teammate",
 ];
 const CODE_CUES: &[&str] = &[
     "где",
@@ -102,7 +120,9 @@ fn cues() -> &'static Cues {
 
 /// Route a query. `mode` other than `auto` wins over the heuristic.
 pub fn route(query: &str, mode: Mode, include: &Include) -> Route {
-    let russian = query.chars().any(|c| matches!(c, 'а'..='я' | 'А'..='Я' | 'ё' | 'Ё'));
+    let russian = query
+        .chars()
+        .any(|c| matches!(c, 'а'..='я' | 'А'..='Я' | 'ё' | 'Ё'));
     let (intent, confidence, reason, weights) = if mode != Mode::Auto {
         let reason = if russian {
             format!("режим {} задан в запросе", mode.as_str())
@@ -130,12 +150,19 @@ pub fn route(query: &str, mode: Mode, include: &Include) -> Route {
 
 fn heuristic(query: &str, russian: bool) -> (Mode, f64, String, [f64; 3]) {
     let c = cues();
-    let terms: Vec<String> = tokens::tokenize(query).into_iter().map(|t| t.term).collect();
+    // (stem, the word as the person wrote it), so the reason quotes their words.
+    let terms: Vec<(String, String)> = tokens::tokenize(query)
+        .into_iter()
+        .map(|t| {
+            let word = query.get(t.start..t.end).unwrap_or(&t.term).to_lowercase();
+            (t.term, word)
+        })
+        .collect();
     let hits = |list: &[String]| -> Vec<String> {
         let mut found: Vec<String> = Vec::new();
-        for t in &terms {
-            if list.contains(t) && !found.contains(t) {
-                found.push(t.clone());
+        for (stem, word) in &terms {
+            if list.contains(stem) && !found.contains(word) {
+                found.push(word.clone());
             }
         }
         found

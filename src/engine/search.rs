@@ -332,9 +332,13 @@ fn assemble(
     }
 
     // Code.
-    let mut cs = lane_state(Lane::Code, engine.code.name(), &code, timeout, |a: &CodeAnswer| {
-        a.hits.len()
-    });
+    let mut cs = lane_state(
+        Lane::Code,
+        engine.code.name(),
+        &code,
+        timeout,
+        |a: &CodeAnswer| a.hits.len(),
+    );
     let mut code_items = Vec::new();
     let mut capability = "degraded".to_string();
     let mut freshness = Freshness {
@@ -548,7 +552,8 @@ fn finish(resp: &mut SearchResponse, req: &SearchRequest) {
     resp.limits.truncated = truncated;
     resp.limits.returned = (resp.lanes.episodes.items.len()
         + resp.lanes.code.items.len()
-        + resp.lanes.skills.as_ref().map_or(0, |s| s.items.len())) as u32;
+        + resp.lanes.skills.as_ref().map_or(0, |s| s.items.len()))
+        as u32;
     if over {
         resp.limits.truncated = true;
         resp.warnings.push(Issue::new(

@@ -60,7 +60,7 @@ const MAX_PASSES: usize = 6;
 fn redact_pass(text: Cow<'_, str>) -> (Cow<'_, str>, usize) {
     let mut count = 0;
     let mut out = text;
-    out = apply(out, &PEM, &mut count, |c, _| whole(c));
+    out = apply(out, &PEM_BEGIN, &mut count, pem_block);
     out = apply(out, &URL_USERINFO, &mut count, |c, _| {
         let m = c.get(2)?;
         (!is_placeholder(m.as_str(), true)).then(|| (m.start(), m.end()))
@@ -142,14 +142,28 @@ fn value_range(c: &Captures, text: &str, g: usize, line_start: bool) -> Option<(
         c.get(g)?
     };
     let (s, mut e, quoted) = unquote(v.start(), v.as_str());
+    if is_placeholder(text.get(s..e)?, quoted) {
+        return None;
+    }
     if !quoted && line_start {
         e = line_end(text, e);
     }
-    let inner = text.get(s..e)?;
-    if is_placeholder(inner, quoted) {
-        return None;
-    }
     (s < e).then_some((s, e))
+}
+
+/// A private key block from its BEGIN line to its END line; without an END (truncated
+/// output), through the base64 body. The search stops at the next BEGIN, keeping it linear.
+fn pem_block(c: &Captures, text: &str) -> Option<(usize, usize)> {
+    let begin = c.get(0)?;
+    let limit = PEM_BEGIN
+        .find_at(text, begin.end())
+        .map_or(text.len(), |m| m.start());
+    let region = text.get(begin.end()..limit)?;
+    let len = match PEM_END.find(region) {
+        Some(end) => end.end(),
+        None => PEM_BODY.find(region).map_or(0, |m| m.end()),
+    };
+    Some((begin.start(), begin.end() + len))
 }
 
 fn whole(c: &Captures) -> Option<(usize, usize)> {
@@ -208,19 +222,19 @@ fn unquote(start: usize, v: &str) -> (usize, usize, bool) {
 }
 
 /// True when only indentation, `export`, `set` or a list dash precede `pos` on its line.
+/// Looks back only over those, so it stays cheap on huge single-line texts.
 fn at_line_start(text: &str, pos: usize) -> bool {
-    let before = &text[..pos];
-    let line = match before.rfind('\n') {
-        Some(i) => &before[i + 1..],
-        None => before,
-    };
-    let line = line.trim_start();
-    let line = line
-        .strip_prefix("export ")
-        .or_else(|| line.strip_prefix("set "))
-        .or_else(|| line.strip_prefix("- "))
-        .unwrap_or(line);
-    line.trim().is_empty()
+    let blank = [' ', '\t'];
+    let mut before = text[..pos].trim_end_matches(blank);
+    for prefix in ["export", "set", "-"] {
+        if let Some(rest) = before.strip_suffix(prefix) {
+            if rest.is_empty() || rest.ends_with([' ', '\t', '\n']) {
+                before = rest.trim_end_matches(blank);
+                break;
+            }
+        }
+    }
+    before.is_empty() || before.ends_with('\n')
 }
 
 /// Extend a value ending at `from` to the end of its line (a real newline or an escaped `\n`,
@@ -228,10 +242,6 @@ fn at_line_start(text: &str, pos: usize) -> bool {
 fn line_end(text: &str, from: usize) -> usize {
     let rest = &text[from..];
     let mut end = rest.len();
-    let line = rest.split('\n').next().unwrap_or(rest);
-    if line.contains('=') || line.contains("://") {
-        return from; // more pairs follow on this line: keep them
-    }
     for (i, c) in rest.char_indices() {
         if c == '\n' || c == '\r' {
             end = i;
@@ -242,7 +252,14 @@ fn line_end(text: &str, from: usize) -> usize {
             break;
         }
     }
-    from + rest[..end].trim_end().len()
+    let line = &rest[..end];
+    // Only a plain `.env`/YAML tail (`correct horse battery`, `# comment`) is taken; code
+    // (`string | null;`) or further pairs (`b=2`, URLs) stay.
+    let code = |c: char| "=,;{}()[]|&<>`\"'".contains(c);
+    if line.contains(code) || line.contains("://") {
+        return from;
+    }
+    from + line.trim_end().len()
 }
 
 /// Whether a key name denotes a secret.
@@ -434,11 +451,15 @@ static TRIGGER: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-static PEM: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"(?s)-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|(?:(?:\s|\\[rn])*(?:[A-Za-z0-9+/]{16,}={0,2}|[A-Za-z-]+:[^\n\\]*))*)",
-    )
-});
+static PEM_BEGIN: LazyLock<Regex> =
+    LazyLock::new(|| re(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"));
+
+static PEM_END: LazyLock<Regex> =
+    LazyLock::new(|| re(r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"));
+
+/// Body of a truncated block: base64 lines and `Header: value` lines (real or escaped newlines).
+static PEM_BODY: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^(?:(?:\s|\\[rn])*(?:[A-Za-z0-9+/]{16,}={0,2}|[A-Za-z-]+:[^\n\\]*))*"));
 
 static URL_USERINFO: LazyLock<Regex> =
     LazyLock::new(|| re(r#"(?i)([a-z][a-z0-9+.\-]{1,20}://[^\s:/?#@\[\]"'<>]*):([^\s/?#"'<>]+)@"#));
@@ -552,6 +573,7 @@ mod tests {
         ("OPENAI_KEY=abc999\r\n", "abc999", "OPENAI_KEY="),
         ("DB_PASS=pw1\nGITHUB_TOKEN=tk2", "pw1", "GITHUB_TOKEN=[REDACTED]"),
         ("  password: my long phrase # prod", "long phrase", "  password: [REDACTED]"),
+        ("token: abc def;\n", "abc", "token: [REDACTED] def;"),
         ("secret_key_base:\n    \"abcdefgh12345\"", "abcdefgh12345", "secret_key_base:\n    \""),
         ("secret_key_base:\\n    \\\"abcdefgh12345\\\"", "abcdefgh12345", "secret_key_base:"),
         // CLI
@@ -619,6 +641,8 @@ mod tests {
         "password: $DB_PASSWORD",
         "password=<password>",
         "token: null",
+        "interface S {\n  token: string | null;\n  user: User;\n}",
+        "set({\n  user: data.user,\n  token: data.token,\n  ok: null,\n})",
         "password:\n  min_length: 8",
         "secret_key_base: ...",
         "params: { _csrf_token: csrfToken }",

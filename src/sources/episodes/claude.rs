@@ -676,7 +676,7 @@ fn inner<'a>(t: &'a str, tag: &str) -> Option<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::super::model::TranscriptKind::Claude;
-    use super::super::parser::{assert_resumable, parse_str};
+    use super::super::parser::test_support::{assert_resumable, parse_str};
     use super::*;
 
     fn types(events: &[ParsedEvent]) -> Vec<&str> {

@@ -603,7 +603,8 @@ fn exit_code_prefix(s: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::super::model::TranscriptKind::Codex;
-    use super::super::parser::{assert_resumable, parse_str, Outcome};
+    use super::super::parser::test_support::{assert_resumable, parse_str};
+    use super::super::parser::Outcome;
     use super::*;
 
     fn types(events: &[ParsedEvent]) -> Vec<&str> {

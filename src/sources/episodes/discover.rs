@@ -317,41 +317,4 @@ mod tests {
         let found = discover(root);
         assert_eq!(found.len(), 1);
     }
-
-    #[test]
-    #[ignore]
-    fn zz_dump() {
-        use super::super::parser::parse_file;
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/real");
-        for f in discover(&root) {
-            let (ev, meta, stats, outcome) = parse_file(&f.path, f.kind).unwrap();
-            let mut counts = std::collections::BTreeMap::new();
-            for e in &ev {
-                *counts.entry(e.event_type.clone()).or_insert(0) += 1;
-            }
-            let errs = ev.iter().filter(|e| e.is_error).count();
-            let human = ev.iter().filter(|e| e.human).count();
-            println!("== {} {:?} {:?}\n  stats {:?}\n  outcome {} errs {} human {}\n  {:?}\n  meta sid={:?} agent={:?} parent={:?} preset={:?} title={:?} model={:?} cwd={:?} ver={:?} created={:?} last={:?} branch={:?}",
-                f.path.strip_prefix(&root).unwrap().display(), f.kind, f.layout, stats, outcome.as_str(), errs, human, counts,
-                meta.session_id, meta.agent_id, meta.parent_session_id, meta.agent_preset, meta.title, meta.model, meta.cwd, meta.version, meta.created_at, meta.last_event_at, meta.git_branch);
-            if std::env::var("DUMP")
-                .map(|d| f.path.to_string_lossy().contains(&d))
-                .unwrap_or(false)
-            {
-                for e in &ev {
-                    let t: String = e.text.chars().take(160).collect();
-                    println!(
-                        "    {} h={} err={} tool={:?} sc={:?} facts={:?} | {:?}",
-                        e.event_type,
-                        e.human,
-                        e.is_error,
-                        e.tool_name,
-                        e.sidechain_agent,
-                        e.facts,
-                        t
-                    );
-                }
-            }
-        }
-    }
 }

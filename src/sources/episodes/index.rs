@@ -472,7 +472,9 @@ fn upsert_session(
             parent,
             agent_id,
             m.agent_name,
-            m.agent_description.as_deref().map(|t| redact::redact(t).text),
+            m.agent_description
+                .as_deref()
+                .map(|t| redact::redact(t).text),
             m.spawn_tool_use_id,
             m.team_name,
             m.git_branch,

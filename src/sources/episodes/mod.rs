@@ -6,10 +6,10 @@
 pub mod claude;
 pub mod codex;
 pub mod discover;
+pub mod index;
 pub mod lines;
 pub mod model;
 pub mod outcome;
 pub mod parser;
-pub mod store;
-pub mod index;
 pub mod search;
+pub mod store;

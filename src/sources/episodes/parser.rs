@@ -603,6 +603,42 @@ pub(crate) fn patch_files(patch: &str) -> Vec<String> {
     files
 }
 
+/// Helpers for the unit tests of the format modules.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+
+    /// Parses `text` (JSONL) in one pass; for unit tests of the format modules.
+    pub(crate) fn parse_str(
+        kind: TranscriptKind,
+        text: &str,
+    ) -> (Vec<ParsedEvent>, TranscriptParser) {
+        let mut parser = TranscriptParser::new(kind);
+        let mut events = Vec::new();
+        for line in text.lines() {
+            parser.feed(line.as_bytes(), &mut events);
+        }
+        (events, parser)
+    }
+
+    /// Parses `text` twice: in one pass, and split at every line with the state serialised and
+    /// restored in between; asserts both give the same events, meta, stats and outcome.
+    pub(crate) fn assert_resumable(kind: TranscriptKind, text: &str) {
+        let (one_pass, full) = parse_str(kind, text);
+        let mut parser = TranscriptParser::new(kind);
+        let mut events = Vec::new();
+        for line in text.lines() {
+            let state = serde_json::to_string(&parser).unwrap_or_default();
+            parser = serde_json::from_str(&state).unwrap_or_else(|_| TranscriptParser::new(kind));
+            parser.feed(line.as_bytes(), &mut events);
+        }
+        assert_eq!(events, one_pass);
+        assert_eq!(parser.meta(), full.meta());
+        assert_eq!(parser.stats(), full.stats());
+        assert_eq!(parser.outcome(), full.outcome());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -670,33 +706,4 @@ mod tests {
         assert!(d.is_duplicate(h, 2));
         assert!(!d.is_duplicate(h, 2));
     }
-}
-
-/// Parses `text` (JSONL) in one pass; for unit tests of the format modules.
-#[cfg(test)]
-pub(crate) fn parse_str(kind: TranscriptKind, text: &str) -> (Vec<ParsedEvent>, TranscriptParser) {
-    let mut parser = TranscriptParser::new(kind);
-    let mut events = Vec::new();
-    for line in text.lines() {
-        parser.feed(line.as_bytes(), &mut events);
-    }
-    (events, parser)
-}
-
-/// Parses `text` twice: in one pass, and split at every line with the state serialised and
-/// restored in between; asserts both give the same events, meta, stats and outcome.
-#[cfg(test)]
-pub(crate) fn assert_resumable(kind: TranscriptKind, text: &str) {
-    let (one_pass, full) = parse_str(kind, text);
-    let mut parser = TranscriptParser::new(kind);
-    let mut events = Vec::new();
-    for line in text.lines() {
-        let state = serde_json::to_string(&parser).unwrap_or_default();
-        parser = serde_json::from_str(&state).unwrap_or_else(|_| TranscriptParser::new(kind));
-        parser.feed(line.as_bytes(), &mut events);
-    }
-    assert_eq!(events, one_pass);
-    assert_eq!(parser.meta(), full.meta());
-    assert_eq!(parser.stats(), full.stats());
-    assert_eq!(parser.outcome(), full.outcome());
 }

@@ -1,0 +1,320 @@
+//! The code indexer: the only writer of `code.sqlite`.
+//!
+//! Only the roots given are walked; roots indexed earlier and not given now are left as they are.
+//! A file whose size and mtime match the index is not read; one whose content hash matches is
+//! only re-stamped; anything else is re-chunked, and its old chunks are replaced. Files of a
+//! walked root that are gone (or no longer indexable) are removed. Chunk text is redacted before
+//! it is stored, and the FTS terms are made from the redacted text, the path and the symbol.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use rusqlite::{params, Connection, Transaction};
+
+use super::chunk::chunk_file;
+use super::model::{CodeIndexError, CodeIndexOptions, CodeIndexProgress, CodeIndexSummary};
+use super::store;
+use super::walk::{walk_root, WalkedFile};
+use crate::text::tokens;
+
+/// Files handled per write transaction.
+const BATCH: usize = 256;
+/// Bytes inspected for a NUL to call a file binary.
+const BINARY_PROBE: usize = 8 * 1024;
+
+/// What the index knows about a file.
+struct Known {
+    id: i64,
+    size: u64,
+    mtime_ns: i64,
+    sha256: String,
+}
+
+/// Index `roots` into the store at `db`, incrementally.
+pub fn index_code(
+    db: &Path,
+    roots: &[PathBuf],
+    opts: &CodeIndexOptions,
+    progress: &mut dyn FnMut(&CodeIndexProgress),
+) -> Result<CodeIndexSummary, CodeIndexError> {
+    let started = Instant::now();
+    let store_err = |source| CodeIndexError::Store {
+        path: db.to_path_buf(),
+        source,
+    };
+    let mut conn = store::open_rw(db).map_err(store_err)?;
+    let mut summary = CodeIndexSummary::default();
+    let roots = canonical_roots(roots, &mut summary.failed);
+
+    let mut work: Vec<(usize, WalkedFile)> = Vec::new();
+    for (k, (_, path)) in roots.iter().enumerate() {
+        let walked = walk_root(path, opts.max_file_bytes, &opts.extra_skip_dirs);
+        for (reason, n) in walked.skipped {
+            *summary.skipped.entry(reason).or_default() += n;
+        }
+        work.extend(walked.files.into_iter().map(|f| (k, f)));
+    }
+    summary.roots = roots.iter().map(|(s, _)| s.clone()).collect();
+    summary.files_seen = work.len() as u64;
+    let bytes_total: u64 = work.iter().map(|(_, f)| f.size).sum();
+
+    let mut known: Vec<HashMap<String, Known>> = Vec::with_capacity(roots.len());
+    for (root, _) in &roots {
+        known.push(load_known(&conn, root).map_err(store_err)?);
+    }
+    let mut kept: Vec<HashSet<String>> = vec![HashSet::new(); roots.len()];
+    let mut bytes_done = 0;
+    for (b, batch) in work.chunks(BATCH).enumerate() {
+        let tx = conn.transaction().map_err(store_err)?;
+        for (i, (k, file)) in batch.iter().enumerate() {
+            let root = &roots[*k].0;
+            let keep = index_file(&tx, root, file, known[*k].get(&file.rel), opts, &mut summary)
+                .map_err(store_err)?;
+            if keep {
+                kept[*k].insert(file.rel.clone());
+            }
+            bytes_done += file.size;
+            progress(&CodeIndexProgress {
+                done: (b * BATCH + i + 1) as u64,
+                total: work.len() as u64,
+                bytes_done,
+                bytes_total,
+                path: file.rel.clone(),
+            });
+        }
+        tx.commit().map_err(store_err)?;
+    }
+
+    let tx = conn.transaction().map_err(store_err)?;
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    for (k, (root, _)) in roots.iter().enumerate() {
+        for (rel, old) in &known[k] {
+            if !kept[k].contains(rel) {
+                delete_file(&tx, old.id).map_err(store_err)?;
+                summary.files_deleted += 1;
+            }
+        }
+        tx.execute(
+            "INSERT INTO roots(root, indexed_at) VALUES(?1, ?2)
+             ON CONFLICT(root) DO UPDATE SET indexed_at=excluded.indexed_at",
+            params![root, now],
+        )
+        .map_err(store_err)?;
+        let (files_chunks, lines, bytes): (i64, i64, i64) = tx
+            .query_row(
+                "SELECT coalesce(sum(chunks),0), coalesce(sum(lines),0), coalesce(sum(size),0)
+                 FROM files WHERE root=?1",
+                [root],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .map_err(store_err)?;
+        summary.chunks += files_chunks.max(0) as u64;
+        summary.lines += lines.max(0) as u64;
+        summary.bytes += bytes.max(0) as u64;
+    }
+    let rev = store::compute_index_rev(&tx).map_err(store_err)?;
+    store::meta_set(&tx, "index_rev", &rev).map_err(store_err)?;
+    tx.commit().map_err(store_err)?;
+    summary.index_rev = rev;
+    summary.elapsed_ms = started.elapsed().as_millis() as u64;
+    Ok(summary)
+}
+
+/// Canonical, UTF-8, existing directory roots; duplicates and roots inside another given root
+/// are dropped (their files are indexed once, under the outer root).
+fn canonical_roots(roots: &[PathBuf], failed: &mut Vec<(String, String)>) -> Vec<(String, PathBuf)> {
+    let mut out: Vec<(String, PathBuf)> = Vec::new();
+    for root in roots {
+        let shown = root.display().to_string();
+        let canon = match root.canonicalize() {
+            Ok(p) if p.is_dir() => p,
+            Ok(_) => {
+                failed.push((shown, "not a directory".into()));
+                continue;
+            }
+            Err(e) => {
+                failed.push((shown, e.to_string()));
+                continue;
+            }
+        };
+        let Some(s) = canon.to_str().map(str::to_string) else {
+            failed.push((shown, "path is not valid UTF-8".into()));
+            continue;
+        };
+        if !out.iter().any(|(o, _)| o == &s) {
+            out.push((s, canon));
+        }
+    }
+    let all = out.clone();
+    out.retain(|(s, p)| {
+        let outer = all.iter().find(|(o, op)| o != s && p.starts_with(op));
+        if let Some((o, _)) = outer {
+            failed.push((s.clone(), format!("inside root {o}; indexed there")));
+        }
+        outer.is_none()
+    });
+    out
+}
+
+fn load_known(conn: &Connection, root: &str) -> rusqlite::Result<HashMap<String, Known>> {
+    let mut stmt =
+        conn.prepare("SELECT id, path, size, mtime_ns, sha256 FROM files WHERE root=?1")?;
+    let rows = stmt.query_map([root], |r| {
+        Ok((
+            r.get::<_, String>(1)?,
+            Known {
+                id: r.get(0)?,
+                size: r.get::<_, i64>(2)?.max(0) as u64,
+                mtime_ns: r.get(3)?,
+                sha256: r.get(4)?,
+            },
+        ))
+    })?;
+    rows.collect()
+}
+
+fn bump(skipped: &mut BTreeMap<String, u64>, reason: &str) {
+    *skipped.entry(reason.to_string()).or_default() += 1;
+}
+
+/// Index one file; returns whether it stays in the index.
+fn index_file(
+    tx: &Transaction<'_>,
+    root: &str,
+    file: &WalkedFile,
+    known: Option<&Known>,
+    opts: &CodeIndexOptions,
+    summary: &mut CodeIndexSummary,
+) -> rusqlite::Result<bool> {
+    if let Some(k) = known {
+        if k.size == file.size && k.mtime_ns == file.mtime_ns {
+            summary.files_unchanged += 1;
+            return Ok(true);
+        }
+    }
+    let bytes = match std::fs::read(&file.abs) {
+        Ok(b) => b,
+        Err(e) => {
+            summary.failed.push((format!("{root}/{}", file.rel), e.to_string()));
+            bump(&mut summary.skipped, "unreadable");
+            return Ok(known.is_some()); // keep what we had; it is reported stale on search
+        }
+    };
+    summary.bytes_read += bytes.len() as u64;
+    if bytes.len() as u64 > opts.max_file_bytes {
+        bump(&mut summary.skipped, "too_large");
+        return Ok(false);
+    }
+    if bytes[..bytes.len().min(BINARY_PROBE)].contains(&0) {
+        bump(&mut summary.skipped, "binary");
+        return Ok(false);
+    }
+    let sha = store::content_hash(&bytes);
+    let size = bytes.len() as i64;
+    if let Some(k) = known {
+        if k.sha256 == sha {
+            tx.execute(
+                "UPDATE files SET size=?1, mtime_ns=?2 WHERE id=?3",
+                params![size, file.mtime_ns, k.id],
+            )?;
+            summary.files_unchanged += 1;
+            return Ok(true);
+        }
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            summary.lossy_utf8 += 1;
+            String::from_utf8_lossy(e.as_bytes()).into_owned()
+        }
+    };
+    let chunked = chunk_file(root, &file.rel, &text, opts);
+    summary.secrets_redacted += chunked.secrets;
+    if chunked.parse_fallback {
+        summary.parse_fallbacks += 1;
+    }
+    let file_id = match known {
+        Some(k) => {
+            delete_chunks(tx, k.id)?;
+            tx.execute(
+                "UPDATE files SET size=?1, mtime_ns=?2, sha256=?3, chunks=?4, lines=?5 WHERE id=?6",
+                params![
+                    size,
+                    file.mtime_ns,
+                    sha,
+                    chunked.chunks.len() as i64,
+                    chunked.lines as i64,
+                    k.id
+                ],
+            )?;
+            summary.files_changed += 1;
+            k.id
+        }
+        None => {
+            tx.execute(
+                "INSERT INTO files(root, path, size, mtime_ns, sha256, chunks, lines)
+                 VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    root,
+                    file.rel,
+                    size,
+                    file.mtime_ns,
+                    sha,
+                    chunked.chunks.len() as i64,
+                    chunked.lines as i64
+                ],
+            )?;
+            summary.files_new += 1;
+            tx.last_insert_rowid()
+        }
+    };
+    let path_terms = tokens::index_text(&file.rel);
+    let mut insert = tx.prepare_cached(
+        "INSERT OR IGNORE INTO chunks(chunk_id, file_id, root, path, start_line, end_line,
+            source_kind, symbol, symbol_kind, text, terms, sym_terms, path_terms)
+         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    )?;
+    let mut fts =
+        tx.prepare_cached("INSERT INTO chunks_fts(rowid, body, sym, path) VALUES(?1, ?2, ?3, ?4)")?;
+    for c in &chunked.chunks {
+        let sym_terms = c.symbol.as_deref().map(tokens::index_text).unwrap_or_default();
+        let text_terms = tokens::index_text(&c.text);
+        let body = format!("{text_terms} {sym_terms} {path_terms}");
+        let inserted = insert.execute(params![
+            c.chunk_id,
+            file_id,
+            root,
+            c.path,
+            c.start_line as i64,
+            c.end_line as i64,
+            c.source_kind,
+            c.symbol,
+            c.symbol_kind,
+            c.text,
+            text_terms,
+            sym_terms,
+            path_terms
+        ])?;
+        if inserted == 1 {
+            fts.execute(params![tx.last_insert_rowid(), body, sym_terms, path_terms])?;
+            summary.chunks_written += 1;
+        }
+    }
+    Ok(true)
+}
+
+fn delete_chunks(tx: &Transaction<'_>, file_id: i64) -> rusqlite::Result<()> {
+    tx.execute(
+        "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id=?1)",
+        [file_id],
+    )?;
+    tx.execute("DELETE FROM chunks WHERE file_id=?1", [file_id])?;
+    Ok(())
+}
+
+fn delete_file(tx: &Transaction<'_>, file_id: i64) -> rusqlite::Result<()> {
+    delete_chunks(tx, file_id)?;
+    tx.execute("DELETE FROM files WHERE id=?1", [file_id])?;
+    Ok(())
+}

@@ -1,0 +1,409 @@
+//! Read-only search over `code.sqlite`: the built-in code source.
+//!
+//! Terms are always quoted into a literal FTS5 expression. BM25 weighs the symbol column 8× and
+//! the path column 2× over the body; on top of that a hit is boosted when query terms name its
+//! symbol (most when they spell the symbol's own last segment: the definition of `getUserName`
+//! beats its callers) and, a little, its path. Filters (workspaces at a path boundary, path
+//! prefixes, file mtime) are SQL conditions. Freshness is checked only for the files of the hits
+//! returned: size + mtime against the index, then the content hash when those differ.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rusqlite::{params_from_iter, types::Value as SqlValue, Connection};
+
+use super::model::{ChunkHit, CodeQuery, CodeSearch, CodeStats, CodeStoreError};
+use super::read::{file_is_stale, FileRow};
+use super::store;
+use crate::text::{snippet, tokens};
+
+/// BM25 column weights: body, symbol, path.
+const BM25: &str = "bm25(chunks_fts, 1.0, 8.0, 2.0)";
+
+/// The built-in code source: a small pool of read-only connections.
+pub struct CodeStore {
+    path: PathBuf,
+    pool: Mutex<Vec<Connection>>,
+}
+
+impl CodeStore {
+    pub fn open(path: &Path) -> Result<Self, CodeStoreError> {
+        if !path.exists() {
+            return Err(CodeStoreError::Missing(path.to_path_buf()));
+        }
+        let conn = store::open_ro(path)?;
+        conn.query_row("SELECT count(*) FROM files", [], |_| Ok(()))?;
+        Ok(CodeStore {
+            path: path.to_path_buf(),
+            pool: Mutex::new(vec![conn]),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(super) fn with_conn<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, CodeStoreError>,
+    ) -> Result<T, CodeStoreError> {
+        let pooled = self.pool.lock().ok().and_then(|mut p| p.pop());
+        let conn = match pooled {
+            Some(c) => c,
+            None => store::open_ro(&self.path)?,
+        };
+        let out = f(&conn);
+        if let Ok(mut p) = self.pool.lock() {
+            if p.len() < 4 {
+                p.push(conn);
+            }
+        }
+        out
+    }
+
+    pub fn stats(&self) -> Result<CodeStats, CodeStoreError> {
+        let roots = self.roots()?;
+        self.with_conn(|c| {
+            let files: i64 = c.query_row("SELECT count(*) FROM files", [], |r| r.get(0))?;
+            let chunks: i64 = c.query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))?;
+            Ok(CodeStats {
+                index_rev: store::meta_get(c, "index_rev"),
+                files: files.max(0) as u64,
+                chunks: chunks.max(0) as u64,
+                roots,
+            })
+        })
+    }
+
+    /// Every root the index holds files for (or was ever asked to walk), sorted.
+    pub fn roots(&self) -> Result<Vec<String>, CodeStoreError> {
+        self.with_conn(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT root FROM roots UNION SELECT DISTINCT root FROM files ORDER BY 1",
+            )?;
+            let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+    }
+
+    /// The best chunks for the query, best first, with freshness of their files.
+    pub fn search(&self, q: &CodeQuery) -> Result<CodeSearch, CodeStoreError> {
+        let terms = literal_terms(&q.terms);
+        let limit = q.limit.max(1);
+        let mut out = CodeSearch {
+            index_rev: None,
+            capability: "lexical".to_string(),
+            stale: false,
+            stale_paths: Vec::new(),
+            hits: Vec::new(),
+        };
+        let expr = tokens::fts_match_expr(&terms);
+        let mut files: Vec<FileRow> = Vec::new();
+        self.with_conn(|c| {
+            out.index_rev = store::meta_get(c, "index_rev");
+            let Some(expr) = expr else {
+                return Ok(());
+            };
+            let cands = candidates(c, q, expr, &terms, limit)?;
+            let mut text_stmt = c.prepare_cached("SELECT text, terms FROM chunks WHERE id=?1")?;
+            for mut cand in cands {
+                let (text, body_terms): (String, String) =
+                    text_stmt.query_row([cand.rowid], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                cand.hit.why = explain(&terms, &cand, &body_terms);
+                cand.hit.snippet = snippet::cut(&text, &terms, q.snippet_chars);
+                let (rfc, ms) = mtime_parts(cand.file.mtime_ns);
+                cand.hit.mtime = rfc;
+                cand.hit.mtime_ms = ms;
+                out.hits.push(cand.hit);
+                files.push(cand.file);
+            }
+            Ok(())
+        })?;
+        // Freshness: one check per distinct file of the returned hits.
+        let mut checked: HashMap<(String, String), bool> = HashMap::new();
+        for (hit, file) in out.hits.iter().zip(&files) {
+            let key = (hit.root.clone(), hit.path.clone());
+            if checked.contains_key(&key) {
+                continue;
+            }
+            let abs = Path::new(&hit.root).join(&hit.path);
+            let stale = file_is_stale(&abs, file);
+            if stale {
+                out.stale_paths.push(format!("{}/{}", hit.root, hit.path));
+            }
+            checked.insert(key, stale);
+        }
+        out.stale = !out.stale_paths.is_empty();
+        Ok(out)
+    }
+}
+
+/// A hit before it is explained and cut.
+struct Candidate {
+    rowid: i64,
+    hit: ChunkHit,
+    bm25: f64,
+    sym_terms: String,
+    path_terms: String,
+    file: FileRow,
+}
+
+/// The best `limit` chunks for `expr` under the filters, rescored with the name boosts.
+fn candidates(
+    c: &Connection,
+    q: &CodeQuery,
+    expr: String,
+    terms: &[String],
+    limit: usize,
+) -> Result<Vec<Candidate>, CodeStoreError> {
+    let mut sql = format!(
+        "SELECT c.id, c.chunk_id, c.root, c.path, c.start_line, c.end_line, c.source_kind,
+                c.symbol, c.symbol_kind, -{BM25}, c.sym_terms, c.path_terms,
+                f.size, f.mtime_ns, f.sha256
+         FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
+         JOIN files f ON f.id = c.file_id
+         WHERE chunks_fts MATCH ?"
+    );
+    let mut args: Vec<SqlValue> = vec![SqlValue::Text(expr)];
+    push_filters(&mut sql, &mut args, q);
+    // Fetch deeper than the limit so the boosts can reorder.
+    sql.push_str(&format!(" ORDER BY {BM25} LIMIT ?"));
+    args.push(SqlValue::Integer((limit * 4).max(60) as i64));
+    let mut stmt = c.prepare_cached(&sql)?;
+    let mut rows = stmt.query(params_from_iter(args.iter()))?;
+    let qset: HashSet<&str> = terms.iter().map(String::as_str).collect();
+    let mut cands: Vec<Candidate> = Vec::new();
+    while let Some(r) = rows.next()? {
+        let bm25: f64 = r.get(9)?;
+        let symbol: Option<String> = r.get(7)?;
+        let sym_terms: String = r.get(10)?;
+        let path_terms: String = r.get(11)?;
+        let boost = name_boost(&qset, symbol.as_deref(), &sym_terms, &path_terms);
+        cands.push(Candidate {
+            rowid: r.get(0)?,
+            hit: ChunkHit {
+                chunk_id: r.get(1)?,
+                root: r.get(2)?,
+                path: r.get(3)?,
+                start_line: r.get::<_, i64>(4)?.max(0) as u64,
+                end_line: r.get::<_, i64>(5)?.max(0) as u64,
+                source_kind: r.get(6)?,
+                symbol,
+                symbol_kind: r.get(8)?,
+                score: round3(bm25 * boost),
+                why: Vec::new(),
+                snippet: String::new(),
+                mtime: String::new(),
+                mtime_ms: 0,
+            },
+            bm25,
+            sym_terms,
+            path_terms,
+            file: FileRow {
+                size: r.get::<_, i64>(12)?.max(0) as u64,
+                mtime_ns: r.get(13)?,
+                sha256: r.get(14)?,
+            },
+        });
+    }
+    cands.sort_by(|a, b| {
+        b.hit
+            .score
+            .partial_cmp(&a.hit.score)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| a.hit.root.cmp(&b.hit.root))
+            .then_with(|| a.hit.path.cmp(&b.hit.path))
+            .then_with(|| a.hit.start_line.cmp(&b.hit.start_line))
+            .then_with(|| a.hit.chunk_id.cmp(&b.hit.chunk_id))
+    });
+    cands.truncate(limit);
+    Ok(cands)
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// Multiplier for a chunk whose symbol or path the query names.
+///
+/// `1 + share of query terms in the symbol + 1 when the symbol's last segment is spelled entirely
+/// by query terms + 0.25 × share of query terms in the path`.
+fn name_boost(q: &HashSet<&str>, symbol: Option<&str>, sym_terms: &str, path_terms: &str) -> f64 {
+    if q.is_empty() {
+        return 1.0;
+    }
+    let n = q.len() as f64;
+    let share = |terms: &str| {
+        let set: HashSet<&str> = terms.split_whitespace().collect();
+        q.iter().filter(|t| set.contains(*t)).count() as f64 / n
+    };
+    let mut boost = 1.0 + share(sym_terms) + 0.25 * share(path_terms);
+    if let Some(sym) = symbol {
+        let leaf = sym
+            .rsplit(|c: char| matches!(c, ':' | '.' | '\\' | '/' | ' '))
+            .find(|s| !s.is_empty())
+            .unwrap_or(sym);
+        let leaf_terms = tokens::index_text(leaf);
+        let mut parts = leaf_terms.split_whitespace().peekable();
+        if parts.peek().is_some() && parts.all(|t| q.contains(t)) {
+            boost += 1.0;
+        }
+    }
+    boost
+}
+
+/// `lex:` per query term found, `symbol:` when a term names the symbol, `path:`, `bm25:`.
+fn explain(terms: &[String], cand: &Candidate, body_terms: &str) -> Vec<String> {
+    let body: HashSet<&str> = body_terms.split_whitespace().collect();
+    let sym: HashSet<&str> = cand.sym_terms.split_whitespace().collect();
+    let path: HashSet<&str> = cand.path_terms.split_whitespace().collect();
+    let mut why = Vec::new();
+    for t in terms {
+        let t = t.as_str();
+        if body.contains(t) || sym.contains(t) || path.contains(t) {
+            why.push(format!("lex: {t}"));
+        }
+    }
+    if let Some(s) = &cand.hit.symbol {
+        if terms.iter().any(|t| sym.contains(t.as_str())) {
+            why.push(format!("symbol: {s}"));
+        }
+    }
+    if terms.iter().any(|t| path.contains(t.as_str())) {
+        why.push(format!("path: {}", cand.hit.path));
+    }
+    why.push(format!("bm25: {:.2}", cand.bm25));
+    why
+}
+
+/// RFC 3339 (UTC, seconds) and milliseconds of an mtime in nanoseconds.
+fn mtime_parts(ns: i64) -> (String, i64) {
+    let secs = ns.div_euclid(1_000_000_000);
+    let nanos = ns.rem_euclid(1_000_000_000) as u32;
+    let rfc = chrono::DateTime::from_timestamp(secs, nanos)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_default();
+    (rfc, ns.div_euclid(1_000_000))
+}
+
+/// Query terms made safe: already-stemmed terms pass; anything else is cut at non-alphanumerics
+/// and lowercased, so FTS syntax (`"`, `*`, `NEAR(`, `-`, `:`) is only ever literal text.
+pub fn literal_terms(terms: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in terms {
+        for part in t.split(|c: char| !c.is_alphanumeric()) {
+            let part = part.to_lowercase();
+            if !part.is_empty() && !out.contains(&part) {
+                out.push(part);
+            }
+        }
+    }
+    out
+}
+
+/// Trailing separators off (except a bare root).
+fn trim_sep(s: &str) -> &str {
+    let t = s.trim_end_matches(['/', '\\']);
+    if t.is_empty() {
+        &s[..s.len().min(1)]
+    } else {
+        t
+    }
+}
+
+/// The forms a workspace may match: as given and, when it exists, canonical.
+fn workspace_forms(w: &str) -> Vec<String> {
+    let mut forms = vec![trim_sep(w).to_string()];
+    if let Ok(c) = Path::new(w).canonicalize() {
+        if let Some(s) = c.to_str() {
+            let s = trim_sep(s).to_string();
+            if !forms.contains(&s) {
+                forms.push(s);
+            }
+        }
+    }
+    forms
+}
+
+/// Adds the request's filters as SQL conditions (never string-interpolating user values).
+fn push_filters(sql: &mut String, args: &mut Vec<SqlValue>, q: &CodeQuery) {
+    let abs = "(c.root || '/' || c.path)";
+    if !q.workspaces.is_empty() {
+        let mut parts = Vec::new();
+        for w in q.workspaces.iter().flat_map(|w| workspace_forms(w)) {
+            if w == "/" || w == "\\" {
+                parts.push("1".to_string());
+                continue;
+            }
+            // The root is W or under W; or W is a folder inside the root and the file under W.
+            parts.push(format!(
+                "(c.root = ? OR substr(c.root, 1, length(?) + 1) IN (? || '/', ? || '\\')
+                  OR (substr(?, 1, length(c.root) + 1) IN (c.root || '/', c.root || '\\')
+                      AND substr({abs}, 1, length(?) + 1) = ? || '/'))"
+            ));
+            for _ in 0..7 {
+                args.push(SqlValue::Text(w.clone()));
+            }
+        }
+        sql.push_str(&format!(" AND ({})", parts.join(" OR ")));
+    }
+    if !q.paths.is_empty() {
+        let mut parts = Vec::new();
+        for p in &q.paths {
+            let absolute = Path::new(p).is_absolute() || p.starts_with('/');
+            let p = if absolute {
+                trim_sep(p).to_string()
+            } else {
+                let p = p.replace('\\', "/");
+                let p = p.trim_start_matches("./").trim_matches('/').to_string();
+                p
+            };
+            if p.is_empty() || p == "/" {
+                parts.push("1".to_string());
+                continue;
+            }
+            let col = if absolute { abs } else { "c.path" };
+            parts.push(format!(
+                "({col} = ? OR substr({col}, 1, length(?) + 1) = ? || '/')"
+            ));
+            for _ in 0..3 {
+                args.push(SqlValue::Text(p.clone()));
+            }
+        }
+        sql.push_str(&format!(" AND ({})", parts.join(" OR ")));
+    }
+    if let Some(since) = q.since_ms {
+        sql.push_str(" AND f.mtime_ns >= ?");
+        args.push(SqlValue::Integer(since.saturating_mul(1_000_000)));
+    }
+    if let Some(until) = q.until_ms {
+        sql.push_str(" AND f.mtime_ns <= ?");
+        args.push(SqlValue::Integer(
+            until.saturating_mul(1_000_000).saturating_add(999_999),
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_terms_strip_syntax() {
+        let raw: Vec<String> = ["\"a*", "NEAR(b", "-c:d", "OR", "x"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(literal_terms(&raw), ["a", "near", "b", "c", "d", "or", "x"]);
+    }
+
+    #[test]
+    fn definitions_outrank_mentions() {
+        let q: HashSet<&str> = ["get", "user", "name", "getusernam"].into_iter().collect();
+        let def = name_boost(&q, Some("CartService.getUserName"), "cart servic get user name getusernam cartservic", "src cart ts");
+        let caller = name_boost(&q, Some("CartService.render"), "cart servic render cartservic", "src cart ts");
+        assert!(def > 2.5 * caller, "{def} vs {caller}");
+        assert_eq!(mtime_parts(1_500_000_000_123_456_789).1, 1_500_000_000_123);
+    }
+}

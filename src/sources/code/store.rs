@@ -1,0 +1,121 @@
+//! The `code.sqlite` schema and how it is opened.
+//!
+//! The indexer is its only writer; the engine opens it read-only, so the coordinator can never
+//! change L2 (KC-13). Chunk text is stored redacted. The FTS5 table is contentless and indexes
+//! three columns of stemmed terms: the chunk body (plus path and symbol), the symbol name alone
+//! and the path alone, so BM25 can weigh a name match above a mention.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OpenFlags};
+use sha2::{Digest, Sha256};
+
+/// Bumped when the schema changes; an older store is rebuilt from the repositories.
+pub const SCHEMA_VERSION: i64 = 1;
+
+pub const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS roots(root TEXT PRIMARY KEY, indexed_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files(
+    id INTEGER PRIMARY KEY,
+    root TEXT NOT NULL,
+    path TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    chunks INTEGER NOT NULL,
+    lines INTEGER NOT NULL,
+    UNIQUE(root, path)
+);
+CREATE TABLE IF NOT EXISTS chunks(
+    id INTEGER PRIMARY KEY,
+    chunk_id TEXT NOT NULL UNIQUE,
+    file_id INTEGER NOT NULL,
+    root TEXT NOT NULL,
+    path TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    source_kind TEXT NOT NULL,
+    symbol TEXT,
+    symbol_kind TEXT,
+    text TEXT NOT NULL,
+    terms TEXT NOT NULL,
+    sym_terms TEXT NOT NULL,
+    path_terms TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id, start_line);
+CREATE INDEX IF NOT EXISTS files_path ON files(path);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    body, sym, path, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 0'
+);
+"#;
+
+/// Open (creating if needed) the store for writing. Only the indexer calls this.
+pub fn open_rw(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open(path)?;
+    conn.execute_batch(
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;",
+    )?;
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap_or(0);
+    if version != SCHEMA_VERSION {
+        conn.execute_batch(
+            "DROP TABLE IF EXISTS chunks_fts; DROP TABLE IF EXISTS chunks;
+             DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS roots; DROP TABLE IF EXISTS meta;",
+        )?;
+        conn.execute_batch(SCHEMA)?;
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    }
+    Ok(conn)
+}
+
+/// Open the store read-only: the engine can never write into L2.
+pub fn open_ro(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(std::time::Duration::from_secs(2))?;
+    Ok(conn)
+}
+
+pub fn meta_get(conn: &Connection, key: &str) -> Option<String> {
+    conn.query_row("SELECT value FROM meta WHERE key=?1", [key], |r| r.get(0))
+        .ok()
+}
+
+pub fn meta_set(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES(?1, ?2)
+         ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+        [key, value],
+    )?;
+    Ok(())
+}
+
+/// Fingerprint of the indexed content: every file's (root, path, content hash), in order. It
+/// changes exactly when indexed content changes; a no-op re-index keeps it.
+pub fn compute_index_rev(conn: &Connection) -> rusqlite::Result<String> {
+    let mut stmt = conn.prepare("SELECT root, path, sha256 FROM files ORDER BY root, path")?;
+    let mut rows = stmt.query([])?;
+    let mut h = Sha256::new();
+    while let Some(r) = rows.next()? {
+        for i in 0..3 {
+            let v: String = r.get(i)?;
+            h.update(v.as_bytes());
+            h.update([0u8]);
+        }
+    }
+    let digest = h.finalize();
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    Ok(format!("code:{hex}"))
+}
+
+/// Hex SHA-256 of file content.
+pub fn content_hash(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

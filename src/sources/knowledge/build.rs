@@ -1,0 +1,548 @@
+//! The L3 builder: (re)writes `knowledge.sqlite` from scratch out of the skill catalog, the agent
+//! definitions and the facts in `episodes.sqlite`.
+//!
+//! The new store is written to a temporary file beside the old one and renamed over it, so a
+//! reader sees either the old store or the new one, never half of one. Rows are inserted in a
+//! fixed order, so a rebuild of the same inputs gives the same rows. `episodes.sqlite` is opened
+//! read-only. The only rows that are not derived, `ak_assignment` (dispatch plans), are copied from
+//! the old store into the new one before the rename, under a write lock on the old store.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{params, Connection, OpenFlags, Transaction};
+use sha2::{Digest, Sha256};
+
+use super::catalog::{scan_agents, scan_skills, AgentDoc, SkillDoc};
+use super::derive::{derive, split_skill_name, Derived, EventIn, GroupIn, SessionIn};
+use super::schema::{self, ASSIGNMENT_COLUMNS, ASSIGNMENT_SCHEMA, SCHEMA, SCHEMA_VERSION};
+use super::{ms_to_rfc3339, KnowledgeError};
+use crate::sources::episodes::model::Fact;
+use crate::text::tokens;
+
+/// What one build did.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct BuildSummary {
+    /// `knowledge:<hex>`: fingerprint of the episodes `index_rev` and the catalog hashes.
+    pub index_rev: String,
+    /// The episodes store's `index_rev`; `None` when there is no episodes store.
+    pub episodes_index_rev: Option<String>,
+    pub skills: u64,
+    pub agent_defs: u64,
+    pub sessions: u64,
+    pub actors: u64,
+    pub skill_uses: u64,
+    pub edits: u64,
+    pub assignments_preserved: u64,
+    pub warnings: Vec<String>,
+    pub elapsed_ms: u64,
+}
+
+/// (Re)build the store at `knowledge_db`. See the module docs.
+pub fn build(
+    knowledge_db: &Path,
+    episodes_db: &Path,
+    skill_roots: &[PathBuf],
+    agent_roots: &[PathBuf],
+) -> Result<BuildSummary, KnowledgeError> {
+    let started = Instant::now();
+    let mut summary = BuildSummary::default();
+    let skills = scan_skills(skill_roots);
+    let agents = scan_agents(agent_roots);
+
+    let (sessions, events, groups, ep_rev) = if episodes_db.exists() {
+        read_episodes(episodes_db).map_err(|source| KnowledgeError::Episodes {
+            path: episodes_db.to_path_buf(),
+            source,
+        })?
+    } else {
+        summary
+            .warnings
+            .push("no episodes store yet: only the skill catalog was built".to_string());
+        (Vec::new(), Vec::new(), Vec::new(), None)
+    };
+    let derived = derive(&sessions, &events, &groups);
+    let index_rev = fingerprint(ep_rev.as_deref(), &skills, &agents);
+
+    let dir = match knowledge_db.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).map_err(|source| KnowledgeError::Io {
+        path: dir.clone(),
+        source,
+    })?;
+    let file_name = knowledge_db
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| "knowledge.sqlite".to_string());
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let tmp = dir.join(format!(".{file_name}.tmp-{}-{nanos}", std::process::id()));
+
+    let result = write_and_swap(
+        &tmp,
+        knowledge_db,
+        &Content {
+            skills: &skills,
+            agents: &agents,
+            derived: &derived,
+            sessions: &sessions,
+            index_rev: &index_rev,
+            episodes_rev: ep_rev.as_deref(),
+        },
+        &mut summary,
+    );
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+        let _ = std::fs::remove_file(tmp.with_extension("tmp-journal"));
+    }
+    result?;
+
+    summary.index_rev = index_rev;
+    summary.episodes_index_rev = ep_rev;
+    summary.skills = skills.len() as u64;
+    summary.agent_defs = agents.len() as u64;
+    summary.sessions = sessions.len() as u64;
+    summary.actors = derived.actors.len() as u64;
+    summary.skill_uses = derived.uses.len() as u64;
+    summary.edits = derived.edits.len() as u64;
+    summary.elapsed_ms = started.elapsed().as_millis() as u64;
+    Ok(summary)
+}
+
+struct Content<'a> {
+    skills: &'a [SkillDoc],
+    agents: &'a [AgentDoc],
+    derived: &'a Derived,
+    sessions: &'a [SessionIn],
+    index_rev: &'a str,
+    episodes_rev: Option<&'a str>,
+}
+
+fn write_and_swap(
+    tmp: &Path,
+    target: &Path,
+    content: &Content<'_>,
+    summary: &mut BuildSummary,
+) -> Result<(), KnowledgeError> {
+    let sql_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| KnowledgeError::Sql {
+            path: path.clone(),
+            source,
+        }
+    };
+    let mut conn = Connection::open(tmp).map_err(sql_err(tmp))?;
+    conn.execute_batch("PRAGMA journal_mode=DELETE; PRAGMA synchronous=OFF;")
+        .map_err(sql_err(tmp))?;
+    {
+        let tx = conn.transaction().map_err(sql_err(tmp))?;
+        tx.execute_batch(SCHEMA).map_err(sql_err(tmp))?;
+        tx.execute_batch(ASSIGNMENT_SCHEMA).map_err(sql_err(tmp))?;
+        insert_all(&tx, content).map_err(sql_err(tmp))?;
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+            .map_err(sql_err(tmp))?;
+        tx.commit().map_err(sql_err(tmp))?;
+    }
+
+    // Hold a write lock on the old store while its assignments are copied and the new file is
+    // renamed into place, so a concurrent `commit` lands before the copy or waits.
+    let old = if target.exists() {
+        Some(open_old(target).map_err(|source| KnowledgeError::Preserve {
+            path: target.to_path_buf(),
+            source,
+        })?)
+    } else {
+        None
+    };
+    if let Some(old) = &old {
+        let locked = old.execute_batch("BEGIN IMMEDIATE").is_ok();
+        let copied = copy_assignments(old, &conn).map_err(|source| KnowledgeError::Preserve {
+            path: target.to_path_buf(),
+            source,
+        });
+        match copied {
+            Ok((n, dropped)) => {
+                summary.assignments_preserved = n;
+                if !dropped.is_empty() {
+                    summary.warnings.push(format!(
+                        "ak_assignment columns not carried over: {}",
+                        dropped.join(", ")
+                    ));
+                }
+            }
+            Err(e) => {
+                if locked {
+                    let _ = old.execute_batch("ROLLBACK");
+                }
+                return Err(e);
+            }
+        }
+        if !locked {
+            summary
+                .warnings
+                .push("could not lock the old store while copying assignments".to_string());
+        }
+    }
+    conn.close().map_err(|(_, e)| sql_err(tmp)(e))?;
+    if let Ok(f) = std::fs::File::open(tmp) {
+        let _ = f.sync_all();
+    }
+    let renamed = std::fs::rename(tmp, target).map_err(|source| KnowledgeError::Io {
+        path: target.to_path_buf(),
+        source,
+    });
+    if let Some(old) = old {
+        let _ = old.execute_batch("ROLLBACK");
+        drop(old);
+    }
+    renamed
+}
+
+fn open_old(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .or_else(|_| schema::open_ro(path))?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    // Fails on a file that is not a database: better to stop than to lose its assignments.
+    conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
+    Ok(conn)
+}
+
+/// Copies `ak_assignment` rows (the columns both stores know); returns (rows, old-only columns).
+fn copy_assignments(old: &Connection, new: &Connection) -> rusqlite::Result<(u64, Vec<String>)> {
+    let mut stmt = old.prepare("SELECT name FROM pragma_table_info('ak_assignment')")?;
+    let old_cols: Vec<String> = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    if old_cols.is_empty() {
+        return Ok((0, Vec::new()));
+    }
+    let cols: Vec<&str> = ASSIGNMENT_COLUMNS
+        .iter()
+        .copied()
+        .filter(|c| old_cols.iter().any(|o| o == c))
+        .collect();
+    let dropped: Vec<String> = old_cols
+        .iter()
+        .filter(|o| !ASSIGNMENT_COLUMNS.contains(&o.as_str()))
+        .cloned()
+        .collect();
+    if !cols.contains(&"assignment_id") {
+        return Ok((0, dropped));
+    }
+    let list = cols.join(", ");
+    let marks = vec!["?"; cols.len()].join(", ");
+    let mut read = old.prepare(&format!(
+        "SELECT {list} FROM ak_assignment ORDER BY assignment_id"
+    ))?;
+    let mut write = new.prepare(&format!(
+        "INSERT OR REPLACE INTO ak_assignment({list}) VALUES({marks})"
+    ))?;
+    let mut rows = read.query([])?;
+    let mut n = 0;
+    while let Some(r) = rows.next()? {
+        let vals: Vec<rusqlite::types::Value> = (0..cols.len())
+            .map(|i| r.get(i))
+            .collect::<Result<_, _>>()?;
+        write.execute(rusqlite::params_from_iter(vals))?;
+        n += 1;
+    }
+    Ok((n, dropped))
+}
+
+fn insert_all(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
+    let set_meta = |k: &str, v: &str| {
+        tx.execute("INSERT INTO meta(key, value) VALUES(?1, ?2)", params![k, v])
+    };
+    set_meta("index_rev", c.index_rev)?;
+    set_meta("episodes_index_rev", c.episodes_rev.unwrap_or(""))?;
+    set_meta("schema_version", &SCHEMA_VERSION.to_string())?;
+    set_meta(
+        "built_at",
+        &chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+    )?;
+
+    let mut ins = tx.prepare(
+        "INSERT INTO ak_skill(id, name, qualified_name, path, description, when_to_use,
+            content_hash, plugin, kind, tags) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?;
+    let mut fts = tx.prepare(
+        "INSERT INTO ak_skill_fts(rowid, name, description, when_to_use, tags)
+         VALUES(?1, ?2, ?3, ?4, ?5)",
+    )?;
+    let mut seen_paths = BTreeSet::new();
+    let mut id = 0i64;
+    for s in c.skills {
+        let path = s.path.to_string_lossy().to_string();
+        if !seen_paths.insert(path.clone()) {
+            continue;
+        }
+        id += 1;
+        let tags = serde_json::to_string(&s.tags).unwrap_or_else(|_| "[]".to_string());
+        ins.execute(params![
+            id,
+            s.name,
+            s.qualified_name(),
+            path,
+            s.description,
+            s.when_to_use,
+            s.content_hash,
+            s.plugin,
+            s.kind,
+            tags
+        ])?;
+        let name_terms = tokens::index_text(&format!(
+            "{} {}",
+            s.qualified_name(),
+            s.name.replace(['-', '_'], "")
+        ));
+        fts.execute(params![
+            id,
+            name_terms,
+            tokens::index_text(&s.description),
+            tokens::index_text(s.when_to_use.as_deref().unwrap_or("")),
+            tokens::index_text(&s.tags.join(" ")),
+        ])?;
+    }
+
+    let mut ins = tx.prepare(
+        "INSERT OR IGNORE INTO ak_agent_def(name, path, description, model, tools, content_hash)
+         VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for a in c.agents {
+        ins.execute(params![
+            a.name,
+            a.path.to_string_lossy(),
+            a.description,
+            a.model,
+            a.tools.join(", "),
+            a.content_hash
+        ])?;
+    }
+    insert_actors(tx, c)?;
+
+    let mut ins = tx.prepare(
+        "INSERT INTO ak_actor_session(actor_id, session_id, role, sidechain_agent, events)
+         VALUES(?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for ((actor, sid, role, side), n) in &c.derived.actor_sessions {
+        ins.execute(params![actor, sid, role, side, *n as i64])?;
+    }
+    let mut ins = tx.prepare(
+        "INSERT INTO ak_skill_use(actor_id, skill_name, skill_base, skill_plugin, session_id, seq,
+            time, time_ms, via, outcome) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?;
+    for u in &c.derived.uses {
+        let (plugin, base) = split_skill_name(&u.skill_name);
+        ins.execute(params![
+            u.actor_id,
+            u.skill_name,
+            base,
+            plugin,
+            u.session_id,
+            u.seq,
+            u.time_ms.and_then(ms_to_rfc3339),
+            u.time_ms,
+            u.via,
+            u.outcome
+        ])?;
+    }
+    let mut ins = tx.prepare(
+        "INSERT INTO ak_edit(actor_id, path, abs_path, rel_path, session_id, seq, time, time_ms)
+         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    for e in &c.derived.edits {
+        ins.execute(params![
+            e.actor_id,
+            e.path,
+            e.abs_path,
+            e.rel_path,
+            e.session_id,
+            e.seq,
+            e.time_ms.and_then(ms_to_rfc3339),
+            e.time_ms
+        ])?;
+    }
+    Ok(())
+}
+
+fn insert_actors(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
+    let by_id: HashMap<&str, &SessionIn> = c
+        .sessions
+        .iter()
+        .map(|s| (s.session_id.as_str(), s))
+        .collect();
+    let mut defs: HashMap<String, &str> = HashMap::new();
+    for a in c.agents {
+        defs.entry(a.name.to_lowercase()).or_insert(a.name.as_str());
+    }
+    let mut ins = tx.prepare(
+        "INSERT INTO ak_actor(actor_id, name, kind, source, root_session, first_seen, last_seen,
+            last_seen_ms, sessions, events, skill_uses, edits, outcome_success, outcome_failure,
+            outcome, definition)
+         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+    )?;
+    for (actor_id, a) in &c.derived.actors {
+        let Some(key) = &a.key else { continue };
+        let (mut ok, mut bad) = (0i64, 0i64);
+        // The most recent authored session with a known outcome breaks a tie.
+        let mut latest: Option<(Option<i64>, &str, &str)> = None;
+        for sid in &a.authored {
+            let Some(s) = by_id.get(sid.as_str()) else { continue };
+            match s.outcome.as_str() {
+                "success" => ok += 1,
+                "failure" => bad += 1,
+                _ => continue,
+            }
+            let cand = (s.last_ms, s.session_id.as_str(), s.outcome.as_str());
+            if latest.is_none_or(|l| (cand.0, cand.1) > (l.0, l.1)) {
+                latest = Some(cand);
+            }
+        }
+        let outcome = match ok.cmp(&bad) {
+            std::cmp::Ordering::Greater => "success",
+            std::cmp::Ordering::Less => "failure",
+            std::cmp::Ordering::Equal => latest.map_or("unknown", |l| l.2),
+        };
+        let definition = (key.kind != crate::sources::actor_id::ROOT)
+            .then(|| defs.get(&key.name.to_lowercase()).copied())
+            .flatten();
+        ins.execute(params![
+            actor_id,
+            key.name,
+            key.kind,
+            key.source,
+            key.root_session,
+            a.first_ms.and_then(ms_to_rfc3339),
+            a.last_ms.and_then(ms_to_rfc3339),
+            a.last_ms,
+            a.sessions.len() as i64,
+            a.events as i64,
+            a.skill_uses as i64,
+            a.edits as i64,
+            ok,
+            bad,
+            outcome,
+            definition
+        ])?;
+    }
+    Ok(())
+}
+
+type EpisodeRows = (Vec<SessionIn>, Vec<EventIn>, Vec<GroupIn>, Option<String>);
+
+/// Sessions, fact-carrying events and per-group counts, read-only, in a fixed order.
+fn read_episodes(path: &Path) -> rusqlite::Result<EpisodeRows> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    // One read transaction, so the three reads see the same snapshot.
+    conn.execute_batch("BEGIN")?;
+    let rev: Option<String> = conn
+        .query_row("SELECT value FROM meta WHERE key='index_rev'", [], |r| r.get(0))
+        .ok();
+    let mut stmt = conn.prepare(
+        "SELECT session_id, source, cwd, parent_session_id, agent_id, agent_name, agent_preset,
+                team_name, spawn_tool_use_id, outcome, last_event_at
+         FROM sessions ORDER BY session_id",
+    )?;
+    let sessions = stmt
+        .query_map([], |r| {
+            Ok(SessionIn {
+                session_id: r.get(0)?,
+                source: r.get(1)?,
+                cwd: r.get(2)?,
+                parent_session_id: r.get(3)?,
+                agent_id: r.get(4)?,
+                agent_name: r.get(5)?,
+                agent_preset: r.get(6)?,
+                team_name: r.get(7)?,
+                spawn_tool_use_id: r.get(8)?,
+                outcome: r.get(9)?,
+                last_ms: r
+                    .get::<_, Option<String>>(10)?
+                    .as_deref()
+                    .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+                    .map(|t| t.timestamp_millis()),
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut stmt = conn.prepare(
+        "SELECT session_id, seq, time_ms, tool_use_id, sidechain_agent, facts
+         FROM events WHERE facts IS NOT NULL ORDER BY session_id, seq",
+    )?;
+    let mut events = Vec::new();
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let facts: Option<String> = r.get(5)?;
+        let facts = parse_facts(facts.as_deref().unwrap_or(""));
+        if facts.is_empty() {
+            continue;
+        }
+        events.push(EventIn {
+            session_id: r.get(0)?,
+            seq: r.get(1)?,
+            time_ms: r.get(2)?,
+            tool_use_id: r.get(3)?,
+            sidechain_agent: r.get(4)?,
+            facts,
+        });
+    }
+    let mut stmt = conn.prepare(
+        "SELECT session_id, sidechain_agent, count(*), min(time_ms), max(time_ms)
+         FROM events GROUP BY session_id, sidechain_agent ORDER BY session_id, sidechain_agent",
+    )?;
+    let groups = stmt
+        .query_map([], |r| {
+            Ok(GroupIn {
+                session_id: r.get(0)?,
+                sidechain_agent: r.get(1)?,
+                events: r.get::<_, i64>(2)?.max(0) as u64,
+                min_ms: r.get(3)?,
+                max_ms: r.get(4)?,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    let _ = conn.execute_batch("COMMIT");
+    Ok((sessions, events, groups, rev))
+}
+
+/// `events.facts` → facts; unknown or malformed entries are skipped one by one.
+pub fn parse_facts(json: &str) -> Vec<Fact> {
+    if json.trim().is_empty() {
+        return Vec::new();
+    }
+    if let Ok(all) = serde_json::from_str::<Vec<Fact>>(json) {
+        return all;
+    }
+    serde_json::from_str::<Vec<serde_json::Value>>(json)
+        .map(|vals| {
+            vals.into_iter()
+                .filter_map(|v| serde_json::from_value::<Fact>(v).ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn fingerprint(episodes_rev: Option<&str>, skills: &[SkillDoc], agents: &[AgentDoc]) -> String {
+    let mut h = Sha256::new();
+    h.update(format!("schema:{SCHEMA_VERSION}\n").as_bytes());
+    h.update(format!("episodes:{}\n", episodes_rev.unwrap_or("none")).as_bytes());
+    for s in skills {
+        h.update(format!("skill:{}:{}\n", s.path.display(), s.content_hash).as_bytes());
+    }
+    for a in agents {
+        h.update(format!("agent:{}:{}\n", a.path.display(), a.content_hash).as_bytes());
+    }
+    let hex: String = h.finalize().iter().take(6).map(|b| format!("{b:02x}")).collect();
+    format!("knowledge:{hex}")
+}

@@ -1,0 +1,615 @@
+//! Derivation of actors, skill uses and edits from the structured facts of `episodes.sqlite`.
+//!
+//! This is pure logic over rows already read (no SQL), so identity and de-duplication rules are
+//! testable on their own. Actor ids come only from [`crate::sources::actor_id`]; a subagent
+//! transcript that can be linked to the spawn in its parent's transcript (`spawn_tool_use_id`, or
+//! an `AgentLink` naming its agent id) takes the spawn's name (`name`, else `subagent_type`), so
+//! the spawn and the child's own events agree on one `actor_id`.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Component, Path, PathBuf};
+
+use crate::sources::actor_id::{actor_of, spawned, ActorKey, SessionFacts};
+use crate::sources::episodes::model::Fact;
+
+/// A later skill-use record of the same skill within this many events of a kept use (the tool
+/// result and the injected body that follow a Skill call) is the same use.
+pub const SAME_USE_WINDOW: i64 = 10;
+
+/// A row of `sessions`, as far as L3 needs it.
+#[derive(Debug, Clone, Default)]
+pub struct SessionIn {
+    pub session_id: String,
+    pub source: String,
+    pub cwd: Option<String>,
+    pub parent_session_id: Option<String>,
+    pub agent_id: Option<String>,
+    pub agent_name: Option<String>,
+    pub agent_preset: Option<String>,
+    pub team_name: Option<String>,
+    pub spawn_tool_use_id: Option<String>,
+    pub outcome: String,
+    /// Time of the session's last event (ms since the epoch).
+    pub last_ms: Option<i64>,
+}
+
+/// An event that carries facts.
+#[derive(Debug, Clone, Default)]
+pub struct EventIn {
+    pub session_id: String,
+    pub seq: i64,
+    pub time_ms: Option<i64>,
+    pub tool_use_id: Option<String>,
+    pub sidechain_agent: Option<String>,
+    pub facts: Vec<Fact>,
+}
+
+/// Event count and time range of one (session, sidechain agent) group.
+#[derive(Debug, Clone, Default)]
+pub struct GroupIn {
+    pub session_id: String,
+    pub sidechain_agent: Option<String>,
+    pub events: u64,
+    pub min_ms: Option<i64>,
+    pub max_ms: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ActorAcc {
+    pub key: Option<ActorKey>,
+    pub sessions: BTreeSet<String>,
+    pub authored: BTreeSet<String>,
+    pub events: u64,
+    pub first_ms: Option<i64>,
+    pub last_ms: Option<i64>,
+    pub skill_uses: u64,
+    pub edits: u64,
+}
+
+impl ActorAcc {
+    fn seen(&mut self, ms: Option<i64>) {
+        if let Some(ms) = ms {
+            self.first_ms = Some(self.first_ms.map_or(ms, |f| f.min(ms)));
+            self.last_ms = Some(self.last_ms.map_or(ms, |l| l.max(ms)));
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct UseRow {
+    pub session_id: String,
+    pub seq: i64,
+    pub skill_name: String,
+    pub actor_id: String,
+    pub via: String,
+    pub time_ms: Option<i64>,
+    pub outcome: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct EditRow {
+    pub session_id: String,
+    pub seq: i64,
+    pub path: String,
+    pub actor_id: String,
+    pub abs_path: Option<String>,
+    pub rel_path: Option<String>,
+    pub time_ms: Option<i64>,
+}
+
+/// (actor_id, session_id, role, sidechain_agent) → authored events.
+pub type ActorSessions = BTreeMap<(String, String, &'static str, String), u64>;
+
+#[derive(Debug, Default)]
+pub struct Derived {
+    pub actors: BTreeMap<String, ActorAcc>,
+    pub actor_sessions: ActorSessions,
+    pub uses: Vec<UseRow>,
+    pub edits: Vec<EditRow>,
+}
+
+/// One raw skill-use record of a session, before de-duplication.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawUse {
+    pub seq: i64,
+    pub name: String,
+    pub via: String,
+    pub tool_use_id: Option<String>,
+    pub sidechain: Option<String>,
+    pub time_ms: Option<i64>,
+}
+
+/// `elixir:hex-docs-search` → (`Some("elixir")`, `hex-docs-search`), lowercased; a leading `/`
+/// (slash command) is dropped.
+pub fn split_skill_name(name: &str) -> (Option<String>, String) {
+    let n = name.trim().trim_start_matches('/').to_lowercase();
+    match (n.find(':'), n.rfind(':')) {
+        (Some(first), Some(last)) => {
+            let plugin = n[..first].trim().to_string();
+            let base = n[last + 1..].trim().to_string();
+            ((!plugin.is_empty()).then_some(plugin), base)
+        }
+        _ => (None, n),
+    }
+}
+
+/// De-duplicates the skill-use records of one session (sorted by seq on return).
+///
+/// * A Skill tool call counts once per `tool_use_id`.
+/// * Any other record (injected `Base directory for this skill` body, slash-command body) of the
+///   same skill by the same agent within [`SAME_USE_WINDOW`] events after a kept use is that
+///   use; a `plugin:skill` spelling it carries replaces a bare kept name.
+/// * An `invoked_skills` attachment restates skills already invoked in the session (after a
+///   compaction), so it counts only when the session has no earlier use of that skill.
+pub fn dedupe_uses(mut uses: Vec<RawUse>) -> Vec<RawUse> {
+    uses.sort_by(|a, b| a.seq.cmp(&b.seq).then(a.name.cmp(&b.name)));
+    let mut kept: Vec<RawUse> = Vec::new();
+    let mut tool_ids: BTreeSet<String> = BTreeSet::new();
+    for u in uses {
+        let (plugin, base) = split_skill_name(&u.name);
+        if base.is_empty() {
+            continue;
+        }
+        if u.via == "tool" {
+            if let Some(id) = &u.tool_use_id {
+                if !tool_ids.insert(id.clone()) {
+                    continue;
+                }
+            }
+            kept.push(u);
+            continue;
+        }
+        let same = |k: &RawUse| k.sidechain == u.sidechain && split_skill_name(&k.name).1 == base;
+        let recent = kept
+            .iter_mut()
+            .rev()
+            .find(|k| same(k) && u.seq - k.seq <= SAME_USE_WINDOW);
+        if let Some(k) = recent {
+            if plugin.is_some() && split_skill_name(&k.name).0.is_none() {
+                k.name = u.name.trim().trim_start_matches('/').to_string();
+            }
+            continue;
+        }
+        if u.via == "attachment" && kept.iter().any(same) {
+            continue;
+        }
+        kept.push(u);
+    }
+    kept
+}
+
+struct Spawn {
+    session_id: String,
+    time_ms: Option<i64>,
+    key: ActorKey,
+}
+
+/// Who did what, from the sessions, the fact-carrying events and the per-group counts.
+pub fn derive(sessions: &[SessionIn], events: &[EventIn], groups: &[GroupIn]) -> Derived {
+    let by_id: HashMap<&str, &SessionIn> =
+        sessions.iter().map(|s| (s.session_id.as_str(), s)).collect();
+    let root_of = |sid: &str| -> String {
+        match by_id.get(sid) {
+            Some(s) => root_session(s),
+            None => sid.split('/').next().unwrap_or(sid).to_string(),
+        }
+    };
+    let source_of = |sid: &str| -> String {
+        by_id
+            .get(sid)
+            .map(|s| s.source.clone())
+            .unwrap_or_else(|| "unknown".to_string())
+    };
+
+    // Spawns and links, per root session.
+    let mut spawns: Vec<Spawn> = Vec::new();
+    let mut spawn_by_tool: HashMap<(String, String), usize> = HashMap::new();
+    let mut links: HashMap<(String, String), String> = HashMap::new();
+    for ev in events {
+        let root = root_of(&ev.session_id);
+        for f in &ev.facts {
+            match f {
+                Fact::Spawn {
+                    tool_use_id,
+                    subagent_type,
+                    name,
+                    team_name,
+                    ..
+                } => {
+                    let parent_team = by_id
+                        .get(ev.session_id.as_str())
+                        .and_then(|s| s.team_name.clone());
+                    let Some(key) = spawn_key(
+                        &source_of(&ev.session_id),
+                        &root,
+                        name.as_deref(),
+                        subagent_type.as_deref(),
+                        team_name.is_some() || parent_team.is_some(),
+                    ) else {
+                        continue;
+                    };
+                    if let Some(id) = tool_use_id.as_ref().or(ev.tool_use_id.as_ref()) {
+                        spawn_by_tool
+                            .entry((root.clone(), id.clone()))
+                            .or_insert(spawns.len());
+                    }
+                    spawns.push(Spawn {
+                        session_id: ev.session_id.clone(),
+                        time_ms: ev.time_ms,
+                        key,
+                    });
+                }
+                Fact::AgentLink {
+                    tool_use_id: Some(tool),
+                    agent_id,
+                } => {
+                    links
+                        .entry((root.clone(), agent_id.clone()))
+                        .or_insert_with(|| tool.clone());
+                }
+                _ => {}
+            }
+        }
+    }
+    let spawn_for_agent = |root: &str, agent: &str| -> Option<&Spawn> {
+        let tool = links.get(&(root.to_string(), agent.to_string()))?;
+        spawns.get(*spawn_by_tool.get(&(root.to_string(), tool.clone()))?)
+    };
+
+    // The actor of each (session, sidechain agent).
+    let mut resolved: HashMap<(String, Option<String>), ActorKey> = HashMap::new();
+    let mut resolve = |sid: &str, side: Option<&str>| -> ActorKey {
+        let cache_key = (sid.to_string(), side.map(str::to_string));
+        if let Some(k) = resolved.get(&cache_key) {
+            return k.clone();
+        }
+        let root = root_of(sid);
+        let s = by_id.get(sid).copied();
+        let from_spawn = match side {
+            Some(agent) => spawn_for_agent(&root, agent),
+            None => s.filter(|s| is_subagent(s)).and_then(|s| {
+                s.spawn_tool_use_id
+                    .as_ref()
+                    .and_then(|t| spawn_by_tool.get(&(root.clone(), t.clone())))
+                    .and_then(|i| spawns.get(*i))
+                    .or_else(|| {
+                        s.agent_id
+                            .as_deref()
+                            .and_then(|a| spawn_for_agent(&root, a))
+                    })
+            }),
+        };
+        let key = match (from_spawn, s) {
+            (Some(sp), _) => sp.key.clone(),
+            (None, Some(s)) => actor_of(facts_of(s, side)),
+            (None, None) => actor_of(SessionFacts {
+                source: "unknown",
+                session_id: sid,
+                parent_session_id: None,
+                agent_id: None,
+                agent_name: None,
+                agent_preset: None,
+                team_name: None,
+                sidechain_agent: side,
+            }),
+        };
+        resolved.insert(cache_key, key.clone());
+        key
+    };
+
+    let mut out = Derived::default();
+    let touch = |out: &mut Derived, key: &ActorKey| {
+        let a = out.actors.entry(key.actor_id.clone()).or_default();
+        a.key.get_or_insert_with(|| key.clone());
+    };
+    // Every session has an author, even one without events.
+    for s in sessions {
+        let key = resolve(&s.session_id, None);
+        touch(&mut out, &key);
+        add_session(&mut out, &key, &s.session_id, "author", "", 0);
+    }
+    for g in groups {
+        let key = resolve(&g.session_id, g.sidechain_agent.as_deref());
+        touch(&mut out, &key);
+        let side = g.sidechain_agent.clone().unwrap_or_default();
+        add_session(&mut out, &key, &g.session_id, "author", &side, g.events);
+        if let Some(a) = out.actors.get_mut(&key.actor_id) {
+            a.events += g.events;
+            a.seen(g.min_ms);
+            a.seen(g.max_ms);
+        }
+    }
+    for sp in &spawns {
+        touch(&mut out, &sp.key);
+        add_session(&mut out, &sp.key, &sp.session_id, "spawned", "", 0);
+        if let Some(a) = out.actors.get_mut(&sp.key.actor_id) {
+            a.seen(sp.time_ms);
+        }
+    }
+
+    let mut raw_uses: BTreeMap<String, Vec<RawUse>> = BTreeMap::new();
+    for ev in events {
+        let root = root_of(&ev.session_id);
+        for f in &ev.facts {
+            match f {
+                Fact::SkillUse { name, via } => {
+                    raw_uses
+                        .entry(ev.session_id.clone())
+                        .or_default()
+                        .push(RawUse {
+                            seq: ev.seq,
+                            name: name.clone(),
+                            via: via.clone(),
+                            tool_use_id: ev.tool_use_id.clone(),
+                            sidechain: ev.sidechain_agent.clone(),
+                            time_ms: ev.time_ms,
+                        });
+                }
+                Fact::FileEdit { path } if !path.trim().is_empty() => {
+                    let key = resolve(&ev.session_id, ev.sidechain_agent.as_deref());
+                    let cwd = by_id.get(ev.session_id.as_str()).and_then(|s| s.cwd.as_deref());
+                    let (abs_path, rel_path) = normalise(path, cwd);
+                    if let Some(a) = out.actors.get_mut(&key.actor_id) {
+                        a.edits += 1;
+                    }
+                    out.edits.push(EditRow {
+                        session_id: ev.session_id.clone(),
+                        seq: ev.seq,
+                        path: path.clone(),
+                        actor_id: key.actor_id.clone(),
+                        abs_path,
+                        rel_path,
+                        time_ms: ev.time_ms,
+                    });
+                }
+                Fact::TeammateMessage { teammate_id } => {
+                    let id = teammate_id.trim();
+                    if id.is_empty() || matches!(id, "system" | "unknown") {
+                        continue;
+                    }
+                    let key = spawned(&source_of(&ev.session_id), &root, id, true);
+                    touch(&mut out, &key);
+                    add_session(&mut out, &key, &ev.session_id, "teammate", "", 0);
+                    if let Some(a) = out.actors.get_mut(&key.actor_id) {
+                        a.seen(ev.time_ms);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    for (sid, uses) in raw_uses {
+        let outcome = by_id
+            .get(sid.as_str())
+            .map(|s| s.outcome.clone())
+            .unwrap_or_else(|| "unknown".to_string());
+        for u in dedupe_uses(uses) {
+            let key = resolve(&sid, u.sidechain.as_deref());
+            if let Some(a) = out.actors.get_mut(&key.actor_id) {
+                a.skill_uses += 1;
+            }
+            out.uses.push(UseRow {
+                session_id: sid.clone(),
+                seq: u.seq,
+                skill_name: u.name.trim().trim_start_matches('/').to_string(),
+                actor_id: key.actor_id.clone(),
+                via: u.via,
+                time_ms: u.time_ms,
+                outcome: outcome.clone(),
+            });
+        }
+    }
+    out.uses.sort();
+    out.edits.sort();
+    out.edits.dedup();
+    out
+}
+
+fn add_session(out: &mut Derived, key: &ActorKey, sid: &str, role: &'static str, side: &str, n: u64) {
+    *out.actor_sessions
+        .entry((key.actor_id.clone(), sid.to_string(), role, side.to_string()))
+        .or_default() += n;
+    if let Some(a) = out.actors.get_mut(&key.actor_id) {
+        a.sessions.insert(sid.to_string());
+        if role == "author" {
+            a.authored.insert(sid.to_string());
+        }
+    }
+}
+
+fn is_subagent(s: &SessionIn) -> bool {
+    s.parent_session_id.is_some() || s.agent_id.is_some()
+}
+
+/// The root session a session belongs to (as [`actor_of`] computes it).
+pub fn root_session(s: &SessionIn) -> String {
+    s.parent_session_id
+        .clone()
+        .unwrap_or_else(|| s.session_id.split('/').next().unwrap_or(&s.session_id).to_string())
+}
+
+fn facts_of<'a>(s: &'a SessionIn, side: Option<&'a str>) -> SessionFacts<'a> {
+    SessionFacts {
+        source: &s.source,
+        session_id: &s.session_id,
+        parent_session_id: s.parent_session_id.as_deref(),
+        agent_id: s.agent_id.as_deref(),
+        agent_name: s.agent_name.as_deref(),
+        agent_preset: s.agent_preset.as_deref(),
+        team_name: s.team_name.as_deref(),
+        sidechain_agent: side,
+    }
+}
+
+/// The actor a spawn names: its `name` (a teammate when a team is active), else its
+/// `subagent_type`; `None` for a spawn that names neither.
+pub fn spawn_key(
+    source: &str,
+    root: &str,
+    name: Option<&str>,
+    subagent_type: Option<&str>,
+    team_active: bool,
+) -> Option<ActorKey> {
+    let clean = |v: Option<&str>| v.map(str::trim).filter(|v| !v.is_empty());
+    match (clean(name), clean(subagent_type)) {
+        (Some(n), _) => Some(spawned(source, root, n, team_active)),
+        (None, Some(t)) => Some(spawned(source, root, t, false)),
+        (None, None) => None,
+    }
+}
+
+/// A written path → (absolute normalised path, path relative to the session's cwd).
+pub fn normalise(path: &str, cwd: Option<&str>) -> (Option<String>, Option<String>) {
+    let p = path.trim();
+    let windows_abs = p.len() > 2 && p.as_bytes()[1] == b':' && matches!(p.as_bytes()[2], b'\\' | b'/');
+    if windows_abs {
+        return (Some(p.to_string()), None);
+    }
+    let joined = if Path::new(p).is_absolute() {
+        PathBuf::from(p)
+    } else {
+        match cwd.filter(|c| Path::new(c).is_absolute()) {
+            Some(c) => Path::new(c).join(p),
+            None => return (None, None),
+        }
+    };
+    let abs = lexical(&joined);
+    let rel = cwd
+        .filter(|c| Path::new(c).is_absolute())
+        .and_then(|c| abs.strip_prefix(lexical(Path::new(c))).ok())
+        .map(|r| r.to_string_lossy().to_string())
+        .filter(|r| !r.is_empty());
+    (Some(abs.to_string_lossy().to_string()), rel)
+}
+
+fn lexical(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(seq: i64, name: &str, via: &str, tool: Option<&str>) -> RawUse {
+        RawUse {
+            seq,
+            name: name.into(),
+            via: via.into(),
+            tool_use_id: tool.map(str::to_string),
+            sidechain: None,
+            time_ms: None,
+        }
+    }
+
+    #[test]
+    fn a_skill_call_and_its_body_are_one_use() {
+        let kept = dedupe_uses(vec![
+            raw(5, "hex-docs-search", "injected", None),
+            raw(3, "elixir:hex-docs-search", "tool", Some("t1")),
+            raw(3, "elixir:hex-docs-search", "tool", Some("t1")),
+            raw(40, "elixir:hex-docs-search", "tool", Some("t2")),
+            raw(90, "hex-docs-search", "attachment", None),
+            raw(95, "other", "attachment", None),
+        ]);
+        let names: Vec<(i64, &str)> = kept.iter().map(|u| (u.seq, u.name.as_str())).collect();
+        assert_eq!(
+            names,
+            vec![(3, "elixir:hex-docs-search"), (40, "elixir:hex-docs-search"), (95, "other")]
+        );
+    }
+
+    #[test]
+    fn injected_name_upgrades_bare_name() {
+        let kept = dedupe_uses(vec![
+            raw(1, "/commit", "slash_command", None),
+            raw(2, "tools:commit", "injected", None),
+            raw(30, "commit", "injected", None),
+        ]);
+        assert_eq!(kept.len(), 2);
+        assert_eq!(kept[0].name, "tools:commit");
+    }
+
+    #[test]
+    fn names_split_and_paths_normalise() {
+        assert_eq!(
+            split_skill_name("/Elixir:hex-docs-search"),
+            (Some("elixir".into()), "hex-docs-search".into())
+        );
+        assert_eq!(split_skill_name("commit"), (None, "commit".into()));
+        assert_eq!(
+            normalise("src/../lib/a.rs", Some("/w/app")),
+            (Some("/w/app/lib/a.rs".into()), Some("lib/a.rs".into()))
+        );
+        assert_eq!(normalise("/x/./y", None), (Some("/x/y".into()), None));
+        assert_eq!(normalise("rel", None), (None, None));
+        assert_eq!(normalise("C:\\a\\b", None).0.as_deref(), Some("C:\\a\\b"));
+    }
+
+    #[test]
+    fn spawn_and_child_share_one_actor() {
+        let parent = SessionIn {
+            session_id: "p".into(),
+            source: "claude".into(),
+            outcome: "success".into(),
+            ..Default::default()
+        };
+        let child = SessionIn {
+            session_id: "p/agent-a1".into(),
+            source: "claude".into(),
+            parent_session_id: Some("p".into()),
+            agent_id: Some("a1".into()),
+            outcome: "success".into(),
+            ..Default::default()
+        };
+        let events = vec![
+            EventIn {
+                session_id: "p".into(),
+                seq: 1,
+                tool_use_id: Some("t".into()),
+                facts: vec![Fact::Spawn {
+                    tool_use_id: Some("t".into()),
+                    subagent_type: Some("db-fixer".into()),
+                    name: None,
+                    description: None,
+                    team_name: None,
+                }],
+                ..Default::default()
+            },
+            EventIn {
+                session_id: "p".into(),
+                seq: 2,
+                facts: vec![Fact::AgentLink {
+                    tool_use_id: Some("t".into()),
+                    agent_id: "a1".into(),
+                }],
+                ..Default::default()
+            },
+            EventIn {
+                session_id: "p/agent-a1".into(),
+                seq: 3,
+                facts: vec![Fact::FileEdit { path: "x.rs".into() }],
+                ..Default::default()
+            },
+        ];
+        let d = derive(&[parent, child], &events, &[]);
+        let ids: Vec<&String> = d.actors.keys().collect();
+        assert_eq!(
+            ids,
+            vec![
+                "actor:claude:root_session:p:main",
+                "actor:claude:subagent:p:db-fixer"
+            ]
+        );
+        assert_eq!(d.edits[0].actor_id, "actor:claude:subagent:p:db-fixer");
+    }
+}

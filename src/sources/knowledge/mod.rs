@@ -1,0 +1,72 @@
+//! The agent-knowledge store (L3): a derived SQLite database, `knowledge.sqlite`.
+//!
+//! It answers "which skill applies, who used it, who edited this path" without holding any raw
+//! session or code text: only ids and locators (`session_id` + `seq`, paths), names, tags,
+//! outcomes and counts, plus catalog text (skill and agent descriptions from their own files).
+//! Everything in it can be rebuilt at any time from `episodes.sqlite` and the catalog
+//! ([`build()`]); the one exception is `ak_assignment` (dispatch plans), which every rebuild
+//! carries over. The layout and the identity and counting rules are documented in `docs/L3.md`.
+//!
+//! * [`catalog`]: `SKILL.md` / legacy command / agent definition scanning.
+//! * [`frontmatter`]: the lenient YAML-frontmatter reader the catalog uses.
+//! * [`derive`]: actors, skill uses and edits from the facts of L1.
+//! * [`build()`]: writes the store atomically.
+//! * [`reader`]: the read-only [`KnowledgeStore`].
+
+pub mod build;
+pub mod catalog;
+pub mod derive;
+pub mod frontmatter;
+pub mod reader;
+pub mod schema;
+
+use std::path::PathBuf;
+
+pub use build::{build, BuildSummary};
+pub use catalog::{
+    default_agent_roots, default_skill_roots, scan_agents, scan_skills, AgentDoc, SkillDoc,
+};
+pub use reader::{ActorFacts, ActorRow, KnowledgeStats, KnowledgeStore, SkillRow};
+
+/// Why the store could not be built or read.
+#[derive(Debug, thiserror::Error)]
+pub enum KnowledgeError {
+    #[error("the agent-knowledge store {0} does not exist yet; run `knowledge index`")]
+    Missing(PathBuf),
+    #[error("the agent-knowledge store {path} cannot be written or read: {source}")]
+    Sql {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("the episodes index {path} cannot be read: {source}")]
+    Episodes {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error(
+        "the existing store {path} cannot be read, so its assignments cannot be carried over \
+         (move it aside to rebuild): {source}"
+    )]
+    Preserve {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("cannot write {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Milliseconds since the epoch → RFC 3339 UTC with milliseconds.
+pub fn ms_to_rfc3339(ms: i64) -> Option<String> {
+    use chrono::TimeZone;
+    chrono::Utc
+        .timestamp_millis_opt(ms)
+        .single()
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+}

@@ -1,0 +1,142 @@
+//! The `knowledge.sqlite` schema (L3) and how it is opened.
+//!
+//! Everything but `ak_assignment` is derived: the builder writes a fresh file and renames it over
+//! the old one, so there are no migrations: a schema change only bumps [`SCHEMA_VERSION`] and the
+//! next build writes the new layout. The store keeps the default rollback journal (never WAL) so a
+//! finished file is self-contained when it is renamed into place.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+
+/// Bumped when the layout changes (it is part of the store's `index_rev`).
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Tables of the store. No column holds raw session or code text: only ids, locators, names,
+/// tags, outcomes and counts, plus catalog text from `SKILL.md`/agent files.
+pub const SCHEMA: &str = r#"
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE ak_skill(
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    qualified_name TEXT NOT NULL,
+    path TEXT NOT NULL UNIQUE,
+    description TEXT NOT NULL,
+    when_to_use TEXT,
+    content_hash TEXT NOT NULL,
+    plugin TEXT,
+    kind TEXT NOT NULL,
+    tags TEXT NOT NULL
+);
+CREATE INDEX ak_skill_name ON ak_skill(name);
+CREATE VIRTUAL TABLE ak_skill_fts USING fts5(
+    name, description, when_to_use, tags, tokenize='unicode61 remove_diacritics 0'
+);
+CREATE TABLE ak_agent_def(
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    path TEXT NOT NULL UNIQUE,
+    description TEXT NOT NULL,
+    model TEXT,
+    tools TEXT NOT NULL,
+    content_hash TEXT NOT NULL
+);
+CREATE TABLE ak_actor(
+    actor_id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    source TEXT NOT NULL,
+    root_session TEXT NOT NULL,
+    first_seen TEXT,
+    last_seen TEXT,
+    last_seen_ms INTEGER,
+    sessions INTEGER NOT NULL,
+    events INTEGER NOT NULL,
+    skill_uses INTEGER NOT NULL,
+    edits INTEGER NOT NULL,
+    outcome_success INTEGER NOT NULL,
+    outcome_failure INTEGER NOT NULL,
+    outcome TEXT NOT NULL,
+    definition TEXT
+);
+CREATE TABLE ak_actor_session(
+    actor_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    sidechain_agent TEXT NOT NULL DEFAULT '',
+    events INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY(actor_id, session_id, role, sidechain_agent)
+);
+CREATE INDEX ak_actor_session_session ON ak_actor_session(session_id);
+CREATE TABLE ak_skill_use(
+    id INTEGER PRIMARY KEY,
+    actor_id TEXT NOT NULL,
+    skill_name TEXT NOT NULL,
+    skill_base TEXT NOT NULL,
+    skill_plugin TEXT,
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    time TEXT,
+    time_ms INTEGER,
+    via TEXT NOT NULL,
+    outcome TEXT NOT NULL
+);
+CREATE INDEX ak_skill_use_base ON ak_skill_use(skill_base);
+CREATE INDEX ak_skill_use_actor ON ak_skill_use(actor_id);
+CREATE TABLE ak_edit(
+    id INTEGER PRIMARY KEY,
+    actor_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    abs_path TEXT,
+    rel_path TEXT,
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    time TEXT,
+    time_ms INTEGER
+);
+CREATE INDEX ak_edit_path ON ak_edit(path);
+CREATE INDEX ak_edit_abs ON ak_edit(abs_path);
+CREATE INDEX ak_edit_actor ON ak_edit(actor_id);
+"#;
+
+/// The only non-derived table: dispatch plans (`commit`), carried over by every rebuild.
+pub const ASSIGNMENT_SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS ak_assignment(
+    assignment_id TEXT PRIMARY KEY,
+    actor_id TEXT NOT NULL,
+    task_json TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    decided_at TEXT,
+    decided_by TEXT,
+    reason TEXT
+);
+"#;
+
+/// Columns of `ak_assignment`, in order.
+pub const ASSIGNMENT_COLUMNS: &[&str] = &[
+    "assignment_id",
+    "actor_id",
+    "task_json",
+    "status",
+    "created_at",
+    "decided_at",
+    "decided_by",
+    "reason",
+];
+
+/// Open the store read-only (readers never write L3; only dispatch writes assignments).
+pub fn open_ro(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(Duration::from_secs(2))?;
+    Ok(conn)
+}
+
+pub fn meta_get(conn: &Connection, key: &str) -> Option<String> {
+    conn.query_row("SELECT value FROM meta WHERE key=?1", [key], |r| r.get(0))
+        .ok()
+}

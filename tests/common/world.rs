@@ -1,0 +1,72 @@
+//! Indexed worlds for the integration tests: the bundled demo world (materialised into a temp
+//! dir with its `@DEMO@` placeholder replaced) and the real public transcripts, each indexed once
+//! per test binary and shared read-only by its tests.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use knowledge::demo::{self, DemoWorld};
+use knowledge::engine::{Engine, EngineConfig};
+use knowledge::sources::episodes::index::{index_episodes, IndexOptions};
+
+pub struct Indexed {
+    pub world: DemoWorld,
+    pub data_dir: PathBuf,
+    _tmp: tempfile::TempDir,
+}
+
+impl Indexed {
+    pub fn engine(&self) -> Engine {
+        Engine::open(EngineConfig::new(&self.data_dir))
+    }
+}
+
+/// Index the demo world into `data_dir` (episodes and, where built, the other stores).
+pub fn index_world(world: &DemoWorld, data_dir: &Path) {
+    std::fs::create_dir_all(data_dir).expect("data dir");
+    let config = EngineConfig::new(data_dir);
+    index_episodes(
+        &config.episodes_db(),
+        &IndexOptions::new(world.sessions_roots()),
+        &mut |_| {},
+    )
+    .expect("index demo sessions");
+}
+
+/// A fresh copy of the demo world, indexed into its own data dir (for tests that write).
+pub fn fresh_demo() -> Indexed {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let world = demo::materialize(&demo::bundled_world(), &tmp.path().join("world"))
+        .expect("materialise the demo world");
+    let data_dir = tmp.path().join("data");
+    index_world(&world, &data_dir);
+    Indexed {
+        world,
+        data_dir,
+        _tmp: tmp,
+    }
+}
+
+/// The demo world, indexed once per test binary.
+pub fn demo() -> &'static Indexed {
+    static DEMO: OnceLock<Indexed> = OnceLock::new();
+    DEMO.get_or_init(fresh_demo)
+}
+
+/// The real public transcripts in `fixtures/real`, indexed once per test binary.
+pub fn real() -> &'static (tempfile::TempDir, PathBuf) {
+    static REAL: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    REAL.get_or_init(|| {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let data = tmp.path().join("data");
+        std::fs::create_dir_all(&data).expect("data dir");
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/real");
+        index_episodes(
+            &EngineConfig::new(&data).episodes_db(),
+            &IndexOptions::new(vec![root]),
+            &mut |_| {},
+        )
+        .expect("index real transcripts");
+        (tmp, data)
+    })
+}
