@@ -560,7 +560,7 @@ class Claude:
         return tuid
 
     def spawn_result(self, tuid, inp, child: "Claude", *, progress=True):
-        if progress and child.agent_id:
+        if progress and child.agent_id and vtuple(self.version) >= (2, 1, 0):
             recs = [r for r in child.lines if isinstance(r, dict) and r.get("type") in ("user", "assistant")]
             picks = recs[1:-1:3][:3]
             for r in picks:
@@ -3267,7 +3267,8 @@ def readme() -> str:
       "  skills/<name>/SKILL.md         6 skills (+ clean-bom-crlf/scripts/check_bom_crlf.sh)\n"
       "  agents/<name>.md               3 agent definitions\n"
       "  claude/projects/<enc-cwd>/     Claude Code transcripts (+ <sessionId>/subagents/…)\n"
-      "  codex/sessions/YYYY/MM/DD/     Codex rollouts (directory date = local time, Europe/Moscow)\n```\n")
+      "  codex/sessions/YYYY/MM/DD/     Codex rollouts (directory date = local time, Europe/Moscow)\n"
+      "  .gitattributes                 `* -text`: no EOL conversion, the bytes stay exactly as generated\n```\n")
     w("## Sessions\n")
     w("Outcome is what a careful reader derives: an explicit user verdict at the end (\"спасибо, работает\", "
       "\"works now, thanks\", \"Still failing … let's stop here\", \"всё ещё не работает\"), errors in the last tool "
@@ -3426,14 +3427,23 @@ def readme() -> str:
       "fails strict YAML.\n")
     w("## Counts\n")
     counts = {}
+    legacy = by_key["L0"]["path"]
     for path, lines in FILES.items():
         for r in lines:
-            if isinstance(r, dict):
-                k = r.get("type") or ("record_type:" + r.get("record_type", "")) if "record_type" in r else r.get("type")
-                if k is None and "role" in r:
-                    k = "legacy:" + r.get("type", "?")
-                counts[k or "legacy-header"] = counts.get(k or "legacy-header", 0) + 1
-    w("| record type (top-level) | lines |")
+            if not isinstance(r, dict):
+                k = "(broken line)"
+            elif path == legacy:
+                k = ("legacy: record_type=" + r["record_type"] if "record_type" in r
+                     else "legacy: header" if "instructions" in r else "legacy: bare " + r.get("type", "?"))
+            elif r.get("type") in ("response_item", "event_msg"):
+                k = f"{r['type']}/{r['payload'].get('type')}"
+            elif r.get("type") in ("system", "progress", "attachment"):
+                sub = r.get("subtype") or (r.get("data") or {}).get("type") or (r.get("attachment") or {}).get("type")
+                k = f"{r['type']}/{sub}"
+            else:
+                k = r.get("type")
+            counts[k] = counts.get(k, 0) + 1
+    w("| record type (/ subtype) | lines |")
     w("|---|---|")
     for k in sorted(counts, key=lambda k: (-counts[k], str(k))):
         w(f"| `{k}` | {counts[k]} |")

@@ -176,7 +176,7 @@ fn heuristic(query: &str, russian: bool) -> (Mode, f64, String, [f64; 3]) {
         (Mode::FindAgent, agent.len()),
         (Mode::FindCode, code.len()),
     ];
-    ranked.sort_by(|a, b| b.1.cmp(&a.1));
+    ranked.sort_by_key(|r| std::cmp::Reverse(r.1));
     let (top, top_n) = ranked[0];
     let (second, second_n) = ranked[1];
     let cue_list = |m: Mode| match m {

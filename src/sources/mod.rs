@@ -1,4 +1,5 @@
 //! Sources: each store's indexer (its only writer) and its read-only reader.
 
 pub mod actor_id;
+pub mod code;
 pub mod episodes;

@@ -557,7 +557,7 @@ mod tests {
         let sh = "#!/bin/bash\ndeploy() {\n  echo hi\n}\n";
         assert_eq!(names(Lang::Bash, sh), ["deploy"]);
 
-        let js = "const x = require('x');\nclass A { get() { return 1 } }\nfunction b() {}\n";
+        let js = "const x = require('x');\nclass A {\n  get() { return 1 }\n}\nfunction b() {}\n";
         assert_eq!(names(Lang::JavaScript, js), ["A", "A.get", "b"]);
     }
 

@@ -1,0 +1,223 @@
+//! `read_code` (the `ragraf_code` equivalent) and the freshness check shared with search.
+//!
+//! A file is looked up in the index by its root-relative or absolute path; the lines returned are
+//! the file's CURRENT lines, redacted (whole-file, line-preserving, so a private key block is
+//! hidden even when the range starts inside it), together with the chunks that overlap them and a
+//! fingerprint freshness verdict. When the file is gone, the lines are rebuilt from the indexed
+//! chunks and marked stale: partial data beats a refusal.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension};
+
+use super::chunk::redact_lines;
+use super::model::{ChunkRef, CodeLines, CodeStoreError, Freshness};
+use super::search::CodeStore;
+use super::store;
+use super::walk::mtime_ns;
+use crate::text::redact::REDACTED;
+
+/// At most this many lines per `read_code` call.
+pub const MAX_READ_LINES: u64 = 2_000;
+
+/// What the index recorded about a file's content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRow {
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub sha256: String,
+}
+
+/// True when the file at `abs` no longer matches `row`: gone, another size, or (when only the
+/// mtime moved) another content hash.
+pub fn file_is_stale(abs: &Path, row: &FileRow) -> bool {
+    let Ok(meta) = std::fs::metadata(abs) else {
+        return true;
+    };
+    if meta.len() != row.size {
+        return true;
+    }
+    if mtime_ns(&meta) == row.mtime_ns {
+        return false;
+    }
+    match std::fs::read(abs) {
+        Ok(bytes) => store::content_hash(&bytes) != row.sha256,
+        Err(_) => true,
+    }
+}
+
+/// An indexed file located from a user-given path.
+struct Located {
+    id: i64,
+    root: String,
+    path: String,
+    lines: u64,
+    row: FileRow,
+}
+
+const FILE_COLS: &str = "id, root, path, lines, size, mtime_ns, sha256";
+
+fn located(r: &rusqlite::Row<'_>) -> rusqlite::Result<Located> {
+    Ok(Located {
+        id: r.get(0)?,
+        root: r.get(1)?,
+        path: r.get(2)?,
+        lines: r.get::<_, i64>(3)?.max(0) as u64,
+        row: FileRow {
+            size: r.get::<_, i64>(4)?.max(0) as u64,
+            mtime_ns: r.get(5)?,
+            sha256: r.get(6)?,
+        },
+    })
+}
+
+fn locate(c: &Connection, given: &str) -> Result<Located, CodeStoreError> {
+    let p = Path::new(given);
+    if p.is_absolute() {
+        let mut forms = vec![given.to_string()];
+        if let Some(s) = p.canonicalize().ok().and_then(|c| c.to_str().map(String::from)) {
+            forms.push(s);
+        }
+        let sql = format!("SELECT {FILE_COLS} FROM files WHERE root || '/' || path = ?1");
+        for form in forms {
+            if let Some(found) = c.query_row(&sql, [&form], located).optional()? {
+                return Ok(found);
+            }
+        }
+        return Err(CodeStoreError::NotIndexed(given.to_string()));
+    }
+    let rel = given.replace('\\', "/");
+    let rel = rel.trim_start_matches("./");
+    let sql = format!("SELECT {FILE_COLS} FROM files WHERE path = ?1 ORDER BY root");
+    let mut stmt = c.prepare_cached(&sql)?;
+    let mut found: Vec<Located> = stmt
+        .query_map([rel], located)?
+        .collect::<Result<Vec<_>, _>>()?;
+    match found.len() {
+        0 => Err(CodeStoreError::NotIndexed(given.to_string())),
+        1 => Ok(found.remove(0)),
+        _ => Err(CodeStoreError::Ambiguous {
+            path: given.to_string(),
+            roots: found
+                .iter()
+                .map(|f| f.root.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+    }
+}
+
+impl CodeStore {
+    /// Lines `start..=end` (1-based; `end` defaults to, and is capped at, `start` + 1,999) of an
+    /// indexed file, redacted, with freshness and the overlapping chunks.
+    pub fn read_code(
+        &self,
+        path_or_abs: &str,
+        start: u64,
+        end: Option<u64>,
+    ) -> Result<CodeLines, CodeStoreError> {
+        let (file, index_rev) =
+            self.with_conn(|c| Ok((locate(c, path_or_abs)?, store::meta_get(c, "index_rev"))))?;
+        let start = start.max(1);
+        let last_allowed = start.saturating_add(MAX_READ_LINES - 1);
+        let end = end.unwrap_or(last_allowed).min(last_allowed);
+        let abs = Path::new(&file.root).join(&file.path);
+
+        let (all, stale, read_from) = match std::fs::read(&abs) {
+            Ok(bytes) => {
+                let same_mtime = std::fs::metadata(&abs)
+                    .is_ok_and(|m| mtime_ns(&m) == file.row.mtime_ns);
+                let stale = file.row.size != bytes.len() as u64
+                    || (!same_mtime && store::content_hash(&bytes) != file.row.sha256);
+                let text = String::from_utf8_lossy(&bytes);
+                (redact_lines(&text).0, stale, "disk")
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                (self.lines_from_index(file.id, file.lines)?, true, "index")
+            }
+            Err(e) => {
+                return Err(CodeStoreError::Io {
+                    path: abs.display().to_string(),
+                    source: e,
+                })
+            }
+        };
+        let total = all.len() as u64;
+        let end = end.min(total);
+        let mut lines = Vec::new();
+        if start <= end {
+            let (s, e) = ((start - 1) as usize, (end - 1) as usize);
+            lines = all[s..=e].to_vec();
+        }
+        let redacted = lines.iter().map(|l| l.matches(REDACTED).count() as u64).sum();
+        let chunks = if lines.is_empty() {
+            Vec::new()
+        } else {
+            self.overlapping(file.id, start, end)?
+        };
+        Ok(CodeLines {
+            root: file.root,
+            path: file.path,
+            start_line: start,
+            end_line: if lines.is_empty() { 0 } else { end },
+            total_lines: total,
+            lines,
+            read_from: read_from.to_string(),
+            redacted,
+            index_rev,
+            freshness: Freshness {
+                stale,
+                verified_by: "fingerprint".to_string(),
+            },
+            chunks,
+        })
+    }
+
+    fn overlapping(&self, file_id: i64, start: u64, end: u64) -> Result<Vec<ChunkRef>, CodeStoreError> {
+        self.with_conn(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT chunk_id, start_line, end_line, source_kind, symbol, symbol_kind
+                 FROM chunks WHERE file_id=?1 AND start_line <= ?3 AND end_line >= ?2
+                 ORDER BY start_line, end_line, chunk_id",
+            )?;
+            let rows = stmt.query_map(
+                rusqlite::params![file_id, start as i64, end as i64],
+                |r| {
+                    Ok(ChunkRef {
+                        chunk_id: r.get(0)?,
+                        start_line: r.get::<_, i64>(1)?.max(0) as u64,
+                        end_line: r.get::<_, i64>(2)?.max(0) as u64,
+                        source_kind: r.get(3)?,
+                        symbol: r.get(4)?,
+                        symbol_kind: r.get(5)?,
+                    })
+                },
+            )?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+    }
+
+    /// The file's lines as the index holds them (already redacted); lines no chunk covers are
+    /// empty.
+    fn lines_from_index(&self, file_id: i64, total: u64) -> Result<Vec<String>, CodeStoreError> {
+        self.with_conn(|c| {
+            let mut stmt =
+                c.prepare_cached("SELECT start_line, text FROM chunks WHERE file_id=?1")?;
+            let rows = stmt.query_map([file_id], |r| {
+                Ok((r.get::<_, i64>(0)?.max(1) as u64, r.get::<_, String>(1)?))
+            })?;
+            let mut map: BTreeMap<u64, String> = BTreeMap::new();
+            for row in rows {
+                let (start, text) = row?;
+                for (k, line) in text.split('\n').enumerate() {
+                    map.entry(start + k as u64).or_insert_with(|| line.to_string());
+                }
+            }
+            let n = total.max(map.keys().next_back().copied().unwrap_or(0));
+            Ok((1..=n)
+                .map(|i| map.get(&i).cloned().unwrap_or_default())
+                .collect())
+        })
+    }
+}
