@@ -13,6 +13,7 @@
 //! The front ends (CLI, TUI, MCP) live in the binary and only translate; nothing in this library
 //! knows about terminals, clipboards, argument parsing or MCP transport.
 
+pub mod config;
 pub mod contract;
 pub mod demo;
 pub mod engine;

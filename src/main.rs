@@ -2,6 +2,8 @@
 //! call into the library's engine; see `src/cli/` for the subcommands.
 
 mod cli;
+mod mcp_server;
+mod tui;
 
 fn main() {
     let code = cli::run();

@@ -26,8 +26,17 @@ pub enum Command {
     Search(SearchArgs),
     /// Show one event in full (redacted) with its neighbours
     GetEpisode(GetEpisodeArgs),
-    /// Index the bundled demo world into a temporary data dir and search it
+    /// Index the bundled demo world into a temporary data dir and open the explorer on it
     Demo(DemoArgs),
+    /// Serve the engine over MCP (stdio) for a lead agent
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Let `knowledge_dispatch` commit assignments (record plans and write the outbox)
+    #[arg(long)]
+    pub allow_commit: bool,
 }
 
 #[derive(Debug, Args)]
@@ -120,4 +129,7 @@ pub struct DemoArgs {
     /// Keep the demo data dir here instead of a temporary one
     #[arg(long, value_name = "DIR")]
     pub into: Option<PathBuf>,
+    /// Print the answer instead of opening the explorer
+    #[arg(long)]
+    pub print: bool,
 }

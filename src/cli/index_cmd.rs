@@ -126,7 +126,10 @@ pub fn demo(a: DemoArgs) -> Result<i32> {
     let data_dir = base.join("data");
     let summary = index_all(&data_dir, &world.sessions_roots(), false)?;
     print_summary(&data_dir, &summary);
-    let engine = Engine::open(EngineConfig::new(&data_dir));
+    let engine = Engine::open(EngineConfig::load(&data_dir)?);
+    if !a.print && std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+        return crate::tui::run(engine, Some(a.query.clone()));
+    }
     let req = knowledge::contract::SearchRequest::new(a.query.clone());
     let resp = engine.search(&req);
     println!("{}", render::response(&resp));
@@ -138,9 +141,18 @@ pub fn demo(a: DemoArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// The bare `knowledge`: until the explorer exists, say what is indexed and what to run.
+/// The bare `knowledge`: the explorer on a terminal, else what is indexed and what to run.
+pub fn explore(data_dir: &Path) -> Result<i32> {
+    if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+        let engine = Engine::open(EngineConfig::load(data_dir)?);
+        return crate::tui::run(engine, None);
+    }
+    status(data_dir)
+}
+
+/// What is indexed and what to run next.
 pub fn status(data_dir: &Path) -> Result<i32> {
-    let config = EngineConfig::new(data_dir);
+    let config = EngineConfig::load(data_dir)?;
     let db = config.episodes_db();
     if db.exists() {
         let engine = Engine::open(config);

@@ -31,7 +31,8 @@ pub fn run() -> i32 {
         Some(Command::Search(a)) => search_cmd::run(&data_dir, a),
         Some(Command::GetEpisode(a)) => search_cmd::get_episode(&data_dir, a),
         Some(Command::Demo(a)) => index_cmd::demo(a),
-        None => index_cmd::status(&data_dir),
+        Some(Command::Mcp(a)) => crate::mcp_server::run(&data_dir, a.allow_commit),
+        None => index_cmd::explore(&data_dir),
     };
     match result {
         Ok(code) => code,

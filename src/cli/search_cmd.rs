@@ -25,7 +25,7 @@ pub fn run(data_dir: &Path, a: SearchArgs) -> Result<i32> {
             return Ok(2);
         }
     };
-    let engine = Engine::open(EngineConfig::new(data_dir));
+    let engine = Engine::open(EngineConfig::load(data_dir)?);
     let outcome = engine.search_json(&text);
     let doc = outcome.to_json();
     let out = if a.pretty {
@@ -117,7 +117,7 @@ pub fn get_episode(data_dir: &Path, a: GetEpisodeArgs) -> Result<i32> {
         );
         return Ok(2);
     };
-    let engine = Engine::open(EngineConfig::new(data_dir));
+    let engine = Engine::open(EngineConfig::load(data_dir)?);
     let episode = match engine.get_episode(&session_id, seq, a.context.min(50)) {
         Ok(ep) => ep,
         Err(e) => {

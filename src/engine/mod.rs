@@ -32,6 +32,10 @@ pub struct EngineConfig {
     pub log: bool,
     /// Dispatch modes the environment offers (config or detection; default none).
     pub dispatch: actors::DispatchAvailability,
+    /// External sources from the config file (none: the built-in indexes).
+    pub sources: crate::config::SourcesConfig,
+    /// TUI key overrides from the config file.
+    pub keys: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 impl EngineConfig {
@@ -41,7 +45,22 @@ impl EngineConfig {
             lane_timeout: Duration::from_millis(250),
             log: true,
             dispatch: actors::DispatchAvailability::default(),
+            sources: Default::default(),
+            keys: Default::default(),
         }
+    }
+
+    /// The config for a data dir, with `<data_dir>/config.toml` applied when it exists.
+    pub fn load(data_dir: impl Into<PathBuf>) -> Result<Self, crate::config::ConfigError> {
+        let data_dir = data_dir.into();
+        let file = crate::config::Config::load(&data_dir)?;
+        Ok(EngineConfig {
+            lane_timeout: file.lane_timeout(),
+            dispatch: file.dispatch_availability(),
+            sources: file.sources.clone(),
+            keys: file.keys.clone(),
+            ..EngineConfig::new(data_dir)
+        })
     }
     pub fn episodes_db(&self) -> PathBuf {
         self.data_dir.join("episodes.sqlite")

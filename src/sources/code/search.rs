@@ -356,8 +356,7 @@ fn push_filters(sql: &mut String, args: &mut Vec<SqlValue>, q: &CodeQuery) {
                 trim_sep(p).to_string()
             } else {
                 let p = p.replace('\\', "/");
-                let p = p.trim_start_matches("./").trim_matches('/').to_string();
-                p
+                p.trim_start_matches("./").trim_matches('/').to_string()
             };
             if p.is_empty() || p == "/" {
                 parts.push("1".to_string());

@@ -411,7 +411,8 @@ impl<'a> Walker<'a> {
     /// The declarator of a `const f = () => …` style declaration.
     fn fn_declarator<'t>(&self, n: Node<'t>) -> Option<Node<'t>> {
         let mut c = n.walk();
-        let found = n.named_children(&mut c).find(|d| {
+        let mut children = n.named_children(&mut c);
+        children.find(|d| {
             d.kind() == "variable_declarator"
                 && d.child_by_field_name("value").is_some_and(|v| {
                     matches!(
@@ -419,8 +420,7 @@ impl<'a> Walker<'a> {
                         "arrow_function" | "function_expression" | "function" | "generator_function"
                     )
                 })
-        });
-        found
+        })
     }
 
     /// The unqualified (or, for out-of-line C++ and Go methods, already qualified) name.

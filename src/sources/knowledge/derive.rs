@@ -450,12 +450,15 @@ pub fn spawn_key(
     subagent_type: Option<&str>,
     team_active: bool,
 ) -> Option<ActorKey> {
-    let clean = |v: Option<&str>| v.map(str::trim).filter(|v| !v.is_empty());
     match (clean(name), clean(subagent_type)) {
         (Some(n), _) => Some(spawned(source, root, n, team_active)),
         (None, Some(t)) => Some(spawned(source, root, t, false)),
         (None, None) => None,
     }
+}
+
+fn clean(v: Option<&str>) -> Option<&str> {
+    v.map(str::trim).filter(|v| !v.is_empty())
 }
 
 /// A written path → (absolute normalised path, path relative to the session's cwd).

@@ -69,7 +69,6 @@ fn split_scalar_list(s: &str) -> Vec<String> {
 pub fn parse(text: &str) -> Frontmatter {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let lines: Vec<&str> = text.split('\n').collect();
-    let fence = |l: &str| l.trim_end_matches('\r').trim_end();
     if lines.first().map(|l| fence(l)) != Some("---") {
         return Frontmatter {
             body: text.to_string(),
@@ -98,6 +97,10 @@ pub fn parse(text: &str) -> Frontmatter {
         body,
         present: true,
     }
+}
+
+fn fence(l: &str) -> &str {
+    l.trim_end_matches('\r').trim_end()
 }
 
 fn indent_of(line: &str) -> usize {

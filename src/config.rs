@@ -1,0 +1,125 @@
+//! The optional config file `<data_dir>/config.toml`: lane timeout, external MCP sources,
+//! dispatch availability and TUI key overrides. A missing file means the defaults; a broken one
+//! is an error that names the file, the line and the key.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::engine::actors::DispatchAvailability;
+
+/// The whole file. Every section is optional.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub lanes: LanesConfig,
+    #[serde(default)]
+    pub sources: SourcesConfig,
+    #[serde(default)]
+    pub dispatch: DispatchConfig,
+    /// TUI key overrides: action name → key list (e.g. `search = ["enter", "ctrl-s"]`).
+    #[serde(default)]
+    pub keys: BTreeMap<String, Vec<String>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LanesConfig {
+    /// Per-lane timeout in milliseconds (default 250).
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SourcesConfig {
+    pub episodes: Option<McpSource>,
+    pub code: Option<McpSource>,
+}
+
+/// An external source: an MCP server started as a local child process speaking stdio.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct McpSource {
+    /// The program to start.
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// The search tool's name (`ragraf_search` for code, e.g. `session_query` for episodes).
+    pub tool: Option<String>,
+    /// A name for the lane's `source` field (default: `mcp:<command>`).
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DispatchConfig {
+    /// Dispatch modes this environment offers: `spawn_replica`, `team_task`, `external_handoff`.
+    #[serde(default)]
+    pub available: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is not a valid config: {message}")]
+    Parse { path: PathBuf, message: String },
+}
+
+impl Config {
+    pub fn path(data_dir: &Path) -> PathBuf {
+        data_dir.join("config.toml")
+    }
+
+    /// Load `<data_dir>/config.toml`; a missing file is the default config.
+    pub fn load(data_dir: &Path) -> Result<Config, ConfigError> {
+        let path = Config::path(data_dir);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(source) => return Err(ConfigError::Read { path, source }),
+        };
+        Config::parse(&text).map_err(|message| ConfigError::Parse { path, message })
+    }
+
+    pub fn parse(text: &str) -> Result<Config, String> {
+        let cfg: Config = toml::from_str(text).map_err(|e| e.to_string())?;
+        for mode in &cfg.dispatch.available {
+            if !matches!(
+                mode.as_str(),
+                "spawn_replica" | "team_task" | "external_handoff"
+            ) {
+                return Err(format!(
+                    "dispatch.available: unknown mode \"{mode}\"; allowed: spawn_replica, \
+                     team_task, external_handoff"
+                ));
+            }
+        }
+        Ok(cfg)
+    }
+
+    pub fn lane_timeout(&self) -> Duration {
+        Duration::from_millis(self.lanes.timeout_ms.unwrap_or(250).clamp(10, 60_000))
+    }
+
+    /// Declared modes, plus what the environment shows: Claude Code agent teams enabled means
+    /// a lead can create team tasks (`CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1`).
+    pub fn dispatch_availability(&self) -> DispatchAvailability {
+        let has = |m: &str| self.dispatch.available.iter().any(|x| x == m);
+        let teams = std::env::var("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS").is_ok_and(|v| v == "1");
+        DispatchAvailability {
+            spawn_replica: has("spawn_replica"),
+            team_task: has("team_task") || teams,
+            external_handoff: has("external_handoff"),
+        }
+    }
+}
