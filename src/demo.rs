@@ -45,6 +45,16 @@ impl DemoWorld {
     pub fn agents_root(&self) -> PathBuf {
         self.root.join("agents")
     }
+    /// Everything in the world, as an index plan.
+    pub fn plan(&self) -> crate::indexing::IndexPlan {
+        crate::indexing::IndexPlan {
+            sessions: self.sessions_roots(),
+            code: self.repo_roots(),
+            skills: vec![self.skills_root()],
+            agents: vec![self.agents_root()],
+        }
+    }
+
     /// A workspace root of the world, e.g. `repo("billing")`.
     pub fn repo(&self, name: &str) -> String {
         self.root

@@ -17,5 +17,6 @@ pub mod config;
 pub mod contract;
 pub mod demo;
 pub mod engine;
+pub mod indexing;
 pub mod sources;
 pub mod text;

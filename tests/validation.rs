@@ -39,44 +39,133 @@ fn invalid_requests_name_the_field() {
     let cases: Vec<(&str, String, &str)> = vec![
         ("missing query", without("query"), "query"),
         ("empty query", with(&["query"], json!("")), "query"),
-        ("whitespace query", with(&["query"], json!("  \t\n ")), "query"),
-        ("NUL in query", with(&["query"], json!("mysql\u{0}drop")), "query"),
+        (
+            "whitespace query",
+            with(&["query"], json!("  \t\n ")),
+            "query",
+        ),
+        (
+            "NUL in query",
+            with(&["query"], json!("mysql\u{0}drop")),
+            "query",
+        ),
         ("NUL at start", with(&["query"], json!("\u{0}")), "query"),
         ("2001 characters", with(&["query"], json!(long)), "query"),
         ("query not a string", with(&["query"], json!(42)), "query"),
         ("missing schema", without("schema"), "schema"),
-        ("wrong schema", with(&["schema"], json!("knowledge.search/v2")), "schema"),
-        ("unknown mode", with(&["mode"], json!("find_everything")), "mode"),
+        (
+            "wrong schema",
+            with(&["schema"], json!("knowledge.search/v2")),
+            "schema",
+        ),
+        (
+            "unknown mode",
+            with(&["mode"], json!("find_everything")),
+            "mode",
+        ),
         ("mode wrong type", with(&["mode"], json!(1)), "mode"),
-        ("unknown include", with(&["include"], json!(["episodes", "memes"])), "include[1]"),
+        (
+            "unknown include",
+            with(&["include"], json!(["episodes", "memes"])),
+            "include[1]",
+        ),
         ("empty include", with(&["include"], json!([])), "include"),
-        ("include not a list", with(&["include"], json!("code")), "include"),
-        ("unknown outcome", with(&["filters", "outcome"], json!("maybe")), "filters.outcome"),
-        ("unknown provenance", with(&["provenance"], json!("loose")), "provenance"),
+        (
+            "include not a list",
+            with(&["include"], json!("code")),
+            "include",
+        ),
+        (
+            "unknown outcome",
+            with(&["filters", "outcome"], json!("maybe")),
+            "filters.outcome",
+        ),
+        (
+            "unknown provenance",
+            with(&["provenance"], json!("loose")),
+            "provenance",
+        ),
         ("limit 0", with(&["limit"], json!(0)), "limit"),
         ("limit 51", with(&["limit"], json!(51)), "limit"),
         ("limit negative", with(&["limit"], json!(-3)), "limit"),
         ("limit fractional", with(&["limit"], json!(2.5)), "limit"),
         ("limit string", with(&["limit"], json!("10")), "limit"),
-        ("max_tokens 499", with(&["budget", "max_tokens"], json!(499)), "budget.max_tokens"),
-        ("max_tokens 20001", with(&["budget", "max_tokens"], json!(20001)), "budget.max_tokens"),
-        ("snippet_chars 79", with(&["budget", "snippet_chars"], json!(79)), "budget.snippet_chars"),
-        ("snippet_chars 1001", with(&["budget", "snippet_chars"], json!(1001)), "budget.snippet_chars"),
-        ("since not RFC 3339", with(&["filters", "since"], json!("2026-09-01")), "filters.since"),
-        ("since garbage", with(&["filters", "since"], json!("yesterday")), "filters.since"),
-        ("until not RFC 3339", with(&["filters", "until"], json!("2026/10/01 10:00")), "filters.until"),
-        ("until before since", {
-            let mut d = base();
-            d["filters"] = json!({"since": "2026-10-01T00:00:00Z", "until": "2026-09-01T00:00:00Z"});
-            d.to_string()
-        }, "filters.until"),
-        ("workspaces not a list", with(&["filters", "workspaces"], json!("/srv")), "filters.workspaces"),
-        ("empty workspace", with(&["filters", "workspaces"], json!([""])), "filters.workspaces[0]"),
-        ("session id not a string", with(&["filters", "session_ids"], json!([7])), "filters.session_ids[0]"),
+        (
+            "max_tokens 499",
+            with(&["budget", "max_tokens"], json!(499)),
+            "budget.max_tokens",
+        ),
+        (
+            "max_tokens 20001",
+            with(&["budget", "max_tokens"], json!(20001)),
+            "budget.max_tokens",
+        ),
+        (
+            "snippet_chars 79",
+            with(&["budget", "snippet_chars"], json!(79)),
+            "budget.snippet_chars",
+        ),
+        (
+            "snippet_chars 1001",
+            with(&["budget", "snippet_chars"], json!(1001)),
+            "budget.snippet_chars",
+        ),
+        (
+            "since not RFC 3339",
+            with(&["filters", "since"], json!("2026-09-01")),
+            "filters.since",
+        ),
+        (
+            "since garbage",
+            with(&["filters", "since"], json!("yesterday")),
+            "filters.since",
+        ),
+        (
+            "until not RFC 3339",
+            with(&["filters", "until"], json!("2026/10/01 10:00")),
+            "filters.until",
+        ),
+        (
+            "until before since",
+            {
+                let mut d = base();
+                d["filters"] =
+                    json!({"since": "2026-10-01T00:00:00Z", "until": "2026-09-01T00:00:00Z"});
+                d.to_string()
+            },
+            "filters.until",
+        ),
+        (
+            "workspaces not a list",
+            with(&["filters", "workspaces"], json!("/srv")),
+            "filters.workspaces",
+        ),
+        (
+            "empty workspace",
+            with(&["filters", "workspaces"], json!([""])),
+            "filters.workspaces[0]",
+        ),
+        (
+            "session id not a string",
+            with(&["filters", "session_ids"], json!([7])),
+            "filters.session_ids[0]",
+        ),
         ("trace not a bool", with(&["trace"], json!("yes")), "trace"),
-        ("filters not an object", with(&["filters"], json!([1])), "filters"),
-        ("budget not an object", with(&["budget"], json!(4000)), "budget"),
-        ("malformed JSON", "{\"schema\": \"knowledge.search/v1\", \"query\": ".to_string(), "$"),
+        (
+            "filters not an object",
+            with(&["filters"], json!([1])),
+            "filters",
+        ),
+        (
+            "budget not an object",
+            with(&["budget"], json!(4000)),
+            "budget",
+        ),
+        (
+            "malformed JSON",
+            "{\"schema\": \"knowledge.search/v1\", \"query\": ".to_string(),
+            "$",
+        ),
         ("not an object", "[1, 2, 3]".to_string(), "$"),
     ];
     for (name, text, field) in cases {
@@ -91,7 +180,10 @@ fn invalid_requests_name_the_field() {
             "{name}: expected KNOWLEDGE_INVALID_REQUEST on {field}, got {errors:?}"
         );
         for e in &errors {
-            assert!(!e.message.contains('\u{0}'), "{name}: NUL echoed in a message");
+            assert!(
+                !e.message.contains('\u{0}'),
+                "{name}: NUL echoed in a message"
+            );
         }
     }
 }
@@ -103,18 +195,41 @@ fn valid_edges_are_accepted() {
         ("2000 characters", with(&["query"], json!(max))),
         ("limit 1", with(&["limit"], json!(1))),
         ("limit 50", with(&["limit"], json!(50))),
-        ("max_tokens 500", with(&["budget", "max_tokens"], json!(500))),
-        ("max_tokens 20000", with(&["budget", "max_tokens"], json!(20000))),
-        ("snippet_chars 80", with(&["budget", "snippet_chars"], json!(80))),
-        ("snippet_chars 1000", with(&["budget", "snippet_chars"], json!(1000))),
+        (
+            "max_tokens 500",
+            with(&["budget", "max_tokens"], json!(500)),
+        ),
+        (
+            "max_tokens 20000",
+            with(&["budget", "max_tokens"], json!(20000)),
+        ),
+        (
+            "snippet_chars 80",
+            with(&["budget", "snippet_chars"], json!(80)),
+        ),
+        (
+            "snippet_chars 1000",
+            with(&["budget", "snippet_chars"], json!(1000)),
+        ),
         ("until null", with(&["filters", "until"], json!(null))),
-        ("offset time", with(&["filters", "since"], json!("2026-09-01T00:00:00+03:00"))),
+        (
+            "offset time",
+            with(&["filters", "since"], json!("2026-09-01T00:00:00+03:00")),
+        ),
         ("every mode", with(&["mode"], json!("find_code"))),
         ("locator", with(&["provenance"], json!("locator"))),
-        ("FTS syntax is just text", with(&["query"], json!("\"mysql\" OR NEAR(a b) -x:y *"))),
-        ("contract example", std::fs::read_to_string(
-            concat!(env!("CARGO_MANIFEST_DIR"), "/assets/contracts/knowledge_search.request.json"),
-        ).expect("example")),
+        (
+            "FTS syntax is just text",
+            with(&["query"], json!("\"mysql\" OR NEAR(a b) -x:y *")),
+        ),
+        (
+            "contract example",
+            std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/assets/contracts/knowledge_search.request.json"
+            ))
+            .expect("example"),
+        ),
     ];
     for (name, text) in cases {
         if let Err(e) = validate_search(&text) {
@@ -130,7 +245,10 @@ fn unknown_fields_warn_and_are_ignored() {
     doc["filters"] = json!({"workspace": ["/srv/app"]});
     doc["budget"] = json!({"max_tokens": 1000, "tokens": 5});
     let (req, warnings) = validate_search(&doc.to_string()).expect("valid");
-    assert!(req.filters.workspaces.is_empty(), "a misspelt filter must not filter");
+    assert!(
+        req.filters.workspaces.is_empty(),
+        "a misspelt filter must not filter"
+    );
     let fields: Vec<_> = warnings.iter().filter_map(|w| w.field.clone()).collect();
     assert_eq!(fields, vec!["colour", "filters.workspace", "budget.tokens"]);
     assert!(warnings.iter().all(|w| w.code == Code::IgnoredField));
@@ -152,5 +270,8 @@ fn invalid_request_through_the_binary_exits_2_with_the_error_document() {
     common::schema::validate("knowledge_search.v1.schema.json", "error_response", &doc)
         .expect("error document matches the schema");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("limit"), "stderr says which field: {stderr}");
+    assert!(
+        stderr.contains("limit"),
+        "stderr says which field: {stderr}"
+    );
 }

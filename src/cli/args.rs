@@ -45,6 +45,17 @@ pub struct IndexArgs {
     /// ~/.codex/archived_sessions]
     #[arg(long = "sessions", value_name = "PATH")]
     pub sessions: Vec<PathBuf>,
+    /// A repository root to index as code (repeatable) [default: the git repository you are in]
+    #[arg(long = "code", value_name = "ROOT")]
+    pub code: Vec<PathBuf>,
+    /// A folder of SKILL.md skills (repeatable) [default: ~/.claude/skills, plugin caches,
+    /// ~/.agents/skills, and .claude/skills of the indexed repositories]
+    #[arg(long = "skills", value_name = "DIR")]
+    pub skills: Vec<PathBuf>,
+    /// A folder of agent definitions (*.md) (repeatable) [default: ~/.claude/agents and
+    /// .claude/agents of the indexed repositories]
+    #[arg(long = "agents", value_name = "DIR")]
+    pub agents: Vec<PathBuf>,
     /// No progress bar, only the summary
     #[arg(long)]
     pub quiet: bool,

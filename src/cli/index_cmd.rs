@@ -1,4 +1,4 @@
-//! `knowledge index`, `knowledge demo` and the bare status: building the stores and showing them.
+//! `knowledge index`, `knowledge demo` and the bare command: building the stores and showing them.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -7,35 +7,53 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use knowledge::demo;
 use knowledge::engine::{Engine, EngineConfig};
-use knowledge::sources::episodes::discover::default_roots;
-use knowledge::sources::episodes::index::{index_episodes, IndexOptions, IndexSummary};
+use knowledge::indexing::{default_plan, index_all, IndexAllSummary, IndexPlan, Stage};
+use knowledge::sources::knowledge::{default_agent_roots, default_skill_roots};
 
 use super::args::{DemoArgs, IndexArgs};
 use super::render;
 
 pub fn run(data_dir: &Path, a: IndexArgs) -> Result<i32> {
-    let roots = if a.sessions.is_empty() {
-        let found = default_roots();
-        if found.is_empty() {
+    let given =
+        !(a.sessions.is_empty() && a.code.is_empty() && a.skills.is_empty() && a.agents.is_empty());
+    let plan = if given {
+        for p in a
+            .sessions
+            .iter()
+            .chain(&a.code)
+            .chain(&a.skills)
+            .chain(&a.agents)
+        {
+            if !p.exists() {
+                anyhow::bail!(
+                    "{}: no such file or directory (check the path given to --sessions, --code, \
+                     --skills or --agents)",
+                    p.display()
+                );
+            }
+        }
+        let mut skills = a.skills.clone();
+        skills.extend(default_skill_roots(&a.code));
+        let mut agents = a.agents.clone();
+        agents.extend(default_agent_roots(&a.code));
+        IndexPlan {
+            sessions: a.sessions.clone(),
+            code: a.code.clone(),
+            skills,
+            agents,
+        }
+    } else {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        let plan = default_plan(&cwd);
+        if plan.sessions.is_empty() {
             eprintln!(
                 "knowledge: no transcript folders found (looked for ~/.claude/projects, \
                  ~/.codex/sessions, ~/.codex/archived_sessions); pass --sessions PATH"
             );
         }
-        found
-    } else {
-        for r in &a.sessions {
-            if !r.exists() {
-                anyhow::bail!(
-                    "--sessions {}: no such file or directory (point it at a folder of \
-                     transcripts, e.g. ~/.claude/projects)",
-                    r.display()
-                );
-            }
-        }
-        a.sessions.clone()
+        plan
     };
-    let summary = index_all(data_dir, &roots, a.quiet)?;
+    let summary = run_plan(data_dir, &plan, a.quiet)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
@@ -44,69 +62,120 @@ pub fn run(data_dir: &Path, a: IndexArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// Index transcript roots into `data_dir`, with a progress bar on a terminal.
-pub fn index_all(data_dir: &Path, roots: &[PathBuf], quiet: bool) -> Result<IndexSummary> {
-    std::fs::create_dir_all(data_dir)
-        .with_context(|| format!("cannot create the data dir {}", data_dir.display()))?;
-    let config = EngineConfig::new(data_dir);
-    let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
-        let bar = ProgressBar::new(0);
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{spinner} indexing sessions [{bar:30}] {bytes}/{total_bytes} {msg}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-        );
-        bar
-    });
-    let summary = index_episodes(
-        &config.episodes_db(),
-        &IndexOptions::new(roots.to_vec()),
-        &mut |p| {
-            if let Some(bar) = &bar {
-                bar.set_length(p.bytes_total);
-                bar.set_position(p.bytes_done);
-                bar.set_message(format!("{}/{} files", p.done, p.total));
+/// Run a plan with one progress bar per stage on a terminal.
+pub fn run_plan(data_dir: &Path, plan: &IndexPlan, quiet: bool) -> Result<IndexAllSummary> {
+    let show = !quiet && std::io::stderr().is_terminal();
+    let mut bar: Option<(Stage, ProgressBar)> = None;
+    let summary = index_all(data_dir, plan, &mut |p| {
+        if !show {
+            return;
+        }
+        if bar.as_ref().map(|(s, _)| *s) != Some(p.stage) {
+            if let Some((_, b)) = bar.take() {
+                b.finish_and_clear();
             }
-        },
-    )?;
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
+            let b = ProgressBar::new(0);
+            b.set_style(
+                ProgressStyle::with_template(&format!(
+                    "{{spinner}} indexing {} [{{bar:30}}] {{pos}}/{{len}} files {{msg}}",
+                    p.stage.label()
+                ))
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            bar = Some((p.stage, b));
+        }
+        if let Some((_, b)) = &bar {
+            b.set_length(p.total);
+            b.set_position(p.done);
+            if p.bytes_total > 0 {
+                b.set_message(format!(
+                    "{:.1}/{:.1} MB",
+                    p.bytes_done as f64 / 1e6,
+                    p.bytes_total as f64 / 1e6
+                ));
+            }
+        }
+    })
+    .with_context(|| format!("indexing into {}", data_dir.display()))?;
+    if let Some((_, b)) = bar {
+        b.finish_and_clear();
     }
     Ok(summary)
 }
 
-fn print_summary(data_dir: &Path, s: &IndexSummary) {
-    let l = &s.lines;
-    eprintln!(
-        "indexed {} files ({} new, {} appended, {} rewritten, {} unchanged) in {} ms",
-        s.files_seen,
-        s.files_new,
-        s.files_appended,
-        s.files_rewritten,
-        s.files_unchanged,
-        s.elapsed_ms
-    );
-    eprintln!(
-        "  {} sessions, {} events added, {} lines read ({} broken, {} unknown type, {} oversized \
-         skipped), {} secrets redacted",
-        s.sessions,
-        s.events_added,
-        l.lines,
-        l.skipped_broken,
-        l.skipped_unknown,
-        l.skipped_oversized,
-        s.secrets_redacted
-    );
-    for (path, why) in &s.failed {
+fn print_summary(data_dir: &Path, s: &IndexAllSummary) {
+    if let Some(e) = &s.episodes {
+        let l = &e.lines;
         eprintln!(
-            "  could not read {}: {}",
-            render::clean(path),
-            render::clean(why)
+            "sessions: {} files ({} new, {} appended, {} rewritten, {} unchanged) in {} ms; {} \
+             sessions, {} events added",
+            e.files_seen,
+            e.files_new,
+            e.files_appended,
+            e.files_rewritten,
+            e.files_unchanged,
+            e.elapsed_ms,
+            e.sessions,
+            e.events_added
         );
+        eprintln!(
+            "  {} lines read: {} broken, {} of unknown type, {} oversized skipped; {} secrets \
+             redacted",
+            l.lines, l.skipped_broken, l.skipped_unknown, l.skipped_oversized, e.secrets_redacted
+        );
+        for (path, why) in &e.failed {
+            eprintln!(
+                "  could not read {}: {}",
+                render::clean(path),
+                render::clean(why)
+            );
+        }
     }
-    eprintln!("  index_rev {} in {}", s.index_rev, data_dir.display());
+    if let Some(c) = &s.code {
+        let skipped: Vec<String> = c.skipped.iter().map(|(k, v)| format!("{v} {k}")).collect();
+        eprintln!(
+            "code: {} files ({} new, {} changed, {} unchanged, {} deleted) in {} ms; {} chunks, \
+             {} secrets redacted{}",
+            c.files_seen,
+            c.files_new,
+            c.files_changed,
+            c.files_unchanged,
+            c.files_deleted,
+            c.elapsed_ms,
+            c.chunks,
+            c.secrets_redacted,
+            if skipped.is_empty() {
+                String::new()
+            } else {
+                format!("; skipped {}", skipped.join(", "))
+            }
+        );
+        for (path, why) in &c.failed {
+            eprintln!(
+                "  could not read {}: {}",
+                render::clean(path),
+                render::clean(why)
+            );
+        }
+    }
+    if let Some(k) = &s.knowledge {
+        eprintln!(
+            "skills and actors: {} skills, {} agent definitions, {} actors, {} skill uses, {} \
+             edits, {} assignments kept, in {} ms",
+            k.skills,
+            k.agent_defs,
+            k.actors,
+            k.skill_uses,
+            k.edits,
+            k.assignments_preserved,
+            k.elapsed_ms
+        );
+        for w in &k.warnings {
+            eprintln!("  {}", render::clean(w));
+        }
+    }
+    eprintln!("data dir: {}", data_dir.display());
 }
 
 pub fn demo(a: DemoArgs) -> Result<i32> {
@@ -124,7 +193,7 @@ pub fn demo(a: DemoArgs) -> Result<i32> {
     let world = demo::materialize(&world_src, &base.join("world"))
         .with_context(|| format!("cannot copy the demo world into {}", base.display()))?;
     let data_dir = base.join("data");
-    let summary = index_all(&data_dir, &world.sessions_roots(), false)?;
+    let summary = run_plan(&data_dir, &world.plan(), false)?;
     print_summary(&data_dir, &summary);
     let engine = Engine::open(EngineConfig::load(&data_dir)?);
     if !a.print && std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
@@ -134,8 +203,7 @@ pub fn demo(a: DemoArgs) -> Result<i32> {
     let resp = engine.search(&req);
     println!("{}", render::response(&resp));
     eprintln!(
-        "demo data dir: {} (try: knowledge --data-dir {} search -q \"who fixed getUserName\" --pretty)",
-        data_dir.display(),
+        "keep exploring: knowledge --data-dir {} search -q \"who fixed getUserName\" --pretty",
         data_dir.display()
     );
     Ok(0)
@@ -152,20 +220,37 @@ pub fn explore(data_dir: &Path) -> Result<i32> {
 
 /// What is indexed and what to run next.
 pub fn status(data_dir: &Path) -> Result<i32> {
-    let config = EngineConfig::load(data_dir)?;
-    let db = config.episodes_db();
-    if db.exists() {
-        let engine = Engine::open(config);
-        if let Some(store) = engine.episode_store() {
-            let st = store.stats()?;
-            println!(
-                "{}: {} sessions, {} events ({})",
-                data_dir.display(),
-                st.sessions,
-                st.events,
-                st.index_rev.unwrap_or_default()
-            );
-        }
+    let engine = Engine::open(EngineConfig::load(data_dir)?);
+    let mut any = false;
+    if let Some(store) = engine.episode_store() {
+        let st = store.stats()?;
+        println!(
+            "episodes: {} sessions, {} events ({})",
+            st.sessions,
+            st.events,
+            st.index_rev.unwrap_or_default()
+        );
+        any = true;
+    }
+    if let Some(store) = engine.code_store() {
+        let st = store.stats()?;
+        println!(
+            "code: {} files, {} chunks in {} roots ({})",
+            st.files,
+            st.chunks,
+            st.roots.len(),
+            st.index_rev.unwrap_or_default()
+        );
+        any = true;
+    }
+    if let Some(store) = engine.knowledge_store() {
+        let st = store.stats()?;
+        println!(
+            "skills and actors: {} skills, {} actors, {} skill uses",
+            st.skills, st.actors, st.skill_uses
+        );
+    }
+    if any {
         println!("search with: knowledge search -q \"who fixed …\" --pretty");
     } else {
         println!(

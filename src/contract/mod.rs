@@ -5,6 +5,7 @@
 //! value; front ends never build responses by hand.
 
 pub mod codes;
+pub mod dispatch;
 pub mod request;
 pub mod response;
 

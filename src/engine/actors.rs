@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::items::{episode_id, order};
 use super::lanes::SkillHit;
 use super::routing::Route;
+use crate::contract::Mode;
 use crate::contract::{
     Actor, CodeItem, DispatchInfo, EpisodeItem, EvidenceRef, SkillItem, SkillUses,
 };
@@ -19,6 +20,13 @@ use crate::sources::episodes::search::EpisodeHit;
 
 /// At most this many episodes of one actor count towards its score and evidence.
 pub const EPISODES_PER_ACTOR: usize = 3;
+/// Score weight of an actor whose work succeeded / failed, for `find_agent` questions.
+pub const OUTCOME_SUCCESS_WEIGHT: f64 = 1.15;
+pub const OUTCOME_FAILURE_WEIGHT: f64 = 0.85;
+/// Score weight of an actor the question names (`encoding-janitor`).
+pub const NAMED_ACTOR_WEIGHT: f64 = 1.5;
+/// Weight of an episode a person wrote (`user/message`) as evidence for the session's actor.
+pub const HUMAN_PROMPT_WEIGHT: f64 = 0.5;
 
 /// Which dispatch modes the current environment really offers (KD-4); all false by default.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -40,17 +48,7 @@ impl DispatchAvailability {
 }
 
 /// Actor facts from L3 that the lanes alone cannot give.
-#[derive(Debug, Clone, Default)]
-pub struct ActorFacts {
-    /// path → actors that edited it.
-    pub editors: HashMap<String, Vec<ActorKey>>,
-    /// actor_id → (skill name, uses).
-    pub skill_uses: HashMap<String, Vec<(String, u64)>>,
-    /// actor_id → known actor (for actors reached through skills or code only).
-    pub known: HashMap<String, ActorKey>,
-    /// actor_id → outcome of its work (`success`/`failure`/`unknown`).
-    pub outcomes: HashMap<String, String>,
-}
+pub use crate::sources::knowledge::ActorFacts;
 
 pub struct Inputs<'a> {
     pub episodes: &'a [EpisodeItem],
@@ -59,7 +57,11 @@ pub struct Inputs<'a> {
     pub skills: &'a [SkillItem],
     pub skill_hits: &'a [SkillHit],
     pub facts: Option<&'a ActorFacts>,
+    /// L3's actor for an event (so a subagent linked to its spawn gets the spawn's name).
+    pub resolve: Option<&'a dyn Fn(&EpisodeHit) -> Option<ActorKey>>,
     pub route: &'a Route,
+    /// The query's stemmed terms (to notice an actor named in the question).
+    pub query_terms: &'a [String],
     pub limit: usize,
     pub actor_filter: &'a [String],
     pub dispatch: &'a DispatchAvailability,
@@ -89,15 +91,18 @@ pub fn aggregate(inp: &Inputs<'_>) -> Vec<Actor> {
         let Some(hit) = hit_by_id.get(&item.id) else {
             continue;
         };
-        let key = actor_of(SessionFacts {
-            source: &hit.session.source,
-            session_id: &hit.session_id,
-            parent_session_id: hit.session.parent_session_id.as_deref(),
-            agent_id: hit.session.agent_id.as_deref(),
-            agent_name: hit.session.agent_name.as_deref(),
-            agent_preset: hit.session.agent_preset.as_deref(),
-            team_name: hit.session.team_name.as_deref(),
-            sidechain_agent: hit.sidechain_agent.as_deref(),
+        let resolved = inp.resolve.and_then(|f| f(hit));
+        let key = resolved.unwrap_or_else(|| {
+            actor_of(SessionFacts {
+                source: &hit.session.source,
+                session_id: &hit.session_id,
+                parent_session_id: hit.session.parent_session_id.as_deref(),
+                agent_id: hit.session.agent_id.as_deref(),
+                agent_name: hit.session.agent_name.as_deref(),
+                agent_preset: hit.session.agent_preset.as_deref(),
+                team_name: hit.session.team_name.as_deref(),
+                sidechain_agent: hit.sidechain_agent.as_deref(),
+            })
         });
         let a = acc.entry(key.actor_id.clone()).or_default();
         match hit.session.outcome.as_str() {
@@ -109,8 +114,10 @@ pub fn aggregate(inp: &Inputs<'_>) -> Vec<Actor> {
             a.latest = item.time.clone();
         }
         a.key.get_or_insert(key);
+        // A prompt a person typed is evidence of who asked, not of what the agent did.
+        let weight = if hit.human { HUMAN_PROMPT_WEIGHT } else { 1.0 };
         a.episodes
-            .push((item.score, item.id.clone(), item.time.clone()));
+            .push((item.score * weight, item.id.clone(), item.time.clone()));
     }
 
     if let Some(facts) = inp.facts {
@@ -139,6 +146,10 @@ pub fn aggregate(inp: &Inputs<'_>) -> Vec<Actor> {
     let mut out: Vec<(Actor, Option<String>)> = Vec::new();
     for (actor_id, mut a) in acc {
         let Some(key) = a.key.take() else { continue };
+        // A compaction summariser is machinery, not someone who did the work.
+        if key.name.starts_with("acompact") {
+            continue;
+        }
         if !inp.actor_filter.is_empty() && !inp.actor_filter.contains(&actor_id) {
             continue;
         }
@@ -156,13 +167,24 @@ pub fn aggregate(inp: &Inputs<'_>) -> Vec<Actor> {
         scores.sort_by(|x, y| y.total_cmp(x));
         let top3 = &scores[..scores.len().min(3)];
         let mean = top3.iter().sum::<f64>() / top3.len() as f64;
-        let score = ((scores[0] + 0.3 * mean) * 1e6).round() / 1e6;
-
         if let Some(o) = inp.facts.and_then(|f| f.outcomes.get(&actor_id)) {
             a.outcome_success |= o == "success";
             a.outcome_failure |= o == "failure";
         }
+        // "Who fixed it" wants the one who succeeded, not the one who tried: for that intent the
+        // contract's `max + 0.3·mean(top3)` is weighted by the outcome (docs/RANKING.md).
+        let outcome_weight = match (inp.route.intent, a.outcome_success, a.outcome_failure) {
+            (Mode::FindAgent, true, _) => OUTCOME_SUCCESS_WEIGHT,
+            (Mode::FindAgent, false, true) => OUTCOME_FAILURE_WEIGHT,
+            _ => 1.0,
+        };
+        let named = key.name != "main" && names_actor(&inp.query_terms, &key.name);
+        let name_weight = if named { NAMED_ACTOR_WEIGHT } else { 1.0 };
+        let score = ((scores[0] + 0.3 * mean) * outcome_weight * name_weight * 1e6).round() / 1e6;
         let mut why = Vec::new();
+        if named {
+            why.push("named in the question".to_string());
+        }
         if !a.episodes.is_empty() {
             why.push(format!("{} matching episode(s)", a.episodes.len()));
         }
@@ -253,6 +275,11 @@ pub fn aggregate(inp: &Inputs<'_>) -> Vec<Actor> {
             (b.score, bt.as_deref(), &b.actor_id),
         )
     });
-    let _ = inp.route;
     out.into_iter().map(|(a, _)| a).take(inp.limit).collect()
+}
+
+/// True when every term of the actor's name is a query term.
+fn names_actor(query_terms: &[String], name: &str) -> bool {
+    let terms = crate::text::tokens::query_terms(name);
+    !terms.is_empty() && terms.iter().all(|t| query_terms.contains(t))
 }

@@ -142,7 +142,7 @@ pub fn apply(resp: &mut SearchResponse, max_tokens: usize) -> (bool, bool) {
 
     // 1. Snippets, lowest-ranked first, across lanes. Counted incrementally, then exactly.
     let mut removed: Vec<(&'static str, String, String)> = Vec::new();
-    let mut snippets = candidates(resp, true);
+    let mut snippets = snippet_candidates(resp);
     snippets.sort_by(|a, b| a.score.total_cmp(&b.score).then(b.index.cmp(&a.index)));
     for c in snippets {
         if total <= max_tokens {
@@ -162,13 +162,18 @@ pub fn apply(resp: &mut SearchResponse, max_tokens: usize) -> (bool, bool) {
     }
     total = estimate_json(resp);
 
-    // 2. Whole items from the end (lowest score first), recounting exactly as we go.
+    // 2. Whole items from the end of the longest lane (so no lane is emptied to keep another
+    //    whole), recounting exactly as we go.
     while total > max_tokens {
-        let mut items = candidates(resp, false);
-        items.sort_by(|a, b| a.score.total_cmp(&b.score).then(b.index.cmp(&a.index)));
-        let Some(c) = items.first() else { break };
+        let Some(c) = last_of_longest_lane(resp) else {
+            break;
+        };
         let id = remove_item(resp, c.lane, c.index);
         prune_evidence(resp, c.lane, &id);
+        // The item's entry names its snippet too.
+        resp.limits
+            .dropped
+            .retain(|d| !(d.what == "snippet" && d.lane == c.lane && d.id == id));
         resp.limits.dropped.push(Dropped {
             lane: c.lane.to_string(),
             id,
@@ -243,10 +248,68 @@ fn drop_snippet_by_id(resp: &mut SearchResponse, lane: &str, id: &str) {
     }
 }
 
-fn candidates(resp: &SearchResponse, snippets_only: bool) -> Vec<Candidate> {
+/// The next item to drop: from the end of the lane with the most items (ties go to the
+/// lower-priority lane: skills, then code, then episodes), preferring items that no actor cites
+/// as evidence, so the actor ranking survives a tight budget as long as it can.
+fn last_of_longest_lane(resp: &SearchResponse) -> Option<Candidate> {
+    let cited: std::collections::HashSet<(&str, &str)> = resp
+        .actors
+        .iter()
+        .flat_map(|a| a.evidence.iter().map(|e| (e.lane.as_str(), e.id.as_str())))
+        .collect();
+    let ids = |lane: &'static str| -> Vec<&str> {
+        match lane {
+            "episodes" => resp
+                .lanes
+                .episodes
+                .items
+                .iter()
+                .map(|i| i.id.as_str())
+                .collect(),
+            "code" => resp
+                .lanes
+                .code
+                .items
+                .iter()
+                .map(|i| i.id.as_str())
+                .collect(),
+            _ => resp
+                .lanes
+                .skills
+                .as_ref()
+                .map(|s| s.items.iter().map(|i| i.id.as_str()).collect())
+                .unwrap_or_default(),
+        }
+    };
+    for only_uncited in [true, false] {
+        let mut best: Option<(&'static str, usize, usize)> = None;
+        for lane in ["skills", "code", "episodes"] {
+            let list = ids(lane);
+            let droppable: Vec<usize> = (0..list.len())
+                .filter(|i| !only_uncited || !cited.contains(&(lane, list[*i])))
+                .collect();
+            let Some(&last) = droppable.last() else {
+                continue;
+            };
+            if best.is_none_or(|(_, n, _)| list.len() > n) {
+                best = Some((lane, list.len(), last));
+            }
+        }
+        if let Some((lane, _, index)) = best {
+            return Some(Candidate {
+                lane,
+                index,
+                score: 0.0,
+            });
+        }
+    }
+    None
+}
+
+fn snippet_candidates(resp: &SearchResponse) -> Vec<Candidate> {
     let mut out = Vec::new();
     for (i, it) in resp.lanes.episodes.items.iter().enumerate() {
-        if !snippets_only || it.snippet.is_some() {
+        if it.snippet.is_some() {
             out.push(Candidate {
                 lane: "episodes",
                 index: i,
@@ -255,23 +318,12 @@ fn candidates(resp: &SearchResponse, snippets_only: bool) -> Vec<Candidate> {
         }
     }
     for (i, it) in resp.lanes.code.items.iter().enumerate() {
-        if !snippets_only || it.snippet.is_some() {
+        if it.snippet.is_some() {
             out.push(Candidate {
                 lane: "code",
                 index: i,
                 score: it.score,
             });
-        }
-    }
-    if !snippets_only {
-        if let Some(skills) = &resp.lanes.skills {
-            for (i, it) in skills.items.iter().enumerate() {
-                out.push(Candidate {
-                    lane: "skills",
-                    index: i,
-                    score: it.score,
-                });
-            }
         }
     }
     out

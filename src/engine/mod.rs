@@ -5,6 +5,7 @@
 
 pub mod actors;
 pub mod budget;
+pub mod builtin;
 pub mod items;
 pub mod lanes;
 pub mod log;
@@ -16,11 +17,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::contract::Code;
+use crate::sources::code::search::CodeStore;
 use crate::sources::episodes::search::{EpisodeStore, EpisodeStoreError};
-use lanes::{
-    CodeSource, EpisodesAnswer, EpisodesSource, LaneRequest, SkillsSource, SourceFailure,
-    Unavailable,
-};
+use crate::sources::knowledge::KnowledgeStore;
+use builtin::{BuiltinCode, BuiltinEpisodes, BuiltinSkills};
+use lanes::{CodeSource, EpisodesSource, SkillsSource, SourceFailure, Unavailable};
 
 /// Where the engine's stores live and how it behaves.
 #[derive(Debug, Clone)]
@@ -86,35 +87,10 @@ pub struct Engine {
     pub code: Arc<dyn CodeSource>,
     pub skills: Arc<dyn SkillsSource>,
     episode_store: Option<Arc<EpisodeStore>>,
+    code_store: Option<Arc<CodeStore>>,
+    knowledge_store: Option<Arc<KnowledgeStore>>,
+    facts: std::sync::Mutex<Option<(Option<String>, Arc<actors::ActorFacts>)>>,
     logger: log::RequestLog,
-}
-
-/// The built-in episodes source over `episodes.sqlite`.
-pub struct BuiltinEpisodes {
-    pub store: Arc<EpisodeStore>,
-}
-
-impl EpisodesSource for BuiltinEpisodes {
-    fn name(&self) -> String {
-        "builtin.episodes".to_string()
-    }
-    fn search(&self, req: &LaneRequest) -> Result<EpisodesAnswer, SourceFailure> {
-        let fail =
-            |e: EpisodeStoreError| SourceFailure::new(Code::SourceUnavailable, e.to_string());
-        let stats = self.store.stats().map_err(fail)?;
-        let q = crate::sources::episodes::search::EpisodeQuery {
-            terms: req.terms.clone(),
-            workspaces: req.workspaces.clone(),
-            session_ids: req.session_ids.clone(),
-            since_ms: req.since_ms,
-            until_ms: req.until_ms,
-            outcome: req.outcome.clone(),
-            limit: req.depth,
-            snippet_chars: req.snippet_chars,
-        };
-        let hits = self.store.search(&q).map_err(fail)?;
-        Ok(EpisodesAnswer { stats, hits })
-    }
 }
 
 impl Engine {
@@ -139,20 +115,50 @@ impl Engine {
                     None,
                 ),
             };
-        let code: Arc<dyn CodeSource> = Arc::new(Unavailable {
-            name: "builtin.code".to_string(),
-            failure: SourceFailure::new(
-                Code::SourceUnavailable,
-                "no code source: the built-in code index is not available in this build",
-            ),
-        });
-        let skills: Arc<dyn SkillsSource> = Arc::new(Unavailable {
-            name: "agent-knowledge".to_string(),
-            failure: SourceFailure::new(
-                Code::IndexNotReady,
-                "the agent-knowledge store (skills and actors) is not built yet",
-            ),
-        });
+        let (code, code_store): (Arc<dyn CodeSource>, _) =
+            match builtin::open_code(&config.code_db()) {
+                Ok(store) => {
+                    let store = Arc::new(store);
+                    (
+                        Arc::new(BuiltinCode {
+                            store: store.clone(),
+                        }),
+                        Some(store),
+                    )
+                }
+                Err(failure) => (
+                    Arc::new(Unavailable {
+                        name: "builtin.code".to_string(),
+                        failure: SourceFailure {
+                            reason: format!(
+                                "{} (index code with `knowledge index --code ROOT`)",
+                                failure.reason
+                            ),
+                            ..failure
+                        },
+                    }),
+                    None,
+                ),
+            };
+        let (skills, knowledge_store): (Arc<dyn SkillsSource>, _) =
+            match builtin::open_knowledge(&config.knowledge_db()) {
+                Ok(store) => {
+                    let store = Arc::new(store);
+                    (
+                        Arc::new(BuiltinSkills {
+                            store: store.clone(),
+                        }),
+                        Some(store),
+                    )
+                }
+                Err(failure) => (
+                    Arc::new(Unavailable {
+                        name: "builtin.skills+agent-knowledge".to_string(),
+                        failure,
+                    }),
+                    None,
+                ),
+            };
         let logger = log::RequestLog::new(config.log.then(|| config.log_path()));
         Engine {
             config,
@@ -160,6 +166,9 @@ impl Engine {
             code,
             skills,
             episode_store,
+            code_store,
+            knowledge_store,
+            facts: std::sync::Mutex::new(None),
             logger,
         }
     }
@@ -169,9 +178,28 @@ impl Engine {
         self.episode_store.as_deref()
     }
 
-    /// Actor facts from the agent-knowledge store (L3), when it is built.
-    pub fn actor_facts(&self) -> Option<&actors::ActorFacts> {
-        None
+    /// Actor facts from the agent-knowledge store (L3), when it is built; cached per revision
+    /// of the store so a long-lived engine (TUI, MCP) sees a rebuilt store.
+    pub fn actor_facts(&self) -> Option<Arc<actors::ActorFacts>> {
+        let store = self.knowledge_store.as_ref()?;
+        let rev = store.stats().ok()?.index_rev;
+        let mut cache = self.facts.lock().ok()?;
+        if let Some((cached_rev, facts)) = cache.as_ref() {
+            if *cached_rev == rev {
+                return Some(facts.clone());
+            }
+        }
+        let facts = Arc::new(store.actor_facts(&[]).ok()?);
+        *cache = Some((rev, facts.clone()));
+        Some(facts)
+    }
+
+    pub fn code_store(&self) -> Option<&CodeStore> {
+        self.code_store.as_deref()
+    }
+
+    pub fn knowledge_store(&self) -> Option<&KnowledgeStore> {
+        self.knowledge_store.as_deref()
     }
 
     pub fn data_dir(&self) -> &Path {

@@ -407,6 +407,16 @@ fn assemble(
     }
 
     let no_source = es.failed && cs.failed;
+    let facts = engine.actor_facts();
+    let query_terms = tokens::query_terms(&req.query);
+    let resolve = engine.knowledge_store().map(|store| {
+        move |hit: &crate::sources::episodes::search::EpisodeHit| {
+            store
+                .actor_for_session(&hit.session_id, hit.sidechain_agent.as_deref())
+                .ok()
+                .flatten()
+        }
+    });
     let ep_hits = match &ep {
         LaneResult::Ok(a, _) => a.hits.as_slice(),
         _ => &[],
@@ -423,8 +433,10 @@ fn assemble(
                 LaneResult::Ok(a, _) => a.hits.as_slice(),
                 _ => &[],
             },
-            facts: engine.actor_facts(),
+            facts: facts.as_deref(),
+            resolve: resolve.as_ref().map(|f| f as &dyn Fn(&_) -> _),
             route,
+            query_terms: &query_terms,
             limit,
             actor_filter: &req.filters.actor_ids,
             dispatch: &engine.config.dispatch,

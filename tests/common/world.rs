@@ -23,14 +23,8 @@ impl Indexed {
 
 /// Index the demo world into `data_dir` (episodes and, where built, the other stores).
 pub fn index_world(world: &DemoWorld, data_dir: &Path) {
-    std::fs::create_dir_all(data_dir).expect("data dir");
-    let config = EngineConfig::new(data_dir);
-    index_episodes(
-        &config.episodes_db(),
-        &IndexOptions::new(world.sessions_roots()),
-        &mut |_| {},
-    )
-    .expect("index demo sessions");
+    knowledge::indexing::index_all(data_dir, &world.plan(), &mut |_| {})
+        .expect("index the demo world");
 }
 
 /// A fresh copy of the demo world, indexed into its own data dir (for tests that write).

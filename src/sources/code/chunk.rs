@@ -88,7 +88,10 @@ pub fn redact_lines(text: &str) -> (Vec<String>, u64) {
     }
     let redacted = split_lines(&whole);
     if redacted.len() == original.len() {
-        return (redacted.iter().map(|l| l.to_string()).collect(), count as u64);
+        return (
+            redacted.iter().map(|l| l.to_string()).collect(),
+            count as u64,
+        );
     }
     // A match spanned lines (a PEM block): redact line by line, blanking key blocks.
     let mut out = Vec::with_capacity(original.len());
@@ -164,7 +167,7 @@ pub fn chunk_file(root: &str, rel: &str, content: &str, opts: &CodeIndexOptions)
         }
     }
     spans.extend(gaps);
-    spans.sort_by(|a, b| (a.start, a.end).cmp(&(b.start, b.end)));
+    spans.sort_by_key(|s| (s.start, s.end));
 
     let mut out = ChunkedFile {
         lines: n as u64,
@@ -230,11 +233,16 @@ fn chunk_id(input: &str) -> String {
     digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
-/// Narrow `[start, end]` to its first and last meaningful lines; `None` when there are none.
+/// Narrow `[start, end]` by its blank lines at both ends; `None` when no line in it is
+/// [`meaningful`] (a lone `}` is kept inside a range, but is not a chunk by itself).
 pub fn trim_range<S: AsRef<str>>(lines: &[S], start: usize, end: usize) -> Option<(usize, usize)> {
     let end = end.min(lines.len().checked_sub(1)?);
-    let s = (start..=end).find(|&i| meaningful(lines[i].as_ref()))?;
-    let e = (s..=end).rev().find(|&i| meaningful(lines[i].as_ref()))?;
+    if start > end || !(start..=end).any(|i| meaningful(lines[i].as_ref())) {
+        return None;
+    }
+    let blank = |i: usize| lines[i].as_ref().trim().is_empty();
+    let s = (start..=end).find(|&i| !blank(i))?;
+    let e = (s..=end).rev().find(|&i| !blank(i))?;
     Some((s, e))
 }
 
@@ -314,7 +322,11 @@ mod tests {
     fn text_files_get_overlapping_windows() {
         let text: String = (1..=100).map(|i| format!("line {i}\n")).collect();
         let f = chunk_file("/r", "notes.txt", &text, &opts());
-        let ranges: Vec<(u64, u64)> = f.chunks.iter().map(|c| (c.start_line, c.end_line)).collect();
+        let ranges: Vec<(u64, u64)> = f
+            .chunks
+            .iter()
+            .map(|c| (c.start_line, c.end_line))
+            .collect();
         assert_eq!(ranges, vec![(1, 40), (36, 75), (71, 100)]);
         assert!(f.chunks.iter().all(|c| c.source_kind == "window"));
     }
@@ -332,7 +344,14 @@ mod tests {
 
     #[test]
     fn weird_input_does_not_panic() {
-        for text in ["", "\n\n\n", "\u{0}\u{1}", "fn (", "class {{{{", "ü\r\n\r\n"] {
+        for text in [
+            "",
+            "\n\n\n",
+            "\u{0}\u{1}",
+            "fn (",
+            "class {{{{",
+            "ü\r\n\r\n",
+        ] {
             for name in ["a.rs", "a.py", "a.md", "a.json", "a.yaml", "a.php", "a.txt"] {
                 let _ = chunk_file("/r", name, text, &opts());
             }

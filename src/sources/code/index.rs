@@ -69,8 +69,15 @@ pub fn index_code(
         let tx = conn.transaction().map_err(store_err)?;
         for (i, (k, file)) in batch.iter().enumerate() {
             let root = &roots[*k].0;
-            let keep = index_file(&tx, root, file, known[*k].get(&file.rel), opts, &mut summary)
-                .map_err(store_err)?;
+            let keep = index_file(
+                &tx,
+                root,
+                file,
+                known[*k].get(&file.rel),
+                opts,
+                &mut summary,
+            )
+            .map_err(store_err)?;
             if keep {
                 kept[*k].insert(file.rel.clone());
             }
@@ -123,7 +130,10 @@ pub fn index_code(
 
 /// Canonical, UTF-8, existing directory roots; duplicates and roots inside another given root
 /// are dropped (their files are indexed once, under the outer root).
-fn canonical_roots(roots: &[PathBuf], failed: &mut Vec<(String, String)>) -> Vec<(String, PathBuf)> {
+fn canonical_roots(
+    roots: &[PathBuf],
+    failed: &mut Vec<(String, String)>,
+) -> Vec<(String, PathBuf)> {
     let mut out: Vec<(String, PathBuf)> = Vec::new();
     for root in roots {
         let shown = root.display().to_string();
@@ -196,7 +206,9 @@ fn index_file(
     let bytes = match std::fs::read(&file.abs) {
         Ok(b) => b,
         Err(e) => {
-            summary.failed.push((format!("{root}/{}", file.rel), e.to_string()));
+            summary
+                .failed
+                .push((format!("{root}/{}", file.rel), e.to_string()));
             bump(&mut summary.skipped, "unreadable");
             return Ok(known.is_some()); // keep what we had; it is reported stale on search
         }
@@ -278,7 +290,11 @@ fn index_file(
     let mut fts =
         tx.prepare_cached("INSERT INTO chunks_fts(rowid, body, sym, path) VALUES(?1, ?2, ?3, ?4)")?;
     for c in &chunked.chunks {
-        let sym_terms = c.symbol.as_deref().map(tokens::index_text).unwrap_or_default();
+        let sym_terms = c
+            .symbol
+            .as_deref()
+            .map(tokens::index_text)
+            .unwrap_or_default();
         let text_terms = tokens::index_text(&c.text);
         let body = format!("{text_terms} {sym_terms} {path_terms}");
         let inserted = insert.execute(params![
@@ -317,4 +333,45 @@ fn delete_file(tx: &Transaction<'_>, file_id: i64) -> rusqlite::Result<()> {
     delete_chunks(tx, file_id)?;
     tx.execute("DELETE FROM files WHERE id=?1", [file_id])?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sources::code::CodeStore;
+
+    #[test]
+    fn weird_files_do_not_break_indexing() {
+        let repo = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let w = |rel: &str, body: &[u8]| std::fs::write(repo.path().join(rel), body).unwrap();
+        w("broken.rs", b"fn ok() {}\nimpl {{{{ fn (\n\xff\xfe");
+        w("empty.py", b"");
+        w("deep.js", "(".repeat(50_000).as_bytes());
+        w(
+            "long.json",
+            format!("{{\"k\": \"{}\"}}", "x".repeat(300_000)).as_bytes(),
+        );
+        w("big.txt", &vec![b'a'; 2 * 1024 * 1024]);
+        w("nul.rs", b"fn a() {}\0");
+        let db = data.path().join("code.sqlite");
+        let roots = [repo.path().to_path_buf(), repo.path().join("missing")];
+        let s = index_code(&db, &roots, &CodeIndexOptions::default(), &mut |_| {}).unwrap();
+        assert_eq!(s.skipped.get("too_large"), Some(&1), "{s:?}");
+        assert_eq!(s.skipped.get("binary"), Some(&1), "{s:?}");
+        assert_eq!(s.lossy_utf8, 1);
+        assert_eq!(s.files_new, 4);
+        assert_eq!(s.failed.len(), 1, "the missing root is reported: {s:?}");
+        let store = CodeStore::open(&db).unwrap();
+        let broken = store.read_code("broken.rs", 1, None).unwrap();
+        assert!(broken
+            .chunks
+            .iter()
+            .any(|c| c.symbol.as_deref() == Some("ok")));
+        assert!(store
+            .read_code("empty.py", 1, None)
+            .unwrap()
+            .lines
+            .is_empty());
+    }
 }

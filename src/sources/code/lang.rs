@@ -85,8 +85,8 @@ const GENERATED_NAMES: &[&str] = &[
 const BINARY_EXTS: &[&str] = &[
     "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tiff", "pdf", "zip", "gz", "tgz", "bz2",
     "xz", "zst", "7z", "rar", "jar", "war", "class", "o", "a", "so", "dylib", "dll", "exe", "bin",
-    "wasm", "woff", "woff2", "ttf", "otf", "eot", "mp3", "mp4", "mov", "avi", "webm", "ogg",
-    "wav", "flac", "sqlite", "db", "pyc", "pyo", "lockb", "rlib", "rmeta", "pdb", "dat",
+    "wasm", "woff", "woff2", "ttf", "otf", "eot", "mp3", "mp4", "mov", "avi", "webm", "ogg", "wav",
+    "flac", "sqlite", "db", "pyc", "pyo", "lockb", "rlib", "rmeta", "pdb", "dat",
 ];
 
 fn lower_ext(name: &str) -> Option<String> {

@@ -12,6 +12,8 @@ pub mod chunk;
 pub mod index;
 pub mod lang;
 pub mod model;
+#[cfg(test)]
+mod perf;
 pub mod read;
 pub mod search;
 pub mod store;

@@ -76,7 +76,11 @@ fn locate(c: &Connection, given: &str) -> Result<Located, CodeStoreError> {
     let p = Path::new(given);
     if p.is_absolute() {
         let mut forms = vec![given.to_string()];
-        if let Some(s) = p.canonicalize().ok().and_then(|c| c.to_str().map(String::from)) {
+        if let Some(s) = p
+            .canonicalize()
+            .ok()
+            .and_then(|c| c.to_str().map(String::from))
+        {
             forms.push(s);
         }
         let sql = format!("SELECT {FILE_COLS} FROM files WHERE root || '/' || path = ?1");
@@ -126,8 +130,8 @@ impl CodeStore {
 
         let (all, stale, read_from) = match std::fs::read(&abs) {
             Ok(bytes) => {
-                let same_mtime = std::fs::metadata(&abs)
-                    .is_ok_and(|m| mtime_ns(&m) == file.row.mtime_ns);
+                let same_mtime =
+                    std::fs::metadata(&abs).is_ok_and(|m| mtime_ns(&m) == file.row.mtime_ns);
                 let stale = file.row.size != bytes.len() as u64
                     || (!same_mtime && store::content_hash(&bytes) != file.row.sha256);
                 let text = String::from_utf8_lossy(&bytes);
@@ -150,7 +154,10 @@ impl CodeStore {
             let (s, e) = ((start - 1) as usize, (end - 1) as usize);
             lines = all[s..=e].to_vec();
         }
-        let redacted = lines.iter().map(|l| l.matches(REDACTED).count() as u64).sum();
+        let redacted = lines
+            .iter()
+            .map(|l| l.matches(REDACTED).count() as u64)
+            .sum();
         let chunks = if lines.is_empty() {
             Vec::new()
         } else {
@@ -174,16 +181,20 @@ impl CodeStore {
         })
     }
 
-    fn overlapping(&self, file_id: i64, start: u64, end: u64) -> Result<Vec<ChunkRef>, CodeStoreError> {
+    fn overlapping(
+        &self,
+        file_id: i64,
+        start: u64,
+        end: u64,
+    ) -> Result<Vec<ChunkRef>, CodeStoreError> {
         self.with_conn(|c| {
             let mut stmt = c.prepare_cached(
                 "SELECT chunk_id, start_line, end_line, source_kind, symbol, symbol_kind
                  FROM chunks WHERE file_id=?1 AND start_line <= ?3 AND end_line >= ?2
                  ORDER BY start_line, end_line, chunk_id",
             )?;
-            let rows = stmt.query_map(
-                rusqlite::params![file_id, start as i64, end as i64],
-                |r| {
+            let rows =
+                stmt.query_map(rusqlite::params![file_id, start as i64, end as i64], |r| {
                     Ok(ChunkRef {
                         chunk_id: r.get(0)?,
                         start_line: r.get::<_, i64>(1)?.max(0) as u64,
@@ -192,8 +203,7 @@ impl CodeStore {
                         symbol: r.get(4)?,
                         symbol_kind: r.get(5)?,
                     })
-                },
-            )?;
+                })?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
         })
     }
@@ -211,7 +221,8 @@ impl CodeStore {
             for row in rows {
                 let (start, text) = row?;
                 for (k, line) in text.split('\n').enumerate() {
-                    map.entry(start + k as u64).or_insert_with(|| line.to_string());
+                    map.entry(start + k as u64)
+                        .or_insert_with(|| line.to_string());
                 }
             }
             let n = total.max(map.keys().next_back().copied().unwrap_or(0));

@@ -241,16 +241,38 @@ fn name_boost(q: &HashSet<&str>, symbol: Option<&str>, sym_terms: &str, path_ter
     let mut boost = 1.0 + share(sym_terms) + 0.25 * share(path_terms);
     if let Some(sym) = symbol {
         let leaf = sym
-            .rsplit(|c: char| matches!(c, ':' | '.' | '\\' | '/' | ' '))
+            .rsplit([':', '.', '\\', '/', ' '])
             .find(|s| !s.is_empty())
             .unwrap_or(sym);
-        let leaf_terms = tokens::index_text(leaf);
-        let mut parts = leaf_terms.split_whitespace().peekable();
-        if parts.peek().is_some() && parts.all(|t| q.contains(t)) {
+        if leaf_spelled_by(leaf, q) {
             boost += 1.0;
         }
     }
     boost
+}
+
+/// True when the query holds every word part of `leaf` (`mysqlConnect` ← `mysql connection`), or
+/// the whole identifier (`getusernam` ← `getUserName`).
+fn leaf_spelled_by(leaf: &str, q: &HashSet<&str>) -> bool {
+    let toks = tokens::tokenize(leaf);
+    if toks.is_empty() {
+        return false;
+    }
+    // A compound identifier's whole-word term spans its parts; it is not a part itself.
+    let is_part = |t: &tokens::Token| {
+        !toks
+            .iter()
+            .any(|o| o.start >= t.start && o.end <= t.end && (o.end - o.start) < (t.end - t.start))
+    };
+    let parts_match = toks
+        .iter()
+        .filter(|t| is_part(t))
+        .all(|t| q.contains(t.term.as_str()));
+    let whole_match = toks
+        .iter()
+        .filter(|t| !is_part(t))
+        .any(|t| q.contains(t.term.as_str()));
+    parts_match || whole_match
 }
 
 /// `lex:` per query term found, `symbol:` when a term names the symbol, `path:`, `bm25:`.
@@ -398,10 +420,30 @@ mod tests {
     }
 
     #[test]
+    fn leaf_names() {
+        let q: HashSet<&str> = ["mysql", "connect"].into_iter().collect();
+        assert!(leaf_spelled_by("mysqlConnect", &q));
+        assert!(leaf_spelled_by("Connection", &q));
+        assert!(!leaf_spelled_by("mysqlDsn", &q));
+        let q: HashSet<&str> = ["getusernam"].into_iter().collect();
+        assert!(leaf_spelled_by("getUserName", &q));
+    }
+
+    #[test]
     fn definitions_outrank_mentions() {
         let q: HashSet<&str> = ["get", "user", "name", "getusernam"].into_iter().collect();
-        let def = name_boost(&q, Some("CartService.getUserName"), "cart servic get user name getusernam cartservic", "src cart ts");
-        let caller = name_boost(&q, Some("CartService.render"), "cart servic render cartservic", "src cart ts");
+        let def = name_boost(
+            &q,
+            Some("CartService.getUserName"),
+            "cart servic get user name getusernam cartservic",
+            "src cart ts",
+        );
+        let caller = name_boost(
+            &q,
+            Some("CartService.render"),
+            "cart servic render cartservic",
+            "src cart ts",
+        );
         assert!(def > 2.5 * caller, "{def} vs {caller}");
         assert_eq!(mtime_parts(1_500_000_000_123_456_789).1, 1_500_000_000_123);
     }

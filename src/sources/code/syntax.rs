@@ -182,8 +182,10 @@ impl<'a> Walker<'a> {
                     Some(body) => {
                         let before = self.spans.len();
                         self.items(body, Some(&qualified), depth + 1);
-                        let mut members: Vec<(usize, usize)> =
-                            self.spans[before..].iter().map(|s| (s.start, s.end)).collect();
+                        let mut members: Vec<(usize, usize)> = self.spans[before..]
+                            .iter()
+                            .map(|s| (s.start, s.end))
+                            .collect();
                         members.sort_unstable();
                         let mut cur = from;
                         for (ms, me) in members.into_iter().chain([(to + 1, to + 1)]) {
@@ -268,7 +270,10 @@ impl<'a> Walker<'a> {
                 "type_declaration" => {
                     let mut c = n.walk();
                     let spec = n.named_children(&mut c).find(|x| x.kind() == "type_spec");
-                    match spec.and_then(|s| s.child_by_field_name("type")).map(|t| t.kind()) {
+                    match spec
+                        .and_then(|s| s.child_by_field_name("type"))
+                        .map(|t| t.kind())
+                    {
                         Some("struct_type") => def("struct"),
                         Some("interface_type") => def("interface"),
                         Some(_) => def("type"),
@@ -401,9 +406,8 @@ impl<'a> Walker<'a> {
                 });
                 inner.map_or(Role::None, Role::Wrapper)
             }
-            "preproc_ifdef" | "preproc_if" | "preproc_else" | "preproc_elif" | "preproc_elifdef" => {
-                Role::Transparent(n)
-            }
+            "preproc_ifdef" | "preproc_if" | "preproc_else" | "preproc_elif"
+            | "preproc_elifdef" => Role::Transparent(n),
             _ => Role::None,
         }
     }
@@ -417,7 +421,10 @@ impl<'a> Walker<'a> {
                 && d.child_by_field_name("value").is_some_and(|v| {
                     matches!(
                         v.kind(),
-                        "arrow_function" | "function_expression" | "function" | "generator_function"
+                        "arrow_function"
+                            | "function_expression"
+                            | "function"
+                            | "generator_function"
                     )
                 })
         })
@@ -454,9 +461,8 @@ impl<'a> Walker<'a> {
             }
             (Lang::C | Lang::Cpp, "declaration" | "type_definition") => {
                 let spec = n.child_by_field_name("type")?;
-                self.field_text(spec, "name").or_else(|| {
-                    self.declarator_name(n.child_by_field_name("declarator")?)
-                })
+                self.field_text(spec, "name")
+                    .or_else(|| self.declarator_name(n.child_by_field_name("declarator")?))
             }
             (_, "lexical_declaration" | "variable_declaration") => {
                 self.field_text(self.fn_declarator(n)?, "name")
@@ -470,8 +476,13 @@ impl<'a> Walker<'a> {
     fn declarator_name(&self, mut d: Node<'_>) -> Option<String> {
         for _ in 0..16 {
             match d.kind() {
-                "identifier" | "field_identifier" | "qualified_identifier" | "destructor_name"
-                | "operator_name" | "type_identifier" | "template_function" => {
+                "identifier"
+                | "field_identifier"
+                | "qualified_identifier"
+                | "destructor_name"
+                | "operator_name"
+                | "type_identifier"
+                | "template_function" => {
                     return self.text(d);
                 }
                 _ => {}
@@ -517,10 +528,19 @@ mod tests {
     fn rust_impl_methods_are_qualified() {
         let src = "use std::fmt;\n\npub struct Config {\n    url: String,\n}\n\nimpl Config {\n    /// Connect.\n    pub fn connect(&self) -> bool {\n        true\n    }\n}\n\nfn main() {}\n";
         let s = symbols(Lang::Rust, src);
-        assert!(s.contains(&("Config".into(), "struct".into(), 3, 5)), "{s:?}");
-        assert!(s.contains(&("Config::connect".into(), "method".into(), 8, 11)), "{s:?}");
+        assert!(
+            s.contains(&("Config".into(), "struct".into(), 3, 5)),
+            "{s:?}"
+        );
+        assert!(
+            s.contains(&("Config::connect".into(), "method".into(), 8, 11)),
+            "{s:?}"
+        );
         assert!(s.contains(&("Config".into(), "impl".into(), 7, 7)), "{s:?}");
-        assert!(s.contains(&("main".into(), "function".into(), 14, 14)), "{s:?}");
+        assert!(
+            s.contains(&("main".into(), "function".into(), 14, 14)),
+            "{s:?}"
+        );
     }
 
     #[test]
@@ -542,14 +562,18 @@ mod tests {
         let php = "<?php\nnamespace App;\n\nclass Config {\n    private $dsn;\n    public function connect() {\n        return new PDO($this->dsn);\n    }\n}\n";
         assert_eq!(names(Lang::Php, php), ["Config", "Config::connect"]);
 
-        let java = "class Billing {\n  int total;\n  Billing() {}\n  int sum(int a) { return a; }\n}\n";
+        let java =
+            "class Billing {\n  int total;\n  Billing() {}\n  int sum(int a) { return a; }\n}\n";
         assert_eq!(
             names(Lang::Java, java),
             ["Billing", "Billing.Billing", "Billing.sum"]
         );
 
         let cpp = "#include <x>\nnamespace db {\nclass Conn {\n public:\n  void open() {}\n};\n}\nvoid Config::connect() {}\n";
-        assert_eq!(names(Lang::Cpp, cpp), ["Conn", "Conn::open", "Config::connect"]);
+        assert_eq!(
+            names(Lang::Cpp, cpp),
+            ["Conn", "Conn::open", "Config::connect"]
+        );
 
         let c = "#ifndef X_H\n#define X_H\ntypedef struct {\n  int a;\n} Pool;\nstatic int *make(void) { return 0; }\n#endif\n";
         assert_eq!(names(Lang::C, c), ["Pool", "make"]);

@@ -98,7 +98,13 @@ pub fn config_spans(format: ConfigFormat, lines: &[&str]) -> Vec<Span> {
     }
     for (k, (_, name)) in anchors.iter().enumerate() {
         let end = starts.get(k + 1).map_or(lines.len(), |&s| s) - 1;
-        spans.push(Span::new(starts[k], end, "config", Some(name.clone()), Some(kind)));
+        spans.push(Span::new(
+            starts[k],
+            end,
+            "config",
+            Some(name.clone()),
+            Some(kind),
+        ));
     }
     spans
 }
@@ -153,8 +159,7 @@ fn section_headers(lines: &[&str]) -> Vec<(usize, String)> {
         };
         let name = inner[..close].trim();
         let tail = inner[close..].trim_start_matches(']').trim();
-        if name.is_empty() || !(tail.is_empty() || tail.starts_with('#') || tail.starts_with(';'))
-        {
+        if name.is_empty() || !(tail.is_empty() || tail.starts_with('#') || tail.starts_with(';')) {
             continue;
         }
         out.push((i, name.chars().take(200).collect()));
@@ -230,7 +235,16 @@ mod tests {
 
     #[test]
     fn markdown_by_heading() {
-        let md = ["intro", "# Title", "text", "```", "# not a heading", "```", "## Setup ##", "x"];
+        let md = [
+            "intro",
+            "# Title",
+            "text",
+            "```",
+            "# not a heading",
+            "```",
+            "## Setup ##",
+            "x",
+        ];
         let spans = markdown_spans(&md);
         assert_eq!(
             named(&spans),
@@ -244,17 +258,36 @@ mod tests {
 
     #[test]
     fn yaml_by_top_level_key() {
-        let y = ["# db settings", "database:", "  host: x", "", "cache:", "  ttl: 5", "- item"];
+        let y = [
+            "# db settings",
+            "database:",
+            "  host: x",
+            "",
+            "cache:",
+            "  ttl: 5",
+            "- item",
+        ];
         let spans = config_spans(ConfigFormat::Yaml, &y);
         assert_eq!(
             named(&spans),
-            vec![(Some("database".into()), 1, 4), (Some("cache".into()), 5, 7)]
+            vec![
+                (Some("database".into()), 1, 4),
+                (Some("cache".into()), 5, 7)
+            ]
         );
     }
 
     #[test]
     fn toml_and_json() {
-        let t = ["name = 'x'", "", "[server]", "port = 1", "# next", "[[bin]]", "path = 'a'"];
+        let t = [
+            "name = 'x'",
+            "",
+            "[server]",
+            "port = 1",
+            "# next",
+            "[[bin]]",
+            "path = 'a'",
+        ];
         let spans = config_spans(ConfigFormat::Toml, &t);
         assert_eq!(
             named(&spans),
@@ -264,7 +297,14 @@ mod tests {
                 (Some("bin".into()), 5, 7)
             ]
         );
-        let j = ["{", "  \"a\": {\"x\": 1},", "  \"b\": [", "    \"s:t\"", "  ]", "}"];
+        let j = [
+            "{",
+            "  \"a\": {\"x\": 1},",
+            "  \"b\": [",
+            "    \"s:t\"",
+            "  ]",
+            "}",
+        ];
         let spans = config_spans(ConfigFormat::Json, &j);
         assert_eq!(
             named(&spans),

@@ -153,7 +153,11 @@ pub fn walk_root(root: &Path, max_file_bytes: u64, extra_skip_dirs: &[String]) -
             mtime_ns: mtime_ns(&meta),
         });
     }
-    bump(&mut out.skipped, "vendored", vendored.load(Ordering::Relaxed));
+    bump(
+        &mut out.skipped,
+        "vendored",
+        vendored.load(Ordering::Relaxed),
+    );
     let ignored = count_ignored(root, kept, dirs, &skip_dirs);
     bump(&mut out.skipped, "ignored", ignored);
     out.files.sort_by(|a, b| a.rel.cmp(&b.rel));

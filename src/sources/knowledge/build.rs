@@ -15,8 +15,9 @@ use rusqlite::{params, Connection, OpenFlags, Transaction};
 use sha2::{Digest, Sha256};
 
 use super::catalog::{scan_agents, scan_skills, AgentDoc, SkillDoc};
-use super::derive::{derive, split_skill_name, Derived, EventIn, GroupIn, SessionIn};
+use super::derive::{derive, Derived, EventIn, GroupIn, SessionIn};
 use super::schema::{self, ASSIGNMENT_COLUMNS, ASSIGNMENT_SCHEMA, SCHEMA, SCHEMA_VERSION};
+use super::uses::split_skill_name;
 use super::{ms_to_rfc3339, KnowledgeError};
 use crate::sources::episodes::model::Fact;
 use crate::text::tokens;
@@ -258,9 +259,8 @@ fn copy_assignments(old: &Connection, new: &Connection) -> rusqlite::Result<(u64
 }
 
 fn insert_all(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
-    let set_meta = |k: &str, v: &str| {
-        tx.execute("INSERT INTO meta(key, value) VALUES(?1, ?2)", params![k, v])
-    };
+    let set_meta =
+        |k: &str, v: &str| tx.execute("INSERT INTO meta(key, value) VALUES(?1, ?2)", params![k, v]);
     set_meta("index_rev", c.index_rev)?;
     set_meta("episodes_index_rev", c.episodes_rev.unwrap_or(""))?;
     set_meta("schema_version", &SCHEMA_VERSION.to_string())?;
@@ -395,7 +395,9 @@ fn insert_actors(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> 
         // The most recent authored session with a known outcome breaks a tie.
         let mut latest: Option<(Option<i64>, &str, &str)> = None;
         for sid in &a.authored {
-            let Some(s) = by_id.get(sid.as_str()) else { continue };
+            let Some(s) = by_id.get(sid.as_str()) else {
+                continue;
+            };
             match s.outcome.as_str() {
                 "success" => ok += 1,
                 "failure" => bad += 1,
@@ -448,7 +450,9 @@ fn read_episodes(path: &Path) -> rusqlite::Result<EpisodeRows> {
     // One read transaction, so the three reads see the same snapshot.
     conn.execute_batch("BEGIN")?;
     let rev: Option<String> = conn
-        .query_row("SELECT value FROM meta WHERE key='index_rev'", [], |r| r.get(0))
+        .query_row("SELECT value FROM meta WHERE key='index_rev'", [], |r| {
+            r.get(0)
+        })
         .ok();
     let mut stmt = conn.prepare(
         "SELECT session_id, source, cwd, parent_session_id, agent_id, agent_name, agent_preset,
@@ -543,6 +547,11 @@ fn fingerprint(episodes_rev: Option<&str>, skills: &[SkillDoc], agents: &[AgentD
     for a in agents {
         h.update(format!("agent:{}:{}\n", a.path.display(), a.content_hash).as_bytes());
     }
-    let hex: String = h.finalize().iter().take(6).map(|b| format!("{b:02x}")).collect();
+    let hex: String = h
+        .finalize()
+        .iter()
+        .take(6)
+        .map(|b| format!("{b:02x}"))
+        .collect();
     format!("knowledge:{hex}")
 }

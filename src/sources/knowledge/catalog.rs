@@ -14,6 +14,7 @@ use regex::Regex;
 use sha2::{Digest, Sha256};
 
 use super::frontmatter::{self, Frontmatter};
+use super::uses::plausible_name;
 
 /// Files larger than this are not catalog entries (a SKILL.md is a few KB).
 const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
@@ -84,6 +85,7 @@ pub fn scan_skills(roots: &[PathBuf]) -> Vec<SkillDoc> {
         };
         let Some(name) = fm
             .get_str(&["name"])
+            .filter(|n| plausible_name(n))
             .or_else(|| fallback.map(|n| n.to_string_lossy().to_string()))
             .filter(|n| !n.trim().is_empty())
         else {
@@ -131,7 +133,10 @@ pub fn scan_agents(roots: &[PathBuf]) -> Vec<AgentDoc> {
             .file_stem()
             .map(|s| s.to_string_lossy().to_string())
             .unwrap_or_default();
-        let name = fm.get_str(&["name"]).unwrap_or(stem);
+        let name = fm
+            .get_str(&["name"])
+            .filter(|n| plausible_name(n))
+            .unwrap_or(stem);
         if name.trim().is_empty() {
             continue;
         }
@@ -280,10 +285,7 @@ fn walk_md(roots: &[PathBuf]) -> Vec<PathBuf> {
                     if !skip && depth < MAX_DEPTH {
                         stack.push((path, depth + 1));
                     }
-                } else if meta.is_file()
-                    && name.ends_with(".md")
-                    && meta.len() <= MAX_FILE_BYTES
-                {
+                } else if meta.is_file() && name.ends_with(".md") && meta.len() <= MAX_FILE_BYTES {
                     files.insert(path);
                 }
             }
@@ -304,14 +306,23 @@ fn is_boilerplate(path: &Path) -> bool {
         .file_name()
         .map(|n| n.to_string_lossy().to_ascii_uppercase())
         .unwrap_or_default();
-    ["README", "CHANGELOG", "LICENSE", "CONTRIBUTING", "CLAUDE.MD", "AGENTS.MD"]
-        .iter()
-        .any(|b| name.starts_with(b))
+    [
+        "README",
+        "CHANGELOG",
+        "LICENSE",
+        "CONTRIBUTING",
+        "CLAUDE.MD",
+        "AGENTS.MD",
+    ]
+    .iter()
+    .any(|b| name.starts_with(b))
 }
 
 fn under_dir_named(path: &Path, dir: &str) -> bool {
-    path.parent()
-        .is_some_and(|p| p.ancestors().any(|a| a.file_name().is_some_and(|n| n == dir)))
+    path.parent().is_some_and(|p| {
+        p.ancestors()
+            .any(|a| a.file_name().is_some_and(|n| n == dir))
+    })
 }
 
 /// `…/plugins/cache/<marketplace>/<plugin>/<version>/…` → `<plugin>`.
@@ -332,9 +343,15 @@ pub fn plugin_of(path: &Path) -> Option<String> {
 }
 
 fn description_of(fm: &Frontmatter) -> String {
-    let d = fm
-        .get_str(&["description"])
-        .unwrap_or_else(|| first_paragraph(&fm.body));
+    let d = fm.get_str(&["description"]).unwrap_or_else(|| {
+        // An unclosed `---` block is not prose: skip it up to the first blank line.
+        let body = if !fm.present && fm.body.trim_start().starts_with("---") {
+            fm.body.split_once("\n\n").map_or("", |(_, rest)| rest)
+        } else {
+            fm.body.as_str()
+        };
+        first_paragraph(body)
+    });
     cap_chars(d.trim(), MAX_DESCRIPTION_CHARS)
 }
 

@@ -28,8 +28,12 @@ pub struct Frontmatter {
 impl Frontmatter {
     /// The first value of any of `keys`.
     pub fn get(&self, keys: &[&str]) -> Option<&FmValue> {
-        keys.iter()
-            .find_map(|k| self.fields.iter().find(|(name, _)| name == k).map(|(_, v)| v))
+        keys.iter().find_map(|k| {
+            self.fields
+                .iter()
+                .find(|(name, _)| name == k)
+                .map(|(_, v)| v)
+        })
     }
 
     /// A scalar as a trimmed, non-empty string (a list is joined with `, `).
@@ -163,8 +167,12 @@ fn parse_value(rest: &str, cont: &[&str]) -> FmValue {
         if let Some(s) = whole_quoted(&joined) {
             return FmValue::Str(s);
         }
-        // Unclosed quote, or text after the closing quote: take the line as written.
-        return plain(rest, cont);
+        // Text after the closing quote: take the line as written. An unclosed quote: the text
+        // after it.
+        if quoted(&joined).is_some() {
+            return plain(rest, cont);
+        }
+        return plain(&rest[1..], cont);
     }
     if rest.starts_with('[') {
         if let Some(items) = flow_list(rest) {
@@ -206,7 +214,11 @@ fn strip_comment(s: &str) -> &str {
 
 /// A value with nothing after the colon: a block list, a nested map (kept raw) or empty.
 fn nested(cont: &[&str]) -> FmValue {
-    let items: Vec<&str> = cont.iter().map(|l| l.trim()).filter(|l| !l.is_empty()).collect();
+    let items: Vec<&str> = cont
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .collect();
     if items.is_empty() {
         return FmValue::Str(String::new());
     }
@@ -380,7 +392,10 @@ fn unquote(s: &str) -> String {
 
 /// `[a, "b c", 'd']` → items; `None` when the bracket is never closed.
 fn flow_list(s: &str) -> Option<Vec<String>> {
-    let inner = strip_comment(s).trim().strip_prefix('[')?.strip_suffix(']')?;
+    let inner = strip_comment(s)
+        .trim()
+        .strip_prefix('[')?
+        .strip_suffix(']')?;
     let mut items = Vec::new();
     let mut cur = String::new();
     let mut quote: Option<char> = None;
@@ -467,13 +482,22 @@ mod tests {
     #[test]
     fn odd_input_never_panics() {
         for t in [
-            "", "---", "---\n---", "---\r\nname: a\r\n---\r\nb", "\u{feff}---\nx: \"\\u12\n---",
-            "---\nk: |9\n é\n---", "---\nk: [\n---", "---\nk: 'it''s'\n---", "---\n- a\n---",
+            "",
+            "---",
+            "---\n---",
+            "---\r\nname: a\r\n---\r\nb",
+            "\u{feff}---\nx: \"\\u12\n---",
+            "---\nk: |9\n é\n---",
+            "---\nk: [\n---",
+            "---\nk: 'it''s'\n---",
+            "---\n- a\n---",
         ] {
             let _ = parse(t);
         }
         assert_eq!(
-            parse("---\r\nname: a\r\n---\r\nb").get_str(&["name"]).as_deref(),
+            parse("---\r\nname: a\r\n---\r\nb")
+                .get_str(&["name"])
+                .as_deref(),
             Some("a")
         );
         assert_eq!(

@@ -9,7 +9,8 @@
 //!
 //! * [`catalog`]: `SKILL.md` / legacy command / agent definition scanning.
 //! * [`frontmatter`]: the lenient YAML-frontmatter reader the catalog uses.
-//! * [`derive`]: actors, skill uses and edits from the facts of L1.
+//! * [`derive`]: actors, skill uses and edits from the facts of L1 ([`uses`]: naming and
+//!   de-duplication of skill uses, path normalisation).
 //! * [`build()`]: writes the store atomically.
 //! * [`reader`]: the read-only [`KnowledgeStore`].
 
@@ -19,6 +20,7 @@ pub mod derive;
 pub mod frontmatter;
 pub mod reader;
 pub mod schema;
+pub mod uses;
 
 use std::path::PathBuf;
 

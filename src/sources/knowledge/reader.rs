@@ -12,7 +12,7 @@ use std::time::SystemTime;
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
-use super::derive::split_skill_name;
+use super::uses::split_skill_name;
 use super::{schema, KnowledgeError};
 use crate::sources::actor_id::{self, ActorKey};
 use crate::text::tokens;
@@ -304,7 +304,8 @@ impl KnowledgeStore {
                 let qualified: String = r.get(2)?;
                 let named = names(&qualified) || names(&name);
                 let score = bm.get(&id).copied().unwrap_or(0.0);
-                let wanted = (score > 0.0 || named || terms.is_empty()) && filtered(&name, &qualified);
+                let wanted =
+                    (score > 0.0 || named || terms.is_empty()) && filtered(&name, &qualified);
                 if !wanted {
                     continue;
                 }
@@ -343,10 +344,14 @@ impl KnowledgeStore {
                 let (up, ub) = split_skill_name(&name);
                 let catalogued = in_catalog.iter().any(|(p, n)| {
                     n.to_lowercase() == ub
-                        && (p.is_none() || up.is_none() || p.as_deref().map(str::to_lowercase) == up)
+                        && (p.is_none()
+                            || up.is_none()
+                            || p.as_deref().map(str::to_lowercase) == up)
                 });
                 let named = names(&name);
-                if catalogued || !(named || !skills_filter.is_empty()) || !filtered(&name, &name) {
+                let wanted =
+                    !catalogued && (named || !skills_filter.is_empty()) && filtered(&name, &name);
+                if !wanted {
                     continue;
                 }
                 out.push(SkillRow {
@@ -401,7 +406,10 @@ impl KnowledgeStore {
     }
 
     /// The actor that used the skill most (ties: latest use, then actor_id) — contract KD-3.
-    pub fn top_actor_for_skill(&self, skill: &str) -> Result<Option<(String, u64)>, KnowledgeError> {
+    pub fn top_actor_for_skill(
+        &self,
+        skill: &str,
+    ) -> Result<Option<(String, u64)>, KnowledgeError> {
         let (cond, args) = use_filter(skill);
         if args[1].is_empty() {
             return Ok(None);
@@ -445,7 +453,9 @@ impl KnowledgeStore {
             let mut rows = stmt.query([])?;
             while let Some(r) = rows.next()? {
                 let actor: String = r.get(0)?;
-                let Some(key) = facts.known.get(&actor) else { continue };
+                let Some(key) = facts.known.get(&actor) else {
+                    continue;
+                };
                 for i in 1..4 {
                     if let Some(p) = r.get::<_, Option<String>>(i)? {
                         let list = editors.entry(p).or_default();
@@ -465,7 +475,11 @@ impl KnowledgeStore {
                 let actor: String = r.get(0)?;
                 if keep(&actor) {
                     let n = r.get::<_, i64>(2)?.max(0) as u64;
-                    facts.skill_uses.entry(actor).or_default().push((r.get(1)?, n));
+                    facts
+                        .skill_uses
+                        .entry(actor)
+                        .or_default()
+                        .push((r.get(1)?, n));
                 }
             }
             Ok(facts)
@@ -508,7 +522,11 @@ impl KnowledgeStore {
                     ORDER BY actor_id LIMIT 1)"
             );
             let row = c
-                .query_row(&sql, params![session_id, sidechain_agent.unwrap_or("")], actor_from_row)
+                .query_row(
+                    &sql,
+                    params![session_id, sidechain_agent.unwrap_or("")],
+                    actor_from_row,
+                )
                 .optional()?;
             Ok(row.map(|a| a.key()))
         })

@@ -1,0 +1,164 @@
+//! The built-in sources behind the lane traits: the episodes index, the code index and the
+//! agent-knowledge store (L3), each opened read-only.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::lanes::{
+    CodeAnswer, CodeHit, CodeSource, EpisodesAnswer, EpisodesSource, LaneRequest, SkillHit,
+    SkillsAnswer, SkillsSource, SourceFailure,
+};
+use crate::contract::Code;
+use crate::sources::code::{model::CodeQuery, search::CodeStore};
+use crate::sources::episodes::search::{EpisodeQuery, EpisodeStore, EpisodeStoreError};
+use crate::sources::knowledge::KnowledgeStore;
+
+/// The built-in episodes source over `episodes.sqlite`.
+pub struct BuiltinEpisodes {
+    pub store: Arc<EpisodeStore>,
+}
+
+impl EpisodesSource for BuiltinEpisodes {
+    fn name(&self) -> String {
+        "builtin.episodes".to_string()
+    }
+    fn search(&self, req: &LaneRequest) -> Result<EpisodesAnswer, SourceFailure> {
+        let fail =
+            |e: EpisodeStoreError| SourceFailure::new(Code::SourceUnavailable, e.to_string());
+        let stats = self.store.stats().map_err(fail)?;
+        let q = EpisodeQuery {
+            terms: req.terms.clone(),
+            workspaces: req.workspaces.clone(),
+            session_ids: req.session_ids.clone(),
+            since_ms: req.since_ms,
+            until_ms: req.until_ms,
+            outcome: req.outcome.clone(),
+            limit: req.depth,
+            snippet_chars: req.snippet_chars,
+        };
+        let hits = self.store.search(&q).map_err(fail)?;
+        Ok(EpisodesAnswer { stats, hits })
+    }
+}
+
+/// The built-in code source over `code.sqlite`.
+pub struct BuiltinCode {
+    pub store: Arc<CodeStore>,
+}
+
+impl CodeSource for BuiltinCode {
+    fn name(&self) -> String {
+        "builtin.code".to_string()
+    }
+    fn search(&self, req: &LaneRequest) -> Result<CodeAnswer, SourceFailure> {
+        let q = CodeQuery {
+            terms: req.terms.clone(),
+            workspaces: req.workspaces.clone(),
+            paths: req.paths.clone(),
+            since_ms: req.since_ms,
+            until_ms: req.until_ms,
+            limit: req.depth,
+            snippet_chars: req.snippet_chars,
+        };
+        let found = self
+            .store
+            .search(&q)
+            .map_err(|e| SourceFailure::new(Code::SourceUnavailable, e.to_string()))?;
+        Ok(CodeAnswer {
+            index_rev: found.index_rev,
+            capability: found.capability,
+            capability_reason: None,
+            stale: found.stale,
+            stale_paths: found.stale_paths,
+            drift: None,
+            hits: found
+                .hits
+                .into_iter()
+                .map(|h| CodeHit {
+                    chunk_id: h.chunk_id,
+                    path: h.path,
+                    start_line: h.start_line,
+                    end_line: h.end_line,
+                    source_kind: h.source_kind,
+                    symbol: h.symbol,
+                    score: h.score,
+                    why: h.why,
+                    snippet: h.snippet,
+                    mtime: Some(h.mtime),
+                    mtime_ms: Some(h.mtime_ms),
+                    root: h.root,
+                })
+                .collect(),
+        })
+    }
+}
+
+/// The skills lane over the agent-knowledge store.
+pub struct BuiltinSkills {
+    pub store: Arc<KnowledgeStore>,
+}
+
+impl SkillsSource for BuiltinSkills {
+    fn name(&self) -> String {
+        "builtin.skills+agent-knowledge".to_string()
+    }
+    fn search(&self, req: &LaneRequest) -> Result<SkillsAnswer, SourceFailure> {
+        let fail = |e: crate::sources::knowledge::KnowledgeError| {
+            SourceFailure::new(Code::SourceUnavailable, e.to_string())
+        };
+        let stats = self.store.stats().map_err(fail)?;
+        let rows = self
+            .store
+            .search_skills(&req.terms, &req.skills, req.depth)
+            .map_err(fail)?;
+        let actor_filter: HashSet<&str> = req.actor_ids.iter().map(String::as_str).collect();
+        let hits = rows
+            .into_iter()
+            .map(|r| SkillHit {
+                name: r.qualified_name,
+                path: r.path,
+                description: r.description,
+                when_to_use: r.when_to_use,
+                content_hash: r.content_hash,
+                bm25: r.bm25,
+                uses: r.uses,
+                used_by: r
+                    .used_by
+                    .into_iter()
+                    .filter(|(a, _, _)| {
+                        actor_filter.is_empty() || actor_filter.contains(a.as_str())
+                    })
+                    .collect(),
+                why: r.why,
+            })
+            .collect();
+        Ok(SkillsAnswer {
+            index_rev: stats.index_rev,
+            hits,
+        })
+    }
+}
+
+/// Open a store if its file exists; the error text becomes the lane's degradation reason.
+pub fn open_code(path: &Path) -> Result<CodeStore, SourceFailure> {
+    CodeStore::open(path).map_err(|e| {
+        let code = if path.exists() {
+            Code::SourceUnavailable
+        } else {
+            Code::IndexNotReady
+        };
+        SourceFailure::new(code, e.to_string())
+    })
+}
+
+pub fn open_knowledge(path: &Path) -> Result<KnowledgeStore, SourceFailure> {
+    KnowledgeStore::open(path).map_err(|e| {
+        let code = if path.exists() {
+            Code::SourceUnavailable
+        } else {
+            Code::IndexNotReady
+        };
+        SourceFailure::new(code, e.to_string())
+    })
+}

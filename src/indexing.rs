@@ -1,0 +1,157 @@
+//! `knowledge index` as one library call: episodes, then code, then the derived agent-knowledge
+//! store (which reads the fresh episodes index), with progress reported per stage so any front
+//! end can draw it.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::engine::EngineConfig;
+use crate::sources::code::index::index_code;
+use crate::sources::code::model::{CodeIndexOptions, CodeIndexSummary};
+use crate::sources::episodes::index::{index_episodes, IndexOptions, IndexSummary};
+use crate::sources::knowledge::{self, BuildSummary};
+
+/// What to index. Empty lists mean "nothing of that kind" (the CLI fills in defaults).
+#[derive(Debug, Clone, Default)]
+pub struct IndexPlan {
+    pub sessions: Vec<PathBuf>,
+    pub code: Vec<PathBuf>,
+    pub skills: Vec<PathBuf>,
+    pub agents: Vec<PathBuf>,
+}
+
+/// Which stage a progress report is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    Sessions,
+    Code,
+    Knowledge,
+}
+
+impl Stage {
+    pub fn label(self) -> &'static str {
+        match self {
+            Stage::Sessions => "sessions",
+            Stage::Code => "code",
+            Stage::Knowledge => "skills and actors",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    pub stage: Stage,
+    pub done: u64,
+    pub total: u64,
+    pub bytes_done: u64,
+    pub bytes_total: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct IndexAllSummary {
+    pub episodes: Option<IndexSummary>,
+    pub code: Option<CodeIndexSummary>,
+    pub knowledge: Option<BuildSummary>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexAllError {
+    #[error("cannot create the data dir {0}: {1}")]
+    DataDir(PathBuf, std::io::Error),
+    #[error(transparent)]
+    Episodes(#[from] crate::sources::episodes::index::IndexError),
+    #[error(transparent)]
+    Code(#[from] crate::sources::code::model::CodeIndexError),
+    #[error(transparent)]
+    Knowledge(#[from] crate::sources::knowledge::KnowledgeError),
+}
+
+/// Index everything the plan names into `data_dir`.
+pub fn index_all(
+    data_dir: &Path,
+    plan: &IndexPlan,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<IndexAllSummary, IndexAllError> {
+    std::fs::create_dir_all(data_dir)
+        .map_err(|e| IndexAllError::DataDir(data_dir.to_path_buf(), e))?;
+    let config = EngineConfig::new(data_dir);
+    let mut out = IndexAllSummary::default();
+    if !plan.sessions.is_empty() || !config.episodes_db().exists() {
+        out.episodes = Some(index_episodes(
+            &config.episodes_db(),
+            &IndexOptions::new(plan.sessions.clone()),
+            &mut |p| {
+                progress(Progress {
+                    stage: Stage::Sessions,
+                    done: p.done,
+                    total: p.total,
+                    bytes_done: p.bytes_done,
+                    bytes_total: p.bytes_total,
+                })
+            },
+        )?);
+    }
+    if !plan.code.is_empty() {
+        out.code = Some(index_code(
+            &config.code_db(),
+            &plan.code,
+            &CodeIndexOptions::default(),
+            &mut |p| {
+                progress(Progress {
+                    stage: Stage::Code,
+                    done: p.done,
+                    total: p.total,
+                    bytes_done: p.bytes_done,
+                    bytes_total: p.bytes_total,
+                })
+            },
+        )?);
+    }
+    progress(Progress {
+        stage: Stage::Knowledge,
+        done: 0,
+        total: 1,
+        bytes_done: 0,
+        bytes_total: 0,
+    });
+    out.knowledge = Some(knowledge::build(
+        &config.knowledge_db(),
+        &config.episodes_db(),
+        &plan.skills,
+        &plan.agents,
+    )?);
+    progress(Progress {
+        stage: Stage::Knowledge,
+        done: 1,
+        total: 1,
+        bytes_done: 0,
+        bytes_total: 0,
+    });
+    Ok(out)
+}
+
+/// The default plan on a real machine: the agents' transcript folders, the git repository the
+/// command runs in (if any), and the skill and agent folders that exist.
+pub fn default_plan(cwd: &Path) -> IndexPlan {
+    let repo = git_root(cwd);
+    let repos: Vec<PathBuf> = repo.into_iter().collect();
+    IndexPlan {
+        sessions: crate::sources::episodes::discover::default_roots(),
+        code: repos.clone(),
+        skills: knowledge::default_skill_roots(&repos),
+        agents: knowledge::default_agent_roots(&repos),
+    }
+}
+
+/// The enclosing git work tree of `dir`, if any.
+pub fn git_root(dir: &Path) -> Option<PathBuf> {
+    let mut cur = Some(dir);
+    while let Some(d) = cur {
+        if d.join(".git").exists() {
+            return Some(d.to_path_buf());
+        }
+        cur = d.parent();
+    }
+    None
+}
