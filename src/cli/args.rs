@@ -30,6 +30,73 @@ pub enum Command {
     Demo(DemoArgs),
     /// Serve the engine over MCP (stdio) for a lead agent
     Mcp(McpArgs),
+    /// Choose an actor for a task and prepare its handoff package (dry run unless --commit)
+    Dispatch(DispatchArgs),
+    /// Review handoff packages: list, show, approve, reject (nothing is ever executed)
+    Outbox(OutboxArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DispatchArgs {
+    /// A full knowledge.dispatch/v1 request from a file, or `-` for stdin
+    #[arg(long, value_name = "FILE|-", conflicts_with = "task")]
+    pub request: Option<String>,
+    /// The task text
+    #[arg(long, value_name = "TEXT")]
+    pub task: Option<String>,
+    /// An acceptance criterion (repeatable)
+    #[arg(long = "acceptance", value_name = "TEXT")]
+    pub acceptance: Vec<String>,
+    /// A constraint (repeatable)
+    #[arg(long = "constraint", value_name = "TEXT")]
+    pub constraints: Vec<String>,
+    /// Send to this actor instead of choosing automatically
+    #[arg(long, value_name = "ACTOR_ID")]
+    pub actor: Option<String>,
+    /// Record the plan and write the package to the outbox (still executes nothing)
+    #[arg(long)]
+    pub commit: bool,
+    /// Indented JSON
+    #[arg(long)]
+    pub pretty: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct OutboxArgs {
+    #[command(subcommand)]
+    pub command: OutboxCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OutboxCommand {
+    /// Every package, newest first, with its status
+    List {
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// One package in full (JSON)
+    Show {
+        /// The assignment id (or a unique prefix of it)
+        id: String,
+    },
+    /// Approve a recorded plan for the lead agent to execute
+    Approve {
+        id: String,
+        /// Who decides [default: $USER]
+        #[arg(long, value_name = "NAME")]
+        by: Option<String>,
+    },
+    /// Reject a recorded plan
+    Reject {
+        id: String,
+        /// Why
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+        /// Who decides [default: $USER]
+        #[arg(long, value_name = "NAME")]
+        by: Option<String>,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -5,6 +5,7 @@
 //! error document still on stdout), 1 an internal failure.
 
 mod args;
+mod dispatch_cmd;
 mod index_cmd;
 mod render;
 mod search_cmd;
@@ -31,6 +32,8 @@ pub fn run() -> i32 {
         Some(Command::Search(a)) => search_cmd::run(&data_dir, a),
         Some(Command::GetEpisode(a)) => search_cmd::get_episode(&data_dir, a),
         Some(Command::Demo(a)) => index_cmd::demo(a),
+        Some(Command::Dispatch(a)) => dispatch_cmd::run(&data_dir, a),
+        Some(Command::Outbox(a)) => dispatch_cmd::outbox(&data_dir, a),
         Some(Command::Mcp(a)) => crate::mcp_server::run(&data_dir, a.allow_commit),
         None => index_cmd::explore(&data_dir),
     };

@@ -45,7 +45,7 @@ pub fn run(data_dir: &Path, a: SearchArgs) -> Result<i32> {
     }
 }
 
-fn read_request(src: &str) -> Result<String> {
+pub fn read_request(src: &str) -> Result<String> {
     if src == "-" {
         let mut s = String::new();
         std::io::stdin()

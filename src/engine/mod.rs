@@ -6,9 +6,11 @@
 pub mod actors;
 pub mod budget;
 pub mod builtin;
+pub mod dispatch;
 pub mod items;
 pub mod lanes;
 pub mod log;
+pub mod outbox;
 pub mod routing;
 pub mod search;
 

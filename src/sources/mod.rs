@@ -4,3 +4,4 @@ pub mod actor_id;
 pub mod code;
 pub mod episodes;
 pub mod knowledge;
+pub mod mcp;

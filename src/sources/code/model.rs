@@ -62,7 +62,8 @@ impl Default for CodeIndexOptions {
 pub struct CodeIndexSummary {
     /// The roots walked, canonical.
     pub roots: Vec<String>,
-    /// Text files found under the roots that qualify for indexing.
+    /// Candidate files found under the roots (after the skips by name, size and ignore rules;
+    /// binaries found by content are counted here and under `skipped`).
     pub files_seen: u64,
     pub files_new: u64,
     pub files_changed: u64,

@@ -223,13 +223,13 @@ impl<'a> Walker<'a> {
         while let Some(prev) = cur.prev_named_sibling() {
             let k = prev.kind();
             let attached = is_comment(k) || k == "attribute_item" || k == "decorator";
-            if !attached || prev.end_position().row + 1 < start {
+            if !attached || end_line(prev) + 1 < start {
                 break;
             }
             // A trailing comment on the line of the previous item belongs to that item.
             if prev
                 .prev_named_sibling()
-                .is_some_and(|pp| pp.end_position().row == prev.start_position().row)
+                .is_some_and(|pp| end_line(pp) == prev.start_position().row)
             {
                 break;
             }
@@ -541,6 +541,10 @@ mod tests {
             s.contains(&("main".into(), "function".into(), 14, 14)),
             "{s:?}"
         );
+        let docs = "impl P {\n    /// One.\n    /// Two.\n    #[inline]\n    fn a() {}\n    fn b() {} // tail\n    fn c() {}\n}\n";
+        let s = symbols(Lang::Rust, docs);
+        assert!(s.contains(&("P::a".into(), "method".into(), 2, 5)), "{s:?}");
+        assert!(s.contains(&("P::c".into(), "method".into(), 7, 7)), "{s:?}");
     }
 
     #[test]

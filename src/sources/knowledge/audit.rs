@@ -129,10 +129,7 @@ pub fn text_values(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>>
         while let Some(r) = rows.next()? {
             for (i, col) in cols.iter().enumerate() {
                 if let ValueRef::Text(b) = r.get_ref(i)? {
-                    out.push((
-                        format!("{t}.{col}"),
-                        String::from_utf8_lossy(b).to_string(),
-                    ));
+                    out.push((format!("{t}.{col}"), String::from_utf8_lossy(b).to_string()));
                 }
             }
         }

@@ -13,9 +13,13 @@
 //!   de-duplication of skill uses, path normalisation).
 //! * [`build()`]: writes the store atomically.
 //! * [`reader`]: the read-only [`KnowledgeStore`].
+//! * [`audit`]: the check that no session text reached L3.
 
+pub mod audit;
 pub mod build;
 pub mod catalog;
+#[cfg(test)]
+mod catalog_tests;
 pub mod derive;
 pub mod frontmatter;
 pub mod reader;

@@ -171,13 +171,11 @@ impl McpClient {
                 }
             }
         };
-        match pending.wait_for(|v| v.is_some()).await {
-            Ok(v) => match &*v {
-                Some(r) => r.clone(),
-                None => Err(self.unavailable("the server did not start")),
-            },
-            Err(_) => Err(self.unavailable("the server did not start")),
-        }
+        let outcome = match pending.wait_for(|v| v.is_some()).await {
+            Ok(v) => v.clone(),
+            Err(_) => None,
+        };
+        outcome.unwrap_or_else(|| Err(self.unavailable("the server did not start")))
     }
 
     fn launch(&self) -> Launch {
