@@ -26,6 +26,8 @@ pub enum Command {
     Search(SearchArgs),
     /// Show one event in full (redacted) with its neighbours
     GetEpisode(GetEpisodeArgs),
+    /// Lines of a code reference, redacted, with the file's freshness (`PATH:START[-END]`)
+    Code(CodeArgs),
     /// Index the bundled demo world into a temporary data dir and open the explorer on it
     Demo(DemoArgs),
     /// Serve the engine over MCP (stdio) for a lead agent
@@ -210,4 +212,13 @@ pub struct DemoArgs {
     /// Print the answer instead of opening the explorer
     #[arg(long)]
     pub print: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CodeArgs {
+    /// `path:start[-end]` (root-relative or absolute path, 1-based lines)
+    pub locator: String,
+    /// Print JSON instead of numbered lines
+    #[arg(long)]
+    pub json: bool,
 }

@@ -32,6 +32,7 @@ pub fn run() -> i32 {
         Some(Command::Search(a)) => search_cmd::run(&data_dir, a),
         Some(Command::GetEpisode(a)) => search_cmd::get_episode(&data_dir, a),
         Some(Command::Demo(a)) => index_cmd::demo(a),
+        Some(Command::Code(a)) => search_cmd::code(&data_dir, a),
         Some(Command::Dispatch(a)) => dispatch_cmd::run(&data_dir, a),
         Some(Command::Outbox(a)) => dispatch_cmd::outbox(&data_dir, a),
         Some(Command::Mcp(a)) => crate::mcp_server::run(&data_dir, a.allow_commit),

@@ -11,7 +11,7 @@ use knowledge::engine::search::SearchOutcome;
 use knowledge::engine::{items::parse_episode_id, Engine, EngineConfig};
 use serde_json::{json, Map, Value};
 
-use super::args::{GetEpisodeArgs, SearchArgs};
+use super::args::{CodeArgs, GetEpisodeArgs, SearchArgs};
 use super::render;
 
 pub fn run(data_dir: &Path, a: SearchArgs) -> Result<i32> {
@@ -129,6 +129,62 @@ pub fn get_episode(data_dir: &Path, a: GetEpisodeArgs) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&episode)?);
     } else {
         print!("{}", render::episode(&episode));
+    }
+    Ok(0)
+}
+
+/// `path:start[-end]` → (path, start, end).
+fn parse_locator(s: &str) -> Option<(String, u64, Option<u64>)> {
+    let (path, range) = s.rsplit_once(':')?;
+    let (start, end) = match range.split_once('-') {
+        Some((a, b)) => (a.parse().ok()?, Some(b.parse().ok()?)),
+        None => (range.parse().ok()?, None),
+    };
+    (!path.is_empty() && start >= 1).then(|| (path.to_string(), start, end))
+}
+
+pub fn code(data_dir: &Path, a: CodeArgs) -> Result<i32> {
+    let Some((path, start, end)) = parse_locator(&a.locator) else {
+        eprintln!(
+            "knowledge: {}: expected PATH:START or PATH:START-END (1-based lines)",
+            render::clean(&a.locator)
+        );
+        return Ok(2);
+    };
+    let engine = Engine::open(EngineConfig::load(data_dir)?);
+    let Some(store) = engine.code_store() else {
+        eprintln!("knowledge: no code index yet: run `knowledge index --code ROOT`");
+        return Ok(1);
+    };
+    let lines = match store.read_code(&path, start, end.or(Some(start + 40))) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("knowledge: {e}");
+            return Ok(2);
+        }
+    };
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&lines)?);
+        return Ok(0);
+    }
+    println!(
+        "{}/{} lines {}-{}{}",
+        render::clean(&lines.root),
+        render::clean(&lines.path),
+        lines.start_line,
+        lines.end_line,
+        if lines.freshness.stale {
+            " (STALE: the file changed since it was indexed)"
+        } else {
+            ""
+        }
+    );
+    for (i, line) in lines.lines.iter().enumerate() {
+        println!(
+            "{:>6}  {}",
+            lines.start_line + i as u64,
+            knowledge::text::sanitize::for_terminal(line)
+        );
     }
     Ok(0)
 }

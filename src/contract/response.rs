@@ -87,6 +87,8 @@ pub struct EpisodeItem {
     pub session_id: String,
     pub seq: u64,
     pub event_type: String,
+    /// Absent when the record had no time (legacy Codex items).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<String>,
     pub surface: String,
     pub score: f64,
@@ -130,7 +132,12 @@ pub struct Freshness {
 pub struct CodeItem {
     pub id: String,
     pub chunk_id: String,
+    /// Relative to the repository root (`root`).
     pub path: String,
+    /// An optional v1 addition (§15): the repository root the path is relative to, so a
+    /// `README.md` of one workspace is never confused with another's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
     pub start_line: u64,
     pub end_line: u64,
     pub source_kind: String,

@@ -50,6 +50,9 @@ impl DispatchAvailability {
 /// Actor facts from L3 that the lanes alone cannot give.
 pub use crate::sources::knowledge::ActorFacts;
 
+/// L3's lookup of the actor behind an event.
+pub type ResolveActor<'a> = dyn Fn(&EpisodeHit) -> Option<ActorKey> + 'a;
+
 pub struct Inputs<'a> {
     pub episodes: &'a [EpisodeItem],
     pub episode_hits: &'a [EpisodeHit],
@@ -58,7 +61,7 @@ pub struct Inputs<'a> {
     pub skill_hits: &'a [SkillHit],
     pub facts: Option<&'a ActorFacts>,
     /// L3's actor for an event (so a subagent linked to its spawn gets the spawn's name).
-    pub resolve: Option<&'a dyn Fn(&EpisodeHit) -> Option<ActorKey>>,
+    pub resolve: Option<&'a ResolveActor<'a>>,
     pub route: &'a Route,
     /// The query's stemmed terms (to notice an actor named in the question).
     pub query_terms: &'a [String],
@@ -178,7 +181,7 @@ pub fn aggregate(inp: &Inputs<'_>) -> Vec<Actor> {
             (Mode::FindAgent, false, true) => OUTCOME_FAILURE_WEIGHT,
             _ => 1.0,
         };
-        let named = key.name != "main" && names_actor(&inp.query_terms, &key.name);
+        let named = key.name != "main" && names_actor(inp.query_terms, &key.name);
         let name_weight = if named { NAMED_ACTOR_WEIGHT } else { 1.0 };
         let score = ((scores[0] + 0.3 * mean) * outcome_weight * name_weight * 1e6).round() / 1e6;
         let mut why = Vec::new();

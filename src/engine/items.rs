@@ -117,6 +117,7 @@ pub fn code_items(hits: &[CodeHit], weight: f64) -> Vec<CodeItem> {
             id,
             chunk_id: h.chunk_id.clone(),
             path: h.path.clone(),
+            root: (!h.root.is_empty()).then(|| h.root.clone()),
             start_line: h.start_line.max(1),
             end_line: h.end_line.max(h.start_line.max(1)),
             source_kind: h.source_kind.clone(),

@@ -123,6 +123,8 @@ pub fn index_code(
     let rev = store::compute_index_rev(&tx).map_err(store_err)?;
     store::meta_set(&tx, "index_rev", &rev).map_err(store_err)?;
     tx.commit().map_err(store_err)?;
+    // Fold the WAL into the main file: readers then see one self-contained, unchanging file.
+    let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
     summary.index_rev = rev;
     summary.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(summary)

@@ -130,6 +130,8 @@ pub fn index_episodes(
         .query_row("SELECT count(*) FROM sessions", [], |r| r.get::<_, i64>(0))
         .map_err(store_err)? as u64;
     summary.index_rev = rev;
+    // Fold the WAL into the main file: readers then see one self-contained, unchanging file.
+    let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
     summary.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(summary)
 }

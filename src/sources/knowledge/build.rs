@@ -99,7 +99,9 @@ pub fn build(
     );
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
-        let _ = std::fs::remove_file(tmp.with_extension("tmp-journal"));
+        let mut journal = tmp.clone().into_os_string();
+        journal.push("-journal");
+        let _ = std::fs::remove_file(journal);
     }
     result?;
 

@@ -115,7 +115,69 @@ pub fn scan_skills(roots: &[PathBuf]) -> Vec<SkillDoc> {
             kind: if is_skill { "skill" } else { "command" },
         });
     }
-    out
+    keep_newest_plugin_versions(out)
+}
+
+/// The plugin cache can keep several versions of a plugin; only the newest version of each
+/// skill is a catalog entry (versions compare numerically part by part: `1.10.0` > `1.9.2`).
+fn keep_newest_plugin_versions(skills: Vec<SkillDoc>) -> Vec<SkillDoc> {
+    // (path without the version component) → index of the newest so far.
+    let mut newest: std::collections::HashMap<PathBuf, (Vec<(u64, String)>, usize)> =
+        std::collections::HashMap::new();
+    let mut drop = BTreeSet::new();
+    for (i, s) in skills.iter().enumerate() {
+        let Some((unversioned, version)) = split_version(&s.path) else {
+            continue;
+        };
+        let key = version_key(&version);
+        match newest.get_mut(&unversioned) {
+            Some((best, _)) if *best >= key => {
+                drop.insert(i);
+            }
+            Some((best, at)) => {
+                drop.insert(*at);
+                *best = key;
+                *at = i;
+            }
+            None => {
+                newest.insert(unversioned, (key, i));
+            }
+        }
+    }
+    skills
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !drop.contains(i))
+        .map(|(_, s)| s)
+        .collect()
+}
+
+/// `…/plugins/cache/<m>/<p>/<version>/rest` → (`…/plugins/cache/<m>/<p>/rest`, `<version>`).
+fn split_version(path: &Path) -> Option<(PathBuf, String)> {
+    let comps: Vec<Component<'_>> = path.components().collect();
+    let at = comps
+        .windows(2)
+        .rposition(|w| w[0].as_os_str() == "plugins" && w[1].as_os_str() == "cache")?;
+    let version = comps.get(at + 4)?.as_os_str().to_string_lossy().to_string();
+    if comps.len() <= at + 5 {
+        return None;
+    }
+    let mut unversioned = PathBuf::new();
+    for (i, c) in comps.iter().enumerate() {
+        if i != at + 4 {
+            unversioned.push(c.as_os_str());
+        }
+    }
+    Some((unversioned, version))
+}
+
+fn version_key(v: &str) -> Vec<(u64, String)> {
+    v.split(['.', '-', '+'])
+        .map(|part| {
+            let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
+            (digits.parse().unwrap_or(0), part.to_string())
+        })
+        .collect()
 }
 
 /// Every agent definition (`*.md`, any depth) under `roots`, sorted by path. Files without
@@ -450,6 +512,36 @@ mod tests {
         assert_eq!(plugin_of(p).as_deref(), Some("elixir"));
         assert_eq!(plugin_of(Path::new("/h/.claude/skills/x/SKILL.md")), None);
         assert_eq!(plugin_of(Path::new("/plugins/cache/m/SKILL.md")), None);
+    }
+
+    #[test]
+    fn only_the_newest_plugin_version_is_kept() {
+        let doc = |p: &str| SkillDoc {
+            name: "s".into(),
+            path: PathBuf::from(p),
+            description: String::new(),
+            when_to_use: None,
+            content_hash: String::new(),
+            plugin: plugin_of(Path::new(p)),
+            tags: Vec::new(),
+            kind: "skill",
+        };
+        let kept = keep_newest_plugin_versions(vec![
+            doc("/c/plugins/cache/m/p/1.9.2/skills/s/SKILL.md"),
+            doc("/c/plugins/cache/m/p/1.10.0/skills/s/SKILL.md"),
+            doc("/c/plugins/cache/m/p/1.2.0/skills/s/SKILL.md"),
+            doc("/c/plugins/cache/m/q/1.0.0/skills/s/SKILL.md"),
+            doc("/h/skills/s/SKILL.md"),
+        ]);
+        let paths: Vec<String> = kept.iter().map(|d| d.path.display().to_string()).collect();
+        assert_eq!(
+            paths,
+            vec![
+                "/c/plugins/cache/m/p/1.10.0/skills/s/SKILL.md",
+                "/c/plugins/cache/m/q/1.0.0/skills/s/SKILL.md",
+                "/h/skills/s/SKILL.md"
+            ]
+        );
     }
 
     #[test]

@@ -371,22 +371,20 @@ impl KnowledgeStore {
                     why: vec!["not in the skill catalog".to_string()],
                 });
             }
+            // Use counts of every spelling, once, then matched per row in memory.
+            let mut stmt = c.prepare_cached(
+                "SELECT skill_base, skill_plugin, lower(skill_name), count(*) FROM ak_skill_use
+                 GROUP BY 1, 2, 3",
+            )?;
+            let counts: Vec<(String, Option<String>, String, i64)> = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+                .collect::<Result<_, _>>()?;
             for row in &mut out {
-                let (uses, used_by) = uses_of(c, &row.qualified_name)?;
-                row.uses = uses;
-                row.used_by = used_by;
-                let mut why = Vec::new();
-                if row.named {
-                    why.push(format!("name: {}", row.qualified_name));
-                }
-                if row.bm25 > 0.0 {
-                    why.push(format!("bm25: {:.2}", row.bm25));
-                }
-                if row.uses > 0 {
-                    why.push(format!("uses: {}", row.uses));
-                }
-                why.append(&mut row.why);
-                row.why = why;
+                row.uses = counts
+                    .iter()
+                    .filter(|(b, p, n, _)| use_matches(&row.qualified_name, b, p.as_deref(), n))
+                    .map(|c| c.3.max(0) as u64)
+                    .sum();
             }
             out.sort_by(|a, b| {
                 let primary = if a.named && b.named {
@@ -400,6 +398,24 @@ impl KnowledgeStore {
                     .then_with(|| a.qualified_name.cmp(&b.qualified_name))
                     .then_with(|| a.path.cmp(&b.path))
             });
+            out.truncate(limit);
+            for row in &mut out {
+                if row.uses > 0 {
+                    row.used_by = used_by(c, &row.qualified_name)?;
+                }
+                let mut why = Vec::new();
+                if row.named {
+                    why.push(format!("name: {}", row.qualified_name));
+                }
+                if row.bm25 > 0.0 {
+                    why.push(format!("bm25: {:.2}", row.bm25));
+                }
+                if row.uses > 0 {
+                    why.push(format!("uses: {}", row.uses));
+                }
+                why.append(&mut row.why);
+                row.why = why;
+            }
             out.truncate(limit);
             Ok(out)
         })
@@ -535,16 +551,22 @@ impl KnowledgeStore {
 
 type UsedBy = Vec<(String, String, u64)>;
 
-fn uses_of(c: &Connection, qualified: &str) -> rusqlite::Result<(u64, UsedBy)> {
-    let (cond, args) = use_filter(qualified);
-    if args[1].is_empty() {
-        return Ok((0, Vec::new()));
+/// The in-memory twin of [`use_filter`]: does a recorded use (`base`, `plugin`, lowercased
+/// `name`) count for the skill named `q`?
+fn use_matches(q: &str, base: &str, plugin: Option<&str>, name: &str) -> bool {
+    let (qp, qb) = split_skill_name(q);
+    match qp {
+        Some(_) => {
+            name == q.trim().trim_start_matches('/').to_lowercase()
+                || (base == qb && plugin.is_none())
+        }
+        None => base == qb,
     }
-    let n: i64 = c.query_row(
-        &format!("SELECT count(*) FROM ak_skill_use WHERE {cond}"),
-        params![args[0], args[1]],
-        |r| r.get(0),
-    )?;
+}
+
+/// (actor_id, session_id, seq) of the most recent uses of the skill named `q`.
+fn used_by(c: &Connection, q: &str) -> rusqlite::Result<UsedBy> {
+    let (cond, args) = use_filter(q);
     let mut stmt = c.prepare_cached(&format!(
         "SELECT actor_id, session_id, seq FROM ak_skill_use WHERE {cond}
          ORDER BY time_ms IS NULL, time_ms DESC, session_id DESC, seq DESC LIMIT {USED_BY_MAX}"
@@ -552,7 +574,7 @@ fn uses_of(c: &Connection, qualified: &str) -> rusqlite::Result<(u64, UsedBy)> {
     let rows = stmt.query_map(params![args[0], args[1]], |r| {
         Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)?.max(0) as u64))
     })?;
-    Ok((n.max(0) as u64, rows.collect::<Result<_, _>>()?))
+    rows.collect()
 }
 
 fn kind_static(kind: &str) -> &'static str {
