@@ -1,8 +1,10 @@
-//! Benchmarks (run with `cargo bench`): index throughput, no-change re-index, the episodes lane
-//! and the whole search in-process, and a whole CLI call, with P50/P95/P99 and peak RSS.
+//! Benchmarks (run with `cargo bench --bench search_bench`): index throughput, no-change
+//! re-index, the episodes and code lanes and the whole search in-process, a whole CLI call, and
+//! `rg -i` over the same code tree as a baseline, with P50/P95/P99 and peak RSS.
 //!
-//! `KNOWLEDGE_BENCH_SCALE=contract` (default: 181 sessions, ~50k events), `10x` (2,000
-//! sessions, ~1M events) or `all`. Figures go to stdout; `docs/PERFORMANCE.md` records them.
+//! `KNOWLEDGE_BENCH_SCALE=contract` (default: 181 sessions ≈ 50k events + 10k code chunks),
+//! `10x` (2,000 sessions ≈ 1M events + 100k chunks) or `all`. Figures go to stdout;
+//! `docs/PERFORMANCE.md` records them.
 
 #[path = "support/synth.rs"]
 mod synth;
@@ -13,7 +15,8 @@ use std::time::Instant;
 
 use knowledge::contract::SearchRequest;
 use knowledge::engine::{Engine, EngineConfig};
-use knowledge::sources::episodes::index::{index_episodes, IndexOptions};
+use knowledge::indexing::{index_all, IndexPlan};
+use knowledge::sources::code::model::CodeQuery;
 use knowledge::sources::episodes::search::EpisodeQuery;
 use knowledge::text::tokens;
 
@@ -30,67 +33,104 @@ const QUERIES: &[&str] = &[
     "nginx restart pod",
 ];
 
+const CODE_QUERIES: &[&str] = &[
+    "getUserName",
+    "mysql connection",
+    "verifySignature webhook",
+    "retry cache",
+    "checkEncoding",
+];
+
 fn percentiles(mut v: Vec<f64>) -> (f64, f64, f64) {
     v.sort_by(|a, b| a.total_cmp(b));
     let at = |p: f64| v[((v.len() as f64 - 1.0) * p).round() as usize];
     (at(0.50), at(0.95), at(0.99))
 }
 
-fn report(name: &str, v: Vec<f64>) {
+fn report(name: &str, v: Vec<f64>) -> f64 {
     let n = v.len();
     let (p50, p95, p99) = percentiles(v);
-    println!("  {name:<34} n={n:<5} P50 {p50:>8.2} ms  P95 {p95:>8.2} ms  P99 {p99:>8.2} ms");
+    println!("  {name:<40} n={n:<4} P50 {p50:>8.2} ms  P95 {p95:>8.2} ms  P99 {p99:>8.2} ms");
+    p50
 }
 
-fn peak_rss_kb() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    s.lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|n| n.parse().ok())
+fn peak_rss_mb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse::<u64>().ok())
+        })
+        .unwrap_or(0)
+        / 1024
 }
 
-fn run_scale(label: &str, sessions: usize, events: usize) {
+fn time<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let t = Instant::now();
+    let v = f();
+    (v, t.elapsed().as_secs_f64())
+}
+
+fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
     let dir = tempfile::tempdir().expect("temp dir");
     let world = dir.path().join("world");
+    let code = dir.path().join("code");
     let data = dir.path().join("data");
-    std::fs::create_dir_all(&data).expect("data dir");
-    let t = Instant::now();
-    let bytes = synth::generate(&world, sessions, events).expect("generate");
+    let (bytes, gen_s) = time(|| synth::generate(&world, sessions, events).expect("sessions"));
+    let ((files, code_bytes), _) = time(|| synth::generate_code(&code, chunks).expect("code"));
     println!(
-        "\n[{label}] {sessions} sessions, ~{} events, {:.1} MB of JSONL (generated in {:.1} s)",
+        "\n[{label}] {sessions} sessions ≈ {} events ({:.1} MB JSONL, generated in {gen_s:.1} s); \
+         {files} code files ({:.1} MB)",
         sessions * events,
         bytes as f64 / 1e6,
-        t.elapsed().as_secs_f64()
+        code_bytes as f64 / 1e6
     );
-    let config = EngineConfig::new(&data);
-    let opts = IndexOptions::new(vec![world.clone()]);
-    let t = Instant::now();
-    let s = index_episodes(&config.episodes_db(), &opts, &mut |_| {}).expect("index");
-    let secs = t.elapsed().as_secs_f64();
+    let plan = IndexPlan {
+        sessions: vec![world.clone()],
+        code: vec![code.clone()],
+        ..IndexPlan::default()
+    };
+    let (s, secs) = time(|| index_all(&data, &plan, &mut |_| {}).expect("index"));
+    let ep = s.episodes.expect("episodes");
+    let cs = s.code.expect("code");
+    let k = s.knowledge.expect("knowledge");
     println!(
-        "  index: {} events in {:.2} s = {:.1} MB/s; peak RSS so far {} MB",
-        s.events_added,
-        secs,
-        bytes as f64 / 1e6 / secs,
-        peak_rss_kb().unwrap_or(0) / 1024
+        "  index all: {secs:.1} s; episodes {} events in {:.2} s = {:.1} MB/s; code {} chunks, {} \
+         lines in {:.2} s = {:.0} lines/s; L3 {} actors in {:.2} s; peak RSS {} MB",
+        ep.events_added,
+        ep.elapsed_ms as f64 / 1e3,
+        bytes as f64 / 1e6 / (ep.elapsed_ms as f64 / 1e3),
+        cs.chunks,
+        cs.lines,
+        cs.elapsed_ms as f64 / 1e3,
+        cs.lines as f64 / (cs.elapsed_ms as f64 / 1e3),
+        k.actors,
+        k.elapsed_ms as f64 / 1e3,
+        peak_rss_mb()
     );
-    let t = Instant::now();
-    let s2 = index_episodes(&config.episodes_db(), &opts, &mut |_| {}).expect("reindex");
+    let (s2, secs) = time(|| index_all(&data, &plan, &mut |_| {}).expect("reindex"));
+    let ep2 = s2.episodes.expect("episodes");
+    let cs2 = s2.code.expect("code");
     println!(
-        "  re-index, nothing changed: {:.3} s ({} files unchanged)",
-        t.elapsed().as_secs_f64(),
-        s2.files_unchanged
+        "  re-index, nothing changed: {secs:.2} s in all; episodes {:.3} s ({} files unchanged), \
+         code {:.3} s ({} unchanged), L3 rebuild {:.3} s",
+        ep2.elapsed_ms as f64 / 1e3,
+        ep2.files_unchanged,
+        cs2.elapsed_ms as f64 / 1e3,
+        cs2.files_unchanged,
+        s2.knowledge.map_or(0.0, |k| k.elapsed_ms as f64 / 1e3)
     );
 
     let engine = Engine::open(EngineConfig {
         log: false,
         ..EngineConfig::new(&data)
     });
-    let store = engine.episode_store().expect("store");
-    let mut lane = Vec::new();
-    let mut full = Vec::new();
-    for round in 0..30 {
+    let store = engine.episode_store().expect("episodes store");
+    let code_store = engine.code_store().expect("code store");
+    let (mut lane, mut code_lane, mut full) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..20 {
         for q in QUERIES {
             let query = EpisodeQuery {
                 terms: tokens::query_terms(q),
@@ -98,39 +138,68 @@ fn run_scale(label: &str, sessions: usize, events: usize) {
                 snippet_chars: 240,
                 ..EpisodeQuery::default()
             };
-            let t = Instant::now();
-            let hits = store.search(&query).expect("search");
-            lane.push(t.elapsed().as_secs_f64() * 1000.0);
-            assert!(round > 0 || !hits.is_empty() || q.contains("BOM"));
-            let t = Instant::now();
-            let _ = engine.search(&SearchRequest::new(*q));
-            full.push(t.elapsed().as_secs_f64() * 1000.0);
+            let (_, s) = time(|| store.search(&query).expect("search"));
+            lane.push(s * 1e3);
+            let (_, s) = time(|| engine.search(&SearchRequest::new(*q)));
+            full.push(s * 1e3);
+        }
+        for q in CODE_QUERIES {
+            let query = CodeQuery {
+                terms: tokens::query_terms(q),
+                limit: 30,
+                snippet_chars: 240,
+                ..CodeQuery::default()
+            };
+            let (_, s) = time(|| code_store.search(&query).expect("code search"));
+            code_lane.push(s * 1e3);
         }
     }
     report("episodes lane, in-process", lane);
-    report("whole search, in-process", full);
+    let code_p50 = report("code lane, in-process", code_lane);
+    report("whole search (3 lanes + actors), in-process", full);
+    println!("  peak RSS of the bench process so far: {} MB", peak_rss_mb());
+
+    if Command::new("rg").arg("--version").output().is_ok() {
+        let mut rg = Vec::new();
+        for q in CODE_QUERIES.iter().cycle().take(15) {
+            let pattern = q.split_whitespace().next().unwrap_or(q);
+            let (_, s) = time(|| {
+                Command::new("rg")
+                    .args(["-i", "-c", pattern])
+                    .arg(&code)
+                    .output()
+                    .expect("rg")
+            });
+            rg.push(s * 1e3);
+        }
+        let rg_p50 = report("baseline: rg -i over the same tree", rg);
+        println!("  indexed code lane is {:.0}× faster than rg (P50)", rg_p50 / code_p50);
+    } else {
+        println!("  baseline: rg not installed (apt-get install ripgrep) — skipped");
+    }
 
     let exe = env!("CARGO_BIN_EXE_knowledge");
     let mut cli = Vec::new();
     let mut rss = Vec::new();
     let time_bin = Path::new("/usr/bin/time").exists();
     for (i, q) in QUERIES.iter().cycle().take(40).enumerate() {
-        let t = Instant::now();
-        let mut cmd = if time_bin && i % 4 == 0 {
+        let measure_rss = time_bin && i % 4 == 0;
+        let mut cmd = if measure_rss {
             let mut c = Command::new("/usr/bin/time");
             c.args(["-f", "%M", exe]);
             c
         } else {
             Command::new(exe)
         };
-        let out = cmd
-            .arg("--data-dir")
-            .arg(&data)
-            .args(["search", "-q", q])
-            .output()
-            .expect("run cli");
-        let ms = t.elapsed().as_secs_f64() * 1000.0;
-        if time_bin && i % 4 == 0 {
+        let (out, s) = time(|| {
+            cmd.arg("--data-dir")
+                .arg(&data)
+                .args(["search", "-q", q])
+                .output()
+                .expect("run cli")
+        });
+        assert!(out.status.success(), "cli failed");
+        if measure_rss {
             if let Some(kb) = String::from_utf8_lossy(&out.stderr)
                 .lines()
                 .last()
@@ -139,9 +208,8 @@ fn run_scale(label: &str, sessions: usize, events: usize) {
                 rss.push(kb);
             }
         } else {
-            cli.push(ms);
+            cli.push(s * 1e3);
         }
-        assert!(out.status.success(), "cli failed");
     }
     report("CLI call (process start → exit)", cli);
     if let Some(max) = rss.iter().max() {
@@ -150,15 +218,18 @@ fn run_scale(label: &str, sessions: usize, events: usize) {
 }
 
 fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
     let scale = std::env::var("KNOWLEDGE_BENCH_SCALE").unwrap_or_else(|_| "contract".into());
     println!(
         "knowledge bench — {} cores; scale {scale}",
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     if scale == "contract" || scale == "all" {
-        run_scale("contract scale", 181, 276);
+        run_scale("contract scale", 181, 276, 10_000);
     }
     if scale == "10x" || scale == "all" {
-        run_scale("10x", 2000, 500);
+        run_scale("10x", 2000, 500, 100_000);
     }
 }

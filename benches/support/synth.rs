@@ -239,3 +239,57 @@ fn write_codex(
     f.write_all(out.as_bytes())?;
     Ok(out.len() as u64)
 }
+
+const IDENTS: &[&str] = &[
+    "connect", "mysqlDsn", "getUserName", "computeTotals", "verifySignature", "retryPolicy",
+    "cacheKey", "loadConfig", "parseHeader", "renderInvoice", "refreshToken", "openSession",
+    "closePool", "migrateSchema", "routeRequest", "applyPatch", "checkEncoding", "scheduleJob",
+];
+
+/// Write a code tree of about `chunks` symbol chunks (10 functions per file, three languages)
+/// under `root`. Returns (files, bytes).
+pub fn generate_code(root: &Path, chunks: usize) -> io::Result<(usize, u64)> {
+    let mut rng = Rng::new(0xc0de);
+    let files = chunks.div_ceil(10);
+    let mut bytes = 0u64;
+    for f in 0..files {
+        let dir = root.join(format!("pkg{:03}", f % 200));
+        fs::create_dir_all(&dir)?;
+        let mut out = String::new();
+        let (ext, lang) = match f % 3 {
+            0 => ("rs", 0),
+            1 => ("py", 1),
+            _ => ("ts", 2),
+        };
+        for i in 0..10 {
+            let name = format!("{}{}_{f}_{i}", rng.pick(IDENTS), i);
+            let body: Vec<String> = (0..6).map(|_| sentence(&mut rng, 8)).collect();
+            match lang {
+                0 => {
+                    let _ = writeln!(out, "/// {}\npub fn {name}(x: u32) -> u32 {{", body[0]);
+                    for b in &body[1..] {
+                        let _ = writeln!(out, "    // {b}\n    let _v = x + 1;");
+                    }
+                    let _ = writeln!(out, "    x\n}}\n");
+                }
+                1 => {
+                    let _ = writeln!(out, "def {name}(x):\n    \"\"\"{}\"\"\"", body[0]);
+                    for b in &body[1..] {
+                        let _ = writeln!(out, "    # {b}\n    x = x + 1");
+                    }
+                    let _ = writeln!(out, "    return x\n");
+                }
+                _ => {
+                    let _ = writeln!(out, "// {}\nexport function {name}(x: number): number {{", body[0]);
+                    for b in &body[1..] {
+                        let _ = writeln!(out, "  // {b}\n  x = x + 1;");
+                    }
+                    let _ = writeln!(out, "  return x;\n}}\n");
+                }
+            }
+        }
+        fs::write(dir.join(format!("mod{f}.{ext}")), &out)?;
+        bytes += out.len() as u64;
+    }
+    Ok((files, bytes))
+}

@@ -3,5 +3,6 @@
 pub mod actor_id;
 pub mod code;
 pub mod episodes;
+pub mod sqlite;
 pub mod knowledge;
 pub mod mcp;

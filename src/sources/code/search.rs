@@ -8,14 +8,14 @@
 //! returned: size + mtime against the index, then the content hash when those differ.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::path::Path;
 
 use rusqlite::{params_from_iter, types::Value as SqlValue, Connection};
 
 use super::model::{ChunkHit, CodeQuery, CodeSearch, CodeStats, CodeStoreError};
 use super::read::{file_is_stale, FileRow};
 use super::store;
+use crate::sources::sqlite::ReadPool;
 use crate::text::{snippet, tokens};
 
 /// BM25 column weights: body, symbol, path.
@@ -23,8 +23,7 @@ const BM25: &str = "bm25(chunks_fts, 1.0, 8.0, 2.0)";
 
 /// The built-in code source: a small pool of read-only connections.
 pub struct CodeStore {
-    path: PathBuf,
-    pool: Mutex<Vec<Connection>>,
+    pool: ReadPool,
 }
 
 impl CodeStore {
@@ -32,34 +31,20 @@ impl CodeStore {
         if !path.exists() {
             return Err(CodeStoreError::Missing(path.to_path_buf()));
         }
-        let conn = store::open_ro(path)?;
-        conn.query_row("SELECT count(*) FROM files", [], |_| Ok(()))?;
         Ok(CodeStore {
-            path: path.to_path_buf(),
-            pool: Mutex::new(vec![conn]),
+            pool: ReadPool::open(path, "SELECT count(*) FROM files")?,
         })
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        self.pool.path()
     }
 
     pub(super) fn with_conn<T>(
         &self,
         f: impl FnOnce(&Connection) -> Result<T, CodeStoreError>,
     ) -> Result<T, CodeStoreError> {
-        let pooled = self.pool.lock().ok().and_then(|mut p| p.pop());
-        let conn = match pooled {
-            Some(c) => c,
-            None => store::open_ro(&self.path)?,
-        };
-        let out = f(&conn);
-        if let Ok(mut p) = self.pool.lock() {
-            if p.len() < 4 {
-                p.push(conn);
-            }
-        }
-        out
+        self.pool.with_conn(f)
     }
 
     pub fn stats(&self) -> Result<CodeStats, CodeStoreError> {

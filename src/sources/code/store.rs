@@ -7,8 +7,10 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 use sha2::{Digest, Sha256};
+
+use crate::sources::sqlite;
 
 /// Bumped when the schema changes; an older store is rebuilt from the repositories.
 pub const SCHEMA_VERSION: i64 = 1;
@@ -52,47 +54,16 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
 
 /// Open (creating if needed) the store for writing. Only the indexer calls this.
 pub fn open_rw(path: &Path) -> rusqlite::Result<Connection> {
-    let conn = Connection::open(path)?;
-    conn.execute_batch(
-        "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;",
-    )?;
-    let version: i64 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .unwrap_or(0);
-    if version != SCHEMA_VERSION {
-        conn.execute_batch(
-            "DROP TABLE IF EXISTS chunks_fts; DROP TABLE IF EXISTS chunks;
-             DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS roots; DROP TABLE IF EXISTS meta;",
-        )?;
-        conn.execute_batch(SCHEMA)?;
-        conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
-    }
-    Ok(conn)
-}
-
-/// Open the store read-only: the engine can never write into L2.
-pub fn open_ro(path: &Path) -> rusqlite::Result<Connection> {
-    let conn = Connection::open_with_flags(
+    sqlite::open_owned(
         path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    conn.busy_timeout(std::time::Duration::from_secs(2))?;
-    Ok(conn)
+        SCHEMA,
+        SCHEMA_VERSION,
+        "DROP TABLE IF EXISTS chunks_fts; DROP TABLE IF EXISTS chunks;
+         DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS roots; DROP TABLE IF EXISTS meta;",
+    )
 }
 
-pub fn meta_get(conn: &Connection, key: &str) -> Option<String> {
-    conn.query_row("SELECT value FROM meta WHERE key=?1", [key], |r| r.get(0))
-        .ok()
-}
-
-pub fn meta_set(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<()> {
-    conn.execute(
-        "INSERT INTO meta(key, value) VALUES(?1, ?2)
-         ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-        [key, value],
-    )?;
-    Ok(())
-}
+pub use crate::sources::sqlite::{meta_get, meta_set, open_ro};
 
 /// Fingerprint of the indexed content: every file's (root, path, content hash), in order. It
 /// changes exactly when indexed content changes; a no-op re-index keeps it.

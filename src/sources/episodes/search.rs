@@ -5,11 +5,11 @@
 //! time range, outcome) are SQL conditions on the joined session row.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use rusqlite::{params_from_iter, types::Value as SqlValue, Connection, OptionalExtension};
 
 use super::store;
+use crate::sources::sqlite::ReadPool;
 use crate::text::{snippet, tokens};
 
 /// At most this many events of one session in a lane, so one long session cannot hide the rest.
@@ -99,8 +99,7 @@ pub enum EpisodeStoreError {
 
 /// The built-in episodes source: a small pool of read-only connections.
 pub struct EpisodeStore {
-    path: PathBuf,
-    pool: Mutex<Vec<Connection>>,
+    pool: ReadPool,
 }
 
 const SESSION_COLS: &str = "s.session_id, s.source, s.path, s.cwd, s.created_at, s.last_event_at,
@@ -133,34 +132,20 @@ impl EpisodeStore {
         if !path.exists() {
             return Err(EpisodeStoreError::Missing(path.to_path_buf()));
         }
-        let conn = store::open_ro(path)?;
-        conn.query_row("SELECT count(*) FROM sessions", [], |_| Ok(()))?;
         Ok(EpisodeStore {
-            path: path.to_path_buf(),
-            pool: Mutex::new(vec![conn]),
+            pool: ReadPool::open(path, "SELECT count(*) FROM sessions")?,
         })
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        self.pool.path()
     }
 
     fn with_conn<T>(
         &self,
         f: impl FnOnce(&Connection) -> Result<T, EpisodeStoreError>,
     ) -> Result<T, EpisodeStoreError> {
-        let pooled = self.pool.lock().ok().and_then(|mut p| p.pop());
-        let conn = match pooled {
-            Some(c) => c,
-            None => store::open_ro(&self.path)?,
-        };
-        let out = f(&conn);
-        if let Ok(mut p) = self.pool.lock() {
-            if p.len() < 4 {
-                p.push(conn);
-            }
-        }
-        out
+        self.pool.with_conn(f)
     }
 
     pub fn stats(&self) -> Result<LaneStats, EpisodeStoreError> {

@@ -1,0 +1,98 @@
+//! SQLite plumbing shared by every store: how an indexer opens the store it owns, how readers
+//! open it read-only, the small `meta` key/value table, and a pool of read-only connections.
+//! One piece of code, so every store gets the same pragmas and the same read-only guarantee.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OpenFlags};
+
+/// Open (creating if needed) a store for its one writer, in WAL mode. A store written by
+/// another schema version is dropped (`drop_sql`) and recreated (`schema`): every store is
+/// derived from files on disk, so rebuilding loses nothing.
+pub fn open_owned(
+    path: &Path,
+    schema: &str,
+    version: i64,
+    drop_sql: &str,
+) -> rusqlite::Result<Connection> {
+    let conn = Connection::open(path)?;
+    conn.execute_batch(
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;",
+    )?;
+    let current: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap_or(0);
+    if current != version {
+        conn.execute_batch(drop_sql)?;
+        conn.execute_batch(schema)?;
+        conn.pragma_update(None, "user_version", version)?;
+    }
+    Ok(conn)
+}
+
+/// Open a store read-only: a reader can never write into it.
+pub fn open_ro(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(std::time::Duration::from_secs(2))?;
+    Ok(conn)
+}
+
+pub fn meta_get(conn: &Connection, key: &str) -> Option<String> {
+    conn.query_row("SELECT value FROM meta WHERE key=?1", [key], |r| r.get(0))
+        .ok()
+}
+
+pub fn meta_set(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES(?1, ?2)
+         ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+        [key, value],
+    )?;
+    Ok(())
+}
+
+/// Up to four read-only connections, reused across calls (a fresh connection would lose its
+/// page cache every search).
+pub struct ReadPool {
+    path: PathBuf,
+    pool: Mutex<Vec<Connection>>,
+}
+
+impl ReadPool {
+    /// Open the first connection and check it with `probe` (a query every valid store answers).
+    pub fn open(path: &Path, probe: &str) -> rusqlite::Result<Self> {
+        let conn = open_ro(path)?;
+        conn.query_row(probe, [], |_| Ok(()))?;
+        Ok(ReadPool {
+            path: path.to_path_buf(),
+            pool: Mutex::new(vec![conn]),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Run `f` on a pooled connection (opening another when all are busy).
+    pub fn with_conn<T, E: From<rusqlite::Error>>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let pooled = self.pool.lock().ok().and_then(|mut p| p.pop());
+        let conn = match pooled {
+            Some(c) => c,
+            None => open_ro(&self.path)?,
+        };
+        let out = f(&conn);
+        if let Ok(mut p) = self.pool.lock() {
+            if p.len() < 4 {
+                p.push(conn);
+            }
+        }
+        out
+    }
+}
