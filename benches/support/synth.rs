@@ -96,13 +96,36 @@ pub const WORDS: &[&str] = &[
 
 pub const TOOLS: &[&str] = &["Bash", "Read", "Edit", "Grep", "Write"];
 
+const SYLLABLES: &[&str] = &[
+    "ka", "lo", "mi", "ser", "tor", "ven", "dra", "pol", "quin", "sta", "rex", "bal", "cor",
+    "dum", "fel", "gri", "hos", "jun", "ler", "mon", "nix", "pra", "rus", "sil", "tam", "vor",
+];
+
+/// A Zipf-like pick from a vocabulary of ~17k generated words (real text is not 60 words), with
+/// the topical words of [`WORDS`] mixed in at 10 %.
+fn word(rng: &mut Rng) -> String {
+    if rng.below(10) == 0 {
+        return rng.pick(WORDS).to_string();
+    }
+    // rank ~ 1/u: small ranks are frequent, the long tail is rare.
+    let u = (rng.below(1_000_000) + 1) as f64 / 1_000_000.0;
+    let rank = ((1.0 / u) as u64).min(17_575);
+    let n = SYLLABLES.len() as u64;
+    format!(
+        "{}{}{}",
+        SYLLABLES[(rank % n) as usize],
+        SYLLABLES[((rank / n) % n) as usize],
+        SYLLABLES[((rank / (n * n)) % n) as usize]
+    )
+}
+
 fn sentence(rng: &mut Rng, n: usize) -> String {
     let mut s = String::new();
     for i in 0..n {
         if i > 0 {
             s.push(' ');
         }
-        s.push_str(rng.pick(WORDS));
+        s.push_str(&word(rng));
     }
     s
 }

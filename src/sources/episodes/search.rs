@@ -169,50 +169,88 @@ impl EpisodeStore {
         let Some(expr) = tokens::fts_match_expr(&q.terms) else {
             return Ok(Vec::new());
         };
-        let mut sql = format!(
-            "SELECT e.session_id, e.seq, e.event_type, e.time, e.time_ms, -bm25(events_fts),
-                    e.text, e.human, e.tool_name, e.is_error, e.sidechain_agent, e.facts,
-                    {SESSION_COLS}
-             FROM events_fts JOIN events e ON e.id = events_fts.rowid
-             JOIN sessions s ON s.session_id = e.session_id
-             WHERE events_fts MATCH ?"
-        );
-        let mut args: Vec<SqlValue> = vec![SqlValue::Text(expr)];
-        push_filters(&mut sql, &mut args, q);
-        // Fetch deeper than the limit so the per-session cap still leaves enough items.
-        sql.push_str(" ORDER BY bm25(events_fts) LIMIT ?");
-        args.push(SqlValue::Integer((q.limit * 8).max(64) as i64));
+        let filtered = !(q.workspaces.is_empty()
+            && q.session_ids.is_empty()
+            && q.since_ms.is_none()
+            && q.until_ms.is_none()
+            && q.outcome.is_none());
+        // Stage 1 ranks on (id, session, score) only, so the sorter never carries event text;
+        // without filters the ranking runs on the FTS table alone. The per-session cap may need
+        // more candidates: deepen until enough survive or the matches run out.
+        let (mut sql, mut args) = if filtered {
+            let mut sql = "SELECT e.id, e.session_id, -bm25(events_fts) FROM events_fts
+                 JOIN events e ON e.id = events_fts.rowid
+                 JOIN sessions s ON s.session_id = e.session_id
+                 WHERE events_fts MATCH ?"
+                .to_string();
+            let mut args = vec![SqlValue::Text(expr)];
+            push_filters(&mut sql, &mut args, q);
+            sql.push_str(" ORDER BY bm25(events_fts) LIMIT ?");
+            (sql, args)
+        } else {
+            (
+                "SELECT t.id, e.session_id, -t.r FROM (
+                     SELECT rowid AS id, bm25(events_fts) AS r FROM events_fts
+                     WHERE events_fts MATCH ? ORDER BY r LIMIT ?) t
+                 JOIN events e ON e.id = t.id ORDER BY t.r"
+                    .to_string(),
+                vec![SqlValue::Text(expr)],
+            )
+        };
+        sql.shrink_to_fit();
+        let limit_at = args.len();
+        args.push(SqlValue::Null);
         self.with_conn(|c| {
-            let mut stmt = c.prepare_cached(&sql)?;
-            let mut rows = stmt.query(params_from_iter(args.iter()))?;
-            let mut hits: Vec<EpisodeHit> = Vec::new();
-            let mut per_session: std::collections::HashMap<String, usize> = Default::default();
-            while let Some(r) = rows.next()? {
-                let session_id: String = r.get(0)?;
-                let n = per_session.entry(session_id.clone()).or_default();
-                if *n >= PER_SESSION_CAP {
-                    continue;
+            let mut depth = (q.limit * 8).max(64);
+            let picked = loop {
+                args[limit_at] = SqlValue::Integer(depth as i64);
+                let mut stmt = c.prepare_cached(&sql)?;
+                let ranked: Vec<(i64, String, f64)> = stmt
+                    .query_map(params_from_iter(args.iter()), |r| {
+                        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                    })?
+                    .collect::<Result<_, _>>()?;
+                let mut per_session: std::collections::HashMap<&str, usize> = Default::default();
+                let mut picked: Vec<(i64, f64)> = Vec::new();
+                for (id, sid, score) in &ranked {
+                    let n = per_session.entry(sid.as_str()).or_default();
+                    if *n < PER_SESSION_CAP && picked.len() < q.limit {
+                        *n += 1;
+                        picked.push((*id, *score));
+                    }
                 }
-                *n += 1;
-                let text: String = r.get(6)?;
-                hits.push(EpisodeHit {
-                    session_id,
-                    seq: r.get::<_, i64>(1)? as u64,
-                    event_type: r.get(2)?,
-                    time: r.get(3)?,
-                    time_ms: r.get(4)?,
-                    bm25: r.get(5)?,
-                    snippet: snippet::cut(&text, &q.terms, q.snippet_chars),
-                    human: r.get(7)?,
-                    tool_name: r.get(8)?,
-                    is_error: r.get(9)?,
-                    sidechain_agent: r.get(10)?,
-                    facts: r.get(11)?,
-                    session: session_from_row(r, 12)?,
-                });
-                if hits.len() >= q.limit {
-                    break;
+                if picked.len() >= q.limit || ranked.len() < depth || depth >= 1 << 20 {
+                    break picked;
                 }
+                depth *= 4;
+            };
+            // Stage 2: the full rows of the few events that made it.
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT e.session_id, e.seq, e.event_type, e.time, e.time_ms, e.text, e.human,
+                        e.tool_name, e.is_error, e.sidechain_agent, e.facts, {SESSION_COLS}
+                 FROM events e JOIN sessions s ON s.session_id = e.session_id WHERE e.id = ?1"
+            ))?;
+            let mut hits = Vec::with_capacity(picked.len());
+            for (id, bm25) in picked {
+                let hit = stmt.query_row([id], |r| {
+                    let text: String = r.get(5)?;
+                    Ok(EpisodeHit {
+                        session_id: r.get(0)?,
+                        seq: r.get::<_, i64>(1)? as u64,
+                        event_type: r.get(2)?,
+                        time: r.get(3)?,
+                        time_ms: r.get(4)?,
+                        bm25,
+                        snippet: snippet::cut(&text, &q.terms, q.snippet_chars),
+                        human: r.get(6)?,
+                        tool_name: r.get(7)?,
+                        is_error: r.get(8)?,
+                        sidechain_agent: r.get(9)?,
+                        facts: r.get(10)?,
+                        session: session_from_row(r, 11)?,
+                    })
+                })?;
+                hits.push(hit);
             }
             Ok(hits)
         })
