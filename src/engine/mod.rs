@@ -161,6 +161,11 @@ impl Engine {
                     None,
                 ),
             };
+        // External MCP sources from the config file take the place of the built-in ones.
+        let (episodes, code) = match (&config.sources.episodes, &config.sources.code) {
+            (None, None) => (episodes, code),
+            _ => crate::sources::mcp::wire(&config.sources, config.lane_timeout, episodes, code),
+        };
         let logger = log::RequestLog::new(config.log.then(|| config.log_path()));
         Engine {
             config,

@@ -74,7 +74,11 @@ fn tool_error(
 
 /// A backend error written into an otherwise normal document (`{"error": {"code": …}}`,
 /// `{"code": "SESSION_QUERY_…"}`).
-fn embedded_error(source: &str, doc: &Value, known_codes: &[(&str, Code)]) -> Option<SourceFailure> {
+fn embedded_error(
+    source: &str,
+    doc: &Value,
+    known_codes: &[(&str, Code)],
+) -> Option<SourceFailure> {
     let err = doc.get("error").filter(|e| !e.is_null());
     let code = err
         .and_then(|e| e.get("code").or_else(|| e.get("details")?.get("code")))
@@ -128,9 +132,11 @@ pub fn string(v: &Value, keys: &[&str]) -> Option<String> {
 /// A non-negative integer field; integral floats and numeric strings are accepted.
 pub fn uint(v: &Value, keys: &[&str]) -> Option<u64> {
     match field(v, keys)? {
-        Value::Number(n) => n
-            .as_u64()
-            .or_else(|| n.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f < 9e15).map(|f| f as u64)),
+        Value::Number(n) => n.as_u64().or_else(|| {
+            n.as_f64()
+                .filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f < 9e15)
+                .map(|f| f as u64)
+        }),
         Value::String(s) => s.trim().parse().ok(),
         _ => None,
     }
@@ -217,7 +223,10 @@ mod tests {
     #[test]
     fn times_from_strings_and_numbers() {
         let v = json!({"a": "2025-03-01T10:00:00+02:00", "b": 1740823200000i64, "c": 1740823200, "d": "x"});
-        assert_eq!(time(&v, &["a"]).map(|t| t.0).as_deref(), Some("2025-03-01T08:00:00.000Z"));
+        assert_eq!(
+            time(&v, &["a"]).map(|t| t.0).as_deref(),
+            Some("2025-03-01T08:00:00.000Z")
+        );
         assert_eq!(time(&v, &["b"]).map(|t| t.1), Some(1740823200000));
         assert_eq!(time(&v, &["c"]).map(|t| t.1), Some(1740823200000));
         assert_eq!(time(&v, &["d"]), None);

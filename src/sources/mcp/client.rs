@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
 use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{RoleClient, ServiceError, ServiceExt};
 use tokio::process::Child;
 use tokio::sync::watch;
 
@@ -124,7 +124,9 @@ impl McpClient {
             match tokio::time::timeout(remaining, peer.call_tool(params)).await {
                 Ok(Ok(result)) => Ok(result),
                 Ok(Err(e)) => {
-                    let exited = conn.service.is_closed() || child_exited(&conn.child);
+                    let exited = matches!(e, ServiceError::TransportClosed)
+                        || conn.service.is_closed()
+                        || child_exited(&conn.child);
                     self.discard(&conn).await;
                     Err(if exited {
                         self.unavailable("the server exited (crashed) during the call")

@@ -36,7 +36,10 @@ impl McpCodeSource {
     pub fn new(source: &McpSource, call_timeout: Duration) -> McpCodeSource {
         McpCodeSource {
             name: super::source_name(source),
-            tool: source.tool.clone().unwrap_or_else(|| DEFAULT_TOOL.to_string()),
+            tool: source
+                .tool
+                .clone()
+                .unwrap_or_else(|| DEFAULT_TOOL.to_string()),
             client: McpClient::new(source, call_timeout),
         }
     }
@@ -52,7 +55,12 @@ impl McpCodeSource {
 
     /// Lines of a file through `ragraf_code` (`{path, start_line, end_line?}`), as the server
     /// answers them (its JSON document).
-    pub fn read_code(&self, path: &str, start: u64, end: Option<u64>) -> Result<Value, SourceFailure> {
+    pub fn read_code(
+        &self,
+        path: &str,
+        start: u64,
+        end: Option<u64>,
+    ) -> Result<Value, SourceFailure> {
         let mut args = Map::new();
         args.insert("path".into(), json!(path));
         args.insert("start_line".into(), json!(start));
@@ -111,7 +119,9 @@ pub fn parse_envelope(
     let not_ready = || {
         SourceFailure::new(
             Code::IndexNotReady,
-            format!("MCP source `{source}` reports index_rev=null: its index is not built yet{reason}"),
+            format!(
+                "MCP source `{source}` reports index_rev=null: its index is not built yet{reason}"
+            ),
         )
     };
     // An explicit `index_rev: null` names the cause; otherwise `found=false` does.
@@ -162,7 +172,10 @@ pub fn parse_envelope(
             hits.push(hit);
         }
     }
-    if !raw_items.is_empty() && hits.is_empty() && !raw_items.iter().any(|i| code_hit(i, 80).is_some()) {
+    if !raw_items.is_empty()
+        && hits.is_empty()
+        && !raw_items.iter().any(|i| code_hit(i, 80).is_some())
+    {
         return Err(SourceFailure::new(
             Code::SourceUnavailable,
             format!(
@@ -323,13 +336,29 @@ mod tests {
     fn failures_map_to_codes() {
         let r = req();
         let code = |d: Value| parse_envelope("fake", &d, &r).err().map(|f| f.code);
-        assert_eq!(code(json!({"index_rev": null, "items": []})), Some(Code::IndexNotReady));
-        assert_eq!(code(json!({"index_rev": "r", "found": false})), Some(Code::SourceUnavailable));
+        assert_eq!(
+            code(json!({"index_rev": null, "items": []})),
+            Some(Code::IndexNotReady)
+        );
+        assert_eq!(
+            code(json!({"index_rev": "r", "found": false})),
+            Some(Code::SourceUnavailable)
+        );
         assert_eq!(code(json!([1, 2])), Some(Code::SourceUnavailable));
-        assert_eq!(code(json!({"index_rev": "r", "items": {"a": 1}})), Some(Code::SourceUnavailable));
-        assert_eq!(code(json!({"index_rev": "r", "items": [{"x": 1}]})), Some(Code::SourceUnavailable));
-        let d = parse_envelope("fake", &json!({"index_rev": 5, "capability": "degraded", "items": []}), &r)
-            .expect("degraded is an answer");
+        assert_eq!(
+            code(json!({"index_rev": "r", "items": {"a": 1}})),
+            Some(Code::SourceUnavailable)
+        );
+        assert_eq!(
+            code(json!({"index_rev": "r", "items": [{"x": 1}]})),
+            Some(Code::SourceUnavailable)
+        );
+        let d = parse_envelope(
+            "fake",
+            &json!({"index_rev": 5, "capability": "degraded", "items": []}),
+            &r,
+        )
+        .expect("degraded is an answer");
         assert_eq!(d.capability, "degraded");
         assert!(d.capability_reason.is_some());
     }
@@ -344,6 +373,9 @@ mod tests {
             {"path": "/srv/other/c.rs", "start_line": 1}
         ]});
         let a = parse_envelope("fake", &doc, &r).expect("answer");
-        assert_eq!(a.hits.iter().map(|h| h.path.as_str()).collect::<Vec<_>>(), vec!["a.rs"]);
+        assert_eq!(
+            a.hits.iter().map(|h| h.path.as_str()).collect::<Vec<_>>(),
+            vec!["a.rs"]
+        );
     }
 }

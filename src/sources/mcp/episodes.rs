@@ -46,7 +46,10 @@ impl McpEpisodesSource {
     pub fn new(source: &McpSource, call_timeout: Duration) -> McpEpisodesSource {
         McpEpisodesSource {
             name: super::source_name(source),
-            tool: source.tool.clone().unwrap_or_else(|| DEFAULT_TOOL.to_string()),
+            tool: source
+                .tool
+                .clone()
+                .unwrap_or_else(|| DEFAULT_TOOL.to_string()),
             client: McpClient::new(source, call_timeout),
         }
     }
@@ -103,7 +106,12 @@ pub fn parse_answer(
             None if is_match(doc) => vec![doc],
             None => return Err(garbage(source, "no header, bestMatch or result list")),
         },
-        _ => return Err(garbage(source, "something that is not a session-query answer")),
+        _ => {
+            return Err(garbage(
+                source,
+                "something that is not a session-query answer",
+            ))
+        }
     };
 
     let mut hits = Vec::new();
@@ -173,8 +181,12 @@ fn hit(r: &Value, name: &str, snippet_chars: usize) -> Option<EpisodeHit> {
         .or_else(|| string(header, &["id", "sessionId", "session_id"]))?;
     let seq = uint(m, &["seq"])?;
     let time = answer::time(m, &["time", "timestamp"]);
-    let event_type = string(m, &["type", "eventType", "event_type"]).unwrap_or_else(|| "event".into());
-    let human = matches!(event_type.as_str(), "user" | "user_message" | "message.user");
+    let event_type =
+        string(m, &["type", "eventType", "event_type"]).unwrap_or_else(|| "event".into());
+    let human = matches!(
+        event_type.as_str(),
+        "user" | "user_message" | "message.user"
+    );
     let live = answer::boolean(r, &["live"])
         .or_else(|| answer::boolean(header, &["live"]))
         .unwrap_or(false);
@@ -184,10 +196,14 @@ fn hit(r: &Value, name: &str, snippet_chars: usize) -> Option<EpisodeHit> {
         path: String::new(),
         cwd: string(header, &["cwd", "workspace", "workspaceRoot"]),
         created_at: answer::time(header, &["createdAt", "created_at"]).map(|t| t.0),
-        last_event_at: answer::time(header, &["updatedAt", "lastEventAt", "updated_at"]).map(|t| t.0),
+        last_event_at: answer::time(header, &["updatedAt", "lastEventAt", "updated_at"])
+            .map(|t| t.0),
         agent_preset: string(header, &["agentPreset", "agent_preset", "preset"]),
         title: string(header, &["title"]).map(|t| answer::cut(&t, 200)),
-        parent_session_id: string(header, &["parentId", "parentSessionId", "parent_session_id"]),
+        parent_session_id: string(
+            header,
+            &["parentId", "parentSessionId", "parent_session_id"],
+        ),
         agent_id: None,
         agent_name: None,
         agent_description: None,
@@ -272,11 +288,26 @@ mod tests {
     fn single_and_list_answers() {
         let one = parse_answer("f", "mcp:f", &result("s1", 4, "/srv/app"), &req()).expect("one");
         assert_eq!(one.hits.len(), 1);
-        assert_eq!(one.hits[0].session.created_at.as_deref(), Some("2025-03-01T10:00:00.000Z"));
+        assert_eq!(
+            one.hits[0].session.created_at.as_deref(),
+            Some("2025-03-01T10:00:00.000Z")
+        );
         let list = json!({"matches": [result("s1", 4, "/srv/app"), result("s2", 1, "/srv/other")]});
-        assert_eq!(parse_answer("f", "mcp:f", &list, &req()).expect("list").hits.len(), 2);
+        assert_eq!(
+            parse_answer("f", "mcp:f", &list, &req())
+                .expect("list")
+                .hits
+                .len(),
+            2
+        );
         let arr = json!([result("s1", 4, "/srv/app"), {"header": {"id": "s3"}, "bestMatch": null}]);
-        assert_eq!(parse_answer("f", "mcp:f", &arr, &req()).expect("array").hits.len(), 1);
+        assert_eq!(
+            parse_answer("f", "mcp:f", &arr, &req())
+                .expect("array")
+                .hits
+                .len(),
+            1
+        );
     }
 
     #[test]
@@ -286,12 +317,23 @@ mod tests {
         let list = json!([result("s1", 4, "/srv/app/x"), result("s2", 1, "/srv/application"),
                           {"bestMatch": {"sessionId": "s3", "seq": 1}}]);
         let a = parse_answer("f", "mcp:f", &list, &r).expect("answer");
-        assert_eq!(a.hits.iter().map(|h| h.session_id.as_str()).collect::<Vec<_>>(), vec!["s1"]);
+        assert_eq!(
+            a.hits
+                .iter()
+                .map(|h| h.session_id.as_str())
+                .collect::<Vec<_>>(),
+            vec!["s1"]
+        );
     }
 
     #[test]
     fn garbage_is_a_failure() {
-        for doc in [json!("x"), json!({"a": 1}), json!({"matches": 3}), json!([1, 2])] {
+        for doc in [
+            json!("x"),
+            json!({"a": 1}),
+            json!({"matches": 3}),
+            json!([1, 2]),
+        ] {
             let f = parse_answer("f", "mcp:f", &doc, &req()).err();
             assert_eq!(f.map(|f| f.code), Some(Code::SourceUnavailable), "{doc}");
         }
