@@ -10,9 +10,12 @@
 //!                  response JSON ◄─ budget ◄─ redact ◄─ actors ◄─ fuse (RRF, k=60)
 //! ```
 //!
-//! The front ends (CLI, TUI, MCP) live in the binary and only translate; nothing in this library
-//! knows about terminals, clipboards, argument parsing or MCP transport.
+//! The front ends (CLI, TUI, MCP server) live in the binary and only translate. Nothing in the
+//! engine, the built-in sources, the text handling or the contract knows about terminals,
+//! clipboards, argument parsing or MCP transport: external MCP sources are adapters
+//! (`adapters::mcp`) attached behind the lane traits by [`open_engine`].
 
+pub mod adapters;
 pub mod config;
 pub mod contract;
 pub mod demo;
@@ -20,3 +23,21 @@ pub mod engine;
 pub mod indexing;
 pub mod sources;
 pub mod text;
+
+/// The engine for a config: the built-in sources, with the external MCP sources the config names
+/// (`[sources.code]`, `[sources.episodes]`) in their place.
+pub fn open_engine(config: engine::EngineConfig) -> engine::Engine {
+    let mut engine = engine::Engine::open(config);
+    let sources = engine.config.sources.clone();
+    if sources.code.is_some() || sources.episodes.is_some() {
+        let (episodes, code) = adapters::mcp::wire(
+            &sources,
+            engine.config.lane_timeout,
+            engine.episodes.clone(),
+            engine.code.clone(),
+        );
+        engine.episodes = episodes;
+        engine.code = code;
+    }
+    engine
+}

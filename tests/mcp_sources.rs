@@ -241,7 +241,7 @@ fn engine(sources: SourcesConfig, lane_timeout_ms: u64) -> Engine {
     config.log = false;
     config.lane_timeout = Duration::from_millis(lane_timeout_ms);
     config.sources = sources;
-    Engine::open(config)
+    knowledge::open_engine(config)
 }
 
 fn code_only(src: McpSource) -> SourcesConfig {
@@ -594,7 +594,7 @@ fn both_sources_failing_is_no_source() {
 #[test]
 fn external_code_reads_lines_through_ragraf_code() {
     let s = setup();
-    let src = knowledge::sources::mcp::McpCodeSource::new(
+    let src = knowledge::adapters::mcp::McpCodeSource::new(
         &fake("normal", &s, "rc"),
         Duration::from_secs(5),
     );

@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::Result;
 use knowledge::engine::dispatch::DispatchOutcome;
 use knowledge::engine::outbox::{self, Decision, OutboxError};
-use knowledge::engine::{Engine, EngineConfig};
+use knowledge::engine::EngineConfig;
 use serde_json::json;
 
 use super::args::{DispatchArgs, OutboxArgs, OutboxCommand};
@@ -34,7 +34,7 @@ pub fn run(data_dir: &Path, a: DispatchArgs) -> Result<i32> {
             return Ok(2);
         }
     };
-    let engine = Engine::open(EngineConfig::load(data_dir)?);
+    let engine = knowledge::open_engine(EngineConfig::load(data_dir)?);
     let outcome = engine.dispatch_json(&text, true);
     let doc = outcome.to_json();
     println!(

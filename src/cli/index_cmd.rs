@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use knowledge::demo;
-use knowledge::engine::{Engine, EngineConfig};
+use knowledge::engine::EngineConfig;
 use knowledge::indexing::{default_plan, index_all, IndexAllSummary, IndexPlan, Stage};
 use knowledge::sources::knowledge::{default_agent_roots, default_skill_roots};
 
@@ -195,7 +195,7 @@ pub fn demo(a: DemoArgs) -> Result<i32> {
     let data_dir = base.join("data");
     let summary = run_plan(&data_dir, &world.plan(), false)?;
     print_summary(&data_dir, &summary);
-    let engine = Engine::open(EngineConfig::load(&data_dir)?);
+    let engine = knowledge::open_engine(EngineConfig::load(&data_dir)?);
     if !a.print && std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
         return crate::tui::run(engine, Some(a.query.clone()));
     }
@@ -212,7 +212,7 @@ pub fn demo(a: DemoArgs) -> Result<i32> {
 /// The bare `knowledge`: the explorer on a terminal, else what is indexed and what to run.
 pub fn explore(data_dir: &Path) -> Result<i32> {
     if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
-        let engine = Engine::open(EngineConfig::load(data_dir)?);
+        let engine = knowledge::open_engine(EngineConfig::load(data_dir)?);
         return crate::tui::run(engine, None);
     }
     status(data_dir)
@@ -220,7 +220,7 @@ pub fn explore(data_dir: &Path) -> Result<i32> {
 
 /// What is indexed and what to run next.
 pub fn status(data_dir: &Path) -> Result<i32> {
-    let engine = Engine::open(EngineConfig::load(data_dir)?);
+    let engine = knowledge::open_engine(EngineConfig::load(data_dir)?);
     let mut any = false;
     if let Some(store) = engine.episode_store() {
         let st = store.stats()?;

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use knowledge::engine::search::SearchOutcome;
-use knowledge::engine::{items::parse_episode_id, Engine, EngineConfig};
+use knowledge::engine::{items::parse_episode_id, EngineConfig};
 use serde_json::{json, Map, Value};
 
 use super::args::{CodeArgs, GetEpisodeArgs, SearchArgs};
@@ -25,7 +25,7 @@ pub fn run(data_dir: &Path, a: SearchArgs) -> Result<i32> {
             return Ok(2);
         }
     };
-    let engine = Engine::open(EngineConfig::load(data_dir)?);
+    let engine = knowledge::open_engine(EngineConfig::load(data_dir)?);
     let outcome = engine.search_json(&text);
     let doc = outcome.to_json();
     let out = if a.pretty {
@@ -117,7 +117,7 @@ pub fn get_episode(data_dir: &Path, a: GetEpisodeArgs) -> Result<i32> {
         );
         return Ok(2);
     };
-    let engine = Engine::open(EngineConfig::load(data_dir)?);
+    let engine = knowledge::open_engine(EngineConfig::load(data_dir)?);
     let episode = match engine.get_episode(&session_id, seq, a.context.min(50)) {
         Ok(ep) => ep,
         Err(e) => {
@@ -151,7 +151,7 @@ pub fn code(data_dir: &Path, a: CodeArgs) -> Result<i32> {
         );
         return Ok(2);
     };
-    let engine = Engine::open(EngineConfig::load(data_dir)?);
+    let engine = knowledge::open_engine(EngineConfig::load(data_dir)?);
     let Some(store) = engine.code_store() else {
         eprintln!("knowledge: no code index yet: run `knowledge index --code ROOT`");
         return Ok(1);

@@ -96,7 +96,9 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Open the engine over a data dir. Missing stores do not fail: their lanes degrade.
+    /// Open the engine over a data dir with the built-in sources. Missing stores do not fail:
+    /// their lanes degrade. Front ends use [`crate::open_engine`], which also attaches the
+    /// external MCP sources the config names.
     pub fn open(config: EngineConfig) -> Engine {
         let (episodes, episode_store): (Arc<dyn EpisodesSource>, _) =
             match EpisodeStore::open(&config.episodes_db()) {
@@ -161,11 +163,6 @@ impl Engine {
                     None,
                 ),
             };
-        // External MCP sources from the config file take the place of the built-in ones.
-        let (episodes, code) = match (&config.sources.episodes, &config.sources.code) {
-            (None, None) => (episodes, code),
-            _ => crate::sources::mcp::wire(&config.sources, config.lane_timeout, episodes, code),
-        };
         let logger = log::RequestLog::new(config.log.then(|| config.log_path()));
         Engine {
             config,

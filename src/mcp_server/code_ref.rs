@@ -15,9 +15,9 @@ use serde_json::{json, Map, Value};
 
 use super::handler::{failure, invalid, success, Inner, EXTERNAL_READ_TIMEOUT};
 use super::render;
+use knowledge::adapters::mcp::McpCodeSource;
 use knowledge::contract::Code;
 use knowledge::sources::code::CodeStoreError;
-use knowledge::sources::mcp::McpCodeSource;
 
 /// Lines at most in one read (as the code index's `read_code`).
 const MAX_LINES: u64 = 2_000;

@@ -50,7 +50,7 @@ pub struct Inner {
     tools: Vec<Tool>,
     permits: Semaphore,
     /// A second handle on an external code source, for `ragraf_code` reads (started lazily).
-    pub external_code: OnceLock<knowledge::sources::mcp::McpCodeSource>,
+    pub external_code: OnceLock<knowledge::adapters::mcp::McpCodeSource>,
 }
 
 impl KnowledgeServer {

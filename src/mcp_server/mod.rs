@@ -22,7 +22,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use rmcp::ServiceExt;
 
-use knowledge::engine::{Engine, EngineConfig};
+use knowledge::engine::EngineConfig;
 
 /// Serve the engine over MCP on stdin/stdout until the client disconnects.
 pub fn run(data_dir: &Path, allow_commit: bool) -> Result<i32> {
@@ -34,7 +34,7 @@ pub fn run(data_dir: &Path, allow_commit: bool) -> Result<i32> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let engine = Arc::new(Engine::open(config));
+    let engine = Arc::new(knowledge::open_engine(config));
     let server = handler::KnowledgeServer::new(engine.clone(), allow_commit);
     let served = runtime.block_on(async move {
         let service = server

@@ -3,6 +3,5 @@
 pub mod actor_id;
 pub mod code;
 pub mod episodes;
-pub mod sqlite;
 pub mod knowledge;
-pub mod mcp;
+pub mod sqlite;
