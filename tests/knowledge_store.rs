@@ -400,7 +400,15 @@ fn rebuild_is_deterministic_and_keeps_assignments() {
     .expect("insert");
     drop(c);
 
-    assert_eq!(fx.build().assignments_preserved, 1);
+    // Nothing changed: the store is left alone, assignment and all.
+    let same = fx.build();
+    assert!(same.unchanged);
+    assert_eq!(dump(&fx.knowledge).len(), first.len() + 1);
+    // A forced rebuild derives the same rows and carries the assignment over.
+    let (skills, agents) = (fx.skills.clone(), fx.agents.clone());
+    let forced = ak::build_with(&fx.knowledge, &fx.episodes, &[skills], &[agents], true)
+        .expect("forced rebuild");
+    assert_eq!(forced.assignments_preserved, 1);
     let second = dump(&fx.knowledge);
     let derived: Vec<String> = second
         .iter()

@@ -159,7 +159,12 @@ fn print_summary(data_dir: &Path, s: &IndexAllSummary) {
             );
         }
     }
-    if let Some(k) = &s.knowledge {
+    if let Some(k) = s.knowledge.as_ref().filter(|k| k.unchanged) {
+        eprintln!(
+            "skills and actors: unchanged ({} skills, {} actors, {} skill uses)",
+            k.skills, k.actors, k.skill_uses
+        );
+    } else if let Some(k) = &s.knowledge {
         eprintln!(
             "skills and actors: {} skills, {} agent definitions, {} actors, {} skill uses, {} \
              edits, {} assignments kept, in {} ms",

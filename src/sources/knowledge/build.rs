@@ -36,21 +36,58 @@ pub struct BuildSummary {
     pub skill_uses: u64,
     pub edits: u64,
     pub assignments_preserved: u64,
+    /// True when nothing changed since the last build and the store was left as it was.
+    pub unchanged: bool,
     pub warnings: Vec<String>,
     pub elapsed_ms: u64,
 }
 
-/// (Re)build the store at `knowledge_db`. See the module docs.
+/// (Re)build the store at `knowledge_db`, unless nothing it derives from changed since the last
+/// build (then the store is left as it is and `unchanged` is set). See the module docs.
 pub fn build(
     knowledge_db: &Path,
     episodes_db: &Path,
     skill_roots: &[PathBuf],
     agent_roots: &[PathBuf],
 ) -> Result<BuildSummary, KnowledgeError> {
+    build_with(knowledge_db, episodes_db, skill_roots, agent_roots, false)
+}
+
+/// [`build`], with `force` rebuilding even when nothing changed.
+pub fn build_with(
+    knowledge_db: &Path,
+    episodes_db: &Path,
+    skill_roots: &[PathBuf],
+    agent_roots: &[PathBuf],
+    force: bool,
+) -> Result<BuildSummary, KnowledgeError> {
     let started = Instant::now();
     let mut summary = BuildSummary::default();
     let skills = scan_skills(skill_roots);
     let agents = scan_agents(agent_roots);
+
+    // Nothing changed since the last build (same episodes revision, same catalog files): the
+    // store on disk is already what a build would write, so leave it alone.
+    let current_ep_rev = crate::sources::sqlite::open_ro(episodes_db)
+        .ok()
+        .and_then(|c| crate::sources::sqlite::meta_get(&c, "index_rev"));
+    let wanted = fingerprint(current_ep_rev.as_deref(), &skills, &agents);
+    if !force && knowledge_db.exists() {
+        if let Ok(store) = crate::sources::knowledge::KnowledgeStore::open(knowledge_db) {
+            if let Ok(stats) = store.stats() {
+                if stats.index_rev.as_deref() == Some(wanted.as_str()) {
+                    summary.index_rev = wanted;
+                    summary.episodes_index_rev = current_ep_rev;
+                    summary.skills = stats.skills;
+                    summary.actors = stats.actors;
+                    summary.skill_uses = stats.skill_uses;
+                    summary.unchanged = true;
+                    summary.elapsed_ms = started.elapsed().as_millis() as u64;
+                    return Ok(summary);
+                }
+            }
+        }
+    }
 
     let (sessions, events, groups, ep_rev) = if episodes_db.exists() {
         read_episodes(episodes_db).map_err(|source| KnowledgeError::Episodes {

@@ -28,7 +28,7 @@ pub mod uses;
 
 use std::path::PathBuf;
 
-pub use build::{build, BuildSummary};
+pub use build::{build, build_with, BuildSummary};
 pub use catalog::{
     default_agent_roots, default_skill_roots, scan_agents, scan_skills, AgentDoc, SkillDoc,
 };
