@@ -157,7 +157,10 @@ fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
     report("episodes lane, in-process", lane);
     let code_p50 = report("code lane, in-process", code_lane);
     report("whole search (3 lanes + actors), in-process", full);
-    println!("  peak RSS of the bench process so far: {} MB", peak_rss_mb());
+    println!(
+        "  peak RSS of the bench process so far: {} MB",
+        peak_rss_mb()
+    );
 
     if Command::new("rg").arg("--version").output().is_ok() {
         let mut rg = Vec::new();
@@ -173,7 +176,10 @@ fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
             rg.push(s * 1e3);
         }
         let rg_p50 = report("baseline: rg -i over the same tree", rg);
-        println!("  indexed code lane is {:.0}× faster than rg (P50)", rg_p50 / code_p50);
+        println!(
+            "  indexed code lane is {:.0}× faster than rg (P50)",
+            rg_p50 / code_p50
+        );
     } else {
         println!("  baseline: rg not installed (apt-get install ripgrep) — skipped");
     }

@@ -69,10 +69,16 @@ fn kc02_both_sources_alive_give_both_lanes_unmixed() {
     assert!(!resp.lanes.episodes.items.is_empty(), "episodes answer");
     assert!(!resp.lanes.code.items.is_empty(), "code answers");
     for it in doc["lanes"]["episodes"]["items"].as_array().expect("items") {
-        assert!(it.get("path").is_none(), "an episode item carries a path: {it}");
+        assert!(
+            it.get("path").is_none(),
+            "an episode item carries a path: {it}"
+        );
     }
     for it in doc["lanes"]["code"]["items"].as_array().expect("items") {
-        assert!(it.get("session_id").is_none(), "a code item carries a session: {it}");
+        assert!(
+            it.get("session_id").is_none(),
+            "a code item carries a session: {it}"
+        );
     }
     assert_eq!(resp.lanes.code.items[0].path, "src/Config.php");
 }
@@ -88,7 +94,10 @@ fn kc03_code_source_down_degrades_only_the_code_lane() {
     let (resp, _) = search(&engine, "кто чинил доступ к MySQL на 176.99.5.35");
     assert!(resp.lanes.code.header.degraded);
     assert!(resp.lanes.code.items.is_empty());
-    assert!(!resp.lanes.episodes.items.is_empty(), "episodes keep answering");
+    assert!(
+        !resp.lanes.episodes.items.is_empty(),
+        "episodes keep answering"
+    );
     assert!(resp.errors.iter().any(|e| e.code == Code::SourceUnavailable
         && e.lane.as_deref() == Some("code")
         && e.message.contains("RAGRAF")));
@@ -134,7 +143,11 @@ fn kc05_both_sources_down_found_false_no_source_no_items() {
         assert!(!resp.found);
         assert!(resp.errors.iter().any(|e| e.code == Code::NoSource));
         assert!(resp.lanes.episodes.items.is_empty() && resp.lanes.code.items.is_empty());
-        assert!(resp.lanes.skills.as_ref().is_none_or(|s| s.items.is_empty()));
+        assert!(resp
+            .lanes
+            .skills
+            .as_ref()
+            .is_none_or(|s| s.items.is_empty()));
         assert!(resp.actors.is_empty(), "no invented actors");
         assert_eq!(resp.limits.returned, 0);
     }
@@ -176,7 +189,13 @@ fn kc07_actor_evidence_names_only_items_in_the_response() {
                 .items
                 .iter()
                 .map(|i| ("episodes".to_string(), i.id.clone()))
-                .chain(resp.lanes.code.items.iter().map(|i| ("code".into(), i.id.clone())))
+                .chain(
+                    resp.lanes
+                        .code
+                        .items
+                        .iter()
+                        .map(|i| ("code".into(), i.id.clone())),
+                )
                 .chain(
                     resp.lanes
                         .skills
@@ -185,7 +204,11 @@ fn kc07_actor_evidence_names_only_items_in_the_response() {
                 )
                 .collect();
             for a in &resp.actors {
-                assert!(!a.evidence.is_empty(), "an actor without evidence: {}", a.actor_id);
+                assert!(
+                    !a.evidence.is_empty(),
+                    "an actor without evidence: {}",
+                    a.actor_id
+                );
                 for e in &a.evidence {
                     assert!(
                         ids.contains(&(e.lane.clone(), e.id.clone())),
@@ -218,14 +241,25 @@ fn kc08_rrf_weights_apply_and_equal_ranks_order_stably() {
         assert_eq!(resp.fusion.weights["code"], w_code);
         for (rank, it) in resp.lanes.episodes.items.iter().enumerate() {
             let want = w_ep / (60.0 + rank as f64 + 1.0);
-            assert!((it.score - want).abs() < 1e-6, "episodes rank {rank}: {}", it.score);
+            assert!(
+                (it.score - want).abs() < 1e-6,
+                "episodes rank {rank}: {}",
+                it.score
+            );
         }
         for (rank, it) in resp.lanes.code.items.iter().enumerate() {
             let want = w_code / (60.0 + rank as f64 + 1.0);
-            assert!((it.score - want).abs() < 1e-6, "code rank {rank}: {}", it.score);
+            assert!(
+                (it.score - want).abs() < 1e-6,
+                "code rank {rank}: {}",
+                it.score
+            );
         }
         // The same rank in two lanes: the heavier lane scores higher, equal weights tie.
-        if let (Some(e), Some(c)) = (resp.lanes.episodes.items.first(), resp.lanes.code.items.first()) {
+        if let (Some(e), Some(c)) = (
+            resp.lanes.episodes.items.first(),
+            resp.lanes.code.items.first(),
+        ) {
             assert_eq!(e.score > c.score, w_ep > w_code);
             assert_eq!(e.score == c.score, w_ep == w_code);
         }
@@ -266,26 +300,73 @@ fn kc09_budget_is_never_exceeded_and_truncation_is_honest() {
             let real = bpe.encode_with_special_tokens(&text).len();
             let over = resp.warnings.iter().any(|w| w.code == Code::BudgetExceeded);
             if !over {
-                assert!(real <= max_tokens as usize, "{q}: {real} o200k tokens > {max_tokens}");
+                assert!(
+                    real <= max_tokens as usize,
+                    "{q}: {real} o200k tokens > {max_tokens}"
+                );
                 assert!(resp.limits.budget.used_tokens <= max_tokens);
             }
-            assert_eq!(resp.limits.truncated, !resp.limits.dropped.is_empty() || over);
+            assert_eq!(
+                resp.limits.truncated,
+                !resp.limits.dropped.is_empty() || over
+            );
             for d in &resp.limits.dropped {
                 let lane_ids: Vec<&str> = match d.lane.as_str() {
-                    "episodes" => full.lanes.episodes.items.iter().map(|i| i.id.as_str()).collect(),
-                    "code" => full.lanes.code.items.iter().map(|i| i.id.as_str()).collect(),
-                    _ => full.lanes.skills.iter().flat_map(|s| s.items.iter().map(|i| i.id.as_str())).collect(),
+                    "episodes" => full
+                        .lanes
+                        .episodes
+                        .items
+                        .iter()
+                        .map(|i| i.id.as_str())
+                        .collect(),
+                    "code" => full
+                        .lanes
+                        .code
+                        .items
+                        .iter()
+                        .map(|i| i.id.as_str())
+                        .collect(),
+                    _ => full
+                        .lanes
+                        .skills
+                        .iter()
+                        .flat_map(|s| s.items.iter().map(|i| i.id.as_str()))
+                        .collect(),
                 };
-                assert!(lane_ids.contains(&d.id.as_str()), "dropped {} was never there", d.id);
+                assert!(
+                    lane_ids.contains(&d.id.as_str()),
+                    "dropped {} was never there",
+                    d.id
+                );
                 let still: Vec<&str> = match d.lane.as_str() {
-                    "episodes" => resp.lanes.episodes.items.iter().map(|i| i.id.as_str()).collect(),
-                    "code" => resp.lanes.code.items.iter().map(|i| i.id.as_str()).collect(),
-                    _ => resp.lanes.skills.iter().flat_map(|s| s.items.iter().map(|i| i.id.as_str())).collect(),
+                    "episodes" => resp
+                        .lanes
+                        .episodes
+                        .items
+                        .iter()
+                        .map(|i| i.id.as_str())
+                        .collect(),
+                    "code" => resp
+                        .lanes
+                        .code
+                        .items
+                        .iter()
+                        .map(|i| i.id.as_str())
+                        .collect(),
+                    _ => resp
+                        .lanes
+                        .skills
+                        .iter()
+                        .flat_map(|s| s.items.iter().map(|i| i.id.as_str()))
+                        .collect(),
                 };
                 assert_eq!(still.contains(&d.id.as_str()), d.what == "snippet", "{d:?}");
             }
             if max_tokens == 20000 {
-                assert!(!resp.limits.truncated, "{q}: a generous budget cuts nothing");
+                assert!(
+                    !resp.limits.truncated,
+                    "{q}: a generous budget cuts nothing"
+                );
             }
         }
     }
@@ -296,7 +377,10 @@ fn kc10_workspace_filter_never_leaks_other_sessions_or_paths() {
     let world = common::world::demo();
     let engine = world.engine();
     let billing = world.world.repo("billing");
-    for q in QUERIES.iter().chain(["MySQL 176.99.5.35 archive_ro invoices 2019"].iter()) {
+    for q in QUERIES
+        .iter()
+        .chain(["MySQL 176.99.5.35 archive_ro invoices 2019"].iter())
+    {
         let mut req = SearchRequest::new(*q);
         req.filters.workspaces = vec![billing.clone()];
         req.limit = 50;
@@ -312,13 +396,23 @@ fn kc10_workspace_filter_never_leaks_other_sessions_or_paths() {
             );
         }
         let text = serde_json::to_string(&resp).expect("json");
-        assert!(!text.contains("billing-archive"), "{q}: billing-archive leaked");
+        assert!(
+            !text.contains("billing-archive"),
+            "{q}: billing-archive leaked"
+        );
         assert!(!text.contains("repos/webshop"), "{q}: webshop leaked");
-        assert!(!text.contains("0967c2cb-7b3b-43a0-aef5-cda669e49a32"), "C9 leaked");
+        assert!(
+            !text.contains("0967c2cb-7b3b-43a0-aef5-cda669e49a32"),
+            "C9 leaked"
+        );
     }
     // Without the filter, the archive session is found: the filter is what removed it.
-    let resp = engine.search(&SearchRequest::new("MySQL 176.99.5.35 archive_ro invoices 2019"));
-    assert!(serde_json::to_string(&resp).expect("json").contains("0967c2cb"));
+    let resp = engine.search(&SearchRequest::new(
+        "MySQL 176.99.5.35 archive_ro invoices 2019",
+    ));
+    assert!(serde_json::to_string(&resp)
+        .expect("json")
+        .contains("0967c2cb"));
 }
 
 const CANARIES: &[&str] = &[
@@ -368,7 +462,9 @@ fn kc11_secret_canaries_never_appear_in_responses_logs_or_stores() {
         let text = serde_json::to_string(&resp).expect("json");
         assert_no_canary(&format!("the response to {q:?}"), &text);
         for it in &resp.lanes.episodes.items {
-            let ep = engine.get_episode(&it.session_id, it.seq, 5).expect("episode");
+            let ep = engine
+                .get_episode(&it.session_id, it.seq, 5)
+                .expect("episode");
             assert_no_canary("get_episode", &serde_json::to_string(&ep).expect("json"));
         }
         if let Some(store) = engine.code_store() {
@@ -381,7 +477,10 @@ fn kc11_secret_canaries_never_appear_in_responses_logs_or_stores() {
     }
     let log = std::fs::read_to_string(engine.config.log_path()).expect("the request log exists");
     assert_no_canary("the log", &log);
-    assert!(!log.contains("DB_PASSWORD") && !log.contains("пароль"), "the log holds query text");
+    assert!(
+        !log.contains("DB_PASSWORD") && !log.contains("пароль"),
+        "the log holds query text"
+    );
     for db in ["episodes.sqlite", "code.sqlite", "knowledge.sqlite"] {
         let bytes = std::fs::read(world.data_dir.join(db)).expect("store");
         assert_no_canary(db, &String::from_utf8_lossy(&bytes));
@@ -419,14 +518,11 @@ fn digest(path: &std::path::Path) -> Vec<(String, String)> {
         for suffix in ["", "-wal"] {
             let p = path.join(format!("{name}{suffix}"));
             // A reader may create an empty `-wal`; only stored bytes count.
-            if let Ok(bytes) = std::fs::read(&p).map(|b| b).and_then(|b| {
-                if b.is_empty() {
-                    Err(std::io::Error::other("empty"))
-                } else {
-                    Ok(b)
-                }
-            }) {
-                let hex: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+            if let Some(bytes) = std::fs::read(&p).ok().filter(|b| !b.is_empty()) {
+                let hex: String = Sha256::digest(&bytes)
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
                 out.push((format!("{name}{suffix}"), hex));
             }
         }

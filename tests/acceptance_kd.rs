@@ -48,7 +48,9 @@ fn kd01_dry_run_creates_no_assignment() {
     let world = common::world::fresh_demo();
     let engine = world.engine();
     let resp = engine
-        .dispatch(&DispatchRequest::dry_run(task("clean-bom-crlf: проверить BOM и CRLF")))
+        .dispatch(&DispatchRequest::dry_run(task(
+            "clean-bom-crlf: проверить BOM и CRLF",
+        )))
         .expect("dispatch");
     valid(&resp);
     assert_eq!(resp.mode, "dry_run");
@@ -77,7 +79,11 @@ fn kd02_commit_records_once_and_repeats_idempotently() {
     assert!(!b.created, "the repeat is reported as already recorded");
     assert_eq!(assignments(&world.data_dir), 1);
     assert_eq!(outbox_files(&world.data_dir), 1);
-    assert_eq!(file, std::fs::read(&b.outbox_path).expect("file"), "the file is untouched");
+    assert_eq!(
+        file,
+        std::fs::read(&b.outbox_path).expect("file"),
+        "the file is untouched"
+    );
     // The package on disk is a whole, valid handoff package that nobody executed.
     let pkg: Value = serde_json::from_slice(&file).expect("json");
     common::schema::validate("knowledge_handoff.v1.schema.json", "handoff", &pkg).expect("valid");
@@ -91,25 +97,40 @@ fn kd02_two_processes_committing_at_once_record_one_assignment() {
         std::process::Command::new(env!("CARGO_BIN_EXE_knowledge"))
             .arg("--data-dir")
             .arg(&world.data_dir)
-            .args(["dispatch", "--task", "почини доступ к MySQL на 176.99.5.35", "--commit"])
+            .args([
+                "dispatch",
+                "--task",
+                "почини доступ к MySQL на 176.99.5.35",
+                "--commit",
+            ])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("spawn")
     };
     let (p1, p2) = (run(), run());
-    let (o1, o2) = (p1.wait_with_output().expect("wait"), p2.wait_with_output().expect("wait"));
+    let (o1, o2) = (
+        p1.wait_with_output().expect("wait"),
+        p2.wait_with_output().expect("wait"),
+    );
     assert!(o1.status.success() && o2.status.success());
     let d1: Value = serde_json::from_slice(&o1.stdout).expect("json");
     let d2: Value = serde_json::from_slice(&o2.stdout).expect("json");
-    assert_eq!(d1["assignment"]["assignment_id"], d2["assignment"]["assignment_id"]);
+    assert_eq!(
+        d1["assignment"]["assignment_id"],
+        d2["assignment"]["assignment_id"]
+    );
     let created = [&d1, &d2]
         .iter()
         .filter(|d| d["assignment"]["created"] == Value::Bool(true))
         .count();
     assert_eq!(created, 1, "exactly one process created the assignment");
     assert_eq!(assignments(&world.data_dir), 1);
-    assert_eq!(outbox_files(&world.data_dir), 1, "one whole file, no temp left behind");
+    assert_eq!(
+        outbox_files(&world.data_dir),
+        1,
+        "one whole file, no temp left behind"
+    );
 }
 
 #[test]
@@ -117,7 +138,9 @@ fn kd03_named_skill_goes_to_the_actor_with_the_most_uses() {
     let world = common::world::demo();
     let engine = world.engine();
     let resp = engine
-        .dispatch(&DispatchRequest::dry_run(task("clean-bom-crlf: проверить BOM и CRLF в migrations/")))
+        .dispatch(&DispatchRequest::dry_run(task(
+            "clean-bom-crlf: проверить BOM и CRLF в migrations/",
+        )))
         .expect("dispatch");
     valid(&resp);
     let target = resp.target.expect("a target");
@@ -150,7 +173,10 @@ fn kd04_dispatch_availability_tells_the_truth() {
     let by_default = world.engine().dispatch(&req).expect("dispatch");
     let t = by_default.target.expect("target");
     assert_eq!(t.dispatch.mode, "spawn_replica");
-    assert!(!t.dispatch.available, "nothing is declared or detected: not available");
+    assert!(
+        !t.dispatch.available,
+        "nothing is declared or detected: not available"
+    );
     assert!(by_default
         .context_pack
         .risks
@@ -165,26 +191,41 @@ fn kd04_dispatch_availability_tells_the_truth() {
     let declared = engine.dispatch(&req).expect("dispatch");
     assert!(declared.target.expect("target").dispatch.available);
     // A bad config names the file and the problem.
-    std::fs::write(world.data_dir.join("config.toml"), "[dispatch]\navailable = [\"teleport\"]\n")
-        .expect("config");
-    let err = EngineConfig::load(&world.data_dir).err().expect("rejected").to_string();
-    assert!(err.contains("config.toml") && err.contains("teleport"), "{err}");
+    std::fs::write(
+        world.data_dir.join("config.toml"),
+        "[dispatch]\navailable = [\"teleport\"]\n",
+    )
+    .expect("config");
+    let err = EngineConfig::load(&world.data_dir)
+        .expect_err("rejected")
+        .to_string();
+    assert!(
+        err.contains("config.toml") && err.contains("teleport"),
+        "{err}"
+    );
 }
 
 #[test]
 fn kd05_context_pack_has_acceptance_episodes_code_skills_and_risks() {
     let engine = common::world::demo().engine();
     let resp = engine
-        .dispatch(&DispatchRequest::dry_run(task("почини доступ к MySQL на 176.99.5.35")))
+        .dispatch(&DispatchRequest::dry_run(task(
+            "почини доступ к MySQL на 176.99.5.35",
+        )))
         .expect("dispatch");
     valid(&resp);
     let p = &resp.context_pack;
-    assert_eq!(p.acceptance, vec!["no file keeps a BOM or CRLF".to_string()]);
+    assert_eq!(
+        p.acceptance,
+        vec!["no file keeps a BOM or CRLF".to_string()]
+    );
     assert!(!p.prior_episodes.is_empty(), "prior episodes");
     assert!(!p.code_refs.is_empty(), "code refs");
     assert!(!p.skills.is_empty(), "skills");
     assert!(
-        p.risks.iter().any(|r| r.contains("01a139c0-47a8-74e1-87f9-91f91af1bacc")),
+        p.risks
+            .iter()
+            .any(|r| r.contains("01a139c0-47a8-74e1-87f9-91f91af1bacc")),
         "the earlier failed Codex attempt is a risk: {:?}",
         p.risks
     );
@@ -215,7 +256,11 @@ fn kd06_nothing_is_started_and_no_source_store_is_written() {
     let (ep, code) = (hash("episodes.sqlite"), hash("code.sqlite"));
     let before = children_of_self();
     let engine = world.engine();
-    for text in ["clean-bom-crlf: проверить BOM и CRLF", "почини доступ к MySQL", "stripe webhook"] {
+    for text in [
+        "clean-bom-crlf: проверить BOM и CRLF",
+        "почини доступ к MySQL",
+        "stripe webhook",
+    ] {
         let mut req = DispatchRequest::dry_run(task(text));
         engine.dispatch(&req).expect("dry run");
         req.dry_run = false;
@@ -233,16 +278,22 @@ fn unknown_actor_is_a_clear_error_naming_it() {
     let engine = common::world::demo().engine();
     let mut req = DispatchRequest::dry_run(task("anything"));
     req.target = Target::Actor("actor:claude:subagent:nope:ghost".into());
-    let errors = engine.dispatch(&req).err().expect("refused");
-    assert!(errors[0].message.contains("actor:claude:subagent:nope:ghost"));
+    let errors = engine.dispatch(&req).expect_err("refused");
+    assert!(errors[0]
+        .message
+        .contains("actor:claude:subagent:nope:ghost"));
     assert_eq!(errors[0].field.as_deref(), Some("target"));
     let out = engine.dispatch_json(
         r#"{"schema":"knowledge.dispatch/v1","task":{"text":"x"},"target":"actor:ghost"}"#,
         false,
     );
     assert!(out.is_invalid());
-    common::schema::validate("knowledge_dispatch.v1.schema.json", "error_response", &out.to_json())
-        .expect("error document on schema");
+    common::schema::validate(
+        "knowledge_dispatch.v1.schema.json",
+        "error_response",
+        &out.to_json(),
+    )
+    .expect("error document on schema");
 }
 
 #[test]
@@ -251,10 +302,20 @@ fn review_approve_and_reject_are_final_and_idempotent() {
     let engine = world.engine();
     let config = EngineConfig::new(&world.data_dir);
     let mut ids = Vec::new();
-    for text in ["clean-bom-crlf: проверить BOM и CRLF", "почини доступ к MySQL на 176.99.5.35"] {
+    for text in [
+        "clean-bom-crlf: проверить BOM и CRLF",
+        "почини доступ к MySQL на 176.99.5.35",
+    ] {
         let mut req = DispatchRequest::dry_run(task(text));
         req.dry_run = false;
-        ids.push(engine.dispatch(&req).expect("commit").assignment.expect("a").assignment_id);
+        ids.push(
+            engine
+                .dispatch(&req)
+                .expect("commit")
+                .assignment
+                .expect("a")
+                .assignment_id,
+        );
     }
     let (listed, bad) = outbox::list(&config);
     assert!(bad.is_empty());
@@ -268,7 +329,8 @@ fn review_approve_and_reject_are_final_and_idempotent() {
     assert!(!again, "approving twice changes nothing");
     assert!(outbox::decide(&config, &ids[0], &Decision::Reject { reason: None }, "bob").is_err());
     let reason = Some("wrong actor".to_string());
-    let (h, _) = outbox::decide(&config, &ids[1], &Decision::Reject { reason }, "carol").expect("ok");
+    let (h, _) =
+        outbox::decide(&config, &ids[1], &Decision::Reject { reason }, "carol").expect("ok");
     assert_eq!(h.review.reason.as_deref(), Some("wrong actor"));
     // The lead reads the decision from the package on disk.
     let (_, on_disk) = outbox::show(&config, &ids[1]).expect("show");

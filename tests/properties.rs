@@ -10,10 +10,38 @@ use knowledge::engine::items::order;
 use proptest::prelude::*;
 
 const WORDS: &[&str] = &[
-    "кто", "чинил", "доступ", "MySQL", "176.99.5.35", "who", "fixed", "getUserName", "where",
-    "connection", "skill", "BOM", "CRLF", "stripe", "webhook", "signature", "деплой", "почему",
-    "encoding-janitor", "cart", "total", "migration", "grant", "\"quoted\"", "NEAR(", "OR", "*",
-    "-x", "a:b", "backup", "S3", "token",
+    "кто",
+    "чинил",
+    "доступ",
+    "MySQL",
+    "176.99.5.35",
+    "who",
+    "fixed",
+    "getUserName",
+    "where",
+    "connection",
+    "skill",
+    "BOM",
+    "CRLF",
+    "stripe",
+    "webhook",
+    "signature",
+    "деплой",
+    "почему",
+    "encoding-janitor",
+    "cart",
+    "total",
+    "migration",
+    "grant",
+    "\"quoted\"",
+    "NEAR(",
+    "OR",
+    "*",
+    "-x",
+    "a:b",
+    "backup",
+    "S3",
+    "token",
 ];
 
 fn query() -> impl Strategy<Value = String> {
@@ -30,7 +58,10 @@ fn check_invariants(req: &SearchRequest, resp: &SearchResponse) -> Result<(), Te
     if !over {
         prop_assert!(estimate_tokens(&text) <= req.max_tokens as usize);
     }
-    prop_assert_eq!(resp.limits.truncated, over || !resp.limits.dropped.is_empty());
+    prop_assert_eq!(
+        resp.limits.truncated,
+        over || !resp.limits.dropped.is_empty()
+    );
     let returned = resp.lanes.episodes.items.len()
         + resp.lanes.code.items.len()
         + resp.lanes.skills.as_ref().map_or(0, |s| s.items.len());

@@ -97,8 +97,8 @@ pub const WORDS: &[&str] = &[
 pub const TOOLS: &[&str] = &["Bash", "Read", "Edit", "Grep", "Write"];
 
 const SYLLABLES: &[&str] = &[
-    "ka", "lo", "mi", "ser", "tor", "ven", "dra", "pol", "quin", "sta", "rex", "bal", "cor",
-    "dum", "fel", "gri", "hos", "jun", "ler", "mon", "nix", "pra", "rus", "sil", "tam", "vor",
+    "ka", "lo", "mi", "ser", "tor", "ven", "dra", "pol", "quin", "sta", "rex", "bal", "cor", "dum",
+    "fel", "gri", "hos", "jun", "ler", "mon", "nix", "pra", "rus", "sil", "tam", "vor",
 ];
 
 /// A Zipf-like pick from a vocabulary of ~17k generated words (real text is not 60 words), with
@@ -264,9 +264,24 @@ fn write_codex(
 }
 
 const IDENTS: &[&str] = &[
-    "connect", "mysqlDsn", "getUserName", "computeTotals", "verifySignature", "retryPolicy",
-    "cacheKey", "loadConfig", "parseHeader", "renderInvoice", "refreshToken", "openSession",
-    "closePool", "migrateSchema", "routeRequest", "applyPatch", "checkEncoding", "scheduleJob",
+    "connect",
+    "mysqlDsn",
+    "getUserName",
+    "computeTotals",
+    "verifySignature",
+    "retryPolicy",
+    "cacheKey",
+    "loadConfig",
+    "parseHeader",
+    "renderInvoice",
+    "refreshToken",
+    "openSession",
+    "closePool",
+    "migrateSchema",
+    "routeRequest",
+    "applyPatch",
+    "checkEncoding",
+    "scheduleJob",
 ];
 
 /// Write a code tree of about `chunks` symbol chunks (10 functions per file, three languages)
@@ -303,7 +318,11 @@ pub fn generate_code(root: &Path, chunks: usize) -> io::Result<(usize, u64)> {
                     let _ = writeln!(out, "    return x\n");
                 }
                 _ => {
-                    let _ = writeln!(out, "// {}\nexport function {name}(x: number): number {{", body[0]);
+                    let _ = writeln!(
+                        out,
+                        "// {}\nexport function {name}(x: number): number {{",
+                        body[0]
+                    );
                     for b in &body[1..] {
                         let _ = writeln!(out, "  // {b}\n  x = x + 1;");
                     }

@@ -125,7 +125,8 @@ pub fn aggregate(inp: &Inputs<'_>) -> Vec<Actor> {
 
     if let Some(facts) = inp.facts {
         for item in inp.code {
-            for key in facts.editors.get(&item.path).into_iter().flatten() {
+            let path = super::items::code_abs_path(item);
+            for key in facts.editors.get(&path).into_iter().flatten() {
                 let a = acc.entry(key.actor_id.clone()).or_default();
                 a.key.get_or_insert_with(|| key.clone());
                 a.code.push((item.score, item.id.clone()));

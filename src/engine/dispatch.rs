@@ -317,7 +317,11 @@ fn context_pack(
         })
         .collect();
     let mut skills: Vec<crate::contract::SkillUses> = Vec::new();
-    if let (Some(facts), Some(actor)) = (engine.actor_facts(), actor) {
+    let facts = match (engine.knowledge_store(), actor) {
+        (Some(store), Some(actor)) => store.facts_for(&[], &[actor.to_string()]).ok(),
+        _ => None,
+    };
+    if let (Some(facts), Some(actor)) = (facts, actor) {
         for (name, uses) in facts.skill_uses.get(actor).into_iter().flatten() {
             skills.push(crate::contract::SkillUses {
                 name: name.clone(),

@@ -190,3 +190,11 @@ pub fn prune_dangling_evidence(
     }
     actors.retain(|a| !a.evidence.is_empty());
 }
+
+/// The absolute path of a code item (its root joined with its path), the key L3 knows edits by.
+pub fn code_abs_path(item: &CodeItem) -> String {
+    match &item.root {
+        Some(root) => format!("{}/{}", root.trim_end_matches('/'), item.path),
+        None => item.path.clone(),
+    }
+}

@@ -91,7 +91,6 @@ pub struct Engine {
     episode_store: Option<Arc<EpisodeStore>>,
     code_store: Option<Arc<CodeStore>>,
     knowledge_store: Option<Arc<KnowledgeStore>>,
-    facts: std::sync::Mutex<Option<(Option<String>, Arc<actors::ActorFacts>)>>,
     logger: log::RequestLog,
 }
 
@@ -172,7 +171,6 @@ impl Engine {
             episode_store,
             code_store,
             knowledge_store,
-            facts: std::sync::Mutex::new(None),
             logger,
         }
     }
@@ -180,22 +178,6 @@ impl Engine {
     /// The built-in episode store, when it exists (for `get-episode` and the TUI drill-in).
     pub fn episode_store(&self) -> Option<&EpisodeStore> {
         self.episode_store.as_deref()
-    }
-
-    /// Actor facts from the agent-knowledge store (L3), when it is built; cached per revision
-    /// of the store so a long-lived engine (TUI, MCP) sees a rebuilt store.
-    pub fn actor_facts(&self) -> Option<Arc<actors::ActorFacts>> {
-        let store = self.knowledge_store.as_ref()?;
-        let rev = store.stats().ok()?.index_rev;
-        let mut cache = self.facts.lock().ok()?;
-        if let Some((cached_rev, facts)) = cache.as_ref() {
-            if *cached_rev == rev {
-                return Some(facts.clone());
-            }
-        }
-        let facts = Arc::new(store.actor_facts(&[]).ok()?);
-        *cache = Some((rev, facts.clone()));
-        Some(facts)
     }
 
     pub fn code_store(&self) -> Option<&CodeStore> {

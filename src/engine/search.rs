@@ -407,19 +407,46 @@ fn assemble(
     }
 
     let no_source = es.failed && cs.failed;
-    let facts = engine.actor_facts();
-    let query_terms = tokens::query_terms(&req.query);
-    let resolve = engine.knowledge_store().map(|store| {
-        move |hit: &crate::sources::episodes::search::EpisodeHit| {
-            store
-                .actor_for_session(&hit.session_id, hit.sidechain_agent.as_deref())
-                .ok()
-                .flatten()
-        }
-    });
     let ep_hits = match &ep {
         LaneResult::Ok(a, _) => a.hits.as_slice(),
         _ => &[],
+    };
+    let query_terms = tokens::query_terms(&req.query);
+    // L3 names the actor behind each event (a subagent by its spawn's name) and knows who edited
+    // the returned files; ask it only about what this response holds.
+    let store = engine.knowledge_store();
+    let resolved: std::collections::HashMap<String, crate::sources::actor_id::ActorKey> = store
+        .map(|store| {
+            ep_hits
+                .iter()
+                .filter_map(|h| {
+                    let key = store
+                        .actor_for_session(&h.session_id, h.sidechain_agent.as_deref())
+                        .ok()
+                        .flatten()?;
+                    Some((super::items::episode_id(&h.session_id, h.seq), key))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let facts = store.and_then(|store| {
+        let paths: Vec<String> = code_items.iter().map(super::items::code_abs_path).collect();
+        let mut ids: Vec<String> = resolved.values().map(|k| k.actor_id.clone()).collect();
+        if let LaneResult::Ok(a, _) = &skills {
+            ids.extend(
+                a.hits
+                    .iter()
+                    .flat_map(|h| h.used_by.iter().map(|u| u.0.clone())),
+            );
+        }
+        ids.sort();
+        ids.dedup();
+        store.facts_for(&paths, &ids).ok()
+    });
+    let resolve = |hit: &crate::sources::episodes::search::EpisodeHit| {
+        resolved
+            .get(&super::items::episode_id(&hit.session_id, hit.seq))
+            .cloned()
     };
     let mut actor_list = if no_source {
         Vec::new()
@@ -433,8 +460,8 @@ fn assemble(
                 LaneResult::Ok(a, _) => a.hits.as_slice(),
                 _ => &[],
             },
-            facts: facts.as_deref(),
-            resolve: resolve.as_ref().map(|f| f as &dyn Fn(&_) -> _),
+            facts: facts.as_ref(),
+            resolve: store.map(|_| &resolve as &super::actors::ResolveActor<'_>),
             route,
             query_terms: &query_terms,
             limit,
@@ -539,19 +566,19 @@ fn empty_reason(f: &Filters, lane: &str) -> String {
 /// Redact (again), apply provenance, and enforce the budget.
 fn finish(resp: &mut SearchResponse, req: &SearchRequest) {
     let locator_only = req.provenance == Provenance::Locator;
+    let max = req.snippet_chars as usize;
+    // Redacting again may lengthen a snippet ("[REDACTED]" for a short value): clip it back.
+    let outbound = |s: Option<String>| -> Option<String> {
+        if locator_only {
+            return None;
+        }
+        s.map(|s| clip_chars(redact::redact(&s).text, max))
+    };
     for it in &mut resp.lanes.episodes.items {
-        it.snippet = if locator_only {
-            None
-        } else {
-            it.snippet.take().map(|s| redact::redact(&s).text)
-        };
+        it.snippet = outbound(it.snippet.take());
     }
     for it in &mut resp.lanes.code.items {
-        it.snippet = if locator_only {
-            None
-        } else {
-            it.snippet.take().map(|s| redact::redact(&s).text)
-        };
+        it.snippet = outbound(it.snippet.take());
     }
     if let Some(skills) = &mut resp.lanes.skills {
         for it in &mut skills.items {
@@ -580,4 +607,14 @@ fn finish(resp: &mut SearchResponse, req: &SearchRequest) {
         .map(|s| budget::estimate_tokens(&s))
         .unwrap_or(0);
     resp.limits.budget.used_tokens = used as u32;
+}
+
+/// At most `max` characters, ending with `…` when cut.
+fn clip_chars(s: String, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s;
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
 }

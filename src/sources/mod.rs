@@ -3,5 +3,6 @@
 pub mod actor_id;
 pub mod code;
 pub mod episodes;
+pub mod fts;
 pub mod knowledge;
 pub mod sqlite;

@@ -15,6 +15,7 @@ use rusqlite::{params_from_iter, types::Value as SqlValue, Connection};
 use super::model::{ChunkHit, CodeQuery, CodeSearch, CodeStats, CodeStoreError};
 use super::read::{file_is_stale, FileRow};
 use super::store;
+use crate::sources::fts;
 use crate::sources::sqlite::ReadPool;
 use crate::text::{snippet, tokens};
 
@@ -83,10 +84,10 @@ impl CodeStore {
             stale_paths: Vec::new(),
             hits: Vec::new(),
         };
-        let expr = tokens::fts_match_expr(&terms);
         let mut files: Vec<FileRow> = Vec::new();
         self.with_conn(|c| {
             out.index_rev = store::meta_get(c, "index_rev");
+            let expr = fts::bounded_match_expr(c, "chunks_fts", &terms, fts::DEFAULT_CAP);
             let Some(expr) = expr else {
                 return Ok(());
             };

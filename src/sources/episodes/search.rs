@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use rusqlite::{params_from_iter, types::Value as SqlValue, Connection, OptionalExtension};
 
 use super::store;
+use crate::sources::fts;
 use crate::sources::sqlite::ReadPool;
-use crate::text::{snippet, tokens};
+use crate::text::snippet;
 
 /// At most this many events of one session in a lane, so one long session cannot hide the rest.
 pub const PER_SESSION_CAP: usize = 3;
@@ -166,9 +167,9 @@ impl EpisodeStore {
 
     /// The best events for the query, at most [`PER_SESSION_CAP`] per session, best first.
     pub fn search(&self, q: &EpisodeQuery) -> Result<Vec<EpisodeHit>, EpisodeStoreError> {
-        let Some(expr) = tokens::fts_match_expr(&q.terms) else {
+        if q.terms.is_empty() {
             return Ok(Vec::new());
-        };
+        }
         let filtered = !(q.workspaces.is_empty()
             && q.session_ids.is_empty()
             && q.since_ms.is_none()
@@ -183,7 +184,7 @@ impl EpisodeStore {
                  JOIN sessions s ON s.session_id = e.session_id
                  WHERE events_fts MATCH ?"
                 .to_string();
-            let mut args = vec![SqlValue::Text(expr)];
+            let mut args = vec![SqlValue::Null];
             push_filters(&mut sql, &mut args, q);
             sql.push_str(" ORDER BY bm25(events_fts) LIMIT ?");
             (sql, args)
@@ -194,13 +195,18 @@ impl EpisodeStore {
                      WHERE events_fts MATCH ? ORDER BY r LIMIT ?) t
                  JOIN events e ON e.id = t.id ORDER BY t.r"
                     .to_string(),
-                vec![SqlValue::Text(expr)],
+                vec![SqlValue::Null],
             )
         };
         sql.shrink_to_fit();
         let limit_at = args.len();
         args.push(SqlValue::Null);
         self.with_conn(|c| {
+            let Some(expr) = fts::bounded_match_expr(c, "events_fts", &q.terms, fts::DEFAULT_CAP)
+            else {
+                return Ok(Vec::new());
+            };
+            args[0] = SqlValue::Text(expr);
             let mut depth = (q.limit * 8).max(64);
             let picked = loop {
                 args[limit_at] = SqlValue::Integer(depth as i64);

@@ -502,6 +502,60 @@ impl KnowledgeStore {
         })
     }
 
+    /// Facts about just what a response needs: the editors of `abs_paths` (absolute file
+    /// paths), and the outcome, identity and skill uses of `actor_ids` and of those editors.
+    /// Cost grows with the response, not with the store (a million events stay fast).
+    pub fn facts_for(
+        &self,
+        abs_paths: &[String],
+        actor_ids: &[String],
+    ) -> Result<ActorFacts, KnowledgeError> {
+        self.with_conn(|c| {
+            let mut facts = ActorFacts::default();
+            let mut wanted: BTreeMap<String, ()> =
+                actor_ids.iter().map(|a| (a.clone(), ())).collect();
+            let mut edits: Vec<(String, String)> = Vec::new();
+            {
+                let mut stmt = c.prepare_cached(
+                    "SELECT DISTINCT actor_id FROM ak_edit WHERE abs_path = ?1 ORDER BY actor_id",
+                )?;
+                for p in abs_paths {
+                    let rows = stmt.query_map([p], |r| r.get::<_, String>(0))?;
+                    for a in rows {
+                        let a = a?;
+                        wanted.insert(a.clone(), ());
+                        edits.push((p.clone(), a));
+                    }
+                }
+            }
+            let mut actor_stmt = c.prepare_cached(&format!(
+                "SELECT {ACTOR_COLS} FROM ak_actor WHERE actor_id = ?1"
+            ))?;
+            let mut uses_stmt = c.prepare_cached(
+                "SELECT max(skill_name), count(*) AS n FROM ak_skill_use WHERE actor_id = ?1
+                 GROUP BY skill_base, skill_plugin ORDER BY n DESC, 1",
+            )?;
+            for id in wanted.keys() {
+                if let Some(a) = actor_stmt.query_row([id], actor_from_row).optional()? {
+                    facts.outcomes.insert(a.actor_id.clone(), a.outcome.clone());
+                    facts.known.insert(a.actor_id.clone(), a.key());
+                }
+                let uses: Vec<(String, u64)> = uses_stmt
+                    .query_map([id], |r| Ok((r.get(0)?, r.get::<_, i64>(1)?.max(0) as u64)))?
+                    .collect::<Result<_, _>>()?;
+                if !uses.is_empty() {
+                    facts.skill_uses.insert(id.clone(), uses);
+                }
+            }
+            for (path, actor) in edits {
+                if let Some(key) = facts.known.get(&actor) {
+                    facts.editors.entry(path).or_default().push(key.clone());
+                }
+            }
+            Ok(facts)
+        })
+    }
+
     pub fn actor(&self, actor_id: &str) -> Result<Option<ActorRow>, KnowledgeError> {
         self.with_conn(|c| {
             let sql = format!("SELECT {ACTOR_COLS} FROM ak_actor WHERE actor_id = ?1");

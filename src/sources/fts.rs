@@ -1,0 +1,161 @@
+//! Bounded full-text matching: the FTS5 `MATCH` expression for a query's terms, shaped so that
+//! ranking never has to score an unbounded number of rows.
+//!
+//! BM25 costs about a microsecond per matching row, so a plain `a OR b OR c` over words that each
+//! occur in a tenth of a million events scores hundreds of thousands of rows. When the terms'
+//! document frequencies (from an `fts5vocab` view) add up to more than a cap, the expression
+//! keeps every rare term as an alternative and requires the common ones together: all of them, or
+//! all but one. Rows that match only one common word are the ones BM25 would rank last anyway.
+//! The terms stay quoted: the query is always literal.
+
+use rusqlite::Connection;
+
+use crate::text::tokens;
+
+/// Rows BM25 may score for one query before the expression is narrowed.
+pub const DEFAULT_CAP: u64 = 15_000;
+
+fn quote(term: &str) -> String {
+    format!("\"{}\"", term.replace('"', "\"\""))
+}
+
+/// Document frequency of each term in `fts_table`, or `None` when the vocabulary view cannot
+/// be made (then the caller falls back to the plain expression).
+fn frequencies(conn: &Connection, fts_table: &str, terms: &[String]) -> Option<Vec<u64>> {
+    let vocab = format!("{fts_table}_vocab");
+    conn.execute_batch(&format!(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab(main, {fts_table}, row);"
+    ))
+    .ok()?;
+    let mut stmt = conn
+        .prepare_cached(&format!("SELECT doc FROM temp.{vocab} WHERE term = ?1"))
+        .ok()?;
+    let mut out = Vec::with_capacity(terms.len());
+    for t in terms {
+        let df: i64 = stmt.query_row([t], |r| r.get(0)).unwrap_or(0);
+        out.push(df.max(0) as u64);
+    }
+    Some(out)
+}
+
+/// The `MATCH` expression for `terms` (already stemmed and literal), bounded by `cap`; `None`
+/// when no term can match.
+pub fn bounded_match_expr(
+    conn: &Connection,
+    fts_table: &str,
+    terms: &[String],
+    cap: u64,
+) -> Option<String> {
+    let Some(dfs) = frequencies(conn, fts_table, terms) else {
+        return tokens::fts_match_expr(terms);
+    };
+    let mut known: Vec<(&String, u64)> = terms.iter().zip(dfs).filter(|(_, df)| *df > 0).collect();
+    if known.is_empty() {
+        return None;
+    }
+    let total: u64 = known.iter().map(|(_, df)| df).sum();
+    if total <= cap || known.len() == 1 {
+        return Some(
+            known
+                .iter()
+                .map(|(t, _)| quote(t))
+                .collect::<Vec<_>>()
+                .join(" OR "),
+        );
+    }
+    known.sort_by_key(|(_, df)| *df);
+    let mut parts: Vec<String> = Vec::new();
+    let mut budget = cap / 2;
+    let mut common: Vec<&String> = Vec::new();
+    for (t, df) in &known {
+        if *df <= budget {
+            budget -= df;
+            parts.push(quote(t));
+        } else {
+            common.push(t);
+        }
+    }
+    match common.len() {
+        0 => {}
+        1 if parts.is_empty() => parts.push(quote(common[0])),
+        1 => {}
+        n => {
+            let all = |skip: Option<usize>| -> String {
+                let inner: Vec<String> = common
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| Some(*i) != skip)
+                    .map(|(_, t)| quote(t))
+                    .collect();
+                format!("({})", inner.join(" AND "))
+            };
+            parts.push(all(None));
+            if n >= 3 {
+                for i in 0..n.min(8) {
+                    parts.push(all(Some(i)));
+                }
+            }
+        }
+    }
+    Some(parts.join(" OR "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(rows: &[&str]) -> Connection {
+        let c = Connection::open_in_memory().expect("db");
+        c.execute_batch("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='unicode61')")
+            .expect("fts");
+        for r in rows {
+            c.execute("INSERT INTO t(x) VALUES(?1)", [r])
+                .expect("insert");
+        }
+        c
+    }
+
+    fn terms(ts: &[&str]) -> Vec<String> {
+        ts.iter().map(|t| t.to_string()).collect()
+    }
+
+    #[test]
+    fn rare_terms_give_the_plain_or() {
+        let c = table(&["a b", "c d", "a"]);
+        let e = bounded_match_expr(&c, "t", &terms(&["a", "d", "zz"]), 100).expect("expr");
+        assert_eq!(e, "\"a\" OR \"d\"");
+    }
+
+    #[test]
+    fn common_terms_are_required_together_and_rare_ones_stay() {
+        let mut rows = vec!["common other"; 40];
+        rows.extend(["common other rare"; 1]);
+        rows.extend(["third common other"; 5]);
+        let c = table(&rows);
+        let e = bounded_match_expr(&c, "t", &terms(&["common", "other", "third", "rare"]), 10)
+            .expect("expr");
+        assert!(e.starts_with("\"rare\" OR ("), "{e}");
+        assert!(e.contains("(\"common\" AND \"other\")"), "{e}");
+        // It is valid FTS5 and finds the rare row and the rows with both common words.
+        let n: i64 = c
+            .query_row("SELECT count(*) FROM t WHERE t MATCH ?1", [&e], |r| {
+                r.get(0)
+            })
+            .expect("query");
+        assert_eq!(n, 46);
+    }
+
+    #[test]
+    fn nothing_known_is_none_and_syntax_stays_literal() {
+        let c = table(&["x"]);
+        assert!(bounded_match_expr(&c, "t", &terms(&["nope"]), 10).is_none());
+        let c = table(&["or near"]);
+        let e = bounded_match_expr(&c, "t", &terms(&["or", "near"]), 10).expect("expr");
+        let n: i64 = c
+            .query_row("SELECT count(*) FROM t WHERE t MATCH ?1", [&e], |r| {
+                r.get(0)
+            })
+            .expect("literal OR and NEAR are just words");
+        assert_eq!(n, 1);
+    }
+}
