@@ -167,9 +167,13 @@ fn heuristic(query: &str, russian: bool) -> (Mode, f64, String, [f64; 3]) {
         }
         found
     };
-    let agent = hits(&c.agent);
     let code = hits(&c.code);
     let skill = hits(&c.skill);
+    // `навык` is a cue of both tables; it speaks of the skill, so it counts for skill only.
+    let agent: Vec<String> = hits(&c.agent)
+        .into_iter()
+        .filter(|w| !skill.contains(w))
+        .collect();
     // Ranked by hit count; ties broken towards the narrower intent (skill, then agent, then code).
     let mut ranked = [
         (Mode::FindSkill, skill.len()),
@@ -197,7 +201,7 @@ fn heuristic(query: &str, russian: bool) -> (Mode, f64, String, [f64; 3]) {
             weights_of(Mode::FindKnowledge),
         );
     }
-    if second_n > 0 && !(top == Mode::FindSkill && second == Mode::FindAgent && skill == agent) {
+    if second_n > 0 {
         // A mixed question keeps both themes: each lane gets the larger of the two weights.
         let (a, b) = (weights_of(top), weights_of(second));
         let weights = [a[0].max(b[0]), a[1].max(b[1]), a[2].max(b[2])];

@@ -146,6 +146,8 @@ pub enum Action {
     DebounceElapsed(u64),
     /// A search finished.
     SearchDone(u64, Box<SearchResponse>, f64),
+    /// A search failed inside the engine (a bug): the message.
+    SearchFailed(u64, String),
     /// An episode loaded (or failed to).
     EpisodeLoaded(u64, Result<Box<Episode>, String>),
     /// A file around a code reference loaded (or failed to).

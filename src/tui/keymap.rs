@@ -230,140 +230,8 @@ impl fmt::Display for KeyChord {
     }
 }
 
-/// The default bindings: (context, action name, keys).
-pub const DEFAULTS: &[(Context, &str, &[&str])] = {
-    use Context::*;
-    &[
-        (Global, "quit", &["ctrl-c"]),
-        (Global, "help", &["f1"]),
-        // The query box: printable keys edit the text.
-        (Query, "search", &["enter"]),
-        (Query, "back", &["esc"]),
-        (Query, "down", &["down"]),
-        (Query, "next_pane", &["tab"]),
-        (Query, "prev_pane", &["shift-tab"]),
-        (Query, "filters", &["ctrl-f"]),
-        (Query, "cycle_mode", &["ctrl-o"]),
-        (Query, "clear_query", &["ctrl-l"]),
-        // Lanes and actors.
-        (Results, "quit", &["q"]),
-        (Results, "back", &["esc"]),
-        (Results, "help", &["?"]),
-        (Results, "focus_query", &["/", "i"]),
-        (Results, "up", &["k", "up"]),
-        (Results, "down", &["j", "down"]),
-        (Results, "page_up", &["ctrl-u", "pgup"]),
-        (Results, "page_down", &["ctrl-d", "pgdn"]),
-        (Results, "top", &["g", "home"]),
-        (Results, "bottom", &["G", "end"]),
-        (Results, "next_pane", &["tab", "l", "right"]),
-        (Results, "prev_pane", &["shift-tab", "h", "left"]),
-        (Results, "focus_episodes", &["1"]),
-        (Results, "focus_code", &["2"]),
-        (Results, "focus_skills", &["3"]),
-        (Results, "focus_actors", &["4", "a"]),
-        (Results, "open", &["enter"]),
-        (Results, "open_editor", &["e"]),
-        (Results, "copy_menu", &["y"]),
-        (Results, "copy_resume", &["R"]),
-        (Results, "filters", &["f"]),
-        (Results, "cycle_mode", &["m"]),
-        (Results, "refresh", &["r"]),
-        (Results, "dispatch", &["d"]),
-        (Results, "dispatch_auto", &["D"]),
-        (Results, "outbox", &["o"]),
-        // Episode and code views.
-        (View, "back", &["q", "esc"]),
-        (View, "help", &["?"]),
-        (View, "up", &["k", "up"]),
-        (View, "down", &["j", "down"]),
-        (View, "page_up", &["ctrl-u", "pgup", "b"]),
-        (View, "page_down", &["ctrl-d", "pgdn", "space"]),
-        (View, "top", &["g", "home"]),
-        (View, "bottom", &["G", "end"]),
-        (View, "next_match", &["n"]),
-        (View, "prev_match", &["N"]),
-        (View, "more_context", &["+", "="]),
-        (View, "less_context", &["-"]),
-        (View, "open_editor", &["e"]),
-        (View, "copy_menu", &["y"]),
-        (View, "copy_resume", &["R"]),
-        (View, "refresh", &["r"]),
-        // Dispatch pane.
-        (DispatchEdit, "back", &["esc"]),
-        (DispatchEdit, "next_field", &["tab"]),
-        (DispatchEdit, "prev_field", &["shift-tab"]),
-        (DispatchEdit, "preview", &["ctrl-r"]),
-        (DispatchEdit, "toggle_target", &["ctrl-t"]),
-        (DispatchEdit, "commit", &["ctrl-s"]),
-        (DispatchPreview, "back", &["q", "esc"]),
-        (DispatchPreview, "help", &["?"]),
-        (DispatchPreview, "next_field", &["tab"]),
-        (DispatchPreview, "prev_field", &["shift-tab"]),
-        (DispatchPreview, "up", &["k", "up"]),
-        (DispatchPreview, "down", &["j", "down"]),
-        (DispatchPreview, "page_up", &["ctrl-u", "pgup"]),
-        (DispatchPreview, "page_down", &["ctrl-d", "pgdn", "space"]),
-        (DispatchPreview, "top", &["g", "home"]),
-        (DispatchPreview, "bottom", &["G", "end"]),
-        (DispatchPreview, "preview", &["r", "ctrl-r"]),
-        (DispatchPreview, "toggle_target", &["t", "ctrl-t"]),
-        (DispatchPreview, "commit", &["c", "ctrl-s"]),
-        (DispatchPreview, "copy_menu", &["y"]),
-        (DispatchPreview, "outbox", &["o"]),
-        // Outbox.
-        (Outbox, "back", &["q", "esc"]),
-        (Outbox, "help", &["?"]),
-        (Outbox, "up", &["k", "up"]),
-        (Outbox, "down", &["j", "down"]),
-        (Outbox, "page_up", &["ctrl-u", "pgup"]),
-        (Outbox, "page_down", &["ctrl-d", "pgdn"]),
-        (Outbox, "top", &["g", "home"]),
-        (Outbox, "bottom", &["G", "end"]),
-        (Outbox, "open", &["enter"]),
-        (Outbox, "approve", &["A"]),
-        (Outbox, "reject", &["X"]),
-        (Outbox, "refresh", &["r"]),
-        (Outbox, "copy_menu", &["y"]),
-        // Filter popup.
-        (Filters, "back", &["esc"]),
-        (Filters, "apply", &["enter"]),
-        (Filters, "next_field", &["tab", "down"]),
-        (Filters, "prev_field", &["shift-tab", "up"]),
-        (Filters, "reset_filters", &["ctrl-r"]),
-        (FiltersChoice, "toggle", &["space", "x"]),
-        (FiltersChoice, "increase", &["right", "l", "+"]),
-        (FiltersChoice, "decrease", &["left", "h", "-"]),
-        (FiltersChoice, "next_field", &["j"]),
-        (FiltersChoice, "prev_field", &["k"]),
-        // Confirmation dialog: only an explicit `y` says yes.
-        (Confirm, "confirm", &["y"]),
-        (Confirm, "cancel", &["n", "esc", "q"]),
-        (Confirm, "up", &["k", "up"]),
-        (Confirm, "down", &["j", "down"]),
-        (Confirm, "page_up", &["pgup", "ctrl-u"]),
-        (Confirm, "page_down", &["pgdn", "ctrl-d", "space"]),
-        // Copy menu.
-        (Copy, "copy_id", &["i", "y"]),
-        (Copy, "copy_locator", &["l"]),
-        (Copy, "copy_snippet", &["s"]),
-        (Copy, "copy_resume", &["r"]),
-        (Copy, "copy_context_pack", &["c"]),
-        (Copy, "copy_handoff", &["h"]),
-        (Copy, "back", &["esc", "q"]),
-        // Help overlay.
-        (Help, "back", &["esc", "q", "?"]),
-        (Help, "up", &["k", "up"]),
-        (Help, "down", &["j", "down"]),
-        (Help, "page_up", &["pgup", "ctrl-u"]),
-        (Help, "page_down", &["pgdn", "ctrl-d", "space"]),
-        (Help, "top", &["g", "home"]),
-        (Help, "bottom", &["G", "end"]),
-        // A one-line prompt (the reason of a rejection).
-        (Prompt, "apply", &["enter"]),
-        (Prompt, "back", &["esc"]),
-    ]
-};
+mod defaults;
+pub use defaults::DEFAULTS;
 
 /// The keymap in use: the defaults with the config's overrides applied.
 #[derive(Debug, Clone)]
@@ -385,7 +253,13 @@ impl Keymap {
     pub fn new(overrides: &BTreeMap<String, Vec<String>>) -> Self {
         let mut bindings: Vec<(Context, &'static str, Vec<KeyChord>)> = DEFAULTS
             .iter()
-            .map(|(c, a, keys)| (*c, *a, keys.iter().filter_map(|k| KeyChord::parse(k)).collect()))
+            .map(|(c, a, keys)| {
+                (
+                    *c,
+                    *a,
+                    keys.iter().filter_map(|k| KeyChord::parse(k)).collect(),
+                )
+            })
             .collect();
         let mut warnings = Vec::new();
         for (name, keys) in overrides {
@@ -449,11 +323,9 @@ impl Keymap {
 
     /// The first key of an action in the first of `contexts` that binds it, as text.
     pub fn key_label(&self, contexts: &[Context], action: &str) -> Option<String> {
-        contexts.iter().find_map(|c| {
-            self.keys(*c, action)
-                .first()
-                .map(|k| k.to_string())
-        })
+        contexts
+            .iter()
+            .find_map(|c| self.keys(*c, action).first().map(|k| k.to_string()))
     }
 
     /// Every context with its bound actions (for the help overlay and docs/TUI.md).
@@ -479,10 +351,7 @@ impl Keymap {
     pub fn hints(&self, contexts: &[Context], actions: &[(&str, &str)]) -> Vec<(String, String)> {
         actions
             .iter()
-            .filter_map(|(a, label)| {
-                self.key_label(contexts, a)
-                    .map(|k| (k, label.to_string()))
-            })
+            .filter_map(|(a, label)| self.key_label(contexts, a).map(|k| (k, label.to_string())))
             .collect()
     }
 }
@@ -513,7 +382,10 @@ mod tests {
         }
         assert!(KeyChord::parse("").is_none());
         assert!(KeyChord::parse("ctrl-").is_none());
-        assert_eq!(KeyChord::parse("ctrl--").map(|k| k.to_string()), Some("ctrl--".into()));
+        assert_eq!(
+            KeyChord::parse("ctrl--").map(|k| k.to_string()),
+            Some("ctrl--".into())
+        );
         assert!(KeyChord::parse("nope").is_none());
         assert!(KeyChord::parse("f99").is_none());
     }
@@ -578,6 +450,30 @@ mod tests {
             for k in *keys {
                 assert!(KeyChord::parse(k).is_some(), "{} {name} {k}", ctx.name());
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod doc_tests {
+    use super::*;
+
+    #[test]
+    fn docs_tui_md_names_every_action_and_context() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/TUI.md");
+        let doc = std::fs::read_to_string(path).expect("docs/TUI.md");
+        for (name, _) in Action::BINDABLE {
+            assert!(
+                doc.contains(name),
+                "docs/TUI.md does not name the action {name}"
+            );
+        }
+        for ctx in Context::ALL {
+            assert!(
+                doc.contains(ctx.name()),
+                "docs/TUI.md does not name {}",
+                ctx.name()
+            );
         }
     }
 }

@@ -1,0 +1,236 @@
+//! Whole-screen snapshots of the main states at 120×40 and 80×24 (`src/tui/tests/snapshots/`).
+//! Review changes with `cargo insta review`.
+
+use serde_json::json;
+
+use super::{engine_for, episodes_only, harness, world, Harness};
+use crate::tui::action::Action;
+use crate::tui::update::Effect;
+
+pub const QUERY: &str = "кто чинил доступ к MySQL";
+const SIZES: [(u16, u16); 2] = [(120, 40), (80, 24)];
+
+/// A dry-run response shaped like `knowledge.dispatch/v1` with its handoff package, for the
+/// dispatch pane's rendering.
+pub fn sample_preview() -> serde_json::Value {
+    json!({
+        "schema": "knowledge.dispatch/v1",
+        "request_id": null,
+        "mode": "dry_run",
+        "target": {
+            "actor_id": "actor:claude:subagent:5af11f95-d95e-4618-ac0d-6a61a912f47f:db-fixer",
+            "name": "db-fixer",
+            "kind": "subagent",
+            "source": "claude",
+            "why": ["fixed MySQL access on 176.99.5.35 (successful outcome)"],
+            "dispatch": {"mode": "spawn_replica", "available": false}
+        },
+        "context_pack": {
+            "goal": QUERY,
+            "acceptance": ["the app connects to MySQL over TLS"],
+            "constraints": ["do not change the grants on production"],
+            "prior_episodes": [{
+                "id": "ep:5af11f95-d95e-4618-ac0d-6a61a912f47f:3",
+                "session_id": "5af11f95-d95e-4618-ac0d-6a61a912f47f",
+                "seq": 3,
+                "snippet": "Похоже на отказ в доступе на стороне сервера MySQL.",
+                "why": ["fts: match in assistant/message"]
+            }],
+            "code_refs": [{
+                "id": "chunk:src/Config.php#mysqlConnect",
+                "path": "src/Config.php",
+                "start_line": 40,
+                "end_line": 61,
+                "why": ["symbol mysqlConnect"]
+            }],
+            "skills": [{"name": "mysql-access", "uses": 1}],
+            "risks": ["the dispatch mode spawn_replica is not available here"]
+        },
+        "evidence": {"episodes": [], "code": [], "skills": []},
+        "warnings": [],
+        "assignment": null,
+        "handoff": {
+            "schema": "knowledge.handoff/v1",
+            "assignment_id": "assign:4f1c2a9e0b7d",
+            "target": {
+                "actor_id": "actor:claude:subagent:5af11f95-d95e-4618-ac0d-6a61a912f47f:db-fixer",
+                "name": "db-fixer",
+                "kind": "subagent",
+                "dispatch": {"mode": "spawn_replica", "available": false}
+            },
+            "task": {"text": QUERY, "acceptance": [], "constraints": []},
+            "tool_calls": [{
+                "tool": "spawn_teammate",
+                "arguments": {
+                    "name": "db-fixer",
+                    "description": "Restore MySQL access",
+                    "prompt": "You fixed this before; see the context pack."
+                }
+            }],
+            "execution": "not_executed",
+            "requires": "HARNESS Lead / agent-team tools",
+            "context_pack": {},
+            "review": {"status": "pending", "decided_by": null, "decided_at": null, "reason": null},
+            "created_at": "2026-11-30T12:00:00Z"
+        },
+        "errors": []
+    })
+}
+
+fn fresh(w: u16, h: u16) -> Harness {
+    harness(engine_for(world()), world(), w, h)
+}
+
+fn with_results(w: u16, h: u16) -> Harness {
+    let mut h = fresh(w, h);
+    h.search(QUERY);
+    h
+}
+
+/// Open the dispatch pane for the top actor: the engine's dry run fills the preview.
+pub fn with_dispatch(w: u16, h: u16) -> Harness {
+    let mut hs = with_results(w, h);
+    hs.act(Action::FocusActors);
+    hs.act(Action::Dispatch);
+    hs
+}
+
+/// Open the dispatch pane and answer its dry run with [`sample_preview`] (the pane's rendering
+/// of a document independent of the engine's choices).
+pub fn with_sample_dispatch(w: u16, h: u16) -> Harness {
+    let mut hs = with_results(w, h);
+    hs.act(Action::FocusActors);
+    let fx = hs.act_raw(Action::Dispatch);
+    let job = fx
+        .iter()
+        .find_map(|f| match f {
+            Effect::Dispatch { job, .. } => Some(*job),
+            _ => None,
+        })
+        .expect("a dry run is requested when the pane opens");
+    hs.act(Action::DispatchDone(job, false, Ok(sample_preview())));
+    hs
+}
+
+fn state(name: &str, w: u16, h: u16) -> Harness {
+    match name {
+        "empty" => fresh(w, h),
+        "results" => with_results(w, h),
+        "degraded" => {
+            let mut hs = harness(engine_for(episodes_only()), episodes_only(), w, h);
+            hs.search(QUERY);
+            hs.act(Action::FocusCode);
+            hs
+        }
+        "actor_evidence" => {
+            let mut hs = with_results(w, h);
+            hs.act(Action::FocusActors);
+            hs.act(Action::Down);
+            hs.act(Action::Down);
+            hs
+        }
+        "dispatch_preview" => with_dispatch(w, h),
+        "dispatch_sample" => with_sample_dispatch(w, h),
+        "confirm" => {
+            let mut hs = with_dispatch(w, h);
+            hs.act(Action::Commit);
+            hs
+        }
+        "episode" => {
+            let mut hs = with_results(w, h);
+            hs.act(Action::FocusEpisodes);
+            hs.act(Action::Open);
+            hs
+        }
+        "code" => {
+            let mut hs = with_results(w, h);
+            hs.act(Action::FocusCode);
+            hs.act(Action::Open);
+            hs
+        }
+        "help" => {
+            let mut hs = with_results(w, h);
+            hs.act(Action::Help);
+            hs
+        }
+        "filters" => {
+            let mut hs = with_results(w, h);
+            hs.act(Action::FocusEpisodes);
+            hs.act(Action::OpenFilters);
+            hs.act(Action::NextField);
+            hs.type_text("7d");
+            hs
+        }
+        "copy_menu" => {
+            let mut hs = with_results(w, h);
+            hs.act(Action::FocusEpisodes);
+            hs.act(Action::CopyMenu);
+            hs
+        }
+        "outbox" => {
+            let mut hs = with_results(w, h);
+            hs.act(Action::FocusEpisodes);
+            hs.act(Action::Outbox);
+            hs
+        }
+        other => panic!("no state {other}"),
+    }
+}
+
+pub const STATES: [&str; 13] = [
+    "empty",
+    "results",
+    "degraded",
+    "actor_evidence",
+    "dispatch_preview",
+    "dispatch_sample",
+    "confirm",
+    "episode",
+    "code",
+    "help",
+    "filters",
+    "copy_menu",
+    "outbox",
+];
+
+#[test]
+fn screens() {
+    for name in STATES {
+        for (w, h) in SIZES {
+            let screen = state(name, w, h).screen();
+            insta::assert_snapshot!(format!("{name}_{w}x{h}"), screen);
+        }
+    }
+}
+
+#[test]
+fn no_state_panics_or_spills_at_any_size() {
+    for name in STATES {
+        let mut hs = state(name, 120, 40);
+        for (w, h) in [
+            (1, 1),
+            (2, 1),
+            (1, 5),
+            (5, 2),
+            (19, 3),
+            (20, 4),
+            (24, 6),
+            (30, 8),
+            (40, 10),
+            (60, 15),
+            (79, 23),
+            (200, 60),
+            (300, 3),
+        ] {
+            hs.act(Action::Resize(w, h));
+            let screen = hs.screen();
+            assert_eq!(screen.lines().count(), h as usize, "{name} {w}x{h}");
+            for line in screen.lines() {
+                assert!(
+                    crate::tui::ui::text::width(line) <= w as usize,
+                    "{name} {w}x{h}: {line:?}"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,233 @@
+//! The actor ranking: rank, name, kind, score, confidence, skills, dispatch mode and
+//! availability, and evidence. The selected actor unfolds its evidence links; Enter on a link
+//! moves the focus to that item in its lane (where it is marked `◆`).
+
+use knowledge::contract::{Actor, Lane};
+use knowledge::text::sanitize::one_line;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui::Frame;
+
+use super::layout;
+use super::text::{fit, fit_spans, short_session, short_time};
+use super::theme::Theme;
+use crate::tui::state::{App, Focus};
+
+/// Column widths: rank, name, kind, score, confidence, skills, dispatch (0 = hidden).
+fn columns(w: usize) -> [usize; 7] {
+    if w >= 100 {
+        [4, 22, 13, 7, 5, 24, 24]
+    } else if w >= 70 {
+        [4, 18, 13, 7, 5, 0, 20]
+    } else {
+        [4, 14, 0, 7, 0, 0, 0]
+    }
+}
+
+fn cell(s: &str, w: usize) -> String {
+    if w == 0 {
+        return String::new();
+    }
+    let t = fit(s, w.saturating_sub(1));
+    let pad = w.saturating_sub(super::text::width(&t));
+    format!("{t}{}", " ".repeat(pad))
+}
+
+fn evidence_summary(a: &Actor) -> String {
+    let count = |lane: &str| a.evidence.iter().filter(|e| e.lane == lane).count();
+    let mut parts = Vec::new();
+    for (lane, short) in [("episodes", "ep"), ("code", "code"), ("skills", "skill")] {
+        let n = count(lane);
+        if n > 0 {
+            parts.push(format!("{n} {short}"));
+        }
+    }
+    if parts.is_empty() {
+        "—".to_string()
+    } else {
+        parts.join(" · ")
+    }
+}
+
+/// The actor's name with the root session it worked in (`main @5af11f95`), since many root
+/// sessions are all called `main`.
+pub fn display_name(a: &Actor) -> String {
+    let parts: Vec<&str> = a.actor_id.split(':').collect();
+    let session = if parts.len() >= 5 {
+        parts[3..parts.len() - 1].join(":")
+    } else {
+        String::new()
+    };
+    let short: String = session.chars().take(8).collect();
+    if short.is_empty() {
+        one_line(&a.name)
+    } else {
+        format!("{} @{}", one_line(&a.name), one_line(&short))
+    }
+}
+
+fn row(a: &Actor, rank: usize, cols: [usize; 7], theme: Theme) -> Vec<Span<'static>> {
+    let skills = if a.skills.is_empty() {
+        "—".to_string()
+    } else {
+        a.skills
+            .iter()
+            .map(|s| format!("{}×{}", one_line(&s.name), s.uses))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (mark, dstyle) = if a.dispatch.available {
+        ("✓", theme.ok())
+    } else {
+        ("✗ n/a", theme.dim())
+    };
+    vec![
+        Span::styled(cell(&format!("{rank:>2}"), cols[0]), theme.dim()),
+        Span::styled(cell(&display_name(a), cols[1]), theme.accent()),
+        Span::raw(cell(&one_line(&a.kind), cols[2])),
+        Span::raw(cell(&format!("{:.4}", a.score), cols[3])),
+        Span::raw(cell(&format!("{:.2}", a.confidence), cols[4])),
+        Span::raw(cell(&skills, cols[5])),
+        Span::styled(
+            cell(&format!("{} {mark}", one_line(&a.dispatch.mode)), cols[6]),
+            dstyle,
+        ),
+        Span::styled(evidence_summary(a), theme.evidence()),
+    ]
+}
+
+fn header(cols: [usize; 7], theme: Theme) -> Line<'static> {
+    let names = ["#", "actor", "kind", "score", "conf", "skills", "dispatch"];
+    let mut spans: Vec<Span> = names
+        .iter()
+        .zip(cols)
+        .map(|(n, w)| Span::styled(cell(n, w), theme.dim()))
+        .collect();
+    spans.push(Span::styled("evidence", theme.dim()));
+    Line::from(spans)
+}
+
+/// One evidence link row: the lane, the id and what the item is.
+fn evidence_row(
+    app: &App,
+    lane: &str,
+    id: &str,
+    k: usize,
+    selected: bool,
+    theme: Theme,
+) -> Vec<Span<'static>> {
+    let what = match Lane::parse(lane) {
+        Some(Lane::Episodes) => app.episodes().iter().find(|x| x.id == id).map(|x| {
+            format!(
+                "{} {}:{} {} — {}",
+                x.time.as_deref().map(short_time).unwrap_or_default(),
+                short_session(&x.session_id),
+                x.seq,
+                one_line(&x.event_type),
+                one_line(x.snippet.as_deref().unwrap_or(""))
+            )
+        }),
+        Some(Lane::Code) => app.code().iter().find(|x| x.id == id).map(|x| {
+            format!(
+                "{}:{} {}",
+                app.paths.show(&one_line(&x.path)),
+                x.start_line,
+                x.symbol.as_deref().map(one_line).unwrap_or_default()
+            )
+        }),
+        Some(Lane::Skills) => app
+            .skills()
+            .iter()
+            .find(|x| x.id == id)
+            .map(|x| format!("{} — {}", one_line(&x.name), one_line(&x.description))),
+        None => None,
+    }
+    .unwrap_or_else(|| one_line(id));
+    vec![
+        Span::styled(
+            format!("   {}↳ {}. ", if selected { "▶" } else { " " }, k + 1),
+            theme.dim(),
+        ),
+        Span::styled(format!("{lane:<8} "), theme.evidence()),
+        Span::raw(what),
+    ]
+}
+
+pub fn draw(frame: &mut Frame, r: Rect, app: &App, theme: Theme) {
+    let focused = app.focus == Focus::Actors;
+    let actors = app.actors();
+    let mut block = Block::bordered()
+        .border_style(theme.border(focused))
+        .title(Span::styled(
+            format!(" Actors {} ", actors.len()),
+            theme.title(focused),
+        ));
+    if focused && !actors.is_empty() && r.width > 50 {
+        let keys = app
+            .keymap
+            .key_label(&app.contexts(), "open")
+            .map(|k| format!(" {k}: follow evidence "))
+            .unwrap_or_default();
+        block = block.title_top(Line::from(Span::styled(keys, theme.dim())).right_aligned());
+    }
+    let inner = block.inner(r);
+    frame.render_widget(block, r);
+    if inner.width == 0 || inner.height == 0 {
+        return;
+    }
+    if actors.is_empty() {
+        let msg = match app.response() {
+            None => "who did the work shows here, with links to the evidence".to_string(),
+            Some(_) => "no actor: no episode, skill or edit in the results names one".to_string(),
+        };
+        frame.render_widget(
+            Paragraph::new(Span::styled(msg, theme.dim())).wrap(Wrap { trim: true }),
+            inner,
+        );
+        return;
+    }
+    let w = inner.width as usize;
+    let cols = columns(w.saturating_sub(2));
+    let mut lines = Vec::new();
+    let has_header = inner.height >= 3;
+    if has_header {
+        let mut h = vec![Span::raw("  ")];
+        h.extend(header(cols, theme).spans);
+        lines.push(Line::from(fit_spans(h, w)));
+    }
+    let rows = app.actor_rows();
+    let cap = layout::actor_capacity(r);
+    let cur = (app.cursors.actors.actor, app.cursors.actors.evidence);
+    for &(i, ev) in rows.iter().skip(app.cursors.actors.offset).take(cap) {
+        let a = &actors[i];
+        let selected = (i, ev) == cur && app.actor_pinned;
+        let mut spans = match ev {
+            None => {
+                let mark = if i == cur.0 && app.actor_pinned {
+                    "▶ "
+                } else {
+                    "  "
+                };
+                let mut s = vec![Span::styled(mark, theme.accent())];
+                s.extend(row(a, i + 1, cols, theme));
+                s
+            }
+            Some(k) => {
+                let e = &a.evidence[k];
+                evidence_row(app, &e.lane, &e.id, k, selected, theme)
+            }
+        };
+        spans = fit_spans(spans, w);
+        let mut line = Line::from(spans);
+        if selected {
+            let s: Style = theme.selected(focused);
+            line = line.patch_style(s);
+            let pad = w.saturating_sub(line.width());
+            line.spans.push(Span::styled(" ".repeat(pad), s));
+        }
+        lines.push(line);
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
+}
