@@ -1,0 +1,262 @@
+//! Unit tests of the parent module, kept apart so the module reads in one sitting.
+
+use super::*;
+
+/// (input, secret that must disappear, text that must stay).
+const SECRET_CASES: &[(&str, &str, &str)] = &[
+    // URLs
+    ("mysql://user:hunter2@db.local/app", "hunter2", "mysql://user:[REDACTED]@db.local"),
+    ("postgres://admin:p%40ss@10.0.0.5:5432/x", "p%40ss", "postgres://admin:"),
+    ("redis://:s3cretpw@cache:6379", "s3cretpw", "redis://:[REDACTED]@cache"),
+    ("git clone https://bob:gh0pw@host/r.git", "gh0pw", "https://bob:"),
+    ("amqp://u:p@ss:w@rd@mq/vhost", "ss:w@rd", "@mq/vhost"),
+    // assignments
+    ("password=hunter2", "hunter2", "password="),
+    ("passwd: hunter2", "hunter2", "passwd: "),
+    ("PASSWORD=\"hunter 2\"", "hunter 2", "PASSWORD=\""),
+    ("secret = 'abc123'", "abc123", "secret = '"),
+    ("token: abcdef123456", "abcdef123456", "token: "),
+    ("api_key => 'k-123'", "k-123", "api_key => '"),
+    ("apikey=zzz999", "zzz999", "apikey="),
+    ("access_key: AK1234", "AK1234", "access_key"),
+    ("client_secret=cs_999", "cs_999", "client_secret="),
+    ("private_key: \"MIIEabc\"", "MIIEabc", "private_key"),
+    ("{\"password\": \"hunter2\", \"user\": \"bob\"}", "hunter2", "\"password\": \"[REDACTED]\", \"user\": \"bob\""),
+    ("{\\\"password\\\": \\\"hunter2\\\"}", "hunter2", "\\\"password\\\": \\\"[REDACTED]\\\""),
+    ("$db = ['password' => 'hunter2'];", "hunter2", "'password' => '"),
+    ("let authToken = \"tok_abc123\";", "tok_abc123", "authToken = \""),
+    ("password := \"gopass\"", "gopass", "password := \""),
+    ("password: str = \"pyPass1\"", "pyPass1", "password: str = \""),
+    ("if password == \"letmein\":", "letmein", "password == \""),
+    ("spring.datasource.password=jdbcPw", "jdbcPw", "spring.datasource.password="),
+    ("curl 'https://x.io/api?token=abc123&x=1'", "abc123", "token=[REDACTED]&x=1"),
+    ("x-api-key: 0123456789abcdef", "0123456789abcdef", "x-api-key: "),
+    // .env lines (whole rest of line)
+    ("DB_PASSWORD=correct horse battery\nDB_HOST=db", "horse", "DB_PASSWORD=[REDACTED]\nDB_HOST=db"),
+    ("STRIPE_SECRET_KEY=abc123", "abc123", "STRIPE_SECRET_KEY="),
+    ("export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG", "wJalrXUtnFEMI", "export AWS_SECRET_ACCESS_KEY="),
+    ("OPENAI_KEY=abc999\r\n", "abc999", "OPENAI_KEY="),
+    ("DB_PASS=pw1\nGITHUB_TOKEN=tk2", "pw1", "GITHUB_TOKEN=[REDACTED]"),
+    ("  password: my long phrase # prod", "long phrase", "  password: [REDACTED]"),
+    ("token: abc def;\n", "abc", "token: [REDACTED] def;"),
+    ("secret_key_base:\n    \"abcdefgh12345\"", "abcdefgh12345", "secret_key_base:\n    \""),
+    ("secret_key_base:\\n    \\\"abcdefgh12345\\\"", "abcdefgh12345", "secret_key_base:"),
+    // CLI
+    ("mysql -u root -pS3cret db", "S3cret", "-p[REDACTED] db"),
+    ("app --password hunter2 --verbose", "hunter2", "--password [REDACTED] --verbose"),
+    ("app --token=abc123", "abc123", "--token="),
+    ("sshpass -p 'pw pw' ssh host", "pw pw", "sshpass -p '"),
+    // XML
+    ("<password>hunter2</password>", "hunter2", "<password>[REDACTED]</password>"),
+    // token shapes
+    ("key AKIAIOSFODNN7EXAMPLE here", "AKIAIOSFODNN7EXAMPLE", "key "),
+    ("ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghp_abcdefghij", ""),
+    ("github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "github_pat_11", ""),
+    ("xoxb-123456789012-abcdefghijkl", "xoxb-1234", ""),
+    ("sk-abcdefghijklmnopqrstuvwxyz0123456789ABCD", "sk-abcdef", ""),
+    ("sk-ant-api03-abcdefghij0123456789_-ABCDEFGH", "sk-ant-api03", ""),
+    ("sk-proj-Abc123def456ghi789jkl012", "sk-proj-Abc", ""),
+    ("AIzaSyA-1234567890abcdefghijklmnopqrstu", "AIzaSy", ""),
+    ("sk_live_abcdefghij0123456789", "sk_live_abc", ""),
+    ("rk_live_abcdefghij0123456789", "rk_live_abc", ""),
+    ("glpat-abcdefghij0123456789", "glpat-abc", ""),
+    ("npm_abcdefghijklmnopqrstuvwxyz0123456789", "npm_abc", ""),
+    ("bot 123456789:AAEabcdefghijklmnopqrstuvwxyz012345", "AAEabc", "bot "),
+    ("https://hooks.slack.com/services/T000/B000/XXXXabc", "XXXXabc", "hooks.slack.com/services/"),
+    (
+        "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "eyJhbGciOiJIUzI1NiJ9",
+        "jwt ",
+    ),
+    // Authorization
+    ("Authorization: Bearer abc.def-ghi", "abc.def-ghi", "Authorization: Bearer "),
+    ("-H \"Authorization: Basic dXNlcjpwYXNz\"", "dXNlcjpwYXNz", "Authorization: Basic "),
+    ("\"authorization\": \"token 0123abcd\"", "0123abcd", "\"authorization\": \"token "),
+    ("use bearer ABCDEFGHIJKLMNOPQRSTUV now", "ABCDEFGHIJKLMNOP", "bearer "),
+    // PEM
+    (
+        "k:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\nabcdef==\n-----END RSA PRIVATE KEY-----\nafter",
+        "MIIEpAIBAAKCAQEA7",
+        "k:\n[REDACTED]\nafter",
+    ),
+    (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU\\n-----END OPENSSH PRIVATE KEY-----",
+        "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU",
+        "[REDACTED]",
+    ),
+    (
+        "truncated -----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBbbbbbbbbbbbbbbbbbbbbbb\nMHcCAQEEICccccccccccccccccccc",
+        "MHcCAQEEI",
+        "truncated [REDACTED]",
+    ),
+    // Russian
+    ("пароль: qwerty123", "qwerty123", "пароль: "),
+    ("Пароль=йцукен", "йцукен", "Пароль="),
+    ("пароль от базы: s3cr3t", "s3cr3t", "пароль от базы: "),
+    ("токен — abcdef123", "abcdef123", "токен — "),
+    ("password for root: toor1", "toor1", "password for root: "),
+];
+
+/// Text that must come out unchanged.
+const KEEP_CASES: &[&str] = &[
+    "password=",
+    "password: [REDACTED]",
+    "password: ****",
+    "PASSWORD=${DB_PASSWORD}",
+    "password: $DB_PASSWORD",
+    "password=<password>",
+    "token: null",
+    "interface S {\n  token: string | null;\n  user: User;\n}",
+    "set({\n  user: data.user,\n  token: data.token,\n  ok: null,\n})",
+    "password:\n  min_length: 8",
+    "secret_key_base: ...",
+    "params: { _csrf_token: csrfToken }",
+    "tests pass: all green",
+    "auth: true, WIF auth: `X`",
+    "api_key_reqs: number",
+    "apiKeyService = createService<DatabaseClient>()",
+    "send `x-api-key:` — converting",
+    "`Authorization: Bearer <token>` plus",
+    "{\\n  auth: \\\"basic\\\",\\n}",
+    "password = os.getenv(\"DB_PASSWORD\")",
+    "token = get_token()",
+    "password = self.password",
+    "connect(user=user, password=password)",
+    "\"input_tokens\": 123, \"output_tokens\": 456, \"max_tokens\": 4096",
+    "PWD=/home/user/project",
+    "sort_key: name",
+    "primary_key = id",
+    "src/auth/token.rs:42: fn parse()",
+    "secrets.yaml: 12 lines",
+    "bypass: true",
+    "mkdir -p dir && mysql -u root -p",
+    "the sk-learn-compatible-estimators-and-more library",
+    "Authorization: Bearer $TOKEN",
+    "Authorization: required",
+    "keyboard layout, monkey business, tokenizer",
+    "обычный текст без секретов, ключ к разгадке",
+    "",
+];
+
+#[test]
+fn secrets_are_replaced_and_keys_stay() {
+    for (input, secret, keep) in SECRET_CASES {
+        let r = redact(input);
+        assert!(
+            !r.text.contains(secret),
+            "{input:?} -> {:?} still has {secret:?}",
+            r.text
+        );
+        assert!(
+            r.text.contains(keep),
+            "{input:?} -> {:?} lost {keep:?}",
+            r.text
+        );
+        assert!(r.text.contains(REDACTED), "{input:?} -> {:?}", r.text);
+        assert!(r.count >= 1, "{input:?}");
+    }
+}
+
+#[test]
+fn non_secrets_are_untouched() {
+    for input in KEEP_CASES {
+        let r = redact(input);
+        assert_eq!(&r.text, input);
+        assert_eq!(r.count, 0, "{input:?}");
+        assert!(matches!(redact_cow(input).0, Cow::Borrowed(_)));
+    }
+}
+
+#[test]
+fn counts_each_value() {
+    let r = redact("password=a1 token=b2 mysql://u:c3@h");
+    assert_eq!(r.count, 3, "{:?}", r.text);
+    assert_eq!(
+        r.text,
+        "password=[REDACTED] token=[REDACTED] mysql://u:[REDACTED]@h"
+    );
+}
+
+#[test]
+fn redaction_is_idempotent() {
+    let mut all: Vec<String> = SECRET_CASES.iter().map(|c| c.0.to_string()).collect();
+    all.extend(KEEP_CASES.iter().map(|s| s.to_string()));
+    all.push(
+        SECRET_CASES
+            .iter()
+            .map(|c| c.0)
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    all.push(
+        SECRET_CASES
+            .iter()
+            .map(|c| c.0)
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    for input in all {
+        let once = redact(&input);
+        let twice = redact(&once.text);
+        assert_eq!(twice.text, once.text, "input {input:?}");
+        assert_eq!(twice.count, 0, "input {input:?} -> {:?}", once.text);
+    }
+}
+
+#[test]
+fn random_input_never_panics() {
+    const PIECES: &[&str] = &[
+        "password",
+        "=",
+        ":",
+        " ",
+        "\n",
+        "\"",
+        "'",
+        "\\",
+        "://",
+        "@",
+        "пароль",
+        "ё",
+        "🙂",
+        "漢",
+        "token",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "-----END RSA PRIVATE KEY-----",
+        "eyJ",
+        "AKIA",
+        "ghp_",
+        "sk-",
+        "Bearer ",
+        "Authorization:",
+        "$",
+        "{",
+        "}",
+        "[REDACTED]",
+        "\r",
+        "abc123XYZ",
+        "\u{0}",
+        "é",
+        "—",
+        "<password>",
+        "</password>",
+        "mysql -p",
+        "--token ",
+    ];
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..3000 {
+        let len = (next() % 24) as usize;
+        let s: String = (0..len)
+            .map(|_| PIECES[(next() % PIECES.len() as u64) as usize])
+            .collect();
+        let once = redact(&s);
+        let twice = redact(&once.text);
+        assert_eq!(twice.text, once.text, "input {s:?}");
+    }
+}

@@ -1,0 +1,291 @@
+//! Unit tests of the parent module, kept apart so the module reads in one sitting.
+
+use super::*;
+
+fn terms(text: &str) -> Vec<String> {
+    tokenize(text).into_iter().map(|t| t.term).collect()
+}
+
+fn one(word: &str) -> String {
+    let t = terms(word);
+    assert_eq!(t.len(), 1, "{word:?} gave {t:?}");
+    t[0].clone()
+}
+
+#[test]
+fn identifiers_split_and_keep_whole() {
+    let cases: &[(&str, &[&str])] = &[
+        ("getUserName", &["get", "user", "name", "getusernam"]),
+        ("get_user_name", &["get", "user", "name", "getusernam"]),
+        ("GET_USER_NAME", &["get", "user", "name", "getusernam"]),
+        ("GetUser", &["get", "user", "getus"]),
+        ("HTTPServer", &["http", "server", "httpserver"]),
+        (
+            "XMLHttpRequest",
+            &["xml", "http", "request", "xmlhttprequest"],
+        ),
+        ("IOError", &["io", "error", "ioerror"]),
+        ("URLs", &["url"]),
+        ("sha256", &["sha", "256", "sha256"]),
+        ("_private", &["privat"]),
+        ("__", &[]),
+        ("plain", &["plain"]),
+    ];
+    for (input, want) in cases {
+        assert_eq!(terms(input), *want, "input {input:?}");
+    }
+    // A lone word equal to the joined identifier meets the compound term.
+    assert_eq!(one("getusername"), "getusernam");
+    assert_eq!(one("GETUSERNAME"), "getusernam");
+}
+
+#[test]
+fn stems_russian_and_english() {
+    let groups: &[&[&str]] = &[
+        &["доступа", "доступы", "доступ", "Доступ", "ДОСТУПОМ"],
+        &["fixing", "fixed", "fix", "Fixes"],
+        &["базам", "база", "баз"],
+        &["ёлка", "елка", "Ёлка"],
+        &["пароль", "пароля", "паролем"],
+        &["users", "user"],
+    ];
+    for group in groups {
+        let first = one(group[0]);
+        for w in group.iter() {
+            assert_eq!(one(w), first, "{w:?} vs {:?}", group[0]);
+        }
+    }
+    assert_eq!(one("базам"), "баз");
+    assert_eq!(one("fixing"), "fix");
+}
+
+#[test]
+fn numbers_and_ips_keep_digits() {
+    assert_eq!(terms("176.99.5.35"), ["176", "99", "5", "35"]);
+    assert_eq!(terms("v1.2.3"), ["v", "1", "v1", "2", "3"]);
+    assert_eq!(terms("port 8080"), ["port", "8080"]);
+}
+
+#[test]
+fn offsets_point_at_the_source_word() {
+    let text = "Ну, getUserName — ёж!";
+    for t in tokenize(text) {
+        assert!(text.is_char_boundary(t.start) && text.is_char_boundary(t.end));
+        assert!(t.start < t.end);
+    }
+    let toks = tokenize(text);
+    let user = toks
+        .iter()
+        .find(|t| t.term == "user")
+        .map(|t| &text[t.start..t.end]);
+    assert_eq!(user, Some("User"));
+    let whole = toks
+        .iter()
+        .find(|t| t.term == "getusernam")
+        .map(|t| &text[t.start..t.end]);
+    assert_eq!(whole, Some("getUserName"));
+    let ezh = toks
+        .iter()
+        .find(|t| t.term == "еж")
+        .map(|t| &text[t.start..t.end]);
+    assert_eq!(ezh, Some("ёж"));
+}
+
+#[test]
+fn long_terms_are_capped_and_hashes_kept_whole() {
+    let long = "a".repeat(200);
+    assert_eq!(one(&long).len(), MAX_TERM_BYTES);
+    let cyr = "ж".repeat(100);
+    let t = one(&cyr);
+    assert!(t.len() <= MAX_TERM_BYTES && t.len() >= MAX_TERM_BYTES - 1);
+    assert_eq!(one("3f2a9c1b7e"), "3f2a9c1b7e");
+    assert_eq!(one("A1B2C3"), "a1b2c3");
+    // Same hash in a query meets the indexed term.
+    assert_eq!(query_terms("commit 3F2A9C1B7E"), ["commit", "3f2a9c1b7e"]);
+}
+
+#[test]
+fn odd_input_never_panics() {
+    let samples = [
+        "",
+        " ",
+        "\u{0}",
+        "İstanbul",
+        "ß",
+        "ǅ",
+        "x\u{301}y",
+        "漢字かな",
+        "🙂🙂",
+        "a\u{200d}b",
+        "١٢٣",
+        "Ⅻ",
+        "µs",
+        "ﬁle",
+        "\u{10FFFF}",
+        "_a_1_Б_",
+    ];
+    for s in samples {
+        for t in tokenize(s) {
+            assert!(
+                !t.term.is_empty() && t.term.len() <= MAX_TERM_BYTES,
+                "{s:?}"
+            );
+            assert!(s.get(t.start..t.end).is_some(), "{s:?}");
+        }
+        let _ = index_text(s);
+        let _ = query_terms(s);
+    }
+}
+
+#[test]
+fn query_terms_dedupe_and_drop_stopwords() {
+    assert_eq!(
+        query_terms("кто чинил доступ к базам?"),
+        ["чин", "доступ", "баз"]
+    );
+    assert_eq!(
+        query_terms("Who fixed the fixing of the server?"),
+        ["fix", "server"]
+    );
+    assert_eq!(query_terms("доступа доступы доступ"), ["доступ"]);
+    // Only stopwords: keep them.
+    assert_eq!(query_terms("кто что где"), ["кто", "что", "где"]);
+    assert_eq!(query_terms("the who"), ["the", "who"]);
+    // Stopword parts of identifiers drop, the whole identifier stays.
+    assert_eq!(query_terms("isValid"), ["valid", "isvalid"]);
+    assert!(query_terms("").is_empty());
+    assert!(query_terms("  ?!  ").is_empty());
+}
+
+#[test]
+fn stopwords_are_in_folded_form() {
+    for w in STOPWORDS {
+        let mut folded = String::new();
+        w.chars().for_each(|c| push_folded(&mut folded, c));
+        assert_eq!(&folded, w);
+    }
+}
+
+#[test]
+fn match_expr_quotes_everything() {
+    let t = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(fts_match_expr(&[]), None);
+    assert_eq!(fts_match_expr(&t(&["", " "])), None);
+    assert_eq!(fts_match_expr(&t(&["a"])).as_deref(), Some("\"a\""));
+    assert_eq!(
+        fts_match_expr(&t(&["a\"b", "or"])).as_deref(),
+        Some("\"a\"\"b\" OR \"or\"")
+    );
+}
+
+fn fts() -> rusqlite::Connection {
+    let c = rusqlite::Connection::open_in_memory().expect("open");
+    c.execute_batch(
+        "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='unicode61 remove_diacritics 0');
+         CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance');",
+    )
+    .expect("schema");
+    c
+}
+
+fn search(c: &rusqlite::Connection, query: &str) -> rusqlite::Result<Vec<i64>> {
+    let Some(expr) = fts_match_expr(&query_terms(query)) else {
+        return Ok(Vec::new());
+    };
+    let mut st = c.prepare("SELECT rowid FROM t WHERE t MATCH ?1 ORDER BY rowid")?;
+    let rows = st.query_map([expr], |r| r.get(0))?;
+    rows.collect()
+}
+
+#[test]
+fn fts_syntax_in_queries_is_literal() {
+    let c = fts();
+    let docs = [
+        "Fixed the access to databases on 176.99.5.35",
+        "починил доступ к базам данных",
+        "fn getUserName() -> String",
+        "NEAR OR AND NOT the words",
+    ];
+    for (i, d) in docs.iter().enumerate() {
+        c.execute(
+            "INSERT INTO t(rowid, x) VALUES (?1, ?2)",
+            rusqlite::params![i as i64, index_text(d)],
+        )
+        .expect("insert");
+    }
+    let hostile = [
+        "\"",
+        "\"\"",
+        "*",
+        "NEAR(",
+        "NEAR(a b)",
+        "OR",
+        "AND",
+        "NOT",
+        "-",
+        ":",
+        "^",
+        "(",
+        ")",
+        "()",
+        "x:y",
+        "^start",
+        "a*",
+        "\"unterminated",
+        "col:term",
+        "- - -",
+        "OR OR AND",
+        "{x y}: z",
+        "+",
+        "NOT NOT",
+        "a AND",
+        "(((",
+        "'",
+        "\\",
+        "NEAR/3",
+    ];
+    for q in hostile {
+        let r = search(&c, q);
+        assert!(r.is_ok(), "query {q:?} failed: {r:?}");
+    }
+    assert_eq!(search(&c, "NEAR OR").expect("ok"), [3]);
+    assert_eq!(search(&c, "кто чинил доступ к базам?").expect("ok"), [1]);
+    assert_eq!(search(&c, "fixing databases").expect("ok"), [0]);
+    assert_eq!(search(&c, "176.99.5.35").expect("ok"), [0]);
+    assert_eq!(search(&c, "getusername").expect("ok"), [2]);
+    assert_eq!(search(&c, "user_name").expect("ok"), [2]);
+    // An empty quoted phrase is valid FTS5 too.
+    let mut st = c
+        .prepare("SELECT count(*) FROM t WHERE t MATCH '\"*\" OR \"\"'")
+        .expect("prep");
+    assert!(st.query_row([], |r| r.get::<_, i64>(0)).is_ok());
+}
+
+#[test]
+fn terms_survive_unicode61_unchanged() {
+    let c = fts();
+    let text = "Ёжик getUserName HTTPServer 176.99.5.35 naïve café Straße ﬁle İI \
+                漢字 かな 한국어 العربية ελληνικά x²y ½ Ⅻ v1.2.3 a1b2c3 ДОСТУПА fixing_it \
+                🙂 emoji\u{200d}join tab\there";
+    let idx = index_text(text);
+    c.execute("INSERT INTO t(rowid, x) VALUES (1, ?1)", [&idx])
+        .expect("insert");
+    let mut st = c
+        .prepare("SELECT term FROM v ORDER BY offset")
+        .expect("prep");
+    let stored: Vec<String> = st
+        .query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    // (SQLite folds a few compatibility letters such as `µ`→`μ` differently from Rust;
+    // queries go through the same folding, so those still match.)
+    let ours: Vec<&str> = idx.split(' ').collect();
+    assert_eq!(stored, ours);
+    for t in &ours {
+        assert!(
+            t.chars().all(|c| c.is_alphanumeric() && !c.is_uppercase()),
+            "{t:?}"
+        );
+    }
+}
