@@ -39,65 +39,81 @@ fn frequencies(conn: &Connection, fts_table: &str, terms: &[String]) -> Option<V
 }
 
 /// The `MATCH` expression for `terms` (already stemmed and literal), bounded by `cap`; `None`
-/// when no term can match.
+/// when no term can match. It is the last (widest) of [`bounded_match_tiers`].
 pub fn bounded_match_expr(
     conn: &Connection,
     fts_table: &str,
     terms: &[String],
     cap: u64,
 ) -> Option<String> {
+    bounded_match_tiers(conn, fts_table, terms, cap).pop()
+}
+
+/// The expressions to try in order, narrowest first: a caller runs the next only when the
+/// previous one found too few rows. Under the cap there is one: every term as an alternative.
+/// Over it: rare terms or all common terms together; then also all common terms but one.
+pub fn bounded_match_tiers(
+    conn: &Connection,
+    fts_table: &str,
+    terms: &[String],
+    cap: u64,
+) -> Vec<String> {
     let Some(dfs) = frequencies(conn, fts_table, terms) else {
-        return tokens::fts_match_expr(terms);
+        return tokens::fts_match_expr(terms).into_iter().collect();
     };
     let mut known: Vec<(&String, u64)> = terms.iter().zip(dfs).filter(|(_, df)| *df > 0).collect();
     if known.is_empty() {
-        return None;
+        return Vec::new();
     }
     let total: u64 = known.iter().map(|(_, df)| df).sum();
     if total <= cap || known.len() == 1 {
-        return Some(
-            known
-                .iter()
-                .map(|(t, _)| quote(t))
-                .collect::<Vec<_>>()
-                .join(" OR "),
-        );
+        let or = known
+            .iter()
+            .map(|(t, _)| quote(t))
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        return vec![or];
     }
     known.sort_by_key(|(_, df)| *df);
-    let mut parts: Vec<String> = Vec::new();
+    let mut rare: Vec<String> = Vec::new();
     let mut budget = cap / 2;
     let mut common: Vec<&String> = Vec::new();
     for (t, df) in &known {
         if *df <= budget {
             budget -= df;
-            parts.push(quote(t));
+            rare.push(quote(t));
         } else {
             common.push(t);
         }
     }
+    let together = |skip: Option<usize>| -> String {
+        let inner: Vec<String> = common
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| Some(*i) != skip)
+            .map(|(_, t)| quote(t))
+            .collect();
+        format!("({})", inner.join(" AND "))
+    };
+    let mut tiers = Vec::new();
     match common.len() {
-        0 => {}
-        1 if parts.is_empty() => parts.push(quote(common[0])),
-        1 => {}
+        0 => tiers.push(rare.join(" OR ")),
+        1 if rare.is_empty() => tiers.push(quote(common[0])),
+        1 => tiers.push(rare.join(" OR ")),
         n => {
-            let all = |skip: Option<usize>| -> String {
-                let inner: Vec<String> = common
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| Some(*i) != skip)
-                    .map(|(_, t)| quote(t))
-                    .collect();
-                format!("({})", inner.join(" AND "))
-            };
-            parts.push(all(None));
+            let mut first = rare.clone();
+            first.push(together(None));
+            tiers.push(first.join(" OR "));
             if n >= 3 {
+                let mut wider = first;
                 for i in 0..n.min(8) {
-                    parts.push(all(Some(i)));
+                    wider.push(together(Some(i)));
                 }
+                tiers.push(wider.join(" OR "));
             }
         }
     }
-    Some(parts.join(" OR "))
+    tiers
 }
 
 #[cfg(test)]

@@ -87,11 +87,14 @@ impl CodeStore {
         let mut files: Vec<FileRow> = Vec::new();
         self.with_conn(|c| {
             out.index_rev = store::meta_get(c, "index_rev");
-            let expr = fts::bounded_match_expr(c, "chunks_fts", &terms, fts::DEFAULT_CAP);
-            let Some(expr) = expr else {
-                return Ok(());
-            };
-            let cands = candidates(c, q, expr, &terms, limit)?;
+            let tiers = fts::bounded_match_tiers(c, "chunks_fts", &terms, fts::DEFAULT_CAP);
+            let mut cands = Vec::new();
+            for (tier, expr) in tiers.iter().enumerate() {
+                cands = candidates(c, q, expr.clone(), &terms, limit)?;
+                if cands.len() >= limit || tier + 1 == tiers.len() {
+                    break;
+                }
+            }
             let mut text_stmt = c.prepare_cached("SELECT text, terms FROM chunks WHERE id=?1")?;
             for mut cand in cands {
                 let (text, body_terms): (String, String) =

@@ -202,34 +202,16 @@ impl EpisodeStore {
         let limit_at = args.len();
         args.push(SqlValue::Null);
         self.with_conn(|c| {
-            let Some(expr) = fts::bounded_match_expr(c, "events_fts", &q.terms, fts::DEFAULT_CAP)
-            else {
-                return Ok(Vec::new());
-            };
-            args[0] = SqlValue::Text(expr);
-            let mut depth = (q.limit * 8).max(64);
-            let picked = loop {
-                args[limit_at] = SqlValue::Integer(depth as i64);
-                let mut stmt = c.prepare_cached(&sql)?;
-                let ranked: Vec<(i64, String, f64)> = stmt
-                    .query_map(params_from_iter(args.iter()), |r| {
-                        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-                    })?
-                    .collect::<Result<_, _>>()?;
-                let mut per_session: std::collections::HashMap<&str, usize> = Default::default();
-                let mut picked: Vec<(i64, f64)> = Vec::new();
-                for (id, sid, score) in &ranked {
-                    let n = per_session.entry(sid.as_str()).or_default();
-                    if *n < PER_SESSION_CAP && picked.len() < q.limit {
-                        *n += 1;
-                        picked.push((*id, *score));
-                    }
+            let tiers = fts::bounded_match_tiers(c, "events_fts", &q.terms, fts::DEFAULT_CAP);
+            let mut picked: Vec<(i64, f64)> = Vec::new();
+            for (tier, expr) in tiers.iter().enumerate() {
+                args[0] = SqlValue::Text(expr.clone());
+                picked = rank(c, &sql, &mut args, limit_at, q)?;
+                if picked.len() >= q.limit || tier + 1 == tiers.len() {
+                    break;
                 }
-                if picked.len() >= q.limit || ranked.len() < depth || depth >= 1 << 20 {
-                    break picked;
-                }
-                depth *= 4;
-            };
+            }
+            let picked = picked;
             // Stage 2: the full rows of the few events that made it.
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT e.session_id, e.seq, e.event_type, e.time, e.time_ms, e.text, e.human,
@@ -337,5 +319,39 @@ fn push_filters(sql: &mut String, args: &mut Vec<SqlValue>, q: &EpisodeQuery) {
     if let Some(outcome) = &q.outcome {
         sql.push_str(" AND s.outcome = ?");
         args.push(SqlValue::Text(outcome.clone()));
+    }
+}
+
+/// Stage 1 of a search: (id, score) of the best events, at most [`PER_SESSION_CAP`] per session,
+/// deepening the candidate list until enough survive the cap or the matches run out.
+fn rank(
+    c: &Connection,
+    sql: &str,
+    args: &mut [SqlValue],
+    limit_at: usize,
+    q: &EpisodeQuery,
+) -> Result<Vec<(i64, f64)>, EpisodeStoreError> {
+    let mut depth = (q.limit * 8).max(64);
+    loop {
+        args[limit_at] = SqlValue::Integer(depth as i64);
+        let mut stmt = c.prepare_cached(sql)?;
+        let ranked: Vec<(i64, String, f64)> = stmt
+            .query_map(params_from_iter(args.iter()), |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut per_session: std::collections::HashMap<&str, usize> = Default::default();
+        let mut picked: Vec<(i64, f64)> = Vec::new();
+        for (id, sid, score) in &ranked {
+            let n = per_session.entry(sid.as_str()).or_default();
+            if *n < PER_SESSION_CAP && picked.len() < q.limit {
+                *n += 1;
+                picked.push((*id, *score));
+            }
+        }
+        if picked.len() >= q.limit || ranked.len() < depth || depth >= 1 << 20 {
+            return Ok(picked);
+        }
+        depth *= 4;
     }
 }
