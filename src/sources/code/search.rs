@@ -19,6 +19,10 @@ use crate::sources::fts;
 use crate::sources::sqlite::ReadPool;
 use crate::text::{snippet, tokens};
 
+/// Rows BM25 may score per code query: chunks are scored with name boosts on top, so the cap is
+/// tighter than the episodes lane's (`fts::DEFAULT_CAP`).
+const CODE_MATCH_CAP: u64 = 6_000;
+
 /// BM25 column weights: body, symbol, path.
 const BM25: &str = "bm25(chunks_fts, 1.0, 8.0, 2.0)";
 
@@ -87,7 +91,7 @@ impl CodeStore {
         let mut files: Vec<FileRow> = Vec::new();
         self.with_conn(|c| {
             out.index_rev = store::meta_get(c, "index_rev");
-            let tiers = fts::bounded_match_tiers(c, "chunks_fts", &terms, fts::DEFAULT_CAP);
+            let tiers = fts::bounded_match_tiers(c, "chunks_fts", &terms, CODE_MATCH_CAP);
             let mut cands = Vec::new();
             for (tier, expr) in tiers.iter().enumerate() {
                 cands = candidates(c, q, expr.clone(), &terms, limit)?;

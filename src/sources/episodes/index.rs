@@ -5,21 +5,24 @@
 //! rewritten one. Event text is redacted before it is stored, and the stemmed terms that FTS5
 //! indexes are made from the redacted text, so a secret can be found by neither value nor query.
 
-use std::collections::HashSet;
-use std::fs::File;
-use std::io::Read;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use sha2::{Digest, Sha256};
 
 use super::discover::{discover, Layout, TranscriptFile};
-use super::lines::{read_lines, LineItem, DEFAULT_MAX_LINE_BYTES};
-use super::model::{ParseStats, ParsedEvent, SessionMeta};
+use super::lines::DEFAULT_MAX_LINE_BYTES;
+use super::model::{ParseStats, SessionMeta};
 use super::parser::TranscriptParser;
+use super::prepare::{prepare, FileRow, Prepared, PreparedEvent, Work};
 use super::store;
-use crate::text::{redact, tokens};
+use crate::text::redact;
+
+pub use super::prepare::parse_time_ms;
 
 /// How the indexer behaves; the defaults suit real machines.
 #[derive(Debug, Clone)]
@@ -106,23 +109,78 @@ pub fn index_episodes(
         files_seen: files.len() as u64,
         ..IndexSummary::default()
     };
-    let mut bytes_done = 0;
-    for (i, file) in files.iter().enumerate() {
-        match index_file(&mut conn, file, opts, &mut summary) {
-            Ok(()) => {}
-            Err(FileError::Io(e)) => summary
-                .failed
-                .push((file.path.display().to_string(), e.to_string())),
-            Err(FileError::Sql(e)) => return Err(store_err(e)),
+    let olds = load_file_rows(&conn).map_err(store_err)?;
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4);
+    let next = AtomicUsize::new(0);
+    let written = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let mut failure: Option<rusqlite::Error> = None;
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::sync_channel::<(usize, std::io::Result<Prepared>)>(workers * 2);
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (files, olds, next, written, stop) = (&files, &olds, &next, &written, &stop);
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= files.len() {
+                    break;
+                }
+                // Stay at most a window ahead of the writer, so memory stays bounded.
+                while i >= written.load(Ordering::SeqCst) + REORDER_WINDOW {
+                    if stop.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                let key = files[i].path.to_string_lossy();
+                let old = olds.get(key.as_ref());
+                let out = prepare(&files[i], old, opts.max_line_bytes, opts.live_window);
+                if tx.send((i, out)).is_err() {
+                    break;
+                }
+            });
         }
-        bytes_done += sizes[i];
-        progress(&IndexProgress {
-            done: i as u64 + 1,
-            total: files.len() as u64,
-            bytes_done,
-            bytes_total,
-            path: &file.path,
-        });
+        drop(tx);
+        let mut pending: BTreeMap<usize, std::io::Result<Prepared>> = BTreeMap::new();
+        let mut bytes_done = 0;
+        for (i, out) in rx.iter() {
+            pending.insert(i, out);
+            let mut want = written.load(Ordering::SeqCst);
+            while let Some(out) = pending.remove(&want) {
+                let file = &files[want];
+                let key = file.path.to_string_lossy().to_string();
+                match out {
+                    Ok(Prepared::Unchanged) => summary.files_unchanged += 1,
+                    Ok(Prepared::Changed(work)) => {
+                        if let Err(e) =
+                            write_file(&mut conn, file, olds.get(&key), *work, &mut summary)
+                        {
+                            failure = Some(e);
+                            stop.store(true, Ordering::SeqCst);
+                            return;
+                        }
+                    }
+                    Err(e) => summary
+                        .failed
+                        .push((file.path.display().to_string(), e.to_string())),
+                }
+                bytes_done += sizes[want];
+                want += 1;
+                written.store(want, Ordering::SeqCst);
+                progress(&IndexProgress {
+                    done: want as u64,
+                    total: files.len() as u64,
+                    bytes_done,
+                    bytes_total,
+                    path: &file.path,
+                });
+            }
+        }
+    });
+    if let Some(e) = failure {
+        return Err(store_err(e));
     }
     let rev = compute_index_rev(&conn).map_err(store_err)?;
     store::meta_set(&conn, "index_rev", &rev).map_err(store_err)?;
@@ -136,111 +194,55 @@ pub fn index_episodes(
     Ok(summary)
 }
 
-enum FileError {
-    Io(std::io::Error),
-    Sql(rusqlite::Error),
+/// Files more than this far ahead of the writer wait, so memory stays bounded.
+const REORDER_WINDOW: usize = 16;
+
+/// What the index knows of every file, for the workers' fingerprint checks.
+fn load_file_rows(conn: &Connection) -> rusqlite::Result<HashMap<String, FileRow>> {
+    let mut stmt = conn.prepare(
+        "SELECT path, session_id, size, mtime_ns, head_hash, offset, parser_state FROM files",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            FileRow {
+                session_id: r.get(1)?,
+                size: r.get::<_, i64>(2)? as u64,
+                mtime_ns: r.get(3)?,
+                head_hash: r.get(4)?,
+                offset: r.get::<_, i64>(5)? as u64,
+                parser_state: r.get(6)?,
+            },
+        ))
+    })?;
+    rows.collect()
 }
 
-impl From<std::io::Error> for FileError {
-    fn from(e: std::io::Error) -> Self {
-        FileError::Io(e)
-    }
-}
-impl From<rusqlite::Error> for FileError {
-    fn from(e: rusqlite::Error) -> Self {
-        FileError::Sql(e)
-    }
-}
-
-struct FileRow {
-    session_id: String,
-    size: u64,
-    mtime_ns: i64,
-    head_hash: String,
-    offset: u64,
-    parser_state: String,
-}
-
-fn index_file(
+/// Store one prepared file in one transaction.
+fn write_file(
     conn: &mut Connection,
     file: &TranscriptFile,
-    opts: &IndexOptions,
+    old: Option<&FileRow>,
+    work: Work,
     summary: &mut IndexSummary,
-) -> Result<(), FileError> {
+) -> rusqlite::Result<()> {
     let path_str = file.path.to_string_lossy().to_string();
-    let meta = std::fs::metadata(&file.path)?;
-    let size = meta.len();
-    let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-    let mtime_ns = modified
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as i64)
-        .unwrap_or(0);
-    let live = SystemTime::now()
-        .duration_since(modified)
-        .map(|age| age < opts.live_window)
-        .unwrap_or(true);
-
-    let old: Option<FileRow> = conn
-        .query_row(
-            "SELECT session_id, size, mtime_ns, head_hash, offset, parser_state
-             FROM files WHERE path=?1",
-            [&path_str],
-            |r| {
-                Ok(FileRow {
-                    session_id: r.get(0)?,
-                    size: r.get::<_, i64>(1)? as u64,
-                    mtime_ns: r.get(2)?,
-                    head_hash: r.get(3)?,
-                    offset: r.get::<_, i64>(4)? as u64,
-                    parser_state: r.get(5)?,
-                })
-            },
-        )
-        .optional()?;
-
-    if let Some(o) = &old {
-        if o.size == size && o.mtime_ns == mtime_ns {
-            summary.files_unchanged += 1;
-            return Ok(());
-        }
-    }
-    let appendable = match &old {
-        Some(o) if size >= o.size => head_hash(&file.path, o.size)? == o.head_hash,
-        _ => false,
-    };
-    let (mut parser, start, resumed_from) = match (&old, appendable) {
-        (Some(o), true) => match serde_json::from_str::<TranscriptParser>(&o.parser_state) {
-            Ok(p) => (p, o.offset, Some(o)),
-            Err(_) => (new_parser(file), 0, None),
-        },
-        _ => (new_parser(file), 0, None),
-    };
-    let before = *parser.stats();
-
-    let mut events: Vec<ParsedEvent> = Vec::new();
-    let reader = File::open(&file.path)?;
-    let end = read_lines(reader, start, opts.max_line_bytes, |item| match item {
-        LineItem::Line(line) => parser.feed(line, &mut events),
-        LineItem::Oversized { len } => parser.feed_oversized(len),
-    })?;
-    summary.bytes_read += end.saturating_sub(start);
-    let after = *parser.stats();
-    summary.lines.add(&diff(&after, &before));
-
+    summary.bytes_read += work.end.saturating_sub(work.start);
+    summary.lines.add(&work.lines);
     let tx = conn.transaction()?;
-    let session_id = match resumed_from {
-        Some(o) => {
+    let session_id = match (old, work.appended) {
+        (Some(o), true) => {
             summary.files_appended += 1;
             o.session_id.clone()
         }
-        None => {
-            if let Some(o) = &old {
+        _ => {
+            if let Some(o) = old {
                 delete_session(&tx, &o.session_id)?;
                 summary.files_rewritten += 1;
             } else {
                 summary.files_new += 1;
             }
-            unique_session_id(&tx, &session_key(file, parser.meta()), &path_str)?
+            unique_session_id(&tx, &session_key(file, work.parser.meta()), &path_str)?
         }
     };
     let next_seq: i64 = tx
@@ -250,12 +252,11 @@ fn index_file(
             |r| r.get(0),
         )
         .unwrap_or(0);
-    let (added, secrets) = insert_events(&tx, &session_id, next_seq, &events)?;
-    summary.events_added += added;
-    summary.secrets_redacted += secrets;
-    upsert_session(&tx, &session_id, file, &parser, &path_str, live)?;
-    let state = serde_json::to_string(&parser).unwrap_or_default();
-    let stats = parser.stats();
+    summary.events_added += insert_events(&tx, &session_id, next_seq, &work.events)?;
+    summary.secrets_redacted += work.secrets;
+    upsert_session(&tx, &session_id, file, &work.parser, &path_str, work.live)?;
+    let state = serde_json::to_string(&work.parser).unwrap_or_default();
+    let stats = work.parser.stats();
     tx.execute(
         "INSERT INTO files(path, kind, session_id, size, mtime_ns, head_hash, offset, parser_state,
                            lines, skipped)
@@ -268,43 +269,16 @@ fn index_file(
             path_str,
             file.kind.as_str(),
             session_id,
-            size as i64,
-            mtime_ns,
-            head_hash(&file.path, size)?,
-            end as i64,
+            work.size as i64,
+            work.mtime_ns,
+            work.head_hash,
+            work.end as i64,
             state,
             stats.lines as i64,
             (stats.skipped_broken + stats.skipped_unknown + stats.skipped_oversized) as i64,
         ],
     )?;
-    tx.commit()?;
-    Ok(())
-}
-
-fn new_parser(file: &TranscriptFile) -> TranscriptParser {
-    let mut parser = TranscriptParser::new(file.kind);
-    if let Layout::Subagent {
-        sidecar: Some(sidecar),
-        ..
-    } = &file.layout
-    {
-        if let Ok(bytes) = std::fs::read(sidecar) {
-            parser.apply_sidecar(&bytes);
-        }
-    }
-    parser
-}
-
-fn diff(after: &ParseStats, before: &ParseStats) -> ParseStats {
-    ParseStats {
-        lines: after.lines - before.lines.min(after.lines),
-        events: after.events - before.events.min(after.events),
-        skipped_broken: after.skipped_broken - before.skipped_broken.min(after.skipped_broken),
-        skipped_unknown: after.skipped_unknown - before.skipped_unknown.min(after.skipped_unknown),
-        skipped_oversized: after.skipped_oversized
-            - before.skipped_oversized.min(after.skipped_oversized),
-        ignored: after.ignored - before.ignored.min(after.ignored),
-    }
+    tx.commit()
 }
 
 /// The session id a file's events are stored under.
@@ -375,47 +349,33 @@ fn insert_events(
     tx: &Transaction<'_>,
     session_id: &str,
     last_seq: i64,
-    events: &[ParsedEvent],
-) -> rusqlite::Result<(u64, u64)> {
+    events: &[PreparedEvent],
+) -> rusqlite::Result<u64> {
     let mut ins = tx.prepare_cached(
         "INSERT INTO events(session_id, seq, event_type, time, time_ms, text, human, tool_name,
                             tool_use_id, is_error, sidechain_agent, facts)
          VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?;
     let mut fts = tx.prepare_cached("INSERT INTO events_fts(rowid, terms) VALUES(?1, ?2)")?;
-    let mut secrets = 0u64;
-    for (i, ev) in events.iter().enumerate() {
-        let red = redact::redact(&ev.text);
-        secrets += red.count as u64;
-        let facts = if ev.facts.is_empty() {
-            None
-        } else {
-            serde_json::to_string(&ev.facts).ok()
-        };
-        let time_ms = ev.time.as_deref().and_then(parse_time_ms);
+    for (i, p) in events.iter().enumerate() {
+        let ev = &p.event;
         ins.execute(params![
             session_id,
             last_seq + 1 + i as i64,
             ev.event_type,
             ev.time,
-            time_ms,
-            red.text,
+            p.time_ms,
+            ev.text,
             ev.human,
             ev.tool_name,
             ev.tool_use_id,
             ev.is_error,
             ev.sidechain_agent,
-            facts,
+            p.facts,
         ])?;
-        let rowid = tx.last_insert_rowid();
-        let mut terms = tokens::index_text(&red.text);
-        if let Some(tool) = &ev.tool_name {
-            terms.push(' ');
-            terms.push_str(&tokens::index_text(tool));
-        }
-        fts.execute(params![rowid, terms])?;
+        fts.execute(params![tx.last_insert_rowid(), p.terms])?;
     }
-    Ok((events.len() as u64, secrets))
+    Ok(events.len() as u64)
 }
 
 fn upsert_session(
@@ -507,20 +467,4 @@ fn compute_index_rev(conn: &Connection) -> rusqlite::Result<String> {
     let digest = h.finalize();
     let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
     Ok(format!("episodes:{hex}"))
-}
-
-/// SHA-256 of the first `min(len, 4096)` bytes: tells an appended file from a rewritten one.
-fn head_hash(path: &Path, len: u64) -> std::io::Result<String> {
-    let mut buf = vec![0u8; len.min(4096) as usize];
-    let mut f = File::open(path)?;
-    f.read_exact(&mut buf)?;
-    let digest = Sha256::digest(&buf);
-    Ok(digest.iter().take(12).map(|b| format!("{b:02x}")).collect())
-}
-
-/// Milliseconds since the epoch of an RFC 3339 time, for range filters.
-pub fn parse_time_ms(s: &str) -> Option<i64> {
-    chrono::DateTime::parse_from_rfc3339(s)
-        .ok()
-        .map(|t| t.timestamp_millis())
 }

@@ -11,5 +11,6 @@ pub mod lines;
 pub mod model;
 pub mod outcome;
 pub mod parser;
+pub mod prepare;
 pub mod search;
 pub mod store;

@@ -1,0 +1,184 @@
+//! The CPU-heavy half of indexing one transcript, with no database access: decide from the
+//! fingerprint whether the file changed, parse the new lines (resuming a growing file from its
+//! saved parser state), redact each event and make its search terms. Workers run this in
+//! parallel while one writer stores the results in file order (see `index.rs`).
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use sha2::{Digest, Sha256};
+
+use super::discover::{Layout, TranscriptFile};
+use super::lines::{read_lines, LineItem};
+use super::model::{ParseStats, ParsedEvent};
+use super::parser::TranscriptParser;
+use crate::text::{redact, tokens};
+
+/// What the index already knows of a file.
+#[derive(Debug, Clone)]
+pub struct FileRow {
+    pub session_id: String,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub head_hash: String,
+    pub offset: u64,
+    pub parser_state: String,
+}
+
+/// An event ready to store: redacted text, stemmed terms, parsed time.
+pub struct PreparedEvent {
+    pub event: ParsedEvent,
+    pub terms: String,
+    pub time_ms: Option<i64>,
+    pub facts: Option<String>,
+}
+
+/// A changed file, parsed and prepared.
+pub struct Work {
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub live: bool,
+    pub head_hash: String,
+    /// True when the file grew and was read from its saved offset.
+    pub appended: bool,
+    pub parser: TranscriptParser,
+    pub events: Vec<PreparedEvent>,
+    pub secrets: u64,
+    pub start: u64,
+    pub end: u64,
+    pub lines: ParseStats,
+}
+
+pub enum Prepared {
+    Unchanged,
+    Changed(Box<Work>),
+}
+
+/// Prepare one file against what the index knows of it.
+pub fn prepare(
+    file: &TranscriptFile,
+    old: Option<&FileRow>,
+    max_line_bytes: usize,
+    live_window: Duration,
+) -> std::io::Result<Prepared> {
+    let meta = std::fs::metadata(&file.path)?;
+    let size = meta.len();
+    let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+    let mtime_ns = modified
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0);
+    if let Some(o) = old {
+        if o.size == size && o.mtime_ns == mtime_ns {
+            return Ok(Prepared::Unchanged);
+        }
+    }
+    let live = SystemTime::now()
+        .duration_since(modified)
+        .map(|age| age < live_window)
+        .unwrap_or(true);
+    let appendable = match old {
+        Some(o) if size >= o.size => head_hash(&file.path, o.size)? == o.head_hash,
+        _ => false,
+    };
+    let resumed = match (old, appendable) {
+        (Some(o), true) => serde_json::from_str::<TranscriptParser>(&o.parser_state)
+            .ok()
+            .map(|p| (p, o.offset)),
+        _ => None,
+    };
+    let appended = resumed.is_some();
+    let (mut parser, start) = resumed.unwrap_or_else(|| (new_parser(file), 0));
+    let before = *parser.stats();
+    let mut events: Vec<ParsedEvent> = Vec::new();
+    let end = read_lines(
+        File::open(&file.path)?,
+        start,
+        max_line_bytes,
+        |item| match item {
+            LineItem::Line(line) => parser.feed(line, &mut events),
+            LineItem::Oversized { len } => parser.feed_oversized(len),
+        },
+    )?;
+    let lines = diff(parser.stats(), &before);
+    let mut secrets = 0u64;
+    let events = events
+        .into_iter()
+        .map(|mut ev| {
+            let red = redact::redact(&ev.text);
+            secrets += red.count as u64;
+            ev.text = red.text;
+            let mut terms = tokens::index_text(&ev.text);
+            if let Some(tool) = &ev.tool_name {
+                terms.push(' ');
+                terms.push_str(&tokens::index_text(tool));
+            }
+            PreparedEvent {
+                time_ms: ev.time.as_deref().and_then(parse_time_ms),
+                facts: (!ev.facts.is_empty())
+                    .then(|| serde_json::to_string(&ev.facts).ok())
+                    .flatten(),
+                terms,
+                event: ev,
+            }
+        })
+        .collect();
+    Ok(Prepared::Changed(Box::new(Work {
+        size,
+        mtime_ns,
+        live,
+        head_hash: head_hash(&file.path, size)?,
+        appended,
+        parser,
+        events,
+        secrets,
+        start,
+        end,
+        lines,
+    })))
+}
+
+fn new_parser(file: &TranscriptFile) -> TranscriptParser {
+    let mut parser = TranscriptParser::new(file.kind);
+    if let Layout::Subagent {
+        sidecar: Some(sidecar),
+        ..
+    } = &file.layout
+    {
+        if let Ok(bytes) = std::fs::read(sidecar) {
+            parser.apply_sidecar(&bytes);
+        }
+    }
+    parser
+}
+
+fn diff(after: &ParseStats, before: &ParseStats) -> ParseStats {
+    ParseStats {
+        lines: after.lines.saturating_sub(before.lines),
+        events: after.events.saturating_sub(before.events),
+        skipped_broken: after.skipped_broken.saturating_sub(before.skipped_broken),
+        skipped_unknown: after.skipped_unknown.saturating_sub(before.skipped_unknown),
+        skipped_oversized: after
+            .skipped_oversized
+            .saturating_sub(before.skipped_oversized),
+        ignored: after.ignored.saturating_sub(before.ignored),
+    }
+}
+
+/// SHA-256 of the first `min(len, 4096)` bytes: tells an appended file from a rewritten one.
+pub fn head_hash(path: &Path, len: u64) -> std::io::Result<String> {
+    let mut buf = vec![0u8; len.min(4096) as usize];
+    let mut f = File::open(path)?;
+    f.read_exact(&mut buf)?;
+    let digest = Sha256::digest(&buf);
+    Ok(digest.iter().take(12).map(|b| format!("{b:02x}")).collect())
+}
+
+/// Milliseconds since the epoch of an RFC 3339 time, for range filters.
+pub fn parse_time_ms(s: &str) -> Option<i64> {
+    chrono::DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.timestamp_millis())
+}
