@@ -223,6 +223,51 @@ fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
     }
 }
 
+/// The code lane alone at `chunks` chunks, per query, against `rg -i` (`KNOWLEDGE_BENCH_SCALE=code`).
+fn run_code(chunks: usize) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let code = dir.path().join("code");
+    let data = dir.path().join("data");
+    synth::generate_code(&code, chunks).expect("code");
+    let plan = IndexPlan {
+        code: vec![code.clone()],
+        ..IndexPlan::default()
+    };
+    index_all(&data, &plan, &mut |_| {}).expect("index");
+    let engine = Engine::open(EngineConfig::new(&data));
+    let store = engine.code_store().expect("code store");
+    println!("\n[code lane alone] {chunks} chunks");
+    for q in CODE_QUERIES {
+        let query = CodeQuery {
+            terms: tokens::query_terms(q),
+            limit: 30,
+            snippet_chars: 240,
+            ..CodeQuery::default()
+        };
+        let lane: Vec<f64> = (0..20)
+            .map(|_| time(|| store.search(&query).expect("search")).1 * 1e3)
+            .collect();
+        let pattern = q.split_whitespace().next().unwrap_or(q);
+        let rg: Vec<f64> = (0..5)
+            .map(|_| {
+                time(|| {
+                    Command::new("rg")
+                        .args(["-i", "-c", pattern])
+                        .arg(&code)
+                        .output()
+                })
+                .1 * 1e3
+            })
+            .collect();
+        let (l50, _, _) = percentiles(lane);
+        let (r50, _, _) = percentiles(rg);
+        println!(
+            "  {q:<28} lane P50 {l50:>7.2} ms   rg P50 {r50:>7.2} ms   {:.1}×",
+            r50 / l50
+        );
+    }
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
@@ -237,5 +282,8 @@ fn main() {
     }
     if scale == "10x" || scale == "all" {
         run_scale("10x", 2000, 500, 100_000);
+    }
+    if scale == "code" {
+        run_code(100_000);
     }
 }

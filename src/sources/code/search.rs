@@ -150,19 +150,38 @@ fn candidates(
     terms: &[String],
     limit: usize,
 ) -> Result<Vec<Candidate>, CodeStoreError> {
-    let mut sql = format!(
-        "SELECT c.id, c.chunk_id, c.root, c.path, c.start_line, c.end_line, c.source_kind,
-                c.symbol, c.symbol_kind, -{BM25}, c.sym_terms, c.path_terms,
-                f.size, f.mtime_ns, f.sha256
-         FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
-         JOIN files f ON f.id = c.file_id
-         WHERE chunks_fts MATCH ?"
-    );
-    let mut args: Vec<SqlValue> = vec![SqlValue::Text(expr)];
-    push_filters(&mut sql, &mut args, q);
+    let cols = "c.id, c.chunk_id, c.root, c.path, c.start_line, c.end_line, c.source_kind,
+                c.symbol, c.symbol_kind";
+    let tail = "c.sym_terms, c.path_terms, f.size, f.mtime_ns, f.sha256";
+    let filtered = !(q.workspaces.is_empty()
+        && q.paths.is_empty()
+        && q.since_ms.is_none()
+        && q.until_ms.is_none());
     // Fetch deeper than the limit so the boosts can reorder.
-    sql.push_str(&format!(" ORDER BY {BM25} LIMIT ?"));
-    args.push(SqlValue::Integer((limit * 4).max(60) as i64));
+    let depth = SqlValue::Integer((limit * 4).max(60) as i64);
+    let (sql, args) = if filtered {
+        let mut sql = format!(
+            "SELECT {cols}, -{BM25}, {tail}
+             FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
+             JOIN files f ON f.id = c.file_id
+             WHERE chunks_fts MATCH ?"
+        );
+        let mut args: Vec<SqlValue> = vec![SqlValue::Text(expr)];
+        push_filters(&mut sql, &mut args, q);
+        sql.push_str(&format!(" ORDER BY {BM25} LIMIT ?"));
+        args.push(depth);
+        (sql, args)
+    } else {
+        // Without filters the ranking runs on the FTS table alone; only the winners are joined.
+        let sql = format!(
+            "SELECT {cols}, t.r, {tail}
+             FROM (SELECT rowid AS id, -{BM25} AS r FROM chunks_fts
+                   WHERE chunks_fts MATCH ? ORDER BY {BM25} LIMIT ?) t
+             JOIN chunks c ON c.id = t.id JOIN files f ON f.id = c.file_id
+             ORDER BY t.r DESC"
+        );
+        (sql, vec![SqlValue::Text(expr), depth])
+    };
     let mut stmt = c.prepare_cached(&sql)?;
     let mut rows = stmt.query(params_from_iter(args.iter()))?;
     let qset: HashSet<&str> = terms.iter().map(String::as_str).collect();
