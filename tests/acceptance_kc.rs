@@ -311,55 +311,13 @@ fn kc09_budget_is_never_exceeded_and_truncation_is_honest() {
                 !resp.limits.dropped.is_empty() || over
             );
             for d in &resp.limits.dropped {
-                let lane_ids: Vec<&str> = match d.lane.as_str() {
-                    "episodes" => full
-                        .lanes
-                        .episodes
-                        .items
-                        .iter()
-                        .map(|i| i.id.as_str())
-                        .collect(),
-                    "code" => full
-                        .lanes
-                        .code
-                        .items
-                        .iter()
-                        .map(|i| i.id.as_str())
-                        .collect(),
-                    _ => full
-                        .lanes
-                        .skills
-                        .iter()
-                        .flat_map(|s| s.items.iter().map(|i| i.id.as_str()))
-                        .collect(),
-                };
+                let lane_ids = full.lane_ids(&d.lane);
                 assert!(
                     lane_ids.contains(&d.id.as_str()),
                     "dropped {} was never there",
                     d.id
                 );
-                let still: Vec<&str> = match d.lane.as_str() {
-                    "episodes" => resp
-                        .lanes
-                        .episodes
-                        .items
-                        .iter()
-                        .map(|i| i.id.as_str())
-                        .collect(),
-                    "code" => resp
-                        .lanes
-                        .code
-                        .items
-                        .iter()
-                        .map(|i| i.id.as_str())
-                        .collect(),
-                    _ => resp
-                        .lanes
-                        .skills
-                        .iter()
-                        .flat_map(|s| s.items.iter().map(|i| i.id.as_str()))
-                        .collect(),
-                };
+                let still = resp.lane_ids(&d.lane);
                 assert_eq!(still.contains(&d.id.as_str()), d.what == "snippet", "{d:?}");
             }
             if max_tokens == 20000 {

@@ -26,6 +26,35 @@ pub struct SearchResponse {
     pub trace: Option<Trace>,
 }
 
+impl SearchResponse {
+    /// The ids of one lane's items, in order (`episodes`, `code` or `skills`).
+    pub fn lane_ids(&self, lane: &str) -> Vec<&str> {
+        match lane {
+            "episodes" => self
+                .lanes
+                .episodes
+                .items
+                .iter()
+                .map(|i| i.id.as_str())
+                .collect(),
+            "code" => self
+                .lanes
+                .code
+                .items
+                .iter()
+                .map(|i| i.id.as_str())
+                .collect(),
+            "skills" => self
+                .lanes
+                .skills
+                .iter()
+                .flat_map(|s| s.items.iter().map(|i| i.id.as_str()))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Routing {
     pub intent: String,

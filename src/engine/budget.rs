@@ -257,30 +257,7 @@ fn last_of_longest_lane(resp: &SearchResponse) -> Option<Candidate> {
         .iter()
         .flat_map(|a| a.evidence.iter().map(|e| (e.lane.as_str(), e.id.as_str())))
         .collect();
-    let ids = |lane: &'static str| -> Vec<&str> {
-        match lane {
-            "episodes" => resp
-                .lanes
-                .episodes
-                .items
-                .iter()
-                .map(|i| i.id.as_str())
-                .collect(),
-            "code" => resp
-                .lanes
-                .code
-                .items
-                .iter()
-                .map(|i| i.id.as_str())
-                .collect(),
-            _ => resp
-                .lanes
-                .skills
-                .as_ref()
-                .map(|s| s.items.iter().map(|i| i.id.as_str()).collect())
-                .unwrap_or_default(),
-        }
-    };
+    let ids = |lane: &'static str| resp.lane_ids(lane);
     for only_uncited in [true, false] {
         let mut best: Option<(&'static str, usize, usize)> = None;
         for lane in ["skills", "code", "episodes"] {
