@@ -59,6 +59,11 @@ pub struct IndexAllSummary {
 pub enum IndexAllError {
     #[error("cannot create the data dir {0}: {1}")]
     DataDir(PathBuf, std::io::Error),
+    #[error(
+        "another `knowledge index` (pid {0}) is writing to this data dir; wait for it to finish \
+         (or remove {1} if that process is gone)"
+    )]
+    Busy(u32, PathBuf),
     #[error(transparent)]
     Episodes(#[from] crate::sources::episodes::index::IndexError),
     #[error(transparent)]
@@ -75,6 +80,8 @@ pub fn index_all(
 ) -> Result<IndexAllSummary, IndexAllError> {
     std::fs::create_dir_all(data_dir)
         .map_err(|e| IndexAllError::DataDir(data_dir.to_path_buf(), e))?;
+    // One indexer at a time: two runs over the same files would both add their events.
+    let _lock = IndexLock::take(data_dir)?;
     let config = EngineConfig::new(data_dir);
     let mut out = IndexAllSummary::default();
     if !plan.sessions.is_empty() || !config.episodes_db().exists() {
@@ -154,4 +161,59 @@ pub fn git_root(dir: &Path) -> Option<PathBuf> {
         cur = d.parent();
     }
     None
+}
+
+/// `<data_dir>/index.lock`, holding the indexer's pid while it runs; a lock left by a process
+/// that no longer exists is taken over.
+struct IndexLock {
+    path: PathBuf,
+}
+
+impl IndexLock {
+    fn take(data_dir: &Path) -> Result<IndexLock, IndexAllError> {
+        use std::io::Write;
+        let path = data_dir.join("index.lock");
+        for _ in 0..2 {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut f) => {
+                    let _ = write!(f, "{}", std::process::id());
+                    return Ok(IndexLock { path });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let pid: Option<u32> = std::fs::read_to_string(&path)
+                        .ok()
+                        .and_then(|s| s.trim().parse().ok());
+                    match pid {
+                        Some(pid) if process_alive(pid) => {
+                            return Err(IndexAllError::Busy(pid, path));
+                        }
+                        _ => {
+                            let _ = std::fs::remove_file(&path);
+                        }
+                    }
+                }
+                Err(e) => return Err(IndexAllError::DataDir(data_dir.to_path_buf(), e)),
+            }
+        }
+        Err(IndexAllError::Busy(0, path))
+    }
+}
+
+impl Drop for IndexLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Whether a process with this pid exists (Linux `/proc`; elsewhere assume it does).
+fn process_alive(pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        Path::new(&format!("/proc/{pid}")).exists()
+    } else {
+        true
+    }
 }

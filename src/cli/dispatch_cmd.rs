@@ -14,7 +14,13 @@ use super::render;
 
 pub fn run(data_dir: &Path, a: DispatchArgs) -> Result<i32> {
     let text = match (&a.request, &a.task) {
-        (Some(src), _) => super::search_cmd::read_request(src)?,
+        (Some(src), _) => match super::search_cmd::read_request(src) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("knowledge: {e:#}");
+                return Ok(2);
+            }
+        },
         (None, Some(task)) => {
             let mut req = json!({
                 "schema": "knowledge.dispatch/v1",
@@ -37,14 +43,7 @@ pub fn run(data_dir: &Path, a: DispatchArgs) -> Result<i32> {
     let engine = knowledge::open_engine(EngineConfig::load(data_dir)?);
     let outcome = engine.dispatch_json(&text, true);
     let doc = outcome.to_json();
-    println!(
-        "{}",
-        if a.pretty {
-            serde_json::to_string_pretty(&doc)?
-        } else {
-            serde_json::to_string(&doc)?
-        }
-    );
+    render::print_json(&doc, a.pretty)?;
     match outcome {
         DispatchOutcome::Invalid(e) => {
             for err in &e.errors {
@@ -92,7 +91,7 @@ pub fn outbox(data_dir: &Path, a: OutboxArgs) -> Result<i32> {
         OutboxCommand::List { json } => {
             let (entries, bad) = outbox::list(&config);
             if json {
-                println!("{}", serde_json::to_string_pretty(&entries)?);
+                render::print_json(&entries, true)?;
             } else if entries.is_empty() {
                 println!("the outbox is empty ({})", config.outbox_dir().display());
             } else {
@@ -128,7 +127,7 @@ pub fn outbox(data_dir: &Path, a: OutboxArgs) -> Result<i32> {
     };
     match result {
         Ok((h, changed)) => {
-            println!("{}", serde_json::to_string_pretty(&h)?);
+            render::print_json(&h, true)?;
             if let Some(changed) = changed {
                 eprintln!(
                     "{} is {}{} (nothing was executed)",

@@ -55,7 +55,7 @@ pub fn run(data_dir: &Path, a: IndexArgs) -> Result<i32> {
     };
     let summary = run_plan(data_dir, &plan, a.quiet)?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
+        render::print_json(&summary, true)?;
     } else {
         print_summary(data_dir, &summary);
     }

@@ -7,6 +7,17 @@ use knowledge::contract::SearchResponse;
 use knowledge::engine::Episode;
 use knowledge::text::sanitize;
 
+/// Print a JSON document on stdout, with characters a terminal could act on escaped.
+pub fn print_json<T: serde::Serialize>(value: &T, pretty: bool) -> anyhow::Result<()> {
+    let text = if pretty {
+        serde_json::to_string_pretty(value)?
+    } else {
+        serde_json::to_string(value)?
+    };
+    println!("{}", sanitize::json_for_terminal(&text));
+    Ok(())
+}
+
 /// One line of untrusted text, safe to print.
 pub fn clean(s: &str) -> String {
     sanitize::one_line(s)
@@ -36,7 +47,7 @@ pub fn response(r: &SearchResponse) -> String {
             o,
             "  {:.4} {} {} {}\n         {}",
             it.score,
-            it.time.as_deref().unwrap_or("-"),
+            clean(it.time.as_deref().unwrap_or("-")),
             clean(&it.id),
             it.event_type,
             clean(it.snippet.as_deref().unwrap_or(""))
@@ -140,8 +151,8 @@ pub fn episode(ep: &Episode) -> String {
             o,
             "{marker} #{} {} {}{}",
             ev.seq,
-            ev.time.as_deref().unwrap_or("-"),
-            ev.event_type,
+            clean(ev.time.as_deref().unwrap_or("-")),
+            clean(&ev.event_type),
             ev.tool_name
                 .as_deref()
                 .map(|t| format!(" [{}]", clean(t)))

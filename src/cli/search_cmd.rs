@@ -16,7 +16,13 @@ use super::render;
 
 pub fn run(data_dir: &Path, a: SearchArgs) -> Result<i32> {
     let text = match (&a.request, &a.query) {
-        (Some(src), _) => read_request(src)?,
+        (Some(src), _) => match read_request(src) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("knowledge: {e:#}");
+                return Ok(2);
+            }
+        },
         (None, Some(_)) => request_from_flags(&a).to_string(),
         (None, None) => {
             eprintln!(
@@ -28,12 +34,7 @@ pub fn run(data_dir: &Path, a: SearchArgs) -> Result<i32> {
     let engine = knowledge::open_engine(EngineConfig::load(data_dir)?);
     let outcome = engine.search_json(&text);
     let doc = outcome.to_json();
-    let out = if a.pretty {
-        serde_json::to_string_pretty(&doc)?
-    } else {
-        serde_json::to_string(&doc)?
-    };
-    println!("{out}");
+    render::print_json(&doc, a.pretty)?;
     match outcome {
         SearchOutcome::Ok(_) => Ok(0),
         SearchOutcome::Invalid(e) => {
@@ -126,7 +127,7 @@ pub fn get_episode(data_dir: &Path, a: GetEpisodeArgs) -> Result<i32> {
         }
     };
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&episode)?);
+        render::print_json(&episode, true)?;
     } else {
         print!("{}", render::episode(&episode));
     }
@@ -140,13 +141,14 @@ fn parse_locator(s: &str) -> Option<(String, u64, Option<u64>)> {
         Some((a, b)) => (a.parse().ok()?, Some(b.parse().ok()?)),
         None => (range.parse().ok()?, None),
     };
-    (!path.is_empty() && start >= 1).then(|| (path.to_string(), start, end))
+    let ordered = end.is_none_or(|e| e >= start);
+    (!path.is_empty() && start >= 1 && ordered).then(|| (path.to_string(), start, end))
 }
 
 pub fn code(data_dir: &Path, a: CodeArgs) -> Result<i32> {
     let Some((path, start, end)) = parse_locator(&a.locator) else {
         eprintln!(
-            "knowledge: {}: expected PATH:START or PATH:START-END (1-based lines)",
+            "knowledge: {}: expected PATH:START or PATH:START-END (1-based lines, END ≥ START)",
             render::clean(&a.locator)
         );
         return Ok(2);
@@ -156,15 +158,23 @@ pub fn code(data_dir: &Path, a: CodeArgs) -> Result<i32> {
         eprintln!("knowledge: no code index yet: run `knowledge index --code ROOT`");
         return Ok(1);
     };
-    let lines = match store.read_code(&path, start, end.or(Some(start + 40))) {
+    let lines = match store.read_code(&path, start, end.or(Some(start.saturating_add(40)))) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("knowledge: {e}");
             return Ok(2);
         }
     };
+    if lines.lines.is_empty() {
+        eprintln!(
+            "knowledge: {}: the file has {} lines; nothing at {start}",
+            render::clean(&path),
+            lines.total_lines
+        );
+        return Ok(2);
+    }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&lines)?);
+        render::print_json(&lines, true)?;
         return Ok(0);
     }
     println!(

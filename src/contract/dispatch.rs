@@ -97,6 +97,9 @@ pub struct PriorEpisode {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CodeRef {
     pub id: String,
+    /// The repository root `path` is relative to (an optional v1 addition).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
     pub path: String,
     pub start_line: u64,
     pub end_line: u64,

@@ -63,6 +63,9 @@ pub struct Inputs<'a> {
     /// L3's actor for an event (so a subagent linked to its spawn gets the spawn's name).
     pub resolve: Option<&'a ResolveActor<'a>>,
     pub route: &'a Route,
+    /// Episode filters are active (workspaces, sessions, time, outcome): actors then come only
+    /// from evidence that passed them; code and skills only add to those actors.
+    pub filtered: bool,
     /// The query's stemmed terms (to notice an actor named in the question).
     pub query_terms: &'a [String],
     pub limit: usize,
@@ -119,22 +122,42 @@ pub fn aggregate(inp: &Inputs<'_>) -> Vec<Actor> {
         a.key.get_or_insert(key);
         // A prompt a person typed is evidence of who asked, not of what the agent did.
         let weight = if hit.human { HUMAN_PROMPT_WEIGHT } else { 1.0 };
-        a.episodes
-            .push((item.score * weight, item.id.clone(), item.time.clone()));
+        if !a.episodes.iter().any(|e| e.1 == item.id) {
+            a.episodes
+                .push((item.score * weight, item.id.clone(), item.time.clone()));
+        }
     }
 
     if let Some(facts) = inp.facts {
         for item in inp.code {
             let path = super::items::code_abs_path(item);
             for key in facts.editors.get(&path).into_iter().flatten() {
+                if inp.filtered && !acc.contains_key(&key.actor_id) {
+                    continue;
+                }
                 let a = acc.entry(key.actor_id.clone()).or_default();
                 a.key.get_or_insert_with(|| key.clone());
-                a.code.push((item.score, item.id.clone()));
+                if !a.code.iter().any(|(_, id)| id == &item.id) {
+                    a.code.push((item.score, item.id.clone()));
+                }
             }
         }
     }
-    for (item, hit) in inp.skills.iter().zip(inp.skill_hits.iter()) {
+    // Skill items are matched to their hits by id (the lane deduplicated the items).
+    let hit_of = |id: &str| {
+        inp.skill_hits
+            .iter()
+            .find(|h| format!("skill:{}", h.name) == id)
+    };
+    for item in inp.skills {
+        let Some(hit) = hit_of(&item.id) else {
+            continue;
+        };
         for (actor, _, _) in &hit.used_by {
+            // Under a filter, skills only add to actors whose own evidence passed it.
+            if inp.filtered && !acc.contains_key(actor) {
+                continue;
+            }
             let known = inp.facts.and_then(|f| f.known.get(actor)).cloned();
             let a = acc.entry(actor.clone()).or_default();
             if a.key.is_none() {

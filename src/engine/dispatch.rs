@@ -309,6 +309,7 @@ fn context_pack(
             why.extend(c.why.iter().cloned());
             CodeRef {
                 id: c.id.clone(),
+                root: c.root.clone(),
                 path: c.path.clone(),
                 start_line: c.start_line,
                 end_line: c.end_line,
@@ -535,14 +536,23 @@ fn render_prompt(assignment_id: &str, task: &Task, pack: &ContextPack) -> String
             p.push_str(&format!(
                 "- {} «{}»\n",
                 e.id,
-                e.snippet.as_deref().unwrap_or("")
+                quoted(e.snippet.as_deref().unwrap_or(""))
             ));
         }
     }
     if !pack.code_refs.is_empty() {
         p.push_str("\nCode references:\n");
         for c in &pack.code_refs {
-            p.push_str(&format!("- {}:{}-{}\n", c.path, c.start_line, c.end_line));
+            let path = match &c.root {
+                Some(root) => format!("{root}/{}", c.path),
+                None => c.path.clone(),
+            };
+            p.push_str(&format!(
+                "- «{}»:{}-{}\n",
+                quoted(&path),
+                c.start_line,
+                c.end_line
+            ));
         }
     }
     if !pack.skills.is_empty() {
@@ -558,4 +568,10 @@ fn render_prompt(assignment_id: &str, task: &Task, pack: &ContextPack) -> String
         }
     }
     p
+}
+
+/// Quoted evidence for a prompt: one line, no quote marks of its own, no control characters, so
+/// text from a session can never end its quotation and speak as the lead.
+fn quoted(text: &str) -> String {
+    crate::text::sanitize::one_line(text).replace(['«', '»'], "\"")
 }

@@ -464,6 +464,14 @@ fn assemble(
             resolve: store.map(|_| &resolve as &super::actors::ResolveActor<'_>),
             route,
             query_terms: &query_terms,
+            filtered: {
+                let f = &req.filters;
+                !f.workspaces.is_empty()
+                    || !f.session_ids.is_empty()
+                    || f.since.is_some()
+                    || f.until.is_some()
+                    || f.outcome.is_some_and(|o| o != Outcome::Any)
+            },
             limit,
             actor_filter: &req.filters.actor_ids,
             dispatch: &engine.config.dispatch,
@@ -583,6 +591,7 @@ fn finish(resp: &mut SearchResponse, req: &SearchRequest) {
     if let Some(skills) = &mut resp.lanes.skills {
         for it in &mut skills.items {
             it.description = redact::redact(&it.description).text;
+            it.when_to_use = it.when_to_use.take().map(|w| redact::redact(&w).text);
         }
     }
     // Reserve room for the numbers filled in after trimming.
@@ -598,7 +607,8 @@ fn finish(resp: &mut SearchResponse, req: &SearchRequest) {
         resp.warnings.push(Issue::new(
             Code::BudgetExceeded,
             format!(
-                "budget.max_tokens={} is below what even an empty response needs",
+                "budget.max_tokens={} cannot hold the response together with the list of what \
+                 was dropped; raise budget.max_tokens or lower limit",
                 req.max_tokens
             ),
         ));

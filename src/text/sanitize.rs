@@ -4,8 +4,9 @@
 //! Removed: ANSI/VT escape sequences (CSI, OSC, DCS/SOS/PM/APC strings, two- and three-char ESC
 //! sequences), 8-bit C1 controls U+0080–U+009F (the C1 CSI/OSC/DCS/… introducers swallow their
 //! sequence too), other control characters except `\n` and `\t`, `\r`, bidi embedding/override/
-//! isolate characters (U+202A–U+202E, U+2066–U+2069), bidi marks (U+200E, U+200F, U+061C) and
-//! invisible Unicode tag characters (U+E0000–U+E007F). An unterminated string sequence ends at the
+//! isolate characters (U+202A–U+202E, U+2066–U+2069), bidi marks (U+200E, U+200F, U+061C),
+//! zero-width characters (U+200B–U+200D, U+2060, U+FEFF) and invisible Unicode tag characters
+//! (U+E0000–U+E007F). An unterminated string sequence ends at the
 //! next newline so that one stray `ESC ]` cannot hide the rest of a document.
 
 /// `text` made safe to print on a terminal; `\n` and `\t` are kept.
@@ -32,6 +33,30 @@ pub fn one_line(text: &str) -> String {
     out
 }
 
+/// JSON text made safe to print: C1 controls, bidi and zero-width characters (which JSON leaves
+/// raw and a terminal may act on or hide text with) become `\uXXXX` escapes. The JSON value is
+/// unchanged: in serialized JSON such characters can only stand inside strings.
+pub fn json_for_terminal(json: &str) -> String {
+    if !json
+        .chars()
+        .any(|c| ('\u{80}'..='\u{9f}').contains(&c) || is_invisible_format(c))
+    {
+        return json.to_owned();
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if ('\u{80}'..='\u{9f}').contains(&c) || is_invisible_format(c) {
+            let mut buf = [0u16; 2];
+            for unit in c.encode_utf16(&mut buf) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Whether `c` is dropped or starts something that is.
 fn needs_work(c: char) -> bool {
     match c {
@@ -52,6 +77,10 @@ fn is_invisible_format(c: char) -> bool {
             | '\u{200f}'
             | '\u{061c}'
             | '\u{e0000}'..='\u{e007f}'
+            // Zero-width characters hide inside words and markers (`</untrusted_\u{200b}content>`).
+            | '\u{200b}'..='\u{200d}'
+            | '\u{2060}'
+            | '\u{feff}'
     )
 }
 

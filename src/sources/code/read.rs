@@ -127,8 +127,22 @@ impl CodeStore {
         let last_allowed = start.saturating_add(MAX_READ_LINES - 1);
         let end = end.unwrap_or(last_allowed).min(last_allowed);
         let abs = Path::new(&file.root).join(&file.path);
-
-        let (all, stale, read_from) = match std::fs::read(&abs) {
+        // Never read outside the repository: a file replaced by a symlink to elsewhere (or a
+        // path that now resolves outside the root) is served from the index instead, as stale.
+        let inside = match (
+            std::fs::canonicalize(&abs),
+            std::fs::canonicalize(&file.root),
+        ) {
+            (Ok(real), Ok(root)) => real.starts_with(&root),
+            (Err(_), _) => true,
+            (Ok(_), Err(_)) => false,
+        };
+        let read = if inside {
+            std::fs::read(&abs)
+        } else {
+            Err(std::io::Error::from(std::io::ErrorKind::NotFound))
+        };
+        let (all, stale, read_from) = match read {
             Ok(bytes) => {
                 let same_mtime =
                     std::fs::metadata(&abs).is_ok_and(|m| mtime_ns(&m) == file.row.mtime_ns);

@@ -255,7 +255,9 @@ fn write_file(
     summary.events_added += insert_events(&tx, &session_id, next_seq, &work.events)?;
     summary.secrets_redacted += work.secrets;
     upsert_session(&tx, &session_id, file, &work.parser, &path_str, work.live)?;
-    let state = serde_json::to_string(&work.parser).unwrap_or_default();
+    // The saved parser state holds titles, descriptions and paths as the records wrote them:
+    // it is redacted like event text (a state that no longer parses just means a full re-read).
+    let state = redact::redact(&serde_json::to_string(&work.parser).unwrap_or_default()).text;
     let stats = work.parser.stats();
     tx.execute(
         "INSERT INTO files(path, kind, session_id, size, mtime_ns, head_hash, offset, parser_state,

@@ -397,9 +397,11 @@ pub(crate) fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
 /// A record time if it looks like an ISO-8601 date (`YYYY-MM-…`); anything else is dropped.
 pub(crate) fn norm_time(v: Option<&Value>) -> Option<String> {
     let s = v?.as_str()?;
-    let b = s.as_bytes();
-    let digits = b.get(..4)?.iter().all(u8::is_ascii_digit);
-    (digits && b.get(4) == Some(&b'-') && b.len() >= 10).then(|| s.to_string())
+    // Only a real RFC 3339 time is kept: anything else (an escape sequence glued to a time,
+    // a number) is dropped rather than carried to a terminal or a filter.
+    chrono::DateTime::parse_from_rfc3339(s)
+        .is_ok()
+        .then(|| s.to_string())
 }
 
 /// Cuts `s` to at most `max` bytes at a char boundary.

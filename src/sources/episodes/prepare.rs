@@ -119,7 +119,8 @@ pub fn prepare(
                 time_ms: ev.time.as_deref().and_then(parse_time_ms),
                 facts: (!ev.facts.is_empty())
                     .then(|| serde_json::to_string(&ev.facts).ok())
-                    .flatten(),
+                    .flatten()
+                    .map(|f| redact::redact(&f).text),
                 terms,
                 event: ev,
             }

@@ -325,13 +325,19 @@ fn insert_all(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
         }
         id += 1;
         let tags = serde_json::to_string(&s.tags).unwrap_or_else(|_| "[]".to_string());
+        // Catalog text is stored redacted like everything else: a skill may quote a credential.
+        let description = crate::text::redact::redact(&s.description).text;
+        let when_to_use = s
+            .when_to_use
+            .as_deref()
+            .map(|w| crate::text::redact::redact(w).text);
         ins.execute(params![
             id,
             s.name,
             s.qualified_name(),
             path,
-            s.description,
-            s.when_to_use,
+            description,
+            when_to_use,
             s.content_hash,
             s.plugin,
             s.kind,
@@ -345,8 +351,8 @@ fn insert_all(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
         fts.execute(params![
             id,
             name_terms,
-            tokens::index_text(&s.description),
-            tokens::index_text(s.when_to_use.as_deref().unwrap_or("")),
+            tokens::index_text(&description),
+            tokens::index_text(when_to_use.as_deref().unwrap_or("")),
             tokens::index_text(&s.tags.join(" ")),
         ])?;
     }
@@ -359,7 +365,7 @@ fn insert_all(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
         ins.execute(params![
             a.name,
             a.path.to_string_lossy(),
-            a.description,
+            crate::text::redact::redact(&a.description).text,
             a.model,
             a.tools.join(", "),
             a.content_hash
