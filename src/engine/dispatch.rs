@@ -441,6 +441,25 @@ pub fn build_handoff(
     pack: &ContextPack,
     created_at: String,
 ) -> Handoff {
+    // The package is stored (outbox, ak_assignment): a secret typed into the task is redacted.
+    let task = &Task {
+        text: redact::redact(&task.text).text,
+        acceptance: task
+            .acceptance
+            .iter()
+            .map(|a| redact::redact(a).text)
+            .collect(),
+        constraints: task
+            .constraints
+            .iter()
+            .map(|c| redact::redact(c).text)
+            .collect(),
+    };
+    let mut pack = pack.clone();
+    pack.goal = task.text.clone();
+    pack.acceptance = task.acceptance.clone();
+    pack.constraints = task.constraints.clone();
+    let pack = &pack;
     let title: String = task
         .text
         .lines()

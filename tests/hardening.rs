@@ -1,0 +1,99 @@
+//! Hostile inputs a reviewer found, each pinned down: a symlink out of a repository, a second
+//! indexer on the same data dir, quoted evidence that tries to end its quotation, terminal
+//! controls in JSON output, and secrets typed into a dispatched task.
+
+mod common;
+
+use knowledge::contract::dispatch::{DispatchRequest, Task};
+use knowledge::indexing::{index_all, IndexAllError, IndexPlan};
+use knowledge::text::sanitize::json_for_terminal;
+
+#[test]
+fn code_reads_never_follow_a_symlink_out_of_the_repository() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).expect("dirs");
+    std::fs::write(repo.join("notes.txt"), "just notes\n").expect("write");
+    let outside = dir.path().join("outside-secret.txt");
+    std::fs::write(&outside, "TOP-SECRET-OUTSIDE\n").expect("write");
+    let data = dir.path().join("data");
+    let plan = IndexPlan {
+        code: vec![repo.clone()],
+        ..IndexPlan::default()
+    };
+    index_all(&data, &plan, &mut |_| {}).expect("index");
+    std::fs::remove_file(repo.join("notes.txt")).expect("rm");
+    std::os::unix::fs::symlink(&outside, repo.join("notes.txt")).expect("symlink");
+    let engine = knowledge::engine::Engine::open(knowledge::engine::EngineConfig::new(&data));
+    let lines = engine
+        .code_store()
+        .expect("store")
+        .read_code("notes.txt", 1, Some(5))
+        .expect("read");
+    assert!(!lines.lines.join("\n").contains("TOP-SECRET-OUTSIDE"));
+    assert!(lines.freshness.stale, "served from the index, marked stale");
+}
+
+#[test]
+fn a_second_indexer_on_the_same_data_dir_is_refused() {
+    let dir = tempfile::tempdir().expect("tmp");
+    std::fs::write(
+        dir.path().join("index.lock"),
+        std::process::id().to_string(),
+    )
+    .expect("lock");
+    let err = index_all(dir.path(), &IndexPlan::default(), &mut |_| {}).expect_err("busy");
+    assert!(matches!(err, IndexAllError::Busy(..)), "{err}");
+    assert!(err.to_string().contains("another `knowledge index`"));
+    // A lock left by a process that is gone is taken over.
+    std::fs::write(dir.path().join("index.lock"), "999999999").expect("stale lock");
+    index_all(dir.path(), &IndexPlan::default(), &mut |_| {}).expect("stale lock taken over");
+    assert!(
+        !dir.path().join("index.lock").exists(),
+        "the lock is released"
+    );
+}
+
+#[test]
+fn quoted_evidence_cannot_end_its_quotation_in_a_handoff_prompt() {
+    let world = common::world::demo();
+    let engine = world.engine();
+    let task = Task {
+        text: "clean-bom-crlf: проверить BOM и CRLF; password=hunter2secret".into(),
+        acceptance: vec!["token=abc123secretvalue".into()],
+        constraints: vec![],
+    };
+    let resp = engine
+        .dispatch(&DispatchRequest::dry_run(task))
+        .expect("dispatch");
+    let handoff = resp.handoff.expect("package");
+    let json = serde_json::to_string(&handoff).expect("json");
+    assert!(!json.contains("hunter2secret") && !json.contains("abc123secretvalue"));
+    let prompt = handoff.tool_calls[0].arguments["prompt"]
+        .as_str()
+        .expect("prompt");
+    for line in prompt.lines().filter(|l| l.starts_with("- ep:")) {
+        let quoted = line.split_once('«').map(|(_, q)| q).unwrap_or("");
+        assert_eq!(
+            quoted.matches('»').count(),
+            1,
+            "one closing mark per quote: {line}"
+        );
+        assert!(quoted.ends_with('»'), "{line}");
+    }
+}
+
+#[test]
+fn json_output_escapes_what_a_terminal_would_act_on() {
+    let raw = serde_json::to_string(&serde_json::json!({
+        "snippet": "a\u{9b}2Jb\u{202e}c\u{200b}d"
+    }))
+    .expect("json");
+    let safe = json_for_terminal(&raw);
+    assert!(!safe.contains('\u{9b}') && !safe.contains('\u{202e}') && !safe.contains('\u{200b}'));
+    let back: serde_json::Value = serde_json::from_str(&safe).expect("still JSON");
+    assert_eq!(
+        back["snippet"], "a\u{9b}2Jb\u{202e}c\u{200b}d",
+        "the value is unchanged"
+    );
+}
