@@ -97,3 +97,40 @@ fn json_output_escapes_what_a_terminal_would_act_on() {
         "the value is unchanged"
     );
 }
+
+#[test]
+fn a_decision_the_file_missed_is_written_when_repeated() {
+    use knowledge::engine::outbox::{self, Decision};
+    let world = common::world::fresh_demo();
+    let engine = world.engine();
+    let mut req = DispatchRequest::dry_run(Task {
+        text: "clean-bom-crlf: проверить BOM и CRLF".into(),
+        acceptance: vec![],
+        constraints: vec![],
+    });
+    req.dry_run = false;
+    let id = engine
+        .dispatch(&req)
+        .expect("commit")
+        .assignment
+        .expect("assignment")
+        .assignment_id;
+    // The store says approved, the package on disk does not (its write had failed).
+    let conn = rusqlite::Connection::open(engine.config.knowledge_db()).expect("db");
+    conn.execute(
+        "UPDATE ak_assignment SET status='approved', decided_by='alice' WHERE assignment_id=?1",
+        [&id],
+    )
+    .expect("update");
+    let (h, changed) =
+        outbox::decide(&engine.config, &id, &Decision::Approve, "bob").expect("repaired");
+    assert!(changed);
+    assert_eq!(h.review.status, "approved");
+    assert_eq!(
+        h.review.decided_by.as_deref(),
+        Some("alice"),
+        "the recorded decision wins"
+    );
+    let (_, on_disk) = outbox::show(&engine.config, &id).expect("show");
+    assert_eq!(on_disk.review.status, "approved");
+}

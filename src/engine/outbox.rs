@@ -284,17 +284,30 @@ pub fn decide(
         )
         .map_err(store_err)?;
     if changed == 0 {
-        let current: Option<String> = conn
+        type Row = (String, Option<String>, Option<String>, Option<String>);
+        let current: Option<Row> = conn
             .query_row(
-                "SELECT status FROM ak_assignment WHERE assignment_id=?1",
+                "SELECT status, decided_by, decided_at, reason FROM ak_assignment
+                 WHERE assignment_id=?1",
                 [&h.assignment_id],
-                |r| r.get(0),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
             )
             .optional()
             .map_err(store_err)?;
         match current {
-            Some(s) if s == wanted => return Ok((h, false)),
-            Some(s) if s != "recorded_plan" => {
+            // Decided in the store but not in the file (an earlier write failed): the file is
+            // what the lead reads, so it is brought up to date.
+            Some((s, decided_by, decided_at, reason)) if s == wanted => {
+                h.review = Review {
+                    status: s,
+                    decided_by,
+                    decided_at,
+                    reason,
+                };
+                write_atomically(&path, &h)?;
+                return Ok((h, true));
+            }
+            Some((s, ..)) if s != "recorded_plan" => {
                 return Err(OutboxError::AlreadyDecided {
                     id: h.assignment_id,
                     status: s,
