@@ -86,7 +86,7 @@ fn redact_pass(text: Cow<'_, str>) -> (Cow<'_, str>, usize) {
     });
     out = apply(out, &BEARER, &mut count, |c, _| group(c, 1));
     out = apply(out, &CLI_FLAG, &mut count, |c, _| {
-        let v = c.get(1).or_else(|| c.get(2))?;
+        let v = c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3))?;
         let (s, e, quoted) = unquote(v.start(), v.as_str());
         let inner = &v.as_str()[s - v.start()..e - v.start()];
         if inner.starts_with('-') || is_placeholder(inner, quoted) {
@@ -447,7 +447,7 @@ fn re(pattern: &str) -> Regex {
 /// Cheap gate: text without any of these cannot contain a secret we recognise.
 static TRIGGER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)pass|pwd|secret|token|key|auth|bearer|credential|mysql|://|akia|asia|gh[pousr]_|github_pat|glpat|xox|xapp|sk-|sk_|rk_|whsec|aiza|eyj|npm_|hf_|:aa|y0_|aqvn|t1\.|парол|токен|секрет",
+        r"(?i)pass|pwd|secret|token|key|auth|bearer|credential|mysql|curl|redis-cli|docker|twine|://|akia|asia|gh[pousr]_|github_pat|glpat|xox|xapp|sk-|sk_|rk_|whsec|aiza|eyj|npm_|hf_|:aa|y0_|aqvn|t1\.|парол|токен|секрет",
     )
 });
 
@@ -504,7 +504,7 @@ static BEARER: LazyLock<Regex> =
 
 static CLI_FLAG: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r#"(?i)(?:--(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token)[ \t]+|sshpass[ \t]+-p[ \t]*|mysql(?:dump|admin)?[ \t][^\n|;&]*?[ \t]-p)("[^"\n]*"|'[^'\n]*'|[^\s"']+)|(?:--(?:password|passwd|token|api-key|apikey|secret)=)("[^"\n]*"|'[^'\n]*'|[^\s"']+)"#,
+        r#"(?i)(?:--(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token|db-pass|db-password)[ \t]+|sshpass[ \t]+-p[ \t]*|mysql(?:dump|admin)?[ \t][^\n|;&]*?[ \t]-p|redis-cli[^\n|;&]*?[ \t]-a[ \t]+|docker[ \t]+login[^\n|;&]*?[ \t]-p[ \t]+|twine[^\n|;&]*?[ \t]-p[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"']+)|(?:--(?:password|passwd|token|api-key|apikey|secret)=)("[^"\n]*"|'[^'\n]*'|[^\s"']+)|(?:curl[^\n|;&]*?[ \t](?:-u|--user)[ \t]*[^\s:"']+:)("[^"\n]*"|'[^'\n]*'|[^\s"']+)"#,
     )
 });
 

@@ -260,3 +260,26 @@ fn random_input_never_panics() {
         assert_eq!(twice.text, once.text, "input {s:?}");
     }
 }
+
+#[test]
+fn command_line_credentials_are_redacted() {
+    for (input, secret) in [
+        ("curl -u admin:LEAKcurl1 https://x", "LEAKcurl1"),
+        ("curl -s --user deploy:LEAKcurl2 https://x", "LEAKcurl2"),
+        ("redis-cli -h cache -a LEAKredis1 ping", "LEAKredis1"),
+        (
+            "docker login registry.example -u ci -p LEAKdocker1",
+            "LEAKdocker1",
+        ),
+        (
+            "twine upload -u __token__ -p LEAKtwine1 dist/*",
+            "LEAKtwine1",
+        ),
+        ("./migrate --db-pass LEAKdbpass1", "LEAKdbpass1"),
+    ] {
+        let out = redact(input);
+        assert!(!out.text.contains(secret), "{input} → {}", out.text);
+        assert!(out.count >= 1);
+        assert_eq!(redact(&out.text).text, out.text, "idempotent");
+    }
+}
