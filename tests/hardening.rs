@@ -134,3 +134,40 @@ fn a_decision_the_file_missed_is_written_when_repeated() {
     let (_, on_disk) = outbox::show(&engine.config, &id).expect("show");
     assert_eq!(on_disk.review.status, "approved");
 }
+
+#[test]
+fn skills_keep_only_uses_inside_the_filter() {
+    let world = common::world::demo();
+    let engine = world.engine();
+    let mut req = knowledge::contract::SearchRequest::new("skill mysql-access stripe-webhooks");
+    req.max_tokens = 20_000;
+    let all = engine.search(&req);
+    let names = |r: &knowledge::contract::SearchResponse| -> Vec<String> {
+        r.lanes
+            .skills
+            .iter()
+            .flat_map(|s| s.items.iter().map(|i| i.name.clone()))
+            .collect()
+    };
+    assert!(names(&all).contains(&"mysql-access".to_string()));
+    req.filters.workspaces = vec![world.world.repo("webshop")];
+    let webshop = engine.search(&req);
+    let kept = names(&webshop);
+    assert!(
+        !kept.contains(&"mysql-access".to_string()),
+        "used only in billing: {kept:?}"
+    );
+    assert!(
+        kept.contains(&"stripe-webhooks".to_string()),
+        "used in webshop: {kept:?}"
+    );
+    for s in webshop.lanes.skills.iter().flat_map(|s| s.items.iter()) {
+        for u in &s.used_by {
+            assert!(
+                !u.episode_id.contains("5af11f95"),
+                "a billing use leaked: {}",
+                u.episode_id
+            );
+        }
+    }
+}
