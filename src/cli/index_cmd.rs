@@ -204,7 +204,10 @@ pub fn demo(a: DemoArgs) -> Result<i32> {
     if !a.print && std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
         return crate::tui::run(engine, Some(a.query.clone()));
     }
-    let req = knowledge::contract::SearchRequest::new(a.query.clone());
+    // A person reads this, not a model: five items a lane with their snippets, no token squeeze.
+    let mut req = knowledge::contract::SearchRequest::new(a.query.clone());
+    req.limit = 5;
+    req.max_tokens = 20_000;
     let resp = engine.search(&req);
     println!("{}", render::response(&resp));
     eprintln!(

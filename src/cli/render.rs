@@ -50,7 +50,11 @@ pub fn response(r: &SearchResponse) -> String {
             clean(it.time.as_deref().unwrap_or("-")),
             clean(&it.id),
             it.event_type,
-            clean(it.snippet.as_deref().unwrap_or(""))
+            clean(
+                it.snippet
+                    .as_deref()
+                    .unwrap_or("(no snippet: dropped by the token budget)")
+            )
         );
     }
     let code = &r.lanes.code;
@@ -75,7 +79,11 @@ pub fn response(r: &SearchResponse) -> String {
             it.end_line,
             it.source_kind,
             clean(it.symbol.as_deref().unwrap_or("")),
-            clean(it.snippet.as_deref().unwrap_or(""))
+            clean(
+                it.snippet
+                    .as_deref()
+                    .unwrap_or("(no snippet: dropped by the token budget)")
+            )
         );
     }
     if let Some(sk) = &r.lanes.skills {
