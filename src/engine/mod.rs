@@ -7,6 +7,7 @@ pub mod actors;
 pub mod budget;
 pub mod builtin;
 pub mod dispatch;
+pub mod filters;
 pub mod items;
 pub mod lanes;
 pub mod log;

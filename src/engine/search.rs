@@ -389,7 +389,7 @@ fn assemble(
         ss.header.index_rev = a.index_rev.clone();
         skill_items = super::items::skill_items(&a.hits, route.weight(Lane::Skills));
         if let Some(store) = engine.episode_store() {
-            filter_skill_uses(&mut skill_items, &req.filters, store);
+            super::filters::filter_skill_uses(&mut skill_items, &req.filters, store);
         }
         if skill_items.is_empty() {
             ss.header.degradation_reason = Some(empty_reason(&req.filters, "skills"));
@@ -467,14 +467,7 @@ fn assemble(
             resolve: store.map(|_| &resolve as &super::actors::ResolveActor<'_>),
             route,
             query_terms: &query_terms,
-            filtered: {
-                let f = &req.filters;
-                !f.workspaces.is_empty()
-                    || !f.session_ids.is_empty()
-                    || f.since.is_some()
-                    || f.until.is_some()
-                    || f.outcome.is_some_and(|o| o != Outcome::Any)
-            },
+            filtered: super::filters::episode_filters_active(&req.filters),
             limit,
             actor_filter: &req.filters.actor_ids,
             dispatch: &engine.config.dispatch,
@@ -630,71 +623,4 @@ fn clip_chars(s: String, max: usize) -> String {
     let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
     out.push('…');
     out
-}
-
-/// Under episode filters (workspaces, sessions, time, outcome) a skill keeps only the uses whose
-/// episode passes them, and a skill whose every use fell outside goes (DECISIONS §5: skills are
-/// kept only when their evidence survives the filter). Skills never used stay: they are catalog
-/// entries, not session evidence.
-fn filter_skill_uses(
-    items: &mut Vec<SkillItem>,
-    f: &Filters,
-    store: &crate::sources::episodes::search::EpisodeStore,
-) {
-    let active = !f.workspaces.is_empty()
-        || !f.session_ids.is_empty()
-        || f.since.is_some()
-        || f.until.is_some()
-        || f.outcome.is_some_and(|o| o != Outcome::Any);
-    if !active {
-        return;
-    }
-    let under = |path: &str, root: &str| {
-        path == root
-            || path
-                .strip_prefix(root)
-                .is_some_and(|rest| rest.starts_with('/') || rest.starts_with('\\'))
-    };
-    let passes = |episode_id: &str| -> bool {
-        let Some((sid, seq)) = super::items::parse_episode_id(episode_id) else {
-            return false;
-        };
-        let Ok(Some(session)) = store.session(&sid) else {
-            return false;
-        };
-        if !f.workspaces.is_empty() {
-            let cwd = session.cwd.as_deref().unwrap_or("");
-            if !f.workspaces.iter().any(|w| under(cwd, w)) {
-                return false;
-            }
-        }
-        if !f.session_ids.is_empty() && !f.session_ids.iter().any(|s| sid == *s || under(&sid, s)) {
-            return false;
-        }
-        if let Some(o) = f.outcome.filter(|o| *o != Outcome::Any) {
-            if session.outcome != o.as_str() {
-                return false;
-            }
-        }
-        if f.since.is_some() || f.until.is_some() {
-            let time = store
-                .event_with_context(&sid, seq, 0)
-                .ok()
-                .and_then(|e| e.into_iter().next())
-                .and_then(|e| e.time)
-                .and_then(|t| chrono::DateTime::parse_from_rfc3339(&t).ok());
-            let Some(t) = time else { return false };
-            if f.since.is_some_and(|s| t < s) || f.until.is_some_and(|u| t > u) {
-                return false;
-            }
-        }
-        true
-    };
-    items.retain_mut(|item| {
-        if item.used_by.is_empty() {
-            return true;
-        }
-        item.used_by.retain(|u| passes(&u.episode_id));
-        !item.used_by.is_empty()
-    });
 }
