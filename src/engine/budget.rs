@@ -16,6 +16,7 @@
 //! The total is multiplied by 1.1 as a margin. A test compares it with o200k on every demo and
 //! real-transcript response and on hard texts (hex ids, base64, emoji, punctuation runs).
 
+use super::items::prune_dangling_evidence;
 use crate::contract::{Dropped, SearchResponse};
 
 /// Estimated tokens of a text (see the module table).
@@ -169,7 +170,9 @@ pub fn apply(resp: &mut SearchResponse, max_tokens: usize) -> (bool, bool) {
             break;
         };
         let id = remove_item(resp, c.lane, c.index);
-        prune_evidence(resp, c.lane, &id);
+        let SearchResponse { actors, lanes, .. } = &mut *resp;
+        let skills = lanes.skills.as_ref().map_or(&[][..], |s| &s.items[..]);
+        prune_dangling_evidence(actors, &lanes.episodes.items, &lanes.code.items, skills);
         // The item's entry names its snippet too.
         resp.limits
             .dropped
@@ -346,12 +349,4 @@ fn remove_item(resp: &mut SearchResponse, lane: &str, index: usize) -> String {
             None => String::new(),
         },
     }
-}
-
-/// Keep invariant 5: evidence never names a dropped item; an actor left without evidence goes.
-fn prune_evidence(resp: &mut SearchResponse, lane: &str, id: &str) {
-    for a in &mut resp.actors {
-        a.evidence.retain(|e| !(e.lane == lane && e.id == id));
-    }
-    resp.actors.retain(|a| !a.evidence.is_empty());
 }

@@ -92,7 +92,7 @@ impl Engine {
         let code = code();
         let skills = skills();
 
-        let mut resp = assemble(self, req, &route, ep, code, skills);
+        let mut resp = assemble(self, req, &route, &lane_req, ep, code, skills);
         let traces = resp.trace.clone();
         if !req.trace {
             resp.trace = None;
@@ -299,6 +299,7 @@ fn assemble(
     engine: &Engine,
     req: &SearchRequest,
     route: &Route,
+    lane_req: &LaneRequest,
     ep: LaneResult<EpisodesAnswer>,
     code: LaneResult<CodeAnswer>,
     skills: LaneResult<SkillsAnswer>,
@@ -414,7 +415,7 @@ fn assemble(
         LaneResult::Ok(a, _) => a.hits.as_slice(),
         _ => &[],
     };
-    let query_terms = tokens::query_terms(&req.query);
+    let query_terms = &lane_req.terms;
     // L3 names the actor behind each event (a subagent by its spawn's name) and knows who edited
     // the returned files; ask it only about what this response holds.
     let store = engine.knowledge_store();
@@ -466,7 +467,7 @@ fn assemble(
             facts: facts.as_ref(),
             resolve: store.map(|_| &resolve as &super::actors::ResolveActor<'_>),
             route,
-            query_terms: &query_terms,
+            query_terms,
             filtered: super::filters::episode_filters_active(&req.filters),
             limit,
             actor_filter: &req.filters.actor_ids,
@@ -554,12 +555,8 @@ fn assemble(
 }
 
 fn empty_reason(f: &Filters, lane: &str) -> String {
-    let filtered = !f.workspaces.is_empty()
-        || !f.session_ids.is_empty()
-        || f.since.is_some()
-        || f.until.is_some()
-        || f.outcome.is_some_and(|o| o != Outcome::Any)
-        || (lane == "code" && !f.paths.is_empty());
+    let filtered =
+        super::filters::episode_filters_active(f) || (lane == "code" && !f.paths.is_empty());
     if filtered {
         "no match for the query within the filters".to_string()
     } else {

@@ -5,7 +5,7 @@
 //! rewritten one. Event text is redacted before it is stored, and the stemmed terms that FTS5
 //! indexes are made from the redacted text, so a secret can be found by neither value nor query.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -453,18 +453,19 @@ fn upsert_session(
 
 /// A content fingerprint of the whole store: it changes exactly when indexed content changes.
 fn compute_index_rev(conn: &Connection) -> rusqlite::Result<String> {
-    let mut stmt = conn.prepare("SELECT path, offset, head_hash FROM files ORDER BY path")?;
+    // Size and mtime too: a rewrite of the same length behind an unchanged head is a change.
+    let mut stmt =
+        conn.prepare("SELECT path, offset, head_hash, size, mtime_ns FROM files ORDER BY path")?;
     let mut h = Sha256::new();
     let mut rows = stmt.query([])?;
-    let mut seen = HashSet::new();
     while let Some(r) = rows.next()? {
         let path: String = r.get(0)?;
-        let offset: i64 = r.get(1)?;
         let head: String = r.get(2)?;
-        seen.insert(path.clone());
         h.update(path.as_bytes());
-        h.update(offset.to_le_bytes());
+        h.update(r.get::<_, i64>(1)?.to_le_bytes());
         h.update(head.as_bytes());
+        h.update(r.get::<_, i64>(3)?.to_le_bytes());
+        h.update(r.get::<_, i64>(4)?.to_le_bytes());
     }
     let digest = h.finalize();
     let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
