@@ -298,7 +298,11 @@ fn kc09_budget_is_never_exceeded_and_truncation_is_honest() {
             let text = serde_json::to_string(&resp).expect("json");
             valid(&resp);
             let real = bpe.encode_with_special_tokens(&text).len();
-            let over = resp.warnings.iter().any(|w| w.code == Code::BudgetExceeded);
+            // Only a skeleton that cannot fit excuses going over; a lowered limit does not.
+            let over = resp
+                .warnings
+                .iter()
+                .any(|w| w.code == Code::BudgetExceeded && w.message.contains("cannot hold"));
             if !over {
                 assert!(
                     real <= max_tokens as usize,

@@ -162,6 +162,8 @@ fn each_dispatch_mode_gets_its_tool_calls_and_nothing_is_executed() {
                 mode: mode.into(),
                 available: false,
             },
+            title: None,
+            workspace: None,
         };
         let h = build_handoff(
             "assign:0123",

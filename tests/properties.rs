@@ -52,9 +52,27 @@ fn mode() -> impl Strategy<Value = Mode> {
     prop::sample::select(Mode::ALL.to_vec())
 }
 
+/// The response says even its skeleton did not fit (not just that the limit was lowered).
+fn over_budget(resp: &SearchResponse) -> bool {
+    resp.warnings
+        .iter()
+        .any(|w| w.code == Code::BudgetExceeded && w.message.contains("cannot hold"))
+}
+
+fn lane_len(resp: &SearchResponse, lane: &str) -> usize {
+    resp.lane_ids(lane).len()
+}
+
+fn o200k(text: &str) -> usize {
+    static BPE: std::sync::OnceLock<tiktoken_rs::CoreBPE> = std::sync::OnceLock::new();
+    BPE.get_or_init(|| tiktoken_rs::o200k_base().expect("o200k"))
+        .encode_with_special_tokens(text)
+        .len()
+}
+
 fn check_invariants(req: &SearchRequest, resp: &SearchResponse) -> Result<(), TestCaseError> {
     let text = serde_json::to_string(resp).expect("json");
-    let over = resp.warnings.iter().any(|w| w.code == Code::BudgetExceeded);
+    let over = over_budget(resp);
     if !over {
         prop_assert!(estimate_tokens(&text) <= req.max_tokens as usize);
     }
@@ -149,6 +167,52 @@ proptest! {
             serde_json::to_string(&resp).expect("json"),
             serde_json::to_string(&again).expect("json")
         );
+    }
+
+    /// Issue 10: the budget is a hard bound in real (o200k) tokens whenever the skeleton fits,
+    /// the routed primary lane keeps an item whenever it had hits and any lane keeps one, and no
+    /// lane is emptied while a lower-weight lane keeps more than one item.
+    #[test]
+    fn the_budget_keeps_what_the_question_is_about(
+        q in query(),
+        mode in mode(),
+        limit in 1u32..=50,
+        max_tokens in 500u32..=6_000,
+    ) {
+        let engine = common::world::demo().engine();
+        let mut req = SearchRequest::new(q);
+        req.mode = mode;
+        req.limit = limit;
+        let mut full = req.clone();
+        full.max_tokens = 20_000;
+        let all = engine.search(&full);
+        req.max_tokens = max_tokens;
+        let resp = engine.search(&req);
+        let text = serde_json::to_string(&resp).expect("json");
+        if !over_budget(&resp) {
+            prop_assert!(o200k(&text) <= max_tokens as usize, "{} > {max_tokens}", o200k(&text));
+        }
+        let weights = &resp.fusion.weights;
+        let lanes = ["episodes", "code", "skills"];
+        let primary = resp.routing.lanes.first().cloned().unwrap_or_default();
+        let any_left = lanes.iter().any(|l| lane_len(&resp, l) > 0);
+        if lane_len(&all, &primary) > 0 && any_left {
+            prop_assert!(lane_len(&resp, &primary) > 0, "primary {primary} emptied");
+        }
+        for lane in lanes {
+            if lane_len(&all, lane) == 0 || lane_len(&resp, lane) > 0 {
+                continue;
+            }
+            let w = weights.get(lane).copied().unwrap_or(0.0);
+            for other in lanes {
+                let lower = weights.get(other).copied().unwrap_or(0.0) < w;
+                prop_assert!(
+                    !(lower && lane_len(&resp, other) > 1),
+                    "{lane} emptied while lower-weight {other} keeps {}",
+                    lane_len(&resp, other)
+                );
+            }
+        }
     }
 
     #[test]

@@ -111,7 +111,10 @@ pub fn response(r: &SearchResponse) -> String {
             o,
             "  {:.4} {} [{}] confidence {:.2} dispatch {}{} — {}",
             a.score,
-            clean(&a.name),
+            clean(&knowledge::engine::profiles::label(
+                a,
+                knowledge::engine::profiles::TITLE_CHARS
+            )),
             a.kind,
             a.confidence,
             a.dispatch.mode,

@@ -71,6 +71,12 @@ pub struct DispatchTarget {
     pub source: String,
     pub why: Vec<String>,
     pub dispatch: super::DispatchInfo,
+    /// What the actor's work was about, for the person approving the package (additive in v1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The working directory of the actor's (root) session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

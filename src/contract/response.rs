@@ -220,6 +220,18 @@ pub struct Actor {
     pub evidence: Vec<EvidenceRef>,
     pub skills: Vec<SkillUses>,
     pub dispatch: DispatchInfo,
+    /// What the work was about, for a person (additive in v1; see `engine::profiles`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// A subagent's or team member's root session title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_title: Option<String>,
+    /// The working directory of the actor's (root) session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// RFC 3339 time of the actor's last event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_active: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

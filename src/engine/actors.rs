@@ -292,6 +292,10 @@ pub fn aggregate(inp: &Inputs<'_>) -> Vec<Actor> {
                     mode: mode.to_string(),
                     available: inp.dispatch.available(mode),
                 },
+                title: None,
+                root_title: None,
+                workspace: None,
+                last_active: None,
             },
             a.latest,
         ));

@@ -125,6 +125,72 @@ fn estimate_json<T: serde::Serialize>(v: &T) -> usize {
         .unwrap_or(usize::MAX / 4)
 }
 
+/// The number of items a lane that `max_tokens` can carry, when it is below `limit`: the largest
+/// `k` such that the response's skeleton (actors included) plus the first `k` items of every lane
+/// fit as locators (snippets are what the budget drops first, so they are not counted here).
+/// `None` when every item the lanes returned fits as a locator, which leaves the choice of what
+/// to drop to [`apply`] (lowest fused score first, keeping what the question is about).
+///
+/// Asking the lanes for fewer up front keeps what is fetched and then dropped small, so the list
+/// of dropped items cannot itself break the budget (KC-9 at `max_tokens` 500 and `limit` 50).
+/// With `with_actors` false the actors are left out of the skeleton (for a budget that cannot
+/// carry them all: the caller then keeps only as many actors as items).
+pub fn affordable_limit(
+    resp: &SearchResponse,
+    max_tokens: usize,
+    limit: usize,
+    with_actors: bool,
+) -> Option<usize> {
+    let mut skeleton = resp.clone();
+    skeleton.lanes.episodes.items.clear();
+    skeleton.lanes.code.items.clear();
+    if let Some(s) = skeleton.lanes.skills.as_mut() {
+        s.items.clear();
+    }
+    if !with_actors {
+        skeleton.actors.clear();
+    }
+    let base = estimate_json(&skeleton);
+    let locator = |mut v: serde_json::Value| {
+        if let Some(o) = v.as_object_mut() {
+            o.remove("snippet");
+        }
+        estimate_tokens(&v.to_string()) + 1
+    };
+    let row_cost = |k: usize| -> usize {
+        let ep = resp.lanes.episodes.items.get(k).map(to_value);
+        let code = resp.lanes.code.items.get(k).map(to_value);
+        let skill = resp
+            .lanes
+            .skills
+            .as_ref()
+            .and_then(|s| s.items.get(k))
+            .map(to_value);
+        [ep, code, skill].into_iter().flatten().map(locator).sum()
+    };
+    let longest = [
+        resp.lanes.episodes.items.len(),
+        resp.lanes.code.items.len(),
+        resp.lanes.skills.as_ref().map_or(0, |s| s.items.len()),
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(0)
+    .min(limit);
+    let mut total = base;
+    for k in 0..longest {
+        total += row_cost(k);
+        if total > max_tokens {
+            return Some(k);
+        }
+    }
+    None
+}
+
+fn to_value<T: serde::Serialize>(v: &T) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+}
+
 /// One trimmable thing: a snippet or a whole item, with its rank key (lowest dropped first).
 struct Candidate {
     lane: &'static str,
@@ -134,7 +200,7 @@ struct Candidate {
 
 /// Trim `resp` in place until its estimate fits `max_tokens`. Returns whether anything was
 /// dropped and whether even the skeleton does not fit.
-pub fn apply(resp: &mut SearchResponse, max_tokens: usize) -> (bool, bool) {
+pub fn apply(resp: &mut SearchResponse, max_tokens: usize, primary: &str) -> (bool, bool) {
     let mut total = estimate_json(resp);
     if total <= max_tokens {
         return (false, false);
@@ -163,10 +229,9 @@ pub fn apply(resp: &mut SearchResponse, max_tokens: usize) -> (bool, bool) {
     }
     total = estimate_json(resp);
 
-    // 2. Whole items from the end of the longest lane (so no lane is emptied to keep another
-    //    whole), recounting exactly as we go.
+    // 2. Whole items, lowest fused score first (see `next_item_to_drop`), recounting exactly.
     while total > max_tokens {
-        let Some(c) = last_of_longest_lane(resp) else {
+        let Some(c) = next_item_to_drop(resp, primary) else {
             break;
         };
         let id = remove_item(resp, c.lane, c.index);
@@ -251,39 +316,76 @@ fn drop_snippet_by_id(resp: &mut SearchResponse, lane: &str, id: &str) {
     }
 }
 
-/// The next item to drop: from the end of the lane with the most items (ties go to the
-/// lower-priority lane: skills, then code, then episodes), preferring items that no actor cites
-/// as evidence, so the actor ranking survives a tight budget as long as it can.
-fn last_of_longest_lane(resp: &SearchResponse) -> Option<Candidate> {
+/// The next item to drop (contract §8: "from the end" of the fused order): the lowest weighted-RRF
+/// score across lanes, so a lane weighted 1.0 outlives one weighted 0.3 at equal rank. Ties go
+/// to the lower-priority lane (skills, then code, then episodes), then to the later rank.
+///
+/// Two floors protect what the question is about: a lane's last item stays while another lane
+/// keeps more than one, and the primary lane of the intent keeps its last item while any other
+/// lane has one. Only when nothing unprotected is left do the floors give way (other lanes
+/// first, the primary lane last), because `max_tokens` is a hard bound.
+fn next_item_to_drop(resp: &SearchResponse, primary: &str) -> Option<Candidate> {
     let cited: std::collections::HashSet<(&str, &str)> = resp
         .actors
         .iter()
         .flat_map(|a| a.evidence.iter().map(|e| (e.lane.as_str(), e.id.as_str())))
         .collect();
-    let ids = |lane: &'static str| resp.lane_ids(lane);
-    for only_uncited in [true, false] {
-        let mut best: Option<(&'static str, usize, usize)> = None;
-        for lane in ["skills", "code", "episodes"] {
-            let list = ids(lane);
-            let droppable: Vec<usize> = (0..list.len())
-                .filter(|i| !only_uncited || !cited.contains(&(lane, list[*i])))
-                .collect();
-            let Some(&last) = droppable.last() else {
-                continue;
-            };
-            if best.is_none_or(|(_, n, _)| list.len() > n) {
-                best = Some((lane, list.len(), last));
-            }
-        }
-        if let Some((lane, _, index)) = best {
-            return Some(Candidate {
-                lane,
-                index,
-                score: 0.0,
-            });
+    let lanes: Vec<(&'static str, Vec<f64>)> = ["skills", "code", "episodes"]
+        .into_iter()
+        .map(|lane| (lane, lane_scores(resp, lane)))
+        .collect();
+    let mut best: Option<((u8, bool, f64), Candidate)> = None;
+    for (lane, scores) in &lanes {
+        let ids = resp.lane_ids(lane);
+        // The lowest-scored item of the lane, preferring one no actor cites as evidence (an
+        // actor whose evidence is gone leaves the ranking; docs/RANKING.md).
+        let Some(index) = (0..scores.len())
+            .rev()
+            .find(|i| !cited.contains(&(*lane, ids[*i])))
+            .or(scores.len().checked_sub(1))
+        else {
+            continue;
+        };
+        let score = scores[index];
+        let is_cited = cited.contains(&(*lane, ids[index]));
+        let others: Vec<usize> = lanes
+            .iter()
+            .filter(|(l, _)| l != lane)
+            .map(|(_, s)| s.len())
+            .collect();
+        let last = scores.len() == 1;
+        let tier = if last && *lane == primary && others.iter().any(|n| *n > 0) {
+            2
+        } else if last && others.iter().any(|n| *n > 1) {
+            1
+        } else {
+            0
+        };
+        // Lower tier first, then uncited before cited, then lower score; at equal keys the
+        // earlier lane in the loop (lower priority) wins: only a strictly smaller key replaces it.
+        let key = (tier, is_cited, score);
+        let better = best.as_ref().is_none_or(|((t, c, s), _)| {
+            (key.0, key.1) < (*t, *c) || ((key.0, key.1) == (*t, *c) && key.2 < *s)
+        });
+        if better {
+            best = Some((key, Candidate { lane, index, score }));
         }
     }
-    None
+    best.map(|(_, c)| c)
+}
+
+/// The fused scores of a lane's items, in lane order.
+fn lane_scores(resp: &SearchResponse, lane: &str) -> Vec<f64> {
+    match lane {
+        "episodes" => resp.lanes.episodes.items.iter().map(|i| i.score).collect(),
+        "code" => resp.lanes.code.items.iter().map(|i| i.score).collect(),
+        _ => resp
+            .lanes
+            .skills
+            .iter()
+            .flat_map(|s| s.items.iter().map(|i| i.score))
+            .collect(),
+    }
 }
 
 fn snippet_candidates(resp: &SearchResponse) -> Vec<Candidate> {

@@ -103,7 +103,15 @@ impl Engine {
         }
         let target = chosen.as_ref().map(|c| {
             let mode = c.actor.dispatch_mode();
+            let profile = self
+                .episode_store()
+                .map(|e| {
+                    super::profiles::profile(&c.actor.actor_id, &[], e, self.knowledge_store())
+                })
+                .unwrap_or_default();
             DispatchTarget {
+                title: profile.title.or(profile.root_title),
+                workspace: profile.workspace,
                 actor_id: c.actor.actor_id.clone(),
                 name: c.actor.name.clone(),
                 kind: c.actor.kind.clone(),

@@ -12,6 +12,7 @@ pub mod items;
 pub mod lanes;
 pub mod log;
 pub mod outbox;
+pub mod profiles;
 pub mod routing;
 pub mod search;
 

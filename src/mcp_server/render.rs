@@ -268,9 +268,15 @@ pub fn search(doc: &Value) -> String {
                     .join(", ")
             })
             .unwrap_or_default();
+        let label = serde_json::from_value::<knowledge::contract::Actor>(a.clone())
+            .map(|a| {
+                knowledge::engine::profiles::label(&a, knowledge::engine::profiles::TITLE_CHARS)
+            })
+            .unwrap_or_default();
         out.push_str(&format!(
-            "{}. {} · {} · confidence {} · score {} · dispatch {} (available {})\n   why: {}\n   evidence: {evidence}\n",
+            "{}. {} {} · {} · confidence {} · score {} · dispatch {} (available {})\n   why: {}\n   evidence: {evidence}\n",
             n + 1,
+            quoted(Some(&Value::String(label))),
             quoted(a.get("actor_id")),
             plain(a.get("kind")),
             plain(a.get("confidence")),
@@ -400,9 +406,15 @@ pub fn dispatch(doc: &Value, allow_commit: bool) -> String {
     );
     match doc.get("target").filter(|t| t.is_object()) {
         Some(t) => out.push_str(&format!(
-            "target: {} · {} · {} · source {} · dispatch {} (available {})\n   why: {}\n",
+            "target: {} · {} {} · {} · source {} · dispatch {} (available {})\n   why: {}\n",
             plain(t.get("actor_id")),
             plain(t.get("name")),
+            [t.get("title"), t.get("workspace")]
+                .into_iter()
+                .flatten()
+                .map(|v| quoted(Some(v)))
+                .collect::<Vec<_>>()
+                .join(" "),
             plain(t.get("kind")),
             plain(t.get("source")),
             plain(t.pointer("/dispatch/mode")),

@@ -252,6 +252,20 @@ impl EpisodeStore {
         })
     }
 
+    /// The first thing a person typed in a session (injected context is not `human`), as
+    /// stored: redacted at index time. What a session was about when it has no summary.
+    pub fn first_human_text(&self, session_id: &str) -> Result<Option<String>, EpisodeStoreError> {
+        self.with_conn(|c| {
+            Ok(c.query_row(
+                "SELECT text FROM events WHERE session_id=?1 AND human=1 AND text <> ''
+                 ORDER BY seq LIMIT 1",
+                [session_id],
+                |r| r.get(0),
+            )
+            .optional()?)
+        })
+    }
+
     /// The event `seq` of a session with up to `context` neighbours on each side.
     pub fn event_with_context(
         &self,

@@ -563,6 +563,18 @@ impl KnowledgeStore {
         })
     }
 
+    /// The sessions an actor wrote events in (a subagent's own transcript, a root's session).
+    pub fn sessions_of(&self, actor_id: &str) -> Result<Vec<String>, KnowledgeError> {
+        self.with_conn(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT DISTINCT session_id FROM ak_actor_session
+                 WHERE actor_id = ?1 AND role = 'author' ORDER BY session_id LIMIT 16",
+            )?;
+            let rows = stmt.query_map([actor_id], |r| r.get(0))?;
+            rows.collect()
+        })
+    }
+
     /// Actors, most recently seen first.
     pub fn list_actors(&self, limit: usize) -> Result<Vec<ActorRow>, KnowledgeError> {
         self.with_conn(|c| {

@@ -17,12 +17,15 @@ use crate::tui::state::{App, Focus};
 
 /// Column widths: rank, name, kind, score, confidence, skills, dispatch (0 = hidden).
 fn columns(w: usize) -> [usize; 7] {
-    if w >= 100 {
-        [4, 22, 13, 7, 5, 24, 24]
+    // The actor column carries the kind too ("subagent of «…»"), so it takes the room.
+    if w >= 130 {
+        [4, 62, 0, 7, 5, 22, 22]
+    } else if w >= 100 {
+        [4, 46, 0, 7, 5, 16, 20]
     } else if w >= 70 {
-        [4, 18, 13, 7, 5, 0, 20]
+        [4, 32, 0, 7, 5, 0, 20]
     } else {
-        [4, 14, 0, 7, 0, 0, 0]
+        [4, 22, 0, 7, 0, 0, 0]
     }
 }
 
@@ -51,20 +54,34 @@ fn evidence_summary(a: &Actor) -> String {
     }
 }
 
-/// The actor's name with the root session it worked in (`main @5af11f95`), since many root
-/// sessions are all called `main`.
+/// The actor as a person reads it (`engine::profiles::label`), with titles shortened until the
+/// whole line fits `width` columns so the workspace and the day stay visible.
 pub fn display_name(a: &Actor) -> String {
-    let parts: Vec<&str> = a.actor_id.split(':').collect();
-    let session = if parts.len() >= 5 {
-        parts[3..parts.len() - 1].join(":")
-    } else {
-        String::new()
-    };
-    let short: String = session.chars().take(8).collect();
-    if short.is_empty() {
-        one_line(&a.name)
-    } else {
-        format!("{} @{}", one_line(&a.name), one_line(&short))
+    knowledge::engine::profiles::label(a, knowledge::engine::profiles::TITLE_CHARS)
+}
+
+/// The longest form of the label that fits: titles shortened to 24 characters first, then the
+/// day left out, then the workspace, then the titles shortened further.
+fn fitted_name(a: &Actor, width: usize) -> String {
+    use knowledge::engine::profiles::{label_with, TITLE_CHARS};
+    let fits = |l: &String| super::text::width(l) <= width;
+    for (ws, day) in [(true, true), (true, false), (false, false)] {
+        let mut chars = TITLE_CHARS;
+        while chars >= 24 {
+            let l = label_with(a, chars, ws, day);
+            if fits(&l) {
+                return l;
+            }
+            chars -= 4;
+        }
+    }
+    let mut chars = 20;
+    loop {
+        let l = label_with(a, chars, false, false);
+        if chars <= 8 || fits(&l) {
+            return l;
+        }
+        chars -= 4;
     }
 }
 
@@ -85,7 +102,10 @@ fn row(a: &Actor, rank: usize, cols: [usize; 7], theme: Theme) -> Vec<Span<'stat
     };
     vec![
         Span::styled(cell(&format!("{rank:>2}"), cols[0]), theme.dim()),
-        Span::styled(cell(&display_name(a), cols[1]), theme.accent()),
+        Span::styled(
+            cell(&fitted_name(a, cols[1].saturating_sub(1)), cols[1]),
+            theme.accent(),
+        ),
         Span::raw(cell(&one_line(&a.kind), cols[2])),
         Span::raw(cell(&format!("{:.4}", a.score), cols[3])),
         Span::raw(cell(&format!("{:.2}", a.confidence), cols[4])),

@@ -65,6 +65,12 @@ pub fn preview_lines(app: &App, p: &Value, width: usize, theme: Theme) -> Vec<Li
                 .filter(|x| !x.is_empty())
                 .collect();
             kv(&mut out, "actor", who.join(" · "));
+            if let Some(title) = s(t, "/title").filter(|x| !x.is_empty()) {
+                kv(&mut out, "worked on", format!("«{title}»"));
+            }
+            if let Some(ws) = s(t, "/workspace").filter(|x| !x.is_empty()) {
+                kv(&mut out, "workspace", ws);
+            }
             kv(&mut out, "id", s(t, "/actor_id").unwrap_or_default());
             let avail = t
                 .pointer("/dispatch/available")
