@@ -2,8 +2,11 @@
 //!
 //! It walks transcript roots, skips unchanged files by fingerprint (size + mtime), reads a growing
 //! file from its last complete line (resuming the parser from its saved state), and re-reads a
-//! rewritten one. Event text is redacted before it is stored, and the stemmed terms that FTS5
-//! indexes are made from the redacted text, so a secret can be found by neither value nor query.
+//! rewritten one (a change that is not an append: the bytes at the resume point differ, or the
+//! size did not grow). A session's identity is its id, not its path: a file that moved takes its
+//! session over with the same ids, a copy stores nothing twice (see `claim_session`). Event text
+//! is redacted before it is stored, and the stemmed terms that FTS5 indexes are made from the
+//! redacted text, so a secret can be found by neither value nor query.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -51,6 +54,10 @@ pub struct IndexSummary {
     pub files_new: u64,
     pub files_appended: u64,
     pub files_rewritten: u64,
+    /// Files whose session was stored under a path that is gone (moved, archived).
+    pub files_moved: u64,
+    /// Files holding a session another file holds at least as far (copied folders).
+    pub files_copies: u64,
     pub failed: Vec<(String, String)>,
     pub events_added: u64,
     pub sessions: u64,
@@ -199,23 +206,33 @@ const REORDER_WINDOW: usize = 16;
 
 /// What the index knows of every file, for the workers' fingerprint checks.
 fn load_file_rows(conn: &Connection) -> rusqlite::Result<HashMap<String, FileRow>> {
-    let mut stmt = conn.prepare(
-        "SELECT path, session_id, size, mtime_ns, head_hash, offset, parser_state FROM files",
-    )?;
-    let rows = stmt.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            FileRow {
-                session_id: r.get(1)?,
-                size: r.get::<_, i64>(2)? as u64,
-                mtime_ns: r.get(3)?,
-                head_hash: r.get(4)?,
-                offset: r.get::<_, i64>(5)? as u64,
-                parser_state: r.get(6)?,
-            },
-        ))
-    })?;
+    let mut stmt = conn.prepare(&format!("SELECT path, {FILE_ROW_COLS} FROM files"))?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, file_row(r, 1)?)))?;
     rows.collect()
+}
+
+fn load_file_row(conn: &Connection, path: &str) -> rusqlite::Result<Option<FileRow>> {
+    conn.query_row(
+        &format!("SELECT {FILE_ROW_COLS} FROM files WHERE path=?1"),
+        [path],
+        |r| file_row(r, 0),
+    )
+    .optional()
+}
+
+const FILE_ROW_COLS: &str =
+    "session_id, size, mtime_ns, head_hash, resume_hash, offset, parser_state";
+
+fn file_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<FileRow> {
+    Ok(FileRow {
+        session_id: r.get(at)?,
+        size: r.get::<_, i64>(at + 1)? as u64,
+        mtime_ns: r.get(at + 2)?,
+        head_hash: r.get(at + 3)?,
+        resume_hash: r.get(at + 4)?,
+        offset: r.get::<_, i64>(at + 5)? as u64,
+        parser_state: r.get(at + 6)?,
+    })
 }
 
 /// Store one prepared file in one transaction.
@@ -230,43 +247,59 @@ fn write_file(
     summary.bytes_read += work.end.saturating_sub(work.start);
     summary.lines.add(&work.lines);
     let tx = conn.transaction()?;
-    let session_id = match (old, work.appended) {
+    let claim = match (old, work.appended) {
         (Some(o), true) => {
             summary.files_appended += 1;
-            o.session_id.clone()
+            Claim::Own(o.session_id.clone())
         }
         _ => {
             if let Some(o) = old {
-                delete_session(&tx, &o.session_id)?;
+                // A copy's session belongs to another file: only an owner's rewrite drops it.
+                if session_path(&tx, &o.session_id)?.as_deref() == Some(path_str.as_str()) {
+                    delete_session(&tx, &o.session_id)?;
+                }
                 summary.files_rewritten += 1;
             } else {
                 summary.files_new += 1;
             }
-            unique_session_id(&tx, &session_key(file, work.parser.meta()), &path_str)?
+            let key = session_key(file, work.parser.meta());
+            claim_session(&tx, &key, file, &work, summary)?
         }
     };
-    let next_seq: i64 = tx
-        .query_row(
-            "SELECT coalesce(max(seq), 0) FROM events WHERE session_id=?1",
-            [&session_id],
-            |r| r.get(0),
-        )
-        .unwrap_or(0);
-    summary.events_added += insert_events(&tx, &session_id, next_seq, &work.events)?;
-    summary.secrets_redacted += work.secrets;
-    upsert_session(&tx, &session_id, file, &work.parser, &path_str, work.live)?;
-    // The saved parser state holds titles, descriptions and paths as the records wrote them:
-    // it is redacted like event text (a state that no longer parses just means a full re-read).
-    let state = redact::redact(&serde_json::to_string(&work.parser).unwrap_or_default()).text;
+    let (session_id, state) = match claim {
+        Claim::Copy(session_id) => {
+            summary.files_copies += 1;
+            // No parser state: if the copy ever changes, it is re-read and claimed again.
+            (session_id, String::new())
+        }
+        Claim::Own(session_id) => {
+            let next_seq: i64 = tx
+                .query_row(
+                    "SELECT coalesce(max(seq), 0) FROM events WHERE session_id=?1",
+                    [&session_id],
+                    |r| r.get(0),
+                )
+                .unwrap_or(0);
+            summary.events_added += insert_events(&tx, &session_id, next_seq, &work.events)?;
+            summary.secrets_redacted += work.secrets;
+            upsert_session(&tx, &session_id, file, &work.parser, &path_str, work.live)?;
+            // The saved parser state holds titles, descriptions and paths as the records wrote
+            // them: it is redacted like event text (a state that no longer parses just means a
+            // full re-read).
+            let state =
+                redact::redact(&serde_json::to_string(&work.parser).unwrap_or_default()).text;
+            (session_id, state)
+        }
+    };
     let stats = work.parser.stats();
     tx.execute(
-        "INSERT INTO files(path, kind, session_id, size, mtime_ns, head_hash, offset, parser_state,
-                           lines, skipped)
-         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+        "INSERT INTO files(path, kind, session_id, size, mtime_ns, head_hash, resume_hash, offset,
+                           parser_state, lines, skipped)
+         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?11, ?7, ?8, ?9, ?10)
          ON CONFLICT(path) DO UPDATE SET kind=excluded.kind, session_id=excluded.session_id,
            size=excluded.size, mtime_ns=excluded.mtime_ns, head_hash=excluded.head_hash,
-           offset=excluded.offset, parser_state=excluded.parser_state, lines=excluded.lines,
-           skipped=excluded.skipped",
+           resume_hash=excluded.resume_hash, offset=excluded.offset,
+           parser_state=excluded.parser_state, lines=excluded.lines, skipped=excluded.skipped",
         params![
             path_str,
             file.kind.as_str(),
@@ -277,7 +310,8 @@ fn write_file(
             work.end as i64,
             state,
             stats.lines as i64,
-            (stats.skipped_broken + stats.skipped_unknown + stats.skipped_oversized) as i64,
+            stats.skipped() as i64,
+            work.resume_hash,
         ],
     )?;
     tx.commit()
@@ -318,23 +352,81 @@ fn session_key(file: &TranscriptFile, meta: &SessionMeta) -> String {
     }
 }
 
-fn unique_session_id(tx: &Transaction<'_>, key: &str, path: &str) -> rusqlite::Result<String> {
+/// Which session a file's events go to.
+enum Claim {
+    /// Store them under this id: a new session, one whose file moved here, or the furthest copy.
+    Own(String),
+    /// Another file holds the same session at least as far: this copy stores no events.
+    Copy(String),
+}
+
+/// A session's identity is its id, not its path. A file whose session id is already stored
+/// under another path takes that session over when the other file is gone (Codex moves
+/// rollouts to `archived_sessions/`, people move project folders) or when it holds the same
+/// content and more; it is a copy when the other holds the same content at least as far. Only
+/// two files that diverged are two sessions (`<id>~2`).
+fn claim_session(
+    tx: &Transaction<'_>,
+    key: &str,
+    file: &TranscriptFile,
+    work: &Work,
+    summary: &mut IndexSummary,
+) -> rusqlite::Result<Claim> {
+    let path = file.path.to_string_lossy();
     let mut candidate = key.to_string();
     for n in 2.. {
-        let owner: Option<String> = tx
-            .query_row(
-                "SELECT path FROM sessions WHERE session_id=?1",
-                [&candidate],
-                |r| r.get(0),
-            )
-            .optional()?;
-        match owner {
-            None => return Ok(candidate),
-            Some(p) if p == path => return Ok(candidate),
-            Some(_) => candidate = format!("{key}~{n}"),
+        let Some(owner) = session_path(tx, &candidate)? else {
+            return Ok(Claim::Own(candidate));
+        };
+        if owner == path {
+            return Ok(Claim::Own(candidate));
         }
+        let owner_path = Path::new(&owner);
+        if std::fs::symlink_metadata(owner_path).is_err() {
+            delete_session(tx, &candidate)?;
+            tx.execute("DELETE FROM files WHERE path=?1", [&owner])?;
+            summary.files_moved += 1;
+            return Ok(Claim::Own(candidate));
+        }
+        let owner_row = load_file_row(tx, &owner)?;
+        let this_row = FileRow {
+            session_id: candidate.clone(),
+            size: work.size,
+            mtime_ns: work.mtime_ns,
+            head_hash: work.head_hash.clone(),
+            resume_hash: work.resume_hash.clone(),
+            offset: work.end,
+            parser_state: String::new(),
+        };
+        let owner_size = std::fs::metadata(owner_path).map_or(0, |m| m.len());
+        let extends_owner = owner_row.as_ref().is_some_and(|o| {
+            work.end > o.offset && o.still_prefix_of(&file.path, work.size).unwrap_or(false)
+        });
+        if extends_owner {
+            delete_session(tx, &candidate)?;
+            // The old owner becomes a copy; without parser state it is re-claimed if it changes.
+            tx.execute("UPDATE files SET parser_state='' WHERE path=?1", [&owner])?;
+            return Ok(Claim::Own(candidate));
+        }
+        if this_row
+            .still_prefix_of(owner_path, owner_size)
+            .unwrap_or(false)
+        {
+            return Ok(Claim::Copy(candidate));
+        }
+        candidate = format!("{key}~{n}");
     }
-    Ok(candidate)
+    Ok(Claim::Own(candidate))
+}
+
+/// The path a stored session was read from, if it is stored.
+fn session_path(tx: &Transaction<'_>, session_id: &str) -> rusqlite::Result<Option<String>> {
+    tx.query_row(
+        "SELECT path FROM sessions WHERE session_id=?1",
+        [session_id],
+        |r| r.get(0),
+    )
+    .optional()
 }
 
 fn delete_session(tx: &Transaction<'_>, session_id: &str) -> rusqlite::Result<()> {
