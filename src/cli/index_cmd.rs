@@ -117,13 +117,17 @@ fn print_summary(data_dir: &Path, s: &IndexAllSummary) {
     if let Some(e) = &s.episodes {
         let l = &e.lines;
         eprintln!(
-            "sessions: {} files ({} new, {} appended, {} rewritten, {} unchanged) in {} ms; {} \
-             sessions, {} events added",
+            "sessions: {} files ({} new, {} appended, {} rewritten, {} unchanged, {} moved, {} \
+             copies stored once, {} gone from disk and kept) in {} ms; {} sessions, {} events \
+             added",
             e.files_seen,
             e.files_new,
             e.files_appended,
             e.files_rewritten,
             e.files_unchanged,
+            e.files_moved,
+            e.files_copies,
+            e.files_gone,
             e.elapsed_ms,
             e.sessions,
             e.events_added

@@ -142,7 +142,7 @@ fn a_codex_rollout_moved_to_archived_sessions_keeps_its_session_and_ids() {
     let archived = b.root.join("codex/archived_sessions").join(&name);
     std::fs::rename(&live, &archived).expect("archive");
     let s = b.index();
-    assert_eq!(s.files_moved, 1, "{s:?}");
+    assert_eq!((s.files_moved, s.files_gone), (1, 0), "{s:?}");
     assert_eq!(b.sessions(), vec![(id.to_string(), 2)], "stored once");
     assert_eq!(
         b.search_ids("nginx upstream"),
@@ -154,6 +154,11 @@ fn a_codex_rollout_moved_to_archived_sessions_keeps_its_session_and_ids() {
     // Nothing new on the next run: the vanished path is not a second session either.
     let s = b.index();
     assert_eq!((s.files_unchanged, s.events_added), (1, 0));
+    // Deleted for good (a retention job): the session stays searchable, counted as gone.
+    std::fs::remove_file(&archived).expect("delete");
+    let s = b.index();
+    assert_eq!(s.files_gone, 1, "{s:?}");
+    assert_eq!(b.search_ids("nginx upstream"), before);
 }
 
 #[test]

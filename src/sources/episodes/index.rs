@@ -4,7 +4,7 @@
 //! file from its last complete line (resuming the parser from its saved state), and re-reads a
 //! rewritten one (a change that is not an append: the bytes at the resume point differ, or the
 //! size did not grow). A session's identity is its id, not its path: a file that moved takes its
-//! session over with the same ids, a copy stores nothing twice (see `claim_session`). Event text
+//! session over with the same ids, a copy stores nothing twice (see `identity`). Event text
 //! is redacted before it is stored, and the stemmed terms that FTS5 indexes are made from the
 //! redacted text, so a secret can be found by neither value nor query.
 
@@ -18,6 +18,7 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use sha2::{Digest, Sha256};
 
 use super::discover::{discover, Layout, TranscriptFile};
+use super::identity::{claim_session, session_path, Claim};
 use super::lines::DEFAULT_MAX_LINE_BYTES;
 use super::model::{ParseStats, SessionMeta};
 use super::parser::TranscriptParser;
@@ -58,6 +59,9 @@ pub struct IndexSummary {
     pub files_moved: u64,
     /// Files holding a session another file holds at least as far (copied folders).
     pub files_copies: u64,
+    /// Indexed files no longer on disk: their sessions stay searchable (Claude Code deletes old
+    /// transcripts), and a file with the same session id found elsewhere takes them over.
+    pub files_gone: u64,
     pub failed: Vec<(String, String)>,
     pub events_added: u64,
     pub sessions: u64,
@@ -189,6 +193,7 @@ pub fn index_episodes(
     if let Some(e) = failure {
         return Err(store_err(e));
     }
+    summary.files_gone = count_gone(&conn).map_err(store_err)?;
     let rev = compute_index_rev(&conn).map_err(store_err)?;
     store::meta_set(&conn, "index_rev", &rev).map_err(store_err)?;
     summary.sessions = conn
@@ -201,6 +206,19 @@ pub fn index_episodes(
     Ok(summary)
 }
 
+/// Indexed files that are no longer on disk (their sessions are kept).
+fn count_gone(conn: &Connection) -> rusqlite::Result<u64> {
+    let mut stmt = conn.prepare("SELECT path FROM files")?;
+    let paths = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    let mut gone = 0;
+    for path in paths {
+        if std::fs::symlink_metadata(path?).is_err() {
+            gone += 1;
+        }
+    }
+    Ok(gone)
+}
+
 /// Files more than this far ahead of the writer wait, so memory stays bounded.
 const REORDER_WINDOW: usize = 16;
 
@@ -211,7 +229,7 @@ fn load_file_rows(conn: &Connection) -> rusqlite::Result<HashMap<String, FileRow
     rows.collect()
 }
 
-fn load_file_row(conn: &Connection, path: &str) -> rusqlite::Result<Option<FileRow>> {
+pub(super) fn load_file_row(conn: &Connection, path: &str) -> rusqlite::Result<Option<FileRow>> {
     conn.query_row(
         &format!("SELECT {FILE_ROW_COLS} FROM files WHERE path=?1"),
         [path],
@@ -352,84 +370,7 @@ fn session_key(file: &TranscriptFile, meta: &SessionMeta) -> String {
     }
 }
 
-/// Which session a file's events go to.
-enum Claim {
-    /// Store them under this id: a new session, one whose file moved here, or the furthest copy.
-    Own(String),
-    /// Another file holds the same session at least as far: this copy stores no events.
-    Copy(String),
-}
-
-/// A session's identity is its id, not its path. A file whose session id is already stored
-/// under another path takes that session over when the other file is gone (Codex moves
-/// rollouts to `archived_sessions/`, people move project folders) or when it holds the same
-/// content and more; it is a copy when the other holds the same content at least as far. Only
-/// two files that diverged are two sessions (`<id>~2`).
-fn claim_session(
-    tx: &Transaction<'_>,
-    key: &str,
-    file: &TranscriptFile,
-    work: &Work,
-    summary: &mut IndexSummary,
-) -> rusqlite::Result<Claim> {
-    let path = file.path.to_string_lossy();
-    let mut candidate = key.to_string();
-    for n in 2.. {
-        let Some(owner) = session_path(tx, &candidate)? else {
-            return Ok(Claim::Own(candidate));
-        };
-        if owner == path {
-            return Ok(Claim::Own(candidate));
-        }
-        let owner_path = Path::new(&owner);
-        if std::fs::symlink_metadata(owner_path).is_err() {
-            delete_session(tx, &candidate)?;
-            tx.execute("DELETE FROM files WHERE path=?1", [&owner])?;
-            summary.files_moved += 1;
-            return Ok(Claim::Own(candidate));
-        }
-        let owner_row = load_file_row(tx, &owner)?;
-        let this_row = FileRow {
-            session_id: candidate.clone(),
-            size: work.size,
-            mtime_ns: work.mtime_ns,
-            head_hash: work.head_hash.clone(),
-            resume_hash: work.resume_hash.clone(),
-            offset: work.end,
-            parser_state: String::new(),
-        };
-        let owner_size = std::fs::metadata(owner_path).map_or(0, |m| m.len());
-        let extends_owner = owner_row.as_ref().is_some_and(|o| {
-            work.end > o.offset && o.still_prefix_of(&file.path, work.size).unwrap_or(false)
-        });
-        if extends_owner {
-            delete_session(tx, &candidate)?;
-            // The old owner becomes a copy; without parser state it is re-claimed if it changes.
-            tx.execute("UPDATE files SET parser_state='' WHERE path=?1", [&owner])?;
-            return Ok(Claim::Own(candidate));
-        }
-        if this_row
-            .still_prefix_of(owner_path, owner_size)
-            .unwrap_or(false)
-        {
-            return Ok(Claim::Copy(candidate));
-        }
-        candidate = format!("{key}~{n}");
-    }
-    Ok(Claim::Own(candidate))
-}
-
-/// The path a stored session was read from, if it is stored.
-fn session_path(tx: &Transaction<'_>, session_id: &str) -> rusqlite::Result<Option<String>> {
-    tx.query_row(
-        "SELECT path FROM sessions WHERE session_id=?1",
-        [session_id],
-        |r| r.get(0),
-    )
-    .optional()
-}
-
-fn delete_session(tx: &Transaction<'_>, session_id: &str) -> rusqlite::Result<()> {
+pub(super) fn delete_session(tx: &Transaction<'_>, session_id: &str) -> rusqlite::Result<()> {
     tx.execute(
         "DELETE FROM events_fts WHERE rowid IN (SELECT id FROM events WHERE session_id=?1)",
         [session_id],

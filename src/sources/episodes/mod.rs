@@ -7,6 +7,7 @@ pub mod bounds;
 pub mod claude;
 pub mod codex;
 pub mod discover;
+mod identity;
 pub mod index;
 pub mod lines;
 pub mod model;
