@@ -189,14 +189,26 @@ fn check(line: &[u8]) -> Verdict {
             "Invalid Request: a message must be a JSON object",
         ));
     };
-    let (Some(id), Some(method)) = (obj.get("id"), obj.get("method").and_then(Value::as_str))
-    else {
+    let id = obj.get("id").cloned().unwrap_or(Value::Null);
+    let method = obj.get("method").and_then(Value::as_str);
+    let is_response = obj.contains_key("result") || obj.contains_key("error");
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0")
+        || (method.is_none() && !is_response)
+    {
+        // rmcp drops what it cannot type as a message; JSON-RPC owes an answer.
+        return Verdict::Reply(error_doc(
+            id,
+            -32600,
+            "Invalid Request: not a JSON-RPC 2.0 request, notification or response",
+        ));
+    }
+    let (Some(method), false) = (method, id.is_null()) else {
         return Verdict::Pass;
     };
     match params_fit(method, obj.get("params")) {
         Ok(()) => Verdict::Pass,
         Err(why) => Verdict::Reply(error_doc(
-            id.clone(),
+            id,
             -32602,
             &format!("Invalid params for {method}: {why}"),
         )),
@@ -250,6 +262,12 @@ mod tests {
         let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
         assert_eq!(code_of(deep.as_bytes()), Some(-32700));
         assert_eq!(code_of(b"42"), Some(-32600));
+        assert_eq!(code_of(br#"{"id": 1, "method": "ping"}"#), Some(-32600));
+        assert_eq!(code_of(br#"{"jsonrpc": "2.0", "id": 1}"#), Some(-32600));
+        assert_eq!(
+            check(br#"{"jsonrpc": "2.0", "id": 1, "result": {}}"#),
+            Verdict::Pass
+        );
         assert_eq!(check(b"   "), Verdict::Skip);
     }
 
