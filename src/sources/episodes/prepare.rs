@@ -190,20 +190,21 @@ fn diff(after: &ParseStats, before: &ParseStats) -> ParseStats {
 
 /// SHA-256 of the first `min(len, 4096)` bytes: tells an appended file from a rewritten one.
 pub fn head_hash(path: &Path, len: u64) -> std::io::Result<String> {
-    let mut buf = vec![0u8; len.min(4096) as usize];
-    let mut f = regular_file::open(path)?;
-    f.read_exact(&mut buf)?;
-    let digest = Sha256::digest(&buf);
-    Ok(digest.iter().take(12).map(|b| format!("{b:02x}")).collect())
+    hash_range(path, 0, len.min(4096))
 }
 
 /// SHA-256 of the (up to) 4096 bytes that end at `offset`, the last indexed line(s): an edit or
 /// an insertion above the resume point changes them even when the head and the size do not
 /// tell.
 pub fn resume_hash(path: &Path, offset: u64) -> std::io::Result<String> {
-    use std::io::{Seek, SeekFrom};
     let from = offset.saturating_sub(4096);
-    let mut buf = vec![0u8; (offset - from) as usize];
+    hash_range(path, from, offset - from)
+}
+
+/// A short hex SHA-256 of `len` bytes of the file from `from`.
+fn hash_range(path: &Path, from: u64, len: u64) -> std::io::Result<String> {
+    use std::io::{Seek, SeekFrom};
+    let mut buf = vec![0u8; len as usize];
     let mut f = regular_file::open(path)?;
     f.seek(SeekFrom::Start(from))?;
     f.read_exact(&mut buf)?;
