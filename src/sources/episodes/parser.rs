@@ -379,7 +379,7 @@ fn parse_segment(segment: &[u8], records: &mut Vec<Value>, broken: &mut u64) {
 /// Parses one JSON object at the start of `bytes`; returns it and the bytes it used.
 ///
 /// A record that fails only because of a lone UTF-16 surrogate escape is read with the
-/// surrogate replaced (the repair keeps every byte offset but the escapes' own).
+/// surrogate replaced by `\ufffd`, an escape of the same length, so byte offsets still match.
 fn first_object(bytes: &[u8]) -> Option<(Value, usize)> {
     let mut stream = serde_json::Deserializer::from_slice(bytes).into_iter::<Value>();
     match stream.next() {
@@ -388,7 +388,6 @@ fn first_object(bytes: &[u8]) -> Option<(Value, usize)> {
             let repaired = bounds::repair_lone_surrogates(bytes)?;
             let mut stream = serde_json::Deserializer::from_slice(&repaired).into_iter::<Value>();
             match stream.next() {
-                // `\ufffd` is as long as the escape it replaced, so offsets still match.
                 Some(Ok(v)) if v.is_object() => Some((v, stream.byte_offset())),
                 _ => None,
             }
