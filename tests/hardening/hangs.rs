@@ -131,6 +131,57 @@ fn a_fifo_in_place_of_a_code_file_does_not_hang_a_read() {
 }
 
 #[test]
+fn a_fifo_in_place_of_a_code_file_does_not_hang_the_mcp_code_tool() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).expect("repo");
+    std::fs::write(repo.join("lib.rs"), "pub fn a() {}\n").expect("w");
+    let data = dir.path().join("data");
+    let plan = knowledge::indexing::IndexPlan {
+        code: vec![repo.clone()],
+        ..Default::default()
+    };
+    knowledge::indexing::index_all(&data, &plan, &mut |_| {}).expect("index");
+    mkfifo(&repo.join("lib.rs"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_knowledge"))
+        .arg("mcp")
+        .arg("--data-dir")
+        .arg(&data)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start knowledge mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "knowledge_code", "arguments": {"path": "lib.rs", "start_line": 1}}}),
+    ] {
+        let _ = writeln!(stdin, "{message}");
+    }
+    let _ = stdin.flush();
+    // The answer comes at once; a hung read would never give one.
+    std::thread::sleep(Duration::from_secs(3));
+    drop(stdin);
+    let mut out = String::new();
+    let _ = child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut out);
+    let _ = child.wait();
+    let answered = out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .any(|v| v["id"] == 2);
+    assert!(answered, "no answer to the knowledge_code call: {out}");
+}
+
+#[test]
 fn a_fifo_in_the_outbox_does_not_hang_list_or_show() {
     let dir = tempfile::tempdir().expect("tmp");
     let data = dir.path().join("data");
