@@ -10,6 +10,7 @@
 
 use std::io;
 
+use knowledge::contract::strict_json::{self, StrictJsonError};
 use rmcp::model::{CallToolRequestParams, InitializeRequestParams, PaginatedRequestParams};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
@@ -175,11 +176,23 @@ fn check(line: &[u8]) -> Verdict {
     let Ok(text) = std::str::from_utf8(line) else {
         return Verdict::Reply(error_doc(Value::Null, -32700, "Parse error: invalid UTF-8"));
     };
-    // serde_json refuses lone surrogates and nesting deeper than 128 levels.
-    let message: Value = match serde_json::from_str(text) {
+    // Lone surrogates and nesting deeper than 128 levels are malformed too; a key given twice
+    // would be read as its last value by rmcp, so it is refused like in every request document.
+    let message: Value = match strict_json::parse(text) {
         Ok(v) => v,
-        Err(e) => {
-            return Verdict::Reply(error_doc(Value::Null, -32700, &format!("Parse error: {e}")))
+        Err(StrictJsonError::Malformed { line, column }) => {
+            return Verdict::Reply(error_doc(
+                Value::Null,
+                -32700,
+                &format!("Parse error: not JSON at line {line} column {column}"),
+            ))
+        }
+        Err(StrictJsonError::DuplicateKey { field }) => {
+            return Verdict::Reply(error_doc(
+                Value::Null,
+                -32600,
+                &format!("Invalid Request: the key {field} appears twice"),
+            ))
         }
     };
     let Some(obj) = message.as_object() else {
@@ -262,6 +275,10 @@ mod tests {
         let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
         assert_eq!(code_of(deep.as_bytes()), Some(-32700));
         assert_eq!(code_of(b"42"), Some(-32600));
+        assert_eq!(
+            code_of(br#"{"jsonrpc": "2.0", "id": 1, "method": "ping", "id": 2}"#),
+            Some(-32600)
+        );
         assert_eq!(code_of(br#"{"id": 1, "method": "ping"}"#), Some(-32600));
         assert_eq!(code_of(br#"{"jsonrpc": "2.0", "id": 1}"#), Some(-32600));
         assert_eq!(
