@@ -52,6 +52,7 @@ impl DemoWorld {
             code: self.repo_roots(),
             skills: vec![self.skills_root()],
             agents: vec![self.agents_root()],
+            rebuild: false,
         }
     }
 

@@ -19,6 +19,9 @@ pub struct IndexPlan {
     pub code: Vec<PathBuf>,
     pub skills: Vec<PathBuf>,
     pub agents: Vec<PathBuf>,
+    /// Start the stores derived from files (episodes, code) from scratch, and move a damaged
+    /// agent-knowledge store aside: the way out of a store that no longer opens.
+    pub rebuild: bool,
 }
 
 /// Which stage a progress report is about.
@@ -60,10 +63,13 @@ pub enum IndexAllError {
     #[error("cannot create the data dir {0}: {1}")]
     DataDir(PathBuf, std::io::Error),
     #[error(
-        "another `knowledge index` (pid {0}) is writing to this data dir; wait for it to finish \
-         (or remove {1} if that process is gone)"
+        "another `knowledge index`{} is writing to this data dir ({}); wait for it to finish",
+        .0.map(|pid| format!(" (pid {pid})")).unwrap_or_default(),
+        .1.display()
     )]
-    Busy(u32, PathBuf),
+    Busy(Option<u32>, PathBuf),
+    #[error("cannot move the damaged store {0} aside: {1}")]
+    Rebuild(PathBuf, std::io::Error),
     #[error(transparent)]
     Episodes(#[from] crate::sources::episodes::index::IndexError),
     #[error(transparent)]
@@ -83,6 +89,9 @@ pub fn index_all(
     // One indexer at a time: two runs over the same files would both add their events.
     let _lock = IndexLock::take(data_dir)?;
     let config = EngineConfig::new(data_dir);
+    if plan.rebuild {
+        clear_for_rebuild(&config)?;
+    }
     let mut out = IndexAllSummary::default();
     if !plan.sessions.is_empty() || !config.episodes_db().exists() {
         out.episodes = Some(index_episodes(
@@ -103,7 +112,10 @@ pub fn index_all(
         out.code = Some(index_code(
             &config.code_db(),
             &plan.code,
-            &CodeIndexOptions::default(),
+            &CodeIndexOptions {
+                exclude_dirs: std::fs::canonicalize(data_dir).into_iter().collect(),
+                ..CodeIndexOptions::default()
+            },
             &mut |p| {
                 progress(Progress {
                     stage: Stage::Code,
@@ -148,6 +160,7 @@ pub fn default_plan(cwd: &Path) -> IndexPlan {
         code: repos.clone(),
         skills: knowledge::default_skill_roots(&repos),
         agents: knowledge::default_agent_roots(&repos),
+        rebuild: false,
     }
 }
 
@@ -163,57 +176,84 @@ pub fn git_root(dir: &Path) -> Option<PathBuf> {
     None
 }
 
-/// `<data_dir>/index.lock`, holding the indexer's pid while it runs; a lock left by a process
-/// that no longer exists is taken over.
+/// Whether an indexing error comes from a store file SQLite cannot read (damaged, or not a
+/// database at all): then `knowledge index --rebuild` is the way out.
+pub fn is_damaged_store(err: &IndexAllError) -> bool {
+    use std::error::Error as _;
+    let mut source = err.source();
+    while let Some(e) = source {
+        if let Some(rusqlite::Error::SqliteFailure(f, _)) = e.downcast_ref::<rusqlite::Error>() {
+            return matches!(
+                f.code,
+                rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt
+            );
+        }
+        source = e.source();
+    }
+    false
+}
+
+/// Removes the episodes and code stores (every row in them is derived from files on disk) and
+/// moves an agent-knowledge store that does not open aside as `<name>.damaged` (its dispatch
+/// assignments are not derived; the outbox packages hold them too).
+fn clear_for_rebuild(config: &EngineConfig) -> Result<(), IndexAllError> {
+    for db in [config.episodes_db(), config.code_db()] {
+        for suffix in ["", "-wal", "-shm"] {
+            let path = PathBuf::from(format!("{}{suffix}", db.display()));
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(IndexAllError::Rebuild(path, e))
+                }
+                _ => {}
+            }
+        }
+    }
+    let knowledge = config.knowledge_db();
+    let opens = |p: &Path| {
+        crate::sources::sqlite::open_ro(p)
+            .and_then(|c| c.query_row("PRAGMA quick_check", [], |r| r.get::<_, String>(0)))
+            .is_ok_and(|verdict| verdict == "ok")
+    };
+    if knowledge.exists() && !opens(&knowledge) {
+        let aside = PathBuf::from(format!("{}.damaged", knowledge.display()));
+        std::fs::rename(&knowledge, &aside).map_err(|e| IndexAllError::Rebuild(knowledge, e))?;
+    }
+    Ok(())
+}
+
+/// `<data_dir>/index.lock`, locked by the OS while an indexer runs. The lock goes when the
+/// process does (even on `kill -9` or a reboot), so no stale lock can block a later run; the
+/// pid written into the file only names the holder in the "busy" message.
 struct IndexLock {
-    path: PathBuf,
+    _file: std::fs::File,
 }
 
 impl IndexLock {
     fn take(data_dir: &Path) -> Result<IndexLock, IndexAllError> {
         use std::io::Write;
         let path = data_dir.join("index.lock");
-        for _ in 0..2 {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(mut f) => {
-                    let _ = write!(f, "{}", std::process::id());
-                    return Ok(IndexLock { path });
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let pid: Option<u32> = std::fs::read_to_string(&path)
-                        .ok()
-                        .and_then(|s| s.trim().parse().ok());
-                    match pid {
-                        Some(pid) if process_alive(pid) => {
-                            return Err(IndexAllError::Busy(pid, path));
-                        }
-                        _ => {
-                            let _ = std::fs::remove_file(&path);
-                        }
-                    }
-                }
-                Err(e) => return Err(IndexAllError::DataDir(data_dir.to_path_buf(), e)),
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| IndexAllError::DataDir(data_dir.to_path_buf(), e))?;
+        match file.try_lock() {
+            Ok(()) => {
+                let _ = file.set_len(0);
+                let _ = write!(file, "{}", std::process::id());
+                Ok(IndexLock { _file: file })
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let pid = std::fs::read_to_string(&path)
+                    .ok()
+                    .and_then(|s| s.trim().parse().ok());
+                Err(IndexAllError::Busy(pid, path))
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                Err(IndexAllError::DataDir(data_dir.to_path_buf(), e))
             }
         }
-        Err(IndexAllError::Busy(0, path))
-    }
-}
-
-impl Drop for IndexLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
-/// Whether a process with this pid exists (Linux `/proc`; elsewhere assume it does).
-fn process_alive(pid: u32) -> bool {
-    if cfg!(target_os = "linux") {
-        Path::new(&format!("/proc/{pid}")).exists()
-    } else {
-        true
     }
 }

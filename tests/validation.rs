@@ -167,6 +167,46 @@ fn invalid_requests_name_the_field() {
             "$",
         ),
         ("not an object", "[1, 2, 3]".to_string(), "$"),
+        (
+            "101 workspaces",
+            with(&["filters", "workspaces"], json!(vec!["/srv/app"; 101])),
+            "filters.workspaces",
+        ),
+        (
+            "1000 session ids",
+            with(&["filters", "session_ids"], json!(vec!["s1"; 1000])),
+            "filters.session_ids",
+        ),
+        (
+            "101 actor ids",
+            with(&["filters", "actor_ids"], json!(vec!["a"; 101])),
+            "filters.actor_ids",
+        ),
+        (
+            "a 1025-character workspace",
+            with(
+                &["filters", "workspaces"],
+                json!([format!("/{}", "w".repeat(1024))]),
+            ),
+            "filters.workspaces[0]",
+        ),
+        (
+            "a 100k-character session id",
+            with(&["filters", "session_ids"], json!(["s".repeat(100_000)])),
+            "filters.session_ids[0]",
+        ),
+        (
+            "a duplicate key",
+            r#"{"schema": "knowledge.search/v1", "query": "a", "query": "b"}"#.to_string(),
+            "query",
+        ),
+        (
+            "a duplicate nested key",
+            r#"{"schema": "knowledge.search/v1", "query": "a",
+                "filters": {"since": null, "since": "2026-09-01T00:00:00Z"}}"#
+                .to_string(),
+            "filters.since",
+        ),
     ];
     for (name, text, field) in cases {
         let errors = match validate_search(&text) {
@@ -212,6 +252,13 @@ fn valid_edges_are_accepted() {
             with(&["budget", "snippet_chars"], json!(1000)),
         ),
         ("until null", with(&["filters", "until"], json!(null))),
+        (
+            "100 workspaces of 1024 characters",
+            with(
+                &["filters", "workspaces"],
+                json!(vec![format!("/{}", "w".repeat(1023)); 100]),
+            ),
+        ),
         (
             "offset time",
             with(&["filters", "since"], json!("2026-09-01T00:00:00+03:00")),

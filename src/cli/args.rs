@@ -131,6 +131,10 @@ pub struct IndexArgs {
     /// Print the summary as JSON
     #[arg(long)]
     pub json: bool,
+    /// Rebuild the episodes and code indexes from scratch (and move a damaged skills-and-actors
+    /// store aside): the way out when a store file is damaged
+    #[arg(long)]
+    pub rebuild: bool,
 }
 
 #[derive(Debug, Args)]

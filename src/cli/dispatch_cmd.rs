@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use anyhow::Result;
+use knowledge::contract::{Code, Issue};
 use knowledge::engine::dispatch::DispatchOutcome;
 use knowledge::engine::outbox::{self, Decision, OutboxError};
 use knowledge::engine::EngineConfig;
@@ -17,7 +18,10 @@ pub fn run(data_dir: &Path, a: DispatchArgs) -> Result<i32> {
         (Some(src), _) => match super::search_cmd::read_request(src) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("knowledge: {e:#}");
+                let why = format!("{e:#}");
+                let issue = Issue::field(Code::InvalidRequest, "$", format!("$: {why}"));
+                render::print_json(&DispatchOutcome::refused(issue).to_json(), a.pretty)?;
+                eprintln!("knowledge: {}", render::clean(&why));
                 return Ok(2);
             }
         },
@@ -93,10 +97,10 @@ pub fn outbox(data_dir: &Path, a: OutboxArgs) -> Result<i32> {
             if json {
                 render::print_json(&entries, true)?;
             } else if entries.is_empty() {
-                println!("the outbox is empty ({})", config.outbox_dir().display());
+                outln!("the outbox is empty ({})", config.outbox_dir().display())?;
             } else {
                 for e in &entries {
-                    println!(
+                    outln!(
                         "{}  {:<13} {}  {} [{}] — {}",
                         e.assignment_id,
                         e.status,
@@ -104,7 +108,7 @@ pub fn outbox(data_dir: &Path, a: OutboxArgs) -> Result<i32> {
                         render::clean(&e.actor_name),
                         e.dispatch_mode,
                         render::clean(&e.task.chars().take(80).collect::<String>())
-                    );
+                    )?;
                 }
             }
             for b in bad {

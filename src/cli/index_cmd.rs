@@ -41,10 +41,12 @@ pub fn run(data_dir: &Path, a: IndexArgs) -> Result<i32> {
             code: a.code.clone(),
             skills,
             agents,
+            rebuild: a.rebuild,
         }
     } else {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-        let plan = default_plan(&cwd);
+        let mut plan = default_plan(&cwd);
+        plan.rebuild = a.rebuild;
         if plan.sessions.is_empty() {
             eprintln!(
                 "knowledge: no transcript folders found (looked for ~/.claude/projects, \
@@ -97,7 +99,14 @@ pub fn run_plan(data_dir: &Path, plan: &IndexPlan, quiet: bool) -> Result<IndexA
             }
         }
     })
-    .with_context(|| format!("indexing into {}", data_dir.display()))?;
+    .map_err(|e| {
+        let hint = if knowledge::indexing::is_damaged_store(&e) {
+            " (a store file is damaged: `knowledge index --rebuild` rebuilds it from your files)"
+        } else {
+            ""
+        };
+        anyhow::Error::new(e).context(format!("indexing into {}{hint}", data_dir.display()))
+    })?;
     if let Some((_, b)) = bar {
         b.finish_and_clear();
     }
@@ -108,21 +117,30 @@ fn print_summary(data_dir: &Path, s: &IndexAllSummary) {
     if let Some(e) = &s.episodes {
         let l = &e.lines;
         eprintln!(
-            "sessions: {} files ({} new, {} appended, {} rewritten, {} unchanged) in {} ms; {} \
-             sessions, {} events added",
+            "sessions: {} files ({} new, {} appended, {} rewritten, {} unchanged, {} moved, {} \
+             copies stored once, {} gone from disk and kept) in {} ms; {} sessions, {} events \
+             added",
             e.files_seen,
             e.files_new,
             e.files_appended,
             e.files_rewritten,
             e.files_unchanged,
+            e.files_moved,
+            e.files_copies,
+            e.files_gone,
             e.elapsed_ms,
             e.sessions,
             e.events_added
         );
         eprintln!(
-            "  {} lines read: {} broken, {} of unknown type, {} oversized skipped; {} secrets \
-             redacted",
-            l.lines, l.skipped_broken, l.skipped_unknown, l.skipped_oversized, e.secrets_redacted
+            "  {} lines read: {} broken, {} of unknown type, {} oversized, {} with an absurd id \
+             skipped; {} secrets redacted",
+            l.lines,
+            l.skipped_broken,
+            l.skipped_unknown,
+            l.skipped_oversized,
+            l.skipped_bad_id,
+            e.secrets_redacted
         );
         for (path, why) in &e.failed {
             eprintln!(
@@ -209,7 +227,7 @@ pub fn demo(a: DemoArgs) -> Result<i32> {
     req.limit = 5;
     req.max_tokens = 20_000;
     let resp = engine.search(&req);
-    println!("{}", render::response(&resp));
+    outln!("{}", render::response(&resp))?;
     eprintln!(
         "keep exploring: knowledge --data-dir {} search -q \"who fixed getUserName\" --pretty",
         data_dir.display()
@@ -232,39 +250,41 @@ pub fn status(data_dir: &Path) -> Result<i32> {
     let mut any = false;
     if let Some(store) = engine.episode_store() {
         let st = store.stats()?;
-        println!(
+        outln!(
             "episodes: {} sessions, {} events ({})",
             st.sessions,
             st.events,
             st.index_rev.unwrap_or_default()
-        );
+        )?;
         any = true;
     }
     if let Some(store) = engine.code_store() {
         let st = store.stats()?;
-        println!(
+        outln!(
             "code: {} files, {} chunks in {} roots ({})",
             st.files,
             st.chunks,
             st.roots.len(),
             st.index_rev.unwrap_or_default()
-        );
+        )?;
         any = true;
     }
     if let Some(store) = engine.knowledge_store() {
         let st = store.stats()?;
-        println!(
+        outln!(
             "skills and actors: {} skills, {} actors, {} skill uses",
-            st.skills, st.actors, st.skill_uses
-        );
+            st.skills,
+            st.actors,
+            st.skill_uses
+        )?;
     }
     if any {
-        println!("search with: knowledge search -q \"who fixed …\" --pretty");
+        outln!("search with: knowledge search -q \"who fixed …\" --pretty")?;
     } else {
-        println!(
+        outln!(
             "nothing indexed in {} yet: run `knowledge index` (or `knowledge demo`)",
             data_dir.display()
-        );
+        )?;
     }
     Ok(0)
 }

@@ -4,6 +4,13 @@
 //! Exit codes: 0 a response (also a degraded one), 2 an invalid request or usage error (the
 //! error document still on stdout), 1 an internal failure.
 
+/// `println!` that hands back the write error (a closed pipe, a full disk) instead of panicking.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::cli::render::write_out(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 mod args;
 mod dispatch_cmd;
 mod index_cmd;
@@ -27,6 +34,16 @@ pub fn run() -> i32 {
         }
     };
     let data_dir = data_dir(cli.data_dir.clone());
+    let reads_only = matches!(
+        cli.command,
+        Some(Command::GetEpisode(_) | Command::Code(_) | Command::Outbox(_))
+    );
+    if reads_only {
+        if let Some(why) = missing_data_dir(&data_dir) {
+            eprintln!("knowledge: {why}");
+            return 2;
+        }
+    }
     let result = match cli.command {
         Some(Command::Index(a)) => index_cmd::run(&data_dir, a),
         Some(Command::Search(a)) => search_cmd::run(&data_dir, a),
@@ -40,11 +57,25 @@ pub fn run() -> i32 {
     };
     match result {
         Ok(code) => code,
+        // The reader went away (`| head`): like other CLI tools, stop quietly.
+        Err(e) if render::is_closed_pipe(&e) => 0,
         Err(e) => {
             eprintln!("knowledge: error: {e:#}");
             1
         }
     }
+}
+
+/// Why a command that only reads cannot run on `data_dir`: it does not exist (readers never
+/// create it, so a mistyped `--data-dir` is an error, not a new empty index).
+pub fn missing_data_dir(data_dir: &std::path::Path) -> Option<String> {
+    (!data_dir.is_dir()).then(|| {
+        format!(
+            "no data dir at {}: nothing is indexed there (a mistyped --data-dir? `knowledge \
+             index` creates it)",
+            render::clean(&data_dir.display().to_string())
+        )
+    })
 }
 
 /// `--data-dir`, else `KNOWLEDGE_DATA_DIR` (clap reads it), else the XDG data dir.

@@ -14,8 +14,25 @@ pub fn print_json<T: serde::Serialize>(value: &T, pretty: bool) -> anyhow::Resul
     } else {
         serde_json::to_string(value)?
     };
-    println!("{}", sanitize::json_for_terminal(&text));
-    Ok(())
+    write_out(&format!("{}\n", sanitize::json_for_terminal(&text)))
+}
+
+/// Write to stdout and flush, returning the error: `println!` panics when the reader closed
+/// the pipe or the disk is full.
+pub fn write_out(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| anyhow::Error::new(e).context("cannot write the output to stdout"))
+}
+
+/// True when `e` says the reader of stdout is gone (a closed pipe).
+pub fn is_closed_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// One line of untrusted text, safe to print.

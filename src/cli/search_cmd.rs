@@ -7,6 +7,7 @@ use std::io::Read;
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use knowledge::contract::{Code, Issue};
 use knowledge::engine::search::SearchOutcome;
 use knowledge::engine::{items::parse_episode_id, EngineConfig};
 use serde_json::{json, Map, Value};
@@ -19,7 +20,10 @@ pub fn run(data_dir: &Path, a: SearchArgs) -> Result<i32> {
         (Some(src), _) => match read_request(src) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("knowledge: {e:#}");
+                let why = format!("{e:#}");
+                let issue = Issue::field(Code::InvalidRequest, "$", format!("$: {why}"));
+                render::print_json(&SearchOutcome::refused(issue).to_json(), a.pretty)?;
+                eprintln!("knowledge: {}", render::clean(&why));
                 return Ok(2);
             }
         },
@@ -31,6 +35,12 @@ pub fn run(data_dir: &Path, a: SearchArgs) -> Result<i32> {
             return Ok(2);
         }
     };
+    if let Some(why) = super::missing_data_dir(data_dir) {
+        let issue = Issue::new(Code::IndexNotReady, why.clone());
+        render::print_json(&SearchOutcome::refused(issue).to_json(), a.pretty)?;
+        eprintln!("knowledge: {why}");
+        return Ok(2);
+    }
     let engine = knowledge::open_engine(EngineConfig::load(data_dir)?);
     let outcome = engine.search_json(&text);
     let doc = outcome.to_json();
@@ -46,16 +56,25 @@ pub fn run(data_dir: &Path, a: SearchArgs) -> Result<i32> {
     }
 }
 
+/// The request text from a file or stdin (`-`); a text that is not UTF-8 is refused, saying
+/// where its first bad byte is.
 pub fn read_request(src: &str) -> Result<String> {
-    if src == "-" {
-        let mut s = String::new();
+    let bytes = if src == "-" {
+        let mut bytes = Vec::new();
         std::io::stdin()
-            .read_to_string(&mut s)
+            .read_to_end(&mut bytes)
             .context("cannot read the request from stdin")?;
-        Ok(s)
+        bytes
     } else {
-        std::fs::read_to_string(src).with_context(|| format!("cannot read the request file {src}"))
-    }
+        knowledge::sources::regular_file::read(Path::new(src))
+            .with_context(|| format!("cannot read the request file {src}"))?
+    };
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "the request is not valid UTF-8 (a bad byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
 }
 
 /// A contract request from the flags; only the flags given are set.
@@ -129,7 +148,7 @@ pub fn get_episode(data_dir: &Path, a: GetEpisodeArgs) -> Result<i32> {
     if a.json {
         render::print_json(&episode, true)?;
     } else {
-        print!("{}", render::episode(&episode));
+        render::write_out(&render::episode(&episode))?;
     }
     Ok(0)
 }
@@ -177,7 +196,7 @@ pub fn code(data_dir: &Path, a: CodeArgs) -> Result<i32> {
         render::print_json(&lines, true)?;
         return Ok(0);
     }
-    println!(
+    outln!(
         "{}/{} lines {}-{}{}",
         render::clean(&lines.root),
         render::clean(&lines.path),
@@ -188,13 +207,13 @@ pub fn code(data_dir: &Path, a: CodeArgs) -> Result<i32> {
         } else {
             ""
         }
-    );
+    )?;
     for (i, line) in lines.lines.iter().enumerate() {
-        println!(
+        outln!(
             "{:>6}  {}",
             lines.start_line + i as u64,
             knowledge::text::sanitize::for_terminal(line)
-        );
+        )?;
     }
     Ok(0)
 }

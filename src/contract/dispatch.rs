@@ -9,6 +9,10 @@ use super::codes::{Code, Issue};
 pub const DISPATCH_SCHEMA: &str = "knowledge.dispatch/v1";
 pub const HANDOFF_SCHEMA: &str = "knowledge.handoff/v1";
 pub const MAX_TASK_CHARS: usize = 8000;
+/// Most entries `task.acceptance` and `task.constraints` may each hold.
+pub const MAX_TASK_LIST_ITEMS: usize = 50;
+/// Longest entry of `task.acceptance` or `task.constraints`, in characters.
+pub const MAX_TASK_ITEM_CHARS: usize = 2000;
 
 /// Who the task goes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,19 +178,9 @@ pub struct DispatchErrorResponse {
 
 /// Validate a dispatch request document; every problem names its field.
 pub fn validate_dispatch(text: &str) -> Result<(DispatchRequest, Vec<Issue>), Vec<Issue>> {
-    let v: Value = match serde_json::from_str(text) {
+    let v: Value = match super::strict_json::parse(text) {
         Ok(v) => v,
-        Err(e) => {
-            return Err(vec![Issue::field(
-                Code::InvalidRequest,
-                "$",
-                format!(
-                    "$: malformed JSON at line {} column {}",
-                    e.line(),
-                    e.column()
-                ),
-            )])
-        }
+        Err(e) => return Err(vec![super::request::unparsable(e)]),
     };
     validate_dispatch_value(&v)
 }
@@ -330,12 +324,28 @@ fn task_from(t: &Map<String, Value>, errors: &mut Vec<Issue>) -> Option<Task> {
     let mut list = |key: &str| -> Vec<String> {
         match t.get(key) {
             None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(a)) if a.len() > MAX_TASK_LIST_ITEMS => {
+                push(
+                    &format!("task.{key}"),
+                    &format!(
+                        "has {} entries; at most {MAX_TASK_LIST_ITEMS} are allowed",
+                        a.len()
+                    ),
+                );
+                Vec::new()
+            }
             Some(Value::Array(a)) => {
                 let mut out = Vec::new();
                 for (i, item) in a.iter().enumerate() {
+                    let field = format!("task.{key}[{i}]");
                     match item.as_str() {
-                        Some(s) if !s.contains('\0') => out.push(s.to_string()),
-                        _ => push(&format!("task.{key}[{i}]"), "must be a string without NUL"),
+                        Some(s) if s.contains('\0') => push(&field, "must not contain NUL"),
+                        Some(s) if s.chars().count() > MAX_TASK_ITEM_CHARS => push(
+                            &field,
+                            &format!("is longer than {MAX_TASK_ITEM_CHARS} characters"),
+                        ),
+                        Some(s) => out.push(s.to_string()),
+                        None => push(&field, "must be a string without NUL"),
                     }
                 }
                 out

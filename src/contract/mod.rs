@@ -8,6 +8,7 @@ pub mod codes;
 pub mod dispatch;
 pub mod request;
 pub mod response;
+pub mod strict_json;
 
 pub use codes::{Code, Issue};
 pub use request::{

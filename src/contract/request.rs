@@ -10,6 +10,7 @@ use chrono::{DateTime, FixedOffset};
 use serde_json::{Map, Value};
 
 use super::codes::{Code, Issue};
+use super::strict_json::{self, StrictJsonError};
 
 pub const SEARCH_SCHEMA: &str = "knowledge.search/v1";
 pub const MAX_QUERY_CHARS: usize = 2000;
@@ -19,6 +20,11 @@ pub const SNIPPET_CHARS_RANGE: (u64, u64) = (80, 1000);
 pub const DEFAULT_LIMIT: u32 = 10;
 pub const DEFAULT_MAX_TOKENS: u32 = 4000;
 pub const DEFAULT_SNIPPET_CHARS: u32 = 240;
+/// Most values one filter list (`filters.workspaces`, `filters.session_ids`, …) may hold: a
+/// list is an OR of its values, and thousands of them would exceed what SQLite evaluates.
+pub const MAX_FILTER_VALUES: usize = 100;
+/// Longest filter value, in characters (a path, an id, a skill name).
+pub const MAX_FILTER_VALUE_CHARS: usize = 1024;
 
 /// The routing intent a caller may force; `Auto` lets the heuristic decide (§6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -202,13 +208,28 @@ pub type Validated = Result<(SearchRequest, Vec<Issue>), Vec<Issue>>;
 
 /// Validate request text (malformed JSON is an invalid request naming the field `$`).
 pub fn validate_search(text: &str) -> Validated {
-    match serde_json::from_str::<Value>(text) {
+    match strict_json::parse(text) {
         Ok(v) => validate_search_value(&v),
-        Err(e) => Err(vec![Issue::field(
+        Err(e) => Err(vec![unparsable(e)]),
+    }
+}
+
+/// The error for a request text that is not one JSON document (shared with dispatch).
+pub(crate) fn unparsable(e: StrictJsonError) -> Issue {
+    match e {
+        StrictJsonError::Malformed { line, column } => Issue::field(
             Code::InvalidRequest,
             "$",
-            format!("malformed JSON at line {} column {}", e.line(), e.column()),
-        )]),
+            format!("$: malformed JSON at line {line} column {column}"),
+        ),
+        StrictJsonError::DuplicateKey { field } => {
+            let shown = clip(&field);
+            Issue::field(
+                Code::InvalidRequest,
+                &shown,
+                format!("{shown}: the key appears twice; give it once"),
+            )
+        }
     }
 }
 
@@ -456,6 +477,16 @@ impl Checker {
                 return Vec::new();
             }
         };
+        if items.len() > MAX_FILTER_VALUES {
+            self.error(
+                field,
+                format!(
+                    "has {} values; at most {MAX_FILTER_VALUES} are allowed",
+                    items.len()
+                ),
+            );
+            return Vec::new();
+        }
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             let f = format!("{field}[{i}]");
@@ -464,6 +495,13 @@ impl Checker {
                 Value::String(s) if s.contains('\0') => {
                     self.error(&f, "must not contain a NUL character")
                 }
+                Value::String(s) if s.chars().count() > MAX_FILTER_VALUE_CHARS => self.error(
+                    &f,
+                    format!(
+                        "is {} characters; at most {MAX_FILTER_VALUE_CHARS} are allowed",
+                        s.chars().count()
+                    ),
+                ),
                 Value::String(s) => out.push(s.clone()),
                 _ => self.error(&f, "must be a string"),
             }

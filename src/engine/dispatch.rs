@@ -32,6 +32,11 @@ impl DispatchOutcome {
     pub fn is_invalid(&self) -> bool {
         matches!(self, DispatchOutcome::Invalid(_))
     }
+
+    /// The error document for a request refused before validation (unreadable text, no data).
+    pub fn refused(issue: Issue) -> Self {
+        DispatchOutcome::Invalid(invalid(None, vec![issue]))
+    }
 }
 
 fn invalid(request_id: Option<String>, errors: Vec<Issue>) -> DispatchErrorResponse {

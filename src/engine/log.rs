@@ -57,8 +57,10 @@ impl RequestLog {
             return;
         };
         let _guard = self.lock.lock();
+        // Only the `logs/` folder is made: a data dir that does not exist (a mistyped
+        // `--data-dir`) is never created by a reader.
         if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
+            let _ = std::fs::create_dir(dir);
         }
         if let Ok(mut f) = OpenOptions::new().create(true).append(true).open(path) {
             let _ = writeln!(f, "{text}");

@@ -20,7 +20,7 @@ pub enum OutboxError {
     NotFound(String),
     #[error("assignment {id} is already {status}; decisions are final")]
     AlreadyDecided { id: String, status: String },
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot read or write {path}: {source}")]
     Io {
         path: PathBuf,
         #[source]
@@ -170,10 +170,11 @@ fn write_atomically(path: &Path, handoff: &Handoff) -> Result<(), OutboxError> {
 }
 
 fn read_package(path: &Path) -> Result<Handoff, OutboxError> {
-    let text = fs::read_to_string(path).map_err(|source| OutboxError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text =
+        crate::sources::regular_file::read_to_string(path).map_err(|source| OutboxError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
     serde_json::from_str(&text).map_err(|e| OutboxError::Corrupt {
         path: path.to_path_buf(),
         message: e.to_string(),

@@ -38,6 +38,11 @@ pub enum SearchOutcome {
 }
 
 impl SearchOutcome {
+    /// The error document for a request refused before validation (unreadable text, no data).
+    pub fn refused(issue: Issue) -> Self {
+        SearchOutcome::Invalid(invalid("", vec![issue]))
+    }
+
     pub fn to_json(&self) -> Value {
         match self {
             SearchOutcome::Ok(r) => serde_json::to_value(r.as_ref()).unwrap_or(Value::Null),

@@ -106,7 +106,8 @@ fn read_local(path: &str, start: u64, end: Option<u64>) -> Result<Value, String>
     if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
         return Err(not_readable("not a regular file of a readable size"));
     }
-    let bytes = std::fs::read(&canon).map_err(|_| not_readable("cannot be read"))?;
+    let bytes = knowledge::sources::regular_file::read(&canon)
+        .map_err(|_| not_readable("cannot be read"))?;
     if bytes.iter().take(8192).any(|b| *b == 0) {
         return Err(not_readable("a binary file"));
     }

@@ -8,11 +8,13 @@
 //! or snippets) is the only log. Configuration for Claude Code and Codex is in `docs/MCP.md`.
 //!
 //! `tools` declares the tools and their schemas, `handler` answers the calls, `code_ref` reads
-//! code references and `render` writes the text renderings.
+//! code references, `render` writes the text renderings and `stdio` answers the lines rmcp
+//! cannot decode.
 
 mod code_ref;
 mod handler;
 mod render;
+mod stdio;
 mod tools;
 
 use std::path::Path;
@@ -37,12 +39,23 @@ pub fn run(data_dir: &Path, allow_commit: bool) -> Result<i32> {
     let engine = Arc::new(knowledge::open_engine(config));
     let server = handler::KnowledgeServer::new(engine.clone(), allow_commit);
     let served = runtime.block_on(async move {
-        let service = server
-            .serve(rmcp::transport::stdio())
-            .await
-            .context("the MCP handshake on stdio failed")?;
-        service.waiting().await.context("the MCP service stopped")?;
-        Ok::<(), anyhow::Error>(())
+        let stdio::FilteredStdio {
+            from_client,
+            to_client,
+            writer,
+        } = stdio::start();
+        let served = async {
+            let service = server
+                .serve((from_client, to_client))
+                .await
+                .context("the MCP handshake on stdio failed")?;
+            service.waiting().await.context("the MCP service stopped")?;
+            Ok::<(), anyhow::Error>(())
+        }
+        .await;
+        // The last replies (rmcp's and the parse errors) are still on their way to stdout.
+        let _ = tokio::time::timeout(Duration::from_secs(2), writer).await;
+        served
     });
     runtime.shutdown_timeout(Duration::from_secs(2));
     // The engine (and any external source's child process) goes last, outside the runtime.

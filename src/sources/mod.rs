@@ -5,4 +5,5 @@ pub mod code;
 pub mod episodes;
 pub mod fts;
 pub mod knowledge;
+pub mod regular_file;
 pub mod sqlite;

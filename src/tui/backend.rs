@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use knowledge::contract::dispatch::{DispatchRequest, Target, Task};
+use knowledge::contract::dispatch::validate_dispatch_value;
 use knowledge::contract::{SearchRequest, SearchResponse};
 use knowledge::engine::outbox::{self, Decision};
 use knowledge::engine::{Engine, Episode};
@@ -120,20 +120,28 @@ pub fn read_code(
 }
 
 /// A dispatch dry run or commit, as its `knowledge.dispatch/v1` document.
+///
+/// The draft goes through the same validation as a request document (sizes, NULs), so the
+/// explorer cannot write a package the CLI and MCP would refuse.
 pub fn dispatch(engine: &Engine, draft: &TaskDraft, commit: bool) -> Result<Value, String> {
-    let req = DispatchRequest {
-        request_id: None,
-        task: Task {
-            text: draft.text.clone(),
-            acceptance: draft.acceptance.clone(),
-            constraints: draft.constraints.clone(),
+    let doc = serde_json::json!({
+        "schema": "knowledge.dispatch/v1",
+        "task": {
+            "text": draft.text,
+            "acceptance": draft.acceptance,
+            "constraints": draft.constraints,
         },
-        target: match &draft.actor_id {
-            Some(id) => Target::Actor(id.clone()),
-            None => Target::Auto,
-        },
-        dry_run: !commit,
+        "actor_id": draft.actor_id,
+        "dry_run": !commit,
+    });
+    let joined = |issues: Vec<knowledge::contract::Issue>| {
+        issues
+            .iter()
+            .map(|i| i.message.clone())
+            .collect::<Vec<_>>()
+            .join("; ")
     };
+    let (req, _) = validate_dispatch_value(&doc).map_err(joined)?;
     match engine.dispatch(&req) {
         Ok(resp) => serde_json::to_value(resp).map_err(|e| e.to_string()),
         Err(issues) => Err(issues
@@ -194,4 +202,25 @@ pub fn decided_by() -> String {
         .or_else(|_| std::env::var("USERNAME"))
         .unwrap_or_else(|_| "someone".to_string());
     format!("tui:{user}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_draft_past_the_request_limits_is_refused_like_a_request() {
+        let engine = crate::tui::tests::engine_for(crate::tui::tests::world());
+        let draft = TaskDraft {
+            text: "fix the BOM".into(),
+            acceptance: vec!["check it".into(); 51],
+            constraints: vec!["y".repeat(2001)],
+            actor_id: None,
+        };
+        let err = dispatch(&engine, &draft, false).expect_err("refused");
+        assert!(
+            err.contains("task.acceptance") && err.contains("task.constraints[0]"),
+            "{err}"
+        );
+    }
 }

@@ -49,7 +49,12 @@ pub fn index_code(
 
     let mut work: Vec<(usize, WalkedFile)> = Vec::new();
     for (k, (_, path)) in roots.iter().enumerate() {
-        let walked = walk_root(path, opts.max_file_bytes, &opts.extra_skip_dirs);
+        let walked = walk_root(
+            path,
+            opts.max_file_bytes,
+            &opts.extra_skip_dirs,
+            &opts.exclude_dirs,
+        );
         for (reason, n) in walked.skipped {
             *summary.skipped.entry(reason).or_default() += n;
         }
@@ -205,7 +210,7 @@ fn index_file(
             return Ok(true);
         }
     }
-    let bytes = match std::fs::read(&file.abs) {
+    let bytes = match crate::sources::regular_file::read(&file.abs) {
         Ok(b) => b,
         Err(e) => {
             summary

@@ -43,6 +43,9 @@ pub struct CodeIndexOptions {
     pub symbol_max_lines: usize,
     /// Extra directory names skipped as vendored (on top of the built-in list).
     pub extra_skip_dirs: Vec<String>,
+    /// Directories never walked, by canonical path: the data dir itself, when it sits inside a
+    /// repository, so the indexes never index their own stores and logs.
+    pub exclude_dirs: Vec<PathBuf>,
 }
 
 impl Default for CodeIndexOptions {
@@ -53,6 +56,7 @@ impl Default for CodeIndexOptions {
             window_overlap: 5,
             symbol_max_lines: 150,
             extra_skip_dirs: Vec::new(),
+            exclude_dirs: Vec::new(),
         }
     }
 }

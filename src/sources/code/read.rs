@@ -41,7 +41,7 @@ pub fn file_is_stale(abs: &Path, row: &FileRow) -> bool {
     if mtime_ns(&meta) == row.mtime_ns {
         return false;
     }
-    match std::fs::read(abs) {
+    match crate::sources::regular_file::read(abs) {
         Ok(bytes) => store::content_hash(&bytes) != row.sha256,
         Err(_) => true,
     }
@@ -138,7 +138,7 @@ impl CodeStore {
             (Ok(_), Err(_)) => false,
         };
         let read = if inside {
-            std::fs::read(&abs)
+            crate::sources::regular_file::read(&abs)
         } else {
             Err(std::io::Error::from(std::io::ErrorKind::NotFound))
         };

@@ -69,7 +69,13 @@ fn entry_name(entry: &ignore::DirEntry) -> String {
 }
 
 /// Walk `root` (canonical) and list the files to index.
-pub fn walk_root(root: &Path, max_file_bytes: u64, extra_skip_dirs: &[String]) -> Walked {
+/// Directories in `exclude` (canonical paths) are not entered.
+pub fn walk_root(
+    root: &Path,
+    max_file_bytes: u64,
+    extra_skip_dirs: &[String],
+    exclude: &[PathBuf],
+) -> Walked {
     let mut out = Walked::default();
     let vendored = Arc::new(AtomicU64::new(0));
     let skip_dirs: Arc<Vec<String>> = Arc::new(
@@ -93,9 +99,13 @@ pub fn walk_root(root: &Path, max_file_bytes: u64, extra_skip_dirs: &[String]) -
     {
         let vendored = Arc::clone(&vendored);
         let skip_dirs = Arc::clone(&skip_dirs);
+        let exclude = exclude.to_vec();
         builder.filter_entry(move |e| {
             if e.depth() == 0 || !is_dir(e) {
                 return true;
+            }
+            if exclude.iter().any(|x| x == e.path()) {
+                return false;
             }
             let name = entry_name(e);
             if lang::VCS_DIRS.contains(&name.as_str()) {
@@ -226,7 +236,7 @@ mod tests {
         w("big.txt", &vec![b'a'; 2048]);
         w(".git/HEAD", b"ref\n");
         w(".env", b"A=1\n");
-        let walked = walk_root(&root, 1024, &[]);
+        let walked = walk_root(&root, 1024, &[], &[]);
         let rels: Vec<&str> = walked.files.iter().map(|f| f.rel.as_str()).collect();
         assert_eq!(rels, vec![".env", ".gitignore", "src/main.rs"]);
         let s = &walked.skipped;

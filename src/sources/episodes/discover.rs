@@ -144,7 +144,7 @@ fn detect_kind(path: &Path, name: &str) -> TranscriptKind {
     if name.starts_with("rollout-") {
         return TranscriptKind::Codex;
     }
-    match fs::File::open(path) {
+    match crate::sources::regular_file::open(path) {
         Ok(file) => sniff(file.take(SNIFF_BYTES)),
         Err(_) => TranscriptKind::Claude,
     }

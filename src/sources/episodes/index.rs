@@ -2,8 +2,11 @@
 //!
 //! It walks transcript roots, skips unchanged files by fingerprint (size + mtime), reads a growing
 //! file from its last complete line (resuming the parser from its saved state), and re-reads a
-//! rewritten one. Event text is redacted before it is stored, and the stemmed terms that FTS5
-//! indexes are made from the redacted text, so a secret can be found by neither value nor query.
+//! rewritten one (a change that is not an append: the bytes at the resume point differ, or the
+//! size did not grow). A session's identity is its id, not its path: a file that moved takes its
+//! session over with the same ids, a copy stores nothing twice (see `identity`). Event text
+//! is redacted before it is stored, and the stemmed terms that FTS5 indexes are made from the
+//! redacted text, so a secret can be found by neither value nor query.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -15,6 +18,7 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use sha2::{Digest, Sha256};
 
 use super::discover::{discover, Layout, TranscriptFile};
+use super::identity::{claim_session, session_path, Claim};
 use super::lines::DEFAULT_MAX_LINE_BYTES;
 use super::model::{ParseStats, SessionMeta};
 use super::parser::TranscriptParser;
@@ -51,6 +55,13 @@ pub struct IndexSummary {
     pub files_new: u64,
     pub files_appended: u64,
     pub files_rewritten: u64,
+    /// Files whose session was stored under a path that is gone (moved, archived).
+    pub files_moved: u64,
+    /// Files holding a session another file holds at least as far (copied folders).
+    pub files_copies: u64,
+    /// Indexed files no longer on disk: their sessions stay searchable (Claude Code deletes old
+    /// transcripts), and a file with the same session id found elsewhere takes them over.
+    pub files_gone: u64,
     pub failed: Vec<(String, String)>,
     pub events_added: u64,
     pub sessions: u64,
@@ -182,6 +193,7 @@ pub fn index_episodes(
     if let Some(e) = failure {
         return Err(store_err(e));
     }
+    summary.files_gone = count_gone(&conn).map_err(store_err)?;
     let rev = compute_index_rev(&conn).map_err(store_err)?;
     store::meta_set(&conn, "index_rev", &rev).map_err(store_err)?;
     summary.sessions = conn
@@ -194,28 +206,51 @@ pub fn index_episodes(
     Ok(summary)
 }
 
+/// Indexed files that are no longer on disk (their sessions are kept).
+fn count_gone(conn: &Connection) -> rusqlite::Result<u64> {
+    let mut stmt = conn.prepare("SELECT path FROM files")?;
+    let paths = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    let mut gone = 0;
+    for path in paths {
+        if std::fs::symlink_metadata(path?).is_err() {
+            gone += 1;
+        }
+    }
+    Ok(gone)
+}
+
 /// Files more than this far ahead of the writer wait, so memory stays bounded.
 const REORDER_WINDOW: usize = 16;
 
 /// What the index knows of every file, for the workers' fingerprint checks.
 fn load_file_rows(conn: &Connection) -> rusqlite::Result<HashMap<String, FileRow>> {
-    let mut stmt = conn.prepare(
-        "SELECT path, session_id, size, mtime_ns, head_hash, offset, parser_state FROM files",
-    )?;
-    let rows = stmt.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            FileRow {
-                session_id: r.get(1)?,
-                size: r.get::<_, i64>(2)? as u64,
-                mtime_ns: r.get(3)?,
-                head_hash: r.get(4)?,
-                offset: r.get::<_, i64>(5)? as u64,
-                parser_state: r.get(6)?,
-            },
-        ))
-    })?;
+    let mut stmt = conn.prepare(&format!("SELECT path, {FILE_ROW_COLS} FROM files"))?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, file_row(r, 1)?)))?;
     rows.collect()
+}
+
+pub(super) fn load_file_row(conn: &Connection, path: &str) -> rusqlite::Result<Option<FileRow>> {
+    conn.query_row(
+        &format!("SELECT {FILE_ROW_COLS} FROM files WHERE path=?1"),
+        [path],
+        |r| file_row(r, 0),
+    )
+    .optional()
+}
+
+const FILE_ROW_COLS: &str =
+    "session_id, size, mtime_ns, head_hash, resume_hash, offset, parser_state";
+
+fn file_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<FileRow> {
+    Ok(FileRow {
+        session_id: r.get(at)?,
+        size: r.get::<_, i64>(at + 1)? as u64,
+        mtime_ns: r.get(at + 2)?,
+        head_hash: r.get(at + 3)?,
+        resume_hash: r.get(at + 4)?,
+        offset: r.get::<_, i64>(at + 5)? as u64,
+        parser_state: r.get(at + 6)?,
+    })
 }
 
 /// Store one prepared file in one transaction.
@@ -230,43 +265,59 @@ fn write_file(
     summary.bytes_read += work.end.saturating_sub(work.start);
     summary.lines.add(&work.lines);
     let tx = conn.transaction()?;
-    let session_id = match (old, work.appended) {
+    let claim = match (old, work.appended) {
         (Some(o), true) => {
             summary.files_appended += 1;
-            o.session_id.clone()
+            Claim::Own(o.session_id.clone())
         }
         _ => {
             if let Some(o) = old {
-                delete_session(&tx, &o.session_id)?;
+                // A copy's session belongs to another file: only an owner's rewrite drops it.
+                if session_path(&tx, &o.session_id)?.as_deref() == Some(path_str.as_str()) {
+                    delete_session(&tx, &o.session_id)?;
+                }
                 summary.files_rewritten += 1;
             } else {
                 summary.files_new += 1;
             }
-            unique_session_id(&tx, &session_key(file, work.parser.meta()), &path_str)?
+            let key = session_key(file, work.parser.meta());
+            claim_session(&tx, &key, file, &work, summary)?
         }
     };
-    let next_seq: i64 = tx
-        .query_row(
-            "SELECT coalesce(max(seq), 0) FROM events WHERE session_id=?1",
-            [&session_id],
-            |r| r.get(0),
-        )
-        .unwrap_or(0);
-    summary.events_added += insert_events(&tx, &session_id, next_seq, &work.events)?;
-    summary.secrets_redacted += work.secrets;
-    upsert_session(&tx, &session_id, file, &work.parser, &path_str, work.live)?;
-    // The saved parser state holds titles, descriptions and paths as the records wrote them:
-    // it is redacted like event text (a state that no longer parses just means a full re-read).
-    let state = redact::redact(&serde_json::to_string(&work.parser).unwrap_or_default()).text;
+    let (session_id, state) = match claim {
+        Claim::Copy(session_id) => {
+            summary.files_copies += 1;
+            // No parser state: if the copy ever changes, it is re-read and claimed again.
+            (session_id, String::new())
+        }
+        Claim::Own(session_id) => {
+            let next_seq: i64 = tx
+                .query_row(
+                    "SELECT coalesce(max(seq), 0) FROM events WHERE session_id=?1",
+                    [&session_id],
+                    |r| r.get(0),
+                )
+                .unwrap_or(0);
+            summary.events_added += insert_events(&tx, &session_id, next_seq, &work.events)?;
+            summary.secrets_redacted += work.secrets;
+            upsert_session(&tx, &session_id, file, &work.parser, &path_str, work.live)?;
+            // The saved parser state holds titles, descriptions and paths as the records wrote
+            // them: it is redacted like event text (a state that no longer parses just means a
+            // full re-read).
+            let state =
+                redact::redact(&serde_json::to_string(&work.parser).unwrap_or_default()).text;
+            (session_id, state)
+        }
+    };
     let stats = work.parser.stats();
     tx.execute(
-        "INSERT INTO files(path, kind, session_id, size, mtime_ns, head_hash, offset, parser_state,
-                           lines, skipped)
-         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+        "INSERT INTO files(path, kind, session_id, size, mtime_ns, head_hash, resume_hash, offset,
+                           parser_state, lines, skipped)
+         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?11, ?7, ?8, ?9, ?10)
          ON CONFLICT(path) DO UPDATE SET kind=excluded.kind, session_id=excluded.session_id,
            size=excluded.size, mtime_ns=excluded.mtime_ns, head_hash=excluded.head_hash,
-           offset=excluded.offset, parser_state=excluded.parser_state, lines=excluded.lines,
-           skipped=excluded.skipped",
+           resume_hash=excluded.resume_hash, offset=excluded.offset,
+           parser_state=excluded.parser_state, lines=excluded.lines, skipped=excluded.skipped",
         params![
             path_str,
             file.kind.as_str(),
@@ -277,7 +328,8 @@ fn write_file(
             work.end as i64,
             state,
             stats.lines as i64,
-            (stats.skipped_broken + stats.skipped_unknown + stats.skipped_oversized) as i64,
+            stats.skipped() as i64,
+            work.resume_hash,
         ],
     )?;
     tx.commit()
@@ -318,26 +370,7 @@ fn session_key(file: &TranscriptFile, meta: &SessionMeta) -> String {
     }
 }
 
-fn unique_session_id(tx: &Transaction<'_>, key: &str, path: &str) -> rusqlite::Result<String> {
-    let mut candidate = key.to_string();
-    for n in 2.. {
-        let owner: Option<String> = tx
-            .query_row(
-                "SELECT path FROM sessions WHERE session_id=?1",
-                [&candidate],
-                |r| r.get(0),
-            )
-            .optional()?;
-        match owner {
-            None => return Ok(candidate),
-            Some(p) if p == path => return Ok(candidate),
-            Some(_) => candidate = format!("{key}~{n}"),
-        }
-    }
-    Ok(candidate)
-}
-
-fn delete_session(tx: &Transaction<'_>, session_id: &str) -> rusqlite::Result<()> {
+pub(super) fn delete_session(tx: &Transaction<'_>, session_id: &str) -> rusqlite::Result<()> {
     tx.execute(
         "DELETE FROM events_fts WHERE rowid IN (SELECT id FROM events WHERE session_id=?1)",
         [session_id],

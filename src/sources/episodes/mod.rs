@@ -3,9 +3,11 @@
 //! Parsing (`claude`, `codex`, `lines`, `discover`) is kept apart from storage (`index`) and
 //! search (`search`): parsers emit the [`model`] types and know nothing of SQLite.
 
+pub mod bounds;
 pub mod claude;
 pub mod codex;
 pub mod discover;
+mod identity;
 pub mod index;
 pub mod lines;
 pub mod model;

@@ -154,6 +154,9 @@ pub struct ParseStats {
     pub skipped_oversized: u64,
     /// Known records that carry nothing searchable (progress, snapshots, token counts, …).
     pub ignored: u64,
+    /// Records whose session, agent or record id is empty or absurdly long (see `bounds`).
+    #[serde(default)]
+    pub skipped_bad_id: u64,
 }
 
 impl ParseStats {
@@ -164,5 +167,11 @@ impl ParseStats {
         self.skipped_unknown += other.skipped_unknown;
         self.skipped_oversized += other.skipped_oversized;
         self.ignored += other.ignored;
+        self.skipped_bad_id += other.skipped_bad_id;
+    }
+
+    /// Lines or records that produced nothing because they could not be read.
+    pub fn skipped(&self) -> u64 {
+        self.skipped_broken + self.skipped_unknown + self.skipped_oversized + self.skipped_bad_id
     }
 }

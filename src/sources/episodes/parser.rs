@@ -17,7 +17,7 @@ use super::lines::{read_all_lines, LineItem, DEFAULT_MAX_LINE_BYTES};
 use super::model::{Fact, ParseStats, ParsedEvent, SessionMeta, TranscriptKind};
 pub use super::outcome::Outcome;
 use super::outcome::OutcomeTracker;
-use super::{claude, codex};
+use super::{bounds, claude, codex};
 
 /// Cap of one event's text; longer text is cut at a char boundary.
 pub const MAX_EVENT_TEXT: usize = 64 * 1024;
@@ -74,9 +74,17 @@ impl TranscriptParser {
     /// Feeds one physical line (without `'\n'`). Bad lines are counted in [`ParseStats`].
     pub fn feed(&mut self, line: &[u8], out: &mut Vec<ParsedEvent>) {
         self.cx.stats.lines += 1;
-        let (records, broken) = split_records(line);
+        if bounds::too_many_containers(line) {
+            self.cx.stats.skipped_oversized += 1;
+            return;
+        }
+        let (records, broken) = split_records(&bounds::valid_utf8(line));
         self.cx.stats.skipped_broken += broken;
         for record in &records {
+            if bounds::has_absurd_id(record) {
+                self.cx.stats.skipped_bad_id += 1;
+                continue;
+            }
             let before = out.len();
             let handled = match &mut self.format {
                 FormatState::Claude(st) => claude::feed(&mut self.cx, st, record, out),
@@ -89,6 +97,7 @@ impl TranscriptParser {
                 Handled::Broken => self.cx.stats.skipped_broken += 1,
             }
         }
+        bounds::bound_meta(&mut self.cx.meta);
     }
 
     /// Counts a line that was over the size cap and skipped unread.
@@ -124,6 +133,7 @@ impl TranscriptParser {
         if let Some(s) = str_of(&v, "name").or_else(|| str_of(&v, "agentName")) {
             meta.agent_name = Some(s.to_string());
         }
+        bounds::bound_meta(meta);
     }
 
     pub fn meta(&self) -> &SessionMeta {
@@ -267,6 +277,7 @@ impl Ctx {
             facts.append(&mut ev.facts);
             ev.facts = facts;
         }
+        bounds::bound_event(&mut ev);
         self.stats.events += 1;
         out.push(ev);
     }
@@ -366,10 +377,21 @@ fn parse_segment(segment: &[u8], records: &mut Vec<Value>, broken: &mut u64) {
 }
 
 /// Parses one JSON object at the start of `bytes`; returns it and the bytes it used.
+///
+/// A record that fails only because of a lone UTF-16 surrogate escape is read with the
+/// surrogate replaced by `\ufffd`, an escape of the same length, so byte offsets still match.
 fn first_object(bytes: &[u8]) -> Option<(Value, usize)> {
     let mut stream = serde_json::Deserializer::from_slice(bytes).into_iter::<Value>();
     match stream.next() {
         Some(Ok(v)) if v.is_object() => Some((v, stream.byte_offset())),
+        Some(Err(e)) if e.is_syntax() => {
+            let repaired = bounds::repair_lone_surrogates(bytes)?;
+            let mut stream = serde_json::Deserializer::from_slice(&repaired).into_iter::<Value>();
+            match stream.next() {
+                Some(Ok(v)) if v.is_object() => Some((v, stream.byte_offset())),
+                _ => None,
+            }
+        }
         _ => None,
     }
 }

@@ -3,7 +3,6 @@
 //! saved parser state), redact each event and make its search terms. Workers run this in
 //! parallel while one writer stores the results in file order (see `index.rs`).
 
-use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -14,6 +13,7 @@ use super::discover::{Layout, TranscriptFile};
 use super::lines::{read_lines, LineItem};
 use super::model::{ParseStats, ParsedEvent};
 use super::parser::TranscriptParser;
+use crate::sources::regular_file;
 use crate::text::{redact, tokens};
 
 /// What the index already knows of a file.
@@ -23,8 +23,23 @@ pub struct FileRow {
     pub size: u64,
     pub mtime_ns: i64,
     pub head_hash: String,
+    /// Hash of the bytes just before `offset` (see [`resume_hash`]); empty when unknown.
+    pub resume_hash: String,
     pub offset: u64,
+    /// The saved parser; empty for a file whose events are another file's (a copy).
     pub parser_state: String,
+}
+
+impl FileRow {
+    /// True when the file at `path` (now `size` bytes) still holds the bytes this row indexed,
+    /// at its start and just before its resume point: anything after `offset` is an append.
+    pub fn still_prefix_of(&self, path: &Path, size: u64) -> std::io::Result<bool> {
+        if size < self.offset || size < self.size.min(4096) || self.resume_hash.is_empty() {
+            return Ok(false);
+        }
+        Ok(head_hash(path, self.size)? == self.head_hash
+            && resume_hash(path, self.offset)? == self.resume_hash)
+    }
 }
 
 /// An event ready to store: redacted text, stemmed terms, parsed time.
@@ -41,6 +56,7 @@ pub struct Work {
     pub mtime_ns: i64,
     pub live: bool,
     pub head_hash: String,
+    pub resume_hash: String,
     /// True when the file grew and was read from its saved offset.
     pub appended: bool,
     pub parser: TranscriptParser,
@@ -79,8 +95,10 @@ pub fn prepare(
         .duration_since(modified)
         .map(|age| age < live_window)
         .unwrap_or(true);
+    // An append makes a file longer and leaves every indexed byte in place; a same-size change
+    // or bytes changed at the resume point (lines inserted or edited) is a rewrite, re-read.
     let appendable = match old {
-        Some(o) if size >= o.size => head_hash(&file.path, o.size)? == o.head_hash,
+        Some(o) if size > o.size => o.still_prefix_of(&file.path, size)?,
         _ => false,
     };
     let resumed = match (old, appendable) {
@@ -94,7 +112,7 @@ pub fn prepare(
     let before = *parser.stats();
     let mut events: Vec<ParsedEvent> = Vec::new();
     let end = read_lines(
-        File::open(&file.path)?,
+        regular_file::open(&file.path)?,
         start,
         max_line_bytes,
         |item| match item {
@@ -131,6 +149,7 @@ pub fn prepare(
         mtime_ns,
         live,
         head_hash: head_hash(&file.path, size)?,
+        resume_hash: resume_hash(&file.path, end)?,
         appended,
         parser,
         events,
@@ -165,13 +184,29 @@ fn diff(after: &ParseStats, before: &ParseStats) -> ParseStats {
             .skipped_oversized
             .saturating_sub(before.skipped_oversized),
         ignored: after.ignored.saturating_sub(before.ignored),
+        skipped_bad_id: after.skipped_bad_id.saturating_sub(before.skipped_bad_id),
     }
 }
 
 /// SHA-256 of the first `min(len, 4096)` bytes: tells an appended file from a rewritten one.
 pub fn head_hash(path: &Path, len: u64) -> std::io::Result<String> {
-    let mut buf = vec![0u8; len.min(4096) as usize];
-    let mut f = File::open(path)?;
+    hash_range(path, 0, len.min(4096))
+}
+
+/// SHA-256 of the (up to) 4096 bytes that end at `offset`, the last indexed line(s): an edit or
+/// an insertion above the resume point changes them even when the head and the size do not
+/// tell.
+pub fn resume_hash(path: &Path, offset: u64) -> std::io::Result<String> {
+    let from = offset.saturating_sub(4096);
+    hash_range(path, from, offset - from)
+}
+
+/// A short hex SHA-256 of `len` bytes of the file from `from`.
+fn hash_range(path: &Path, from: u64, len: u64) -> std::io::Result<String> {
+    use std::io::{Seek, SeekFrom};
+    let mut buf = vec![0u8; len as usize];
+    let mut f = regular_file::open(path)?;
+    f.seek(SeekFrom::Start(from))?;
     f.read_exact(&mut buf)?;
     let digest = Sha256::digest(&buf);
     Ok(digest.iter().take(12).map(|b| format!("{b:02x}")).collect())

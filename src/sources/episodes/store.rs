@@ -22,6 +22,7 @@ CREATE TABLE IF NOT EXISTS files(
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     head_hash TEXT NOT NULL,
+    resume_hash TEXT NOT NULL DEFAULT '',
     offset INTEGER NOT NULL,
     parser_state TEXT NOT NULL,
     lines INTEGER NOT NULL DEFAULT 0,
@@ -73,13 +74,22 @@ CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5(
 
 /// Open (creating if needed) the store for writing. Only the indexer calls this.
 pub fn open_rw(path: &Path) -> rusqlite::Result<Connection> {
-    sqlite::open_owned(
+    let conn = sqlite::open_owned(
         path,
         SCHEMA,
         SCHEMA_VERSION,
         "DROP TABLE IF EXISTS events_fts; DROP TABLE IF EXISTS events;
          DROP TABLE IF EXISTS sessions; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS meta;",
-    )
+    )?;
+    // Stores written before the resume-point hash existed gain the column: an empty hash only
+    // means the next change to that file is re-read in full, so nothing is rebuilt up front.
+    let has_resume_hash = conn
+        .prepare("SELECT resume_hash FROM files LIMIT 0")
+        .is_ok();
+    if !has_resume_hash {
+        conn.execute_batch("ALTER TABLE files ADD COLUMN resume_hash TEXT NOT NULL DEFAULT ''")?;
+    }
+    Ok(conn)
 }
 
 pub use crate::sources::sqlite::{meta_get, meta_set, open_ro};

@@ -357,7 +357,7 @@ fn walk_md(roots: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 fn read_doc(path: &Path) -> Option<(Vec<u8>, Frontmatter)> {
-    let bytes = std::fs::read(path).ok()?;
+    let bytes = crate::sources::regular_file::read(path).ok()?;
     let text = String::from_utf8_lossy(&bytes);
     let fm = frontmatter::parse(&text);
     Some((bytes, fm))

@@ -1,9 +1,8 @@
-//! Hostile inputs a reviewer found, each pinned down: a symlink out of a repository, a second
-//! indexer on the same data dir, quoted evidence that tries to end its quotation, terminal
-//! controls in JSON output, and secrets typed into a dispatched task.
+//! The first review's attacks: a symlink out of a repository, a second indexer on the same data
+//! dir, quoted evidence that tries to end its quotation, terminal controls in JSON output, and
+//! secrets typed into a dispatched task.
 
-mod common;
-
+use crate::common;
 use knowledge::contract::dispatch::{DispatchRequest, Task};
 use knowledge::indexing::{index_all, IndexAllError, IndexPlan};
 use knowledge::text::sanitize::json_for_terminal;
@@ -37,21 +36,21 @@ fn code_reads_never_follow_a_symlink_out_of_the_repository() {
 #[test]
 fn a_second_indexer_on_the_same_data_dir_is_refused() {
     let dir = tempfile::tempdir().expect("tmp");
-    std::fs::write(
-        dir.path().join("index.lock"),
-        std::process::id().to_string(),
-    )
-    .expect("lock");
+    let lock = dir.path().join("index.lock");
+    std::fs::write(&lock, "4242").expect("lock");
+    // The first indexer holds the OS lock for as long as it runs.
+    let first = std::fs::File::options()
+        .write(true)
+        .open(&lock)
+        .expect("open");
+    first.lock().expect("hold");
     let err = index_all(dir.path(), &IndexPlan::default(), &mut |_| {}).expect_err("busy");
     assert!(matches!(err, IndexAllError::Busy(..)), "{err}");
-    assert!(err.to_string().contains("another `knowledge index`"));
-    // A lock left by a process that is gone is taken over.
-    std::fs::write(dir.path().join("index.lock"), "999999999").expect("stale lock");
-    index_all(dir.path(), &IndexPlan::default(), &mut |_| {}).expect("stale lock taken over");
-    assert!(
-        !dir.path().join("index.lock").exists(),
-        "the lock is released"
-    );
+    assert!(err
+        .to_string()
+        .contains("another `knowledge index` (pid 4242)"));
+    drop(first);
+    index_all(dir.path(), &IndexPlan::default(), &mut |_| {}).expect("free once it ends");
 }
 
 #[test]

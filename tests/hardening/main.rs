@@ -1,0 +1,24 @@
+//! The attacks `knowledge` survives, one module a family, one test an attack. Each test was
+//! written to fail against the build that had the hole, and passes now.
+//!
+//! - `earlier`: a symlink out of a repository, a second indexer, quoted evidence ending its
+//!   quotation, terminal controls in JSON output, secrets typed into a dispatched task.
+//! - `data`: a transcript moved or copied (never stored twice), lines inserted or edited in
+//!   place (re-read, not misread as an append), an absurd id or path (bounded, the record
+//!   skipped and counted), invalid UTF-8 and lone surrogates (replaced, the event kept), an
+//!   empty Codex session id, a line of 300k tiny blocks (bounded work).
+//! - `hangs`: a closed pipe or a full disk on stdout, a FIFO where a code file or an outbox
+//!   package was, garbage lines to the MCP server.
+//! - `limits`: oversized filter lists and values, dispatch acceptance and constraints, a stale
+//!   or corrupt index, a mistyped data dir, a data dir inside a code root, invalid UTF-8 and
+//!   duplicate keys on stdin.
+//! - `fuzz`: properties over the line parser and the request validator, bounded in time.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod data;
+mod earlier;
+mod fuzz;
+mod hangs;
+mod limits;
