@@ -97,6 +97,7 @@ fn index_real(root: &Path, tmp: &Path) -> Engine {
         code: Vec::new(),
         skills: existing(root.join("skills")).into_iter().collect(),
         agents: existing(root.join("agents")).into_iter().collect(),
+        rebuild: false,
     };
     index_all(&data, &plan, &mut |_| {}).expect("index fixtures/real");
     open(&data)

@@ -30,6 +30,7 @@ fn real_with_skills() -> &'static (tempfile::TempDir, PathBuf) {
             code: Vec::new(),
             skills: vec![root.join("skills")],
             agents: vec![root.join("agents")],
+            rebuild: false,
         };
         index_all(&data, &plan, &mut |_| {}).expect("index fixtures/real");
         (tmp, data)
