@@ -173,14 +173,16 @@ pub fn code(data_dir: &Path, a: CodeArgs) -> Result<i32> {
         return Ok(2);
     };
     let engine = knowledge::open_engine(EngineConfig::load(data_dir)?);
-    let Some(store) = engine.code_store() else {
-        eprintln!("knowledge: no code index yet: run `knowledge index --code ROOT`");
-        return Ok(1);
-    };
-    let lines = match store.read_code(&path, start, end.or(Some(start.saturating_add(40)))) {
+    // The rules every front end shares: the index, else a regular text file under an indexed
+    // root (or, with no code index, under the working directory).
+    let lines = match engine.read_code(&path, start, end.or(Some(start.saturating_add(40))), None) {
         Ok(l) => l,
+        Err(e @ knowledge::engine::read_code::ReadCodeError::Unavailable(_)) => {
+            eprintln!("knowledge: {}", render::clean(&e.to_string()));
+            return Ok(1);
+        }
         Err(e) => {
-            eprintln!("knowledge: {e}");
+            eprintln!("knowledge: {}", render::clean(&e.to_string()));
             return Ok(2);
         }
     };

@@ -13,6 +13,7 @@ pub mod lanes;
 pub mod log;
 pub mod outbox;
 pub mod profiles;
+pub mod read_code;
 pub mod routing;
 pub mod search;
 

@@ -1,28 +1,19 @@
 //! `knowledge_code`: the lines of a code reference, redacted, with the file's freshness.
 //!
-//! Where the lines come from, in order: the external RAGRAF source's `ragraf_code`, when the code
-//! lane is configured to come from one (its paths are the ones the lane returned); else the
-//! built-in code index (`CodeStore::read_code`, which only reads indexed files); else — no code
-//! index at all — a file under the server's working directory, read and redacted here. A path
-//! outside the indexed roots (or, without an index, outside the working directory) is refused:
-//! the tool is not a way to read arbitrary files. What an external source answers is redacted
-//! again on the way out.
-
-use std::path::Path;
+//! Where the lines come from: the external RAGRAF source's `ragraf_code`, when the code lane is
+//! configured to come from one (its paths are the ones the lane returned; what it answers is
+//! redacted again on the way out); else `Engine::read_code`, the rule set every front end shares
+//! (the index, then a regular, text, size-capped file under an indexed root — or, without an
+//! index, under the working directory). The tool is not a way to read arbitrary files.
 
 use rmcp::model::CallToolResult;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::handler::{failure, invalid, success, Inner, EXTERNAL_READ_TIMEOUT};
 use super::render;
 use knowledge::adapters::mcp::McpCodeSource;
 use knowledge::contract::Code;
-use knowledge::sources::code::CodeStoreError;
-
-/// Lines at most in one read (as the code index's `read_code`).
-const MAX_LINES: u64 = 2_000;
-/// Files larger than this are not read without an index.
-const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+use knowledge::engine::read_code::ReadCodeError;
 
 pub fn read(server: &Inner, args: &Map<String, Value>) -> CallToolResult {
     let path = match args.get("path") {
@@ -57,93 +48,15 @@ pub fn read(server: &Inner, args: &Map<String, Value>) -> CallToolResult {
             Err(f) => failure(f.code, None, &f.reason),
         };
     }
-    if let Some(store) = server.engine.code_store() {
-        return match store.read_code(path, start, end) {
-            Ok(lines) => {
-                let doc = serde_json::to_value(&lines).unwrap_or(Value::Null);
-                let text = render::code(&doc);
-                success(doc, text, true)
-            }
-            Err(e @ (CodeStoreError::NotIndexed(_) | CodeStoreError::Ambiguous { .. })) => {
-                invalid("path", &e.to_string())
-            }
-            Err(e) => failure(Code::SourceUnavailable, None, &e.to_string()),
-        };
-    }
-    match read_local(path, start, end) {
-        Ok(doc) => {
+    match server.engine.read_code(path, start, end, None) {
+        Ok(lines) => {
+            let doc = serde_json::to_value(&lines).unwrap_or(Value::Null);
             let text = render::code(&doc);
             success(doc, text, true)
         }
-        Err(why) => invalid("path", &format!("path: {why}")),
+        Err(ReadCodeError::NotReadable(why)) => invalid("path", &format!("path: {why}")),
+        Err(ReadCodeError::Unavailable(why)) => failure(Code::SourceUnavailable, None, &why),
     }
-}
-
-/// Read a file under the working directory (there is no code index to resolve paths against).
-/// Why it cannot be read is the error.
-fn read_local(path: &str, start: u64, end: Option<u64>) -> Result<Value, String> {
-    let not_readable = |why: &str| why.to_string();
-    let cwd = std::env::current_dir()
-        .and_then(|d| d.canonicalize())
-        .map_err(|_| not_readable("no code index and no working directory to read from"))?;
-    let given = Path::new(path);
-    let full = if given.is_absolute() {
-        given.to_path_buf()
-    } else {
-        cwd.join(given)
-    };
-    let Ok(canon) = full.canonicalize() else {
-        return Err(not_readable(
-            "no such file (and no code index: run `knowledge index --code ROOT`)",
-        ));
-    };
-    if !canon.starts_with(&cwd) {
-        return Err(not_readable(
-            "outside the working directory; without a code index only files under it can be read",
-        ));
-    }
-    let meta = std::fs::metadata(&canon).map_err(|_| not_readable("cannot be read"))?;
-    if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
-        return Err(not_readable("not a regular file of a readable size"));
-    }
-    let bytes = knowledge::sources::regular_file::read(&canon)
-        .map_err(|_| not_readable("cannot be read"))?;
-    if bytes.iter().take(8192).any(|b| *b == 0) {
-        return Err(not_readable("a binary file"));
-    }
-    let red = knowledge::text::redact::redact(&String::from_utf8_lossy(&bytes));
-    let all: Vec<&str> = red.text.lines().collect();
-    let total = all.len() as u64;
-    let last = end
-        .unwrap_or(u64::MAX)
-        .min(start.saturating_add(MAX_LINES - 1))
-        .min(total);
-    let lines: Vec<&str> = if start <= last {
-        all[(start - 1) as usize..last as usize].to_vec()
-    } else {
-        Vec::new()
-    };
-    let redacted = lines
-        .iter()
-        .map(|l| l.matches(knowledge::text::redact::REDACTED).count())
-        .sum::<usize>();
-    let rel = canon
-        .strip_prefix(&cwd)
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| path.to_string());
-    Ok(json!({
-        "root": cwd.display().to_string(),
-        "path": rel,
-        "start_line": start,
-        "end_line": if lines.is_empty() { 0 } else { last },
-        "total_lines": total,
-        "lines": lines,
-        "read_from": "disk",
-        "redacted": redacted,
-        "index_rev": null,
-        "freshness": {"stale": false, "verified_by": null},
-        "chunks": [],
-    }))
 }
 
 /// Every string in `v` redacted (defence in depth for what an external source returns).

@@ -9,7 +9,6 @@ use knowledge::contract::dispatch::validate_dispatch_value;
 use knowledge::contract::{SearchRequest, SearchResponse};
 use knowledge::engine::outbox::{self, Decision};
 use knowledge::engine::{Engine, Episode};
-use knowledge::sources::code::CodeStoreError;
 use serde_json::Value;
 
 use super::action::CodeText;
@@ -35,8 +34,8 @@ pub fn load_episode(
         .map_err(|e| e.to_string())
 }
 
-/// The file around `start_line`: through the code index when it knows the file (current lines,
-/// redacted, with a freshness verdict), else straight from disk for an absolute path (redacted).
+/// The file around `start_line`, by the rules every front end shares (`Engine::read_code`: the
+/// code index, else a regular, text, size-capped file under an indexed root).
 pub fn read_code(
     engine: &Engine,
     path: &str,
@@ -45,77 +44,26 @@ pub fn read_code(
 ) -> Result<Box<CodeText>, String> {
     let from = start_line.saturating_sub(BEFORE).max(1);
     let to = from + WINDOW - 1;
-    let mut index_error = None;
-    if let Some(store) = engine.code_store() {
-        let read = |p: &str| store.read_code(p, from, Some(to));
-        let found = match read(path) {
-            Err(CodeStoreError::Ambiguous { roots, .. }) => {
-                // The lane gives root-relative paths: pick the root holding the chunk.
-                let mut first = None;
-                let mut chosen = None;
-                for root in roots.split(", ") {
-                    let abs = format!("{}/{}", root.trim_end_matches('/'), path);
-                    if let Ok(lines) = read(&abs) {
-                        let has =
-                            chunk_id.is_some_and(|c| lines.chunks.iter().any(|k| k.chunk_id == c));
-                        if has {
-                            chosen = Some(lines);
-                            break;
-                        }
-                        first.get_or_insert(lines);
-                    }
-                }
-                chosen
-                    .or(first)
-                    .ok_or_else(|| format!("{path} is in several repositories"))
-            }
-            other => other.map_err(|e| e.to_string()),
-        };
-        match found {
-            Ok(lines) => {
-                let abs = Path::new(&lines.root).join(&lines.path);
-                let freshness = if !lines.freshness.stale {
-                    "fresh".to_string()
-                } else if lines.read_from == "index" {
-                    "stale: the file is gone; lines rebuilt from the index".to_string()
-                } else {
-                    "stale: the file changed since it was indexed".to_string()
-                };
-                return Ok(Box::new(CodeText {
-                    abs_path: Some(abs.to_string_lossy().to_string()),
-                    first_line: lines.start_line,
-                    lines: lines.lines,
-                    total_lines: lines.total_lines,
-                    freshness,
-                    index_rev: lines.index_rev,
-                }));
-            }
-            Err(e) => index_error = Some(e),
-        }
-    }
-    let p = Path::new(path);
-    if p.is_absolute() && p.is_file() {
-        let bytes = std::fs::read(p).map_err(|e| format!("cannot read {path}: {e}"))?;
-        let text = knowledge::text::redact::redact(&String::from_utf8_lossy(&bytes)).text;
-        let all: Vec<&str> = text.split('\n').collect();
-        let total = all.len() as u64;
-        let lines = all
-            .iter()
-            .skip((from - 1) as usize)
-            .take(WINDOW as usize)
-            .map(|l| l.trim_end_matches('\r').to_string())
-            .collect();
-        return Ok(Box::new(CodeText {
-            abs_path: Some(path.to_string()),
-            first_line: from,
-            lines,
-            total_lines: total,
-            freshness: "not in the code index: read from disk, redacted".to_string(),
-            index_rev: None,
-        }));
-    }
-    Err(index_error.unwrap_or_else(|| {
-        format!("{path}: not in the code index (no code index in this data dir) and not a file")
+    let lines = engine
+        .read_code(path, from, Some(to), chunk_id)
+        .map_err(|e| e.to_string())?;
+    let abs = Path::new(&lines.root).join(&lines.path);
+    let freshness = if lines.index_rev.is_none() && lines.read_from == "disk" {
+        "not in the code index: read from disk, redacted".to_string()
+    } else if !lines.freshness.stale {
+        "fresh".to_string()
+    } else if lines.read_from == "index" {
+        "stale: the file is gone; lines rebuilt from the index".to_string()
+    } else {
+        "stale: the file changed since it was indexed".to_string()
+    };
+    Ok(Box::new(CodeText {
+        abs_path: Some(abs.to_string_lossy().to_string()),
+        first_line: lines.start_line,
+        lines: lines.lines,
+        total_lines: lines.total_lines,
+        freshness,
+        index_rev: lines.index_rev,
     }))
 }
 
