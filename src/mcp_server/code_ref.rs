@@ -110,7 +110,9 @@ fn read_local(path: &str, start: u64, end: Option<u64>) -> Result<Value, String>
     if bytes.iter().take(8192).any(|b| *b == 0) {
         return Err(not_readable("a binary file"));
     }
-    let red = knowledge::text::redact::redact(&String::from_utf8_lossy(&bytes));
+    let text = String::from_utf8_lossy(&bytes);
+    let kind = knowledge::sources::code::chunk::file_text_kind(path, &text);
+    let red = knowledge::text::redact::redact_as(&text, kind);
     let all: Vec<&str> = red.text.lines().collect();
     let total = all.len() as u64;
     let last = end

@@ -96,7 +96,9 @@ pub fn read_code(
     let p = Path::new(path);
     if p.is_absolute() && p.is_file() {
         let bytes = std::fs::read(p).map_err(|e| format!("cannot read {path}: {e}"))?;
-        let text = knowledge::text::redact::redact(&String::from_utf8_lossy(&bytes)).text;
+        let text = String::from_utf8_lossy(&bytes);
+        let kind = knowledge::sources::code::chunk::file_text_kind(path, &text);
+        let text = knowledge::text::redact::redact_as(&text, kind).text;
         let all: Vec<&str> = text.split('\n').collect();
         let total = all.len() as u64;
         let lines = all
