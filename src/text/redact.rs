@@ -25,6 +25,7 @@ use std::borrow::Cow;
 use regex::{Captures, Regex};
 
 use patterns::*;
+use value::Splits;
 pub use value::EXEMPT_WORDS;
 
 /// What a redacted value is replaced with.
@@ -133,7 +134,7 @@ fn redact_pass(text: Cow<'_, str>, kind: TextKind) -> (Cow<'_, str>, usize) {
     out = apply(out, &BEARER, &mut count, |c, _| group(c, 1));
     out = apply(out, &CLI_FLAG, &mut count, |c, t| {
         let v = c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3))?;
-        let val = value::extent(t, v.start(), false);
+        let val = value::extent(t, v.start(), Splits::AtPairs);
         let inner = &t[val.start..val.end];
         if inner.starts_with('-') || value::is_exempt(inner, val.quoted, None, TextKind::Config) {
             return None;
@@ -167,7 +168,7 @@ fn redact_pass(text: Cow<'_, str>, kind: TextKind) -> (Cow<'_, str>, usize) {
         let (s, e) = value::next_lines_value(t, line_start, c.name("sep")?.end())?;
         let one_quoted_line = !t[s..e].contains('\n') && t[s..e].starts_with(['"', '\'']);
         let (s, e, quoted) = if one_quoted_line {
-            let v = value::extent(&t[..e], s, false);
+            let v = value::extent(&t[..e], s, Splits::AtPairs);
             (v.start, v.end, v.quoted)
         } else {
             (s, e, false)
@@ -197,7 +198,7 @@ fn assignment(c: &Captures, t: &str, kind: TextKind) -> Option<(usize, usize)> {
     }
     if let Some(v) = c.name("val2") {
         // A quoted value alone on the next line.
-        let val = value::extent(t, v.start(), false);
+        let val = value::extent(t, v.start(), Splits::AtPairs);
         let inner = &t[val.start..val.end];
         return (!value::is_exempt(inner, val.quoted, Some(key.as_str()), kind))
             .then_some((val.start, val.end));
@@ -211,7 +212,7 @@ fn assignment(c: &Captures, t: &str, kind: TextKind) -> Option<(usize, usize)> {
     }
     if let Some(next) = after_escaped_newline(t, at) {
         // JSON-escaped text: only a quoted value alone on the next line is taken.
-        let val = value::extent(t, next, false);
+        let val = value::extent(t, next, Splits::AtPairs);
         let inner = &t[val.start..val.end];
         let ok = val.quoted && !value::is_exempt(inner, true, Some(key.as_str()), kind);
         return ok.then_some((val.start, val.end));
@@ -273,7 +274,7 @@ fn block_scalar_value(
     if closes_span(t, key.start(), after + skipped) {
         return None;
     }
-    let val = value::extent(t, after + skipped, false);
+    let val = value::extent(t, after + skipped, Splits::AtPairs);
     let inner = &t[val.start..val.end];
     (!value::is_exempt(inner, val.quoted, Some(key.as_str()), kind) && val.start < val.end)
         .then_some((val.start, val.end))
@@ -288,7 +289,14 @@ fn literal_at(
     kind: TextKind,
 ) -> Option<(usize, usize)> {
     let at = if g == 0 { c.name("val")? } else { c.get(g)? }.start();
-    let val = value::extent(t, at, key.is_some_and(keys::value_holds_pairs));
+    let splits = if key.is_some_and(keys::value_holds_pairs) {
+        Splits::AtSemicolon
+    } else if key.is_some() && value::at_line_start(t, c.get(0)?.start()) {
+        Splits::Never // `KEY=a&b=c` on a line of its own: the value is the whole token
+    } else {
+        Splits::AtPairs
+    };
+    let val = value::extent(t, at, splits);
     let inner = &t[val.start..val.end];
     if key.is_some_and(|k| keys::is_working_dir(k, inner)) {
         return None;

@@ -15,9 +15,19 @@ pub(super) struct Value {
     pub quoted: bool,
 }
 
-/// The value that starts at byte `at` of `text`. `pairs` says the value is itself a `k=v&k=v`
-/// list (an Azure SAS), so only `;` or a space ends it.
-pub(super) fn extent(text: &str, at: usize, pairs: bool) -> Value {
+/// Which separators may end an unquoted value when a `name=` pair follows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Splits {
+    /// `&` and `;` (a query string, a connection string).
+    AtPairs,
+    /// Only `;`: the value is itself a `k=v&k=v` list (an Azure SAS).
+    AtSemicolon,
+    /// Neither: a `KEY=value` line (`.env`, shell), whose value is the whole token.
+    Never,
+}
+
+/// The value that starts at byte `at` of `text`.
+pub(super) fn extent(text: &str, at: usize, splits: Splits) -> Value {
     let rest = &text[at..];
     for q in ["\\\"", "\"", "'", "`"] {
         if let Some(body) = rest.strip_prefix(q) {
@@ -33,14 +43,14 @@ pub(super) fn extent(text: &str, at: usize, pairs: bool) -> Value {
             let start = at + q.len();
             return Value {
                 start,
-                end: start + unquoted_len(body, pairs),
+                end: start + unquoted_len(body, splits),
                 quoted: false,
             };
         }
     }
     Value {
         start: at,
-        end: at + unquoted_len(rest, pairs),
+        end: at + unquoted_len(rest, splits),
         quoted: false,
     }
 }
@@ -73,8 +83,15 @@ fn closing_quote(body: &str, q: &str) -> Option<usize> {
 }
 
 /// Length of an unquoted token read as a shell or URL parser would.
-fn unquoted_len(s: &str, pairs: bool) -> usize {
+fn unquoted_len(s: &str, splits: Splits) -> usize {
     let bytes = s.as_bytes();
+    // A YAML block indicator (`|`, `|-`, `>+`) is a value of its own; the caller looks after it.
+    if let Some(ind) = ["|-", "|+", "|"].iter().find(|i| s.starts_with(**i)) {
+        let after = bytes.get(ind.len()).copied();
+        if matches!(after, None | Some(b' ' | b'\t' | b'\r' | b'\n' | b'\\')) {
+            return ind.len();
+        }
+    }
     let mut depth = 0usize;
     let mut i = 0;
     while i < bytes.len() {
@@ -106,7 +123,12 @@ fn unquoted_len(s: &str, pairs: bool) -> usize {
                     || after.starts_with([' ', '\t', '\n', '\r', '"', '\'', '`', '&', ';', ','])
                     || after.starts_with("\\n")
                     || (b == b',' && depth > 0);
-                if ends || (!(pairs && b == b'&') && starts_pair(after)) {
+                let may_split = match splits {
+                    Splits::AtPairs => true,
+                    Splits::AtSemicolon => b == b';',
+                    Splits::Never => false,
+                };
+                if ends || (may_split && starts_pair(after, b == b';')) {
                     break;
                 }
             }
@@ -117,10 +139,15 @@ fn unquoted_len(s: &str, pairs: bool) -> usize {
     i
 }
 
-/// `name=` or `name:`…: the next pair of a query string or a connection string.
-fn starts_pair(s: &str) -> bool {
+/// `name=`: the next pair of a query string or (after `;`, where names may hold a space, as in
+/// `User ID=`) of a connection string.
+fn starts_pair(s: &str, spaced_names: bool) -> bool {
     let name_len = s
-        .find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ' ' | '[' | ']')))
+        .find(|c: char| {
+            !(c.is_alphanumeric()
+                || matches!(c, '_' | '-' | '.' | '[' | ']')
+                || (spaced_names && c == ' '))
+        })
         .unwrap_or(s.len());
     name_len > 0
         && s[..name_len]
@@ -128,6 +155,7 @@ fn starts_pair(s: &str) -> bool {
             .next()
             .is_some_and(char::is_alphabetic)
         && s[name_len..].starts_with('=')
+        && !s[name_len..].starts_with("==") // base64 padding, not a pair
 }
 
 /// Words that stand for "no value here" (compared case-insensitively, whole value).
