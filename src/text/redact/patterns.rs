@@ -110,7 +110,9 @@ pub(super) static KEY_ALONE: LazyLock<Regex> = LazyLock::new(|| {
 
 /// `.netrc`: `machine h login u password X` on one line.
 pub(super) static NETRC_INLINE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(?:machine|default)\b[^\n]*?[ \t](?:password|passwd|account)[ \t]+(\S)")
+    re(
+        r"(?i)\b(?:machine[ \t]+\S+|default)(?:[ \t]+(?:login|account|port)[ \t]+\S+)*[ \t]+(?:password|passwd)[ \t]+(\S)",
+    )
 });
 
 /// `.netrc` spread over lines, or any line that is only `password X`.

@@ -120,6 +120,7 @@ fn unquoted_len(s: &str, splits: Splits) -> usize {
             b'&' | b';' | b',' => {
                 let after = &s[i + 1..];
                 let ends = after.is_empty()
+                    || after.starts_with('\\')
                     || after.starts_with([' ', '\t', '\n', '\r', '"', '\'', '`', '&', ';', ','])
                     || after.starts_with("\\n")
                     || (b == b',' && depth > 0);
@@ -173,6 +174,9 @@ pub const EXEMPT_WORDS: &[&str] = &[
     "optional",
     "redacted",
     "placeholder",
+    // MySQL's `(using password: YES)` / `NO` says whether one was sent.
+    "yes",
+    "no",
 ];
 
 /// Type names: a value in a type position (`secrets_redacted: u64`, `token: string | null`).
@@ -240,7 +244,7 @@ const RECEIVERS: &[&str] = &[
 ];
 
 /// Whether a value is one of the documented non-secrets (README "Secrets"):
-/// - empty, or already `[REDACTED]`;
+/// - empty, or already `[REDACTED]`; one or two punctuation characters (`,`, `""`);
 /// - a mask made only of `*`, `•`, `●`, `x`, `X`, `.`, `…`, `#`, `-`, `_` (`***`, `xxxx`, `...`);
 /// - a reference: `${VAR}`, `$VAR` / `%VAR%` with an UPPER_CASE name, `{{ … }}`, `$(…)`, `<% … %>`,
 ///   `%s`, `%(name)s`, `{}` / `{name}`;
@@ -248,13 +252,17 @@ const RECEIVERS: &[&str] = &[
 /// - a word of [`EXEMPT_WORDS`] (`changeme`, `null`, …).
 ///
 /// Unquoted values outside config files are also exempt when they are code: a type name
-/// (`u64`, `Option<String>`), a call, index or macro (`get_password()`, `os.environ["X"]`), a
+/// (`u64`, `Option<String>`), a value opening a bracket (`(t: string) => void`, `{ … }`), a
+/// call, index or macro (`get_password()`, `os.environ["X"]`), a
 /// member of a settings receiver or one repeating the key (`self.password`, `data.token`),
 /// or the key's own name (`password=password`). Any other value is a secret, `$ecret1` included.
 pub(super) fn is_exempt(v: &str, quoted: bool, key: Option<&str>, kind: TextKind) -> bool {
     let v = v.trim();
     if v.is_empty() || v.starts_with("[REDACTED") {
         return true;
+    }
+    if v.chars().count() <= 2 && !v.chars().any(char::is_alphanumeric) {
+        return true; // `secret:","` in a JSON list of lines: structure, not a value
     }
     if v.chars()
         .all(|c| matches!(c, '*' | '•' | '●' | 'x' | 'X' | '.' | '…' | '#' | '-' | '_'))
@@ -317,6 +325,9 @@ fn is_code(v: &str, key: Option<&str>) -> bool {
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
         .unwrap_or(v.len());
     let head = &v[..head_len];
+    if v.starts_with(['(', '{', '[']) {
+        return true; // a function type, an object or a list: `(token: string) => void`
+    }
     if !head.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
         return v.starts_with("&'") || v.starts_with("&mut ") || v == "&[u8]";
     }
