@@ -123,6 +123,8 @@ const SECRET_CASES: &[(&str, &str, &str)] = &[
     ("password=$ecretDollar1", "$ecretDollar1", "password="),
     ("password: |\n  BlockScalarSecret\n  second line\nnext: 1", "BlockScalarSecret", "next: 1"),
     ("password:\n  NextLineSecret\nuser: bob", "NextLineSecret", "user: bob"),
+    ("description: password: |   SameLine77 next: 1", "SameLine77", "password: |"),
+    ("{\"cmd\": \"password: |\\n  EscapedBlock78\"}", "EscapedBlock78", "password: |"),
     ("export PASSWORD=Cont\\\ninued9 && run", "inued9", "&& run"),
     ("password=!@#$%^", "!@#$%^", "password="),
     ("connect(password=Literal77)", "Literal77", ")"),

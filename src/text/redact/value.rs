@@ -261,7 +261,8 @@ pub(super) fn is_exempt(v: &str, quoted: bool, key: Option<&str>, kind: TextKind
     if v.is_empty() || v.starts_with("[REDACTED") {
         return true;
     }
-    if v.chars().count() <= 2 && !v.chars().any(char::is_alphanumeric) {
+    let block_indicator = matches!(v, "|" | "|-" | "|+" | ">" | ">-" | ">+");
+    if v.chars().count() <= 2 && !v.chars().any(char::is_alphanumeric) && !block_indicator {
         return true; // `secret:","` in a JSON list of lines: structure, not a value
     }
     if v.chars()
