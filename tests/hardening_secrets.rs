@@ -216,7 +216,6 @@ const PLACES: &[&str] = &[
 
 struct World {
     _tmp: tempfile::TempDir,
-    root: PathBuf,
     data: PathBuf,
 }
 
@@ -295,11 +294,7 @@ fn build_world(texts: &[String], code: &[(String, String)]) -> World {
         agents: vec![root.join("agents")],
     };
     index_all(&data, &plan, &mut |_| {}).expect("index the planted world");
-    World {
-        _tmp: tmp,
-        root,
-        data,
-    }
+    World { _tmp: tmp, data }
 }
 
 /// Code files holding `plants` as literals, config values and shell tokens.
@@ -374,76 +369,124 @@ fn plant_strategy() -> impl Strategy<Value = Vec<Plant>> {
         })
 }
 
+/// Plant `plants` in every shape in every entry point, then search, read and dispatch: nothing
+/// answers with a value in clear and no file of the data dir holds one.
+fn assert_planted_secrets_stay_hidden(plants: &[Plant]) {
+    let n = PROSE_SHAPES.len();
+    let texts: Vec<String> = (0..PLACES.len())
+        .map(|place| {
+            (0..n)
+                .map(|s| render(PROSE_SHAPES[s], &plants[place * n + s]))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .collect();
+    let code = code_files(plants);
+    let world = build_world(&texts, &code);
+    let engine = Engine::open(EngineConfig::new(&world.data));
+
+    // Search for the keys and for the values themselves.
+    let mut queries: Vec<String> = vec![
+        "password".into(),
+        "api_key".into(),
+        "DATABASE_PASSWORD".into(),
+        "AccountKey".into(),
+        "client_secret".into(),
+        "db access".into(),
+    ];
+    queries.extend(plants.iter().step_by(17).map(|p| p.value.clone()));
+    let mut sessions = Vec::new();
+    for q in &queries {
+        let resp = engine.search(&SearchRequest::new(q.clone()));
+        let mut out = serde_json::to_value(&resp).expect("json");
+        // The echo of what the person typed is theirs (DECISIONS: the query echo).
+        out["query"] = Value::Null;
+        let out = serde_json::to_vec(&out).expect("json");
+        assert_clean(&format!("search {q:?}"), &out, plants);
+        for it in &resp.lanes.episodes.items {
+            sessions.push(it.session_id.clone());
+        }
+    }
+    sessions.sort();
+    sessions.dedup();
+    assert!(
+        sessions.len() >= 2,
+        "both transcripts are found: {sessions:?}"
+    );
+    for s in &sessions {
+        for seq in 0..8 {
+            if let Ok(ep) = engine.get_episode(s, seq, 8) {
+                let out = serde_json::to_vec(&ep).expect("json");
+                assert_clean(&format!("get-episode {s} {seq}"), &out, plants);
+            }
+        }
+    }
+    let store = engine.code_store().expect("code store");
+    for (path, _) in &code {
+        let read = store.read_code(path, 1, None).expect("read");
+        assert_clean(
+            &format!("code read {path}"),
+            read.lines.join("\n").as_bytes(),
+            plants,
+        );
+    }
+
+    let mut req = DispatchRequest::dry_run(Task {
+        text: format!("Fix the db access.\n{}", texts[10]),
+        acceptance: vec![texts[11].clone()],
+        constraints: vec![texts[11].clone()],
+    });
+    req.dry_run = false;
+    let resp = engine.dispatch(&req).expect("dispatch commits");
+    assert!(resp.assignment.is_some(), "the package was committed");
+    assert_clean(
+        "dispatch response",
+        &serde_json::to_vec(&resp).expect("json"),
+        plants,
+    );
+
+    drop(engine);
+    let files = files_under(&world.data);
+    assert!(files
+        .iter()
+        .any(|f| f.starts_with(world.data.join("outbox"))));
+    for f in files {
+        let bytes = std::fs::read(&f).expect("read store file");
+        assert_clean(&f.display().to_string(), &bytes, plants);
+    }
+}
+
+#[test]
+fn the_secrets_of_issue_13_reach_no_store_and_no_answer() {
+    const ISSUE: &[&str] = &[
+        "MyPassword2024q1",
+        "Passw0rd!q9",
+        "DotEnvPassword44",
+        "QueryApiKeyValue55",
+        "YamlPasswordSecret33",
+        "Tr0ub4dor&3q",
+        "$ecretDollar1",
+    ];
+    let plants: Vec<Plant> = (0..PLACES.len() * PROSE_SHAPES.len())
+        .map(|i| {
+            let value = ISSUE[i % ISSUE.len()].to_string();
+            // The longest letter/digit run, as the search index would keep it.
+            let core = value
+                .split(|c: char| !c.is_alphanumeric())
+                .max_by_key(|w| w.len())
+                .unwrap_or_default()
+                .to_lowercase();
+            Plant { value, core }
+        })
+        .collect();
+    assert_planted_secrets_stay_hidden(&plants);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 4, ..ProptestConfig::default() })]
 
     #[test]
     fn planted_secrets_never_leave_in_clear_from_any_entry_point(plants in plant_strategy()) {
-        let n = PROSE_SHAPES.len();
-        let texts: Vec<String> = (0..PLACES.len())
-            .map(|place| {
-                (0..n)
-                    .map(|s| render(PROSE_SHAPES[s], &plants[place * n + s]))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            })
-            .collect();
-        let code = code_files(&plants);
-        let world = build_world(&texts, &code);
-        let engine = Engine::open(EngineConfig::new(&world.data));
-
-        // Search for the keys and for the values themselves.
-        let mut queries: Vec<String> = vec![
-            "password".into(), "api_key".into(), "DATABASE_PASSWORD".into(),
-            "AccountKey".into(), "client_secret".into(), "db access".into(),
-        ];
-        queries.extend(plants.iter().step_by(17).map(|p| p.value.clone()));
-        let mut sessions = Vec::new();
-        for q in &queries {
-            let resp = engine.search(&SearchRequest::new(q.clone()));
-            let mut out = serde_json::to_value(&resp).expect("json");
-            // The echo of what the person typed is theirs (DECISIONS: the query echo).
-            out["query"] = Value::Null;
-            let out = serde_json::to_vec(&out).expect("json");
-            assert_clean(&format!("search {q:?}"), &out, &plants);
-            for it in &resp.lanes.episodes.items {
-                sessions.push(it.session_id.clone());
-            }
-        }
-        sessions.sort();
-        sessions.dedup();
-        prop_assert!(sessions.len() >= 2, "both transcripts are found: {sessions:?}");
-        for s in &sessions {
-            for seq in 0..8 {
-                if let Ok(ep) = engine.get_episode(s, seq, 8) {
-                    let out = serde_json::to_vec(&ep).expect("json");
-                    assert_clean(&format!("get-episode {s} {seq}"), &out, &plants);
-                }
-            }
-        }
-        let store = engine.code_store().expect("code store");
-        for (path, _) in &code {
-            let read = store.read_code(path, 1, None).expect("read");
-            assert_clean(&format!("code read {path}"), read.lines.join("\n").as_bytes(), &plants);
-        }
-
-        let mut req = DispatchRequest::dry_run(Task {
-            text: format!("Fix the db access.\n{}", texts[10]),
-            acceptance: vec![texts[11].clone()],
-            constraints: vec![texts[11].clone()],
-        });
-        req.dry_run = false;
-        let resp = engine.dispatch(&req).expect("dispatch commits");
-        prop_assert!(resp.assignment.is_some(), "the package was committed");
-        assert_clean("dispatch response", &serde_json::to_vec(&resp).expect("json"), &plants);
-
-        drop(engine);
-        let files = files_under(&world.data);
-        prop_assert!(files.iter().any(|f| f.starts_with(world.data.join("outbox"))));
-        for f in files {
-            let bytes = std::fs::read(&f).expect("read store file");
-            assert_clean(&f.display().to_string(), &bytes, &plants);
-        }
-        prop_assert!(world.root.exists());
+        assert_planted_secrets_stay_hidden(&plants);
     }
 }
