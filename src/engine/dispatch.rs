@@ -91,7 +91,10 @@ impl Engine {
         let mut warnings = Vec::new();
         let search = self.search(&pack_request(&req.task.text));
         let chosen = self.choose(req, &search, &mut warnings)?;
-        let pack = context_pack(&req.task, chosen.as_ref(), &search, self);
+        // The pack goes back to the caller and into the outbox: a secret typed into the task
+        // is redacted before anything is built from it.
+        let task = redacted_task(&req.task);
+        let pack = context_pack(&task, chosen.as_ref(), &search, self);
         let evidence = DispatchEvidence {
             episodes: pack.prior_episodes.iter().map(|e| e.id.clone()).collect(),
             code: pack.code_refs.iter().map(|c| c.id.clone()).collect(),
@@ -137,7 +140,7 @@ impl Engine {
         let assignment_id = assignment_id(&req.task, target.as_ref().map(|t| t.actor_id.as_str()));
         let handoff = target
             .as_ref()
-            .map(|t| build_handoff(&assignment_id, t, &req.task, &pack, outbox::now_rfc3339()));
+            .map(|t| build_handoff(&assignment_id, t, &task, &pack, outbox::now_rfc3339()));
         let mut resp = DispatchResponse {
             schema: DISPATCH_SCHEMA.to_string(),
             request_id: req.request_id.clone(),
@@ -446,6 +449,16 @@ fn risks(chosen: Option<&Chosen>, search: &SearchResponse, engine: &Engine) -> V
     out
 }
 
+/// The task with every secret typed into it redacted.
+fn redacted_task(task: &Task) -> Task {
+    let all = |v: &[String]| v.iter().map(|s| redact::redact(s).text).collect();
+    Task {
+        text: redact::redact(&task.text).text,
+        acceptance: all(&task.acceptance),
+        constraints: all(&task.constraints),
+    }
+}
+
 /// The handoff package (§14.1) for a target; `tool_calls` follow the dispatch mode.
 pub fn build_handoff(
     assignment_id: &str,
@@ -455,19 +468,7 @@ pub fn build_handoff(
     created_at: String,
 ) -> Handoff {
     // The package is stored (outbox, ak_assignment): a secret typed into the task is redacted.
-    let task = &Task {
-        text: redact::redact(&task.text).text,
-        acceptance: task
-            .acceptance
-            .iter()
-            .map(|a| redact::redact(a).text)
-            .collect(),
-        constraints: task
-            .constraints
-            .iter()
-            .map(|c| redact::redact(c).text)
-            .collect(),
-    };
+    let task = &redacted_task(task);
     let mut pack = pack.clone();
     pack.goal = task.text.clone();
     pack.acceptance = task.acceptance.clone();

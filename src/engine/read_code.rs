@@ -150,7 +150,9 @@ fn read_disk(
     if bytes.iter().take(8192).any(|b| *b == 0) {
         return Err(refuse("a binary file"));
     }
-    let red = redact::redact(&String::from_utf8_lossy(&bytes));
+    let text = String::from_utf8_lossy(&bytes);
+    let kind = crate::sources::code::chunk::file_text_kind(path, &text);
+    let red = redact::redact_as(&text, kind);
     let all: Vec<&str> = red.text.lines().collect();
     let total = all.len() as u64;
     let last = end

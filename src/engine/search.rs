@@ -587,7 +587,12 @@ fn finish(resp: &mut SearchResponse, req: &SearchRequest, primary: &str) {
         it.snippet = outbound(it.snippet.take());
     }
     for it in &mut resp.lanes.code.items {
-        it.snippet = outbound(it.snippet.take());
+        // Code is redacted as its file kind reads (a type or a counter is not a secret).
+        let kind = crate::sources::code::chunk::file_text_kind(&it.path, "");
+        it.snippet = (!locator_only)
+            .then(|| it.snippet.take())
+            .flatten()
+            .map(|s| clip_chars(redact::redact_as(&s, kind).text, max));
     }
     if let Some(skills) = &mut resp.lanes.skills {
         for it in &mut skills.items {

@@ -3,19 +3,51 @@
 //!
 //! A secret VALUE becomes `[REDACTED]`; the key name around it stays, so a redacted config is
 //! still findable by its keys. Covered: passwords in URLs, `key = value` style assignments whose
-//! key names a secret (code, JSON, YAML, `.env`, CLI flags, XML, Russian `пароль: …`), well-known
-//! token shapes (AWS, GitHub, GitLab, Slack, OpenAI/Anthropic, Google, Stripe, JWT, npm,
-//! Hugging Face, Telegram, Yandex Cloud), `Authorization`/`Bearer` credentials and PEM private
-//! key blocks. Placeholders (`${VAR}`, `$VAR`, `<password>`, `****`, `null`, code expressions such
-//! as `os.getenv("X")`) are left alone: they are not secrets and they are useful to search.
+//! key names a secret (code, JSON, YAML, `.env`, INI, CLI flags, XML, connection strings such as
+//! `Password=…;` or `AccountKey=…`, Russian `пароль: …`), `.netrc` lines, values continued on the
+//! next lines (YAML block scalars, a backslash-newline), well-known token shapes (AWS, GitHub,
+//! GitLab, Slack, OpenAI/Anthropic, Google, Stripe, JWT, npm, Hugging Face, Telegram, Yandex
+//! Cloud), `Authorization`/`Bearer` credentials, PEM and PuTTY private keys.
+//!
+//! A value after a secret-named key is a secret whatever it looks like; only the exact list in
+//! [`value::is_exempt`] is not (`${VAR}`, `$VAR`, `<password>`, `changeme`, `***`, an empty value,
+//! `[REDACTED]`, …). What else counts as "not a literal" depends on the [`TextKind`]: in source
+//! code only string literals (and comments) hold secrets, so `let mut secrets = 0` or
+//! `password = os.environ["X"]` stay readable; prose and transcripts are redacted strictly.
+//! A redaction never changes the number of lines, so code line numbers stay true.
+
+mod keys;
+mod patterns;
+mod value;
 
 use std::borrow::Cow;
-use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
 
+use patterns::*;
+use value::Splits;
+pub use value::EXEMPT_WORDS;
+
 /// What a redacted value is replaced with.
 pub const REDACTED: &str = "[REDACTED]";
+
+/// What kind of text is redacted, which decides what counts as a literal value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TextKind {
+    /// Transcripts, task text, skill and agent files, Markdown, text of unknown origin: every
+    /// value after a secret-named key is a secret unless exempt or plainly code (a call, a type).
+    #[default]
+    Prose,
+    /// A config, `.env`, INI, YAML, TOML, JSON or shell file: every value is a literal, so only
+    /// the exempt placeholders are kept.
+    Config,
+    /// Source code: a value is a secret when it is a string literal, or inside one, or in a
+    /// comment; identifiers, numbers, types, calls and expressions are not.
+    Code {
+        /// `'…'` delimits strings (Python, JavaScript, PHP), not characters or lifetimes (Rust).
+        single_quoted_strings: bool,
+    },
+}
 
 /// Redacted text and how many values were replaced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,9 +56,14 @@ pub struct Redacted {
     pub count: usize,
 }
 
-/// Redact `text` (see the module docs). Never panics; `redact(redact(x).text) == redact(x)`.
+/// Redact prose (see the module docs). Never panics; `redact(redact(x).text) == redact(x)`.
 pub fn redact(text: &str) -> Redacted {
-    let (text, count) = redact_cow(text);
+    redact_as(text, TextKind::Prose)
+}
+
+/// Redact text of a known kind.
+pub fn redact_as(text: &str, kind: TextKind) -> Redacted {
+    let (text, count) = redact_cow_as(text, kind);
     Redacted {
         text: text.into_owned(),
         count,
@@ -35,6 +72,11 @@ pub fn redact(text: &str) -> Redacted {
 
 /// Like [`redact`], without allocating when nothing is redacted.
 pub fn redact_cow(text: &str) -> (Cow<'_, str>, usize) {
+    redact_cow_as(text, TextKind::Prose)
+}
+
+/// Like [`redact_as`], without allocating when nothing is redacted.
+pub fn redact_cow_as(text: &str, kind: TextKind) -> (Cow<'_, str>, usize) {
     if !TRIGGER.is_match(text) {
         return (Cow::Borrowed(text), 0);
     }
@@ -43,7 +85,7 @@ pub fn redact_cow(text: &str) -> (Cow<'_, str>, usize) {
     // A redaction can expose a match that an overlapping, rejected candidate hid; repeat until
     // nothing changes so that redacting again is a no-op.
     for _ in 0..MAX_PASSES {
-        let (next, n) = redact_pass(out);
+        let (next, n) = redact_pass(out, kind);
         out = next;
         total += n;
         if n == 0 {
@@ -57,13 +99,17 @@ pub fn redact_cow(text: &str) -> (Cow<'_, str>, usize) {
 const MAX_PASSES: usize = 6;
 
 /// One pass of every rule, in order.
-fn redact_pass(text: Cow<'_, str>) -> (Cow<'_, str>, usize) {
+fn redact_pass(text: Cow<'_, str>, kind: TextKind) -> (Cow<'_, str>, usize) {
     let mut count = 0;
     let mut out = text;
     out = apply(out, &PEM_BEGIN, &mut count, pem_block);
+    out = apply(out, &PUTTY_PRIVATE, &mut count, |c, t| {
+        putty_body(t, c.get(0)?.end())
+    });
+    out = apply(out, &PUTTY_MAC, &mut count, |c, _| group(c, 1));
     out = apply(out, &URL_USERINFO, &mut count, |c, _| {
         let m = c.get(2)?;
-        (!is_placeholder(m.as_str(), true)).then(|| (m.start(), m.end()))
+        (!value::is_exempt(m.as_str(), true, None, kind)).then(|| (m.start(), m.end()))
     });
     out = apply(out, &TOKEN_SHAPES, &mut count, |c, _| {
         let m = c.get(0)?;
@@ -74,81 +120,236 @@ fn redact_pass(text: Cow<'_, str>) -> (Cow<'_, str>, usize) {
         }
         Some((m.start(), m.end()))
     });
-    out = apply(out, &TELEGRAM, &mut count, |c, _| whole(c));
+    out = apply(out, &TELEGRAM, &mut count, |c, _| group(c, 0));
     out = apply(out, &SLACK_WEBHOOK, &mut count, |c, _| group(c, 1));
     out = apply(out, &AUTH_HEADER, &mut count, |c, _| {
         let v = c.get(2)?;
         let has_scheme = c.get(1).is_some_and(|s| !s.as_str().trim().is_empty());
-        if is_placeholder(v.as_str(), true) || (!has_scheme && v.as_str().len() < 12) {
+        if value::is_exempt(v.as_str(), true, None, kind) || (!has_scheme && v.as_str().len() < 12)
+        {
             return None;
         }
         Some((v.start(), v.end()))
     });
     out = apply(out, &BEARER, &mut count, |c, _| group(c, 1));
-    out = apply(out, &CLI_FLAG, &mut count, |c, _| {
+    out = apply(out, &CLI_FLAG, &mut count, |c, t| {
         let v = c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3))?;
-        let (s, e, quoted) = unquote(v.start(), v.as_str());
-        let inner = &v.as_str()[s - v.start()..e - v.start()];
-        if inner.starts_with('-') || is_placeholder(inner, quoted) {
+        let val = value::extent(t, v.start(), Splits::AtPairs);
+        let inner = &t[val.start..val.end];
+        if inner.starts_with('-') || value::is_exempt(inner, val.quoted, None, TextKind::Config) {
             return None;
         }
-        Some((s, e))
+        Some((val.start, val.end))
     });
     out = apply(out, &XML_ELEMENT, &mut count, |c, _| {
         let (open, close, v) = (c.get(1)?, c.get(3)?, c.get(2)?);
         let ok = open.as_str().eq_ignore_ascii_case(close.as_str())
-            && is_secret_key(open.as_str())
-            && !is_placeholder(v.as_str(), true);
+            && keys::is_secret_key(open.as_str())
+            && !value::is_exempt(v.as_str(), true, None, kind);
         ok.then(|| (v.start(), v.end()))
     });
-    out = apply(out, &PHRASE, &mut count, |c, t| value_range(c, t, 1, false));
-    out = apply(out, &ASSIGNMENT, &mut count, |c, t| {
+    out = apply(out, &NETRC_INLINE, &mut count, |c, t| {
+        literal_at(c, t, 1, None, kind)
+    });
+    out = apply(out, &NETRC_LINE, &mut count, |c, t| {
+        literal_at(c, t, 1, None, kind)
+    });
+    out = apply(out, &PHRASE, &mut count, |c, t| {
+        literal_at(c, t, 1, None, kind)
+    });
+    out = apply(out, &ASSIGNMENT, &mut count, |c, t| assignment(c, t, kind));
+    out = apply(out, &KEY_ALONE, &mut count, |c, t| {
         let key = c.name("key")?;
-        if !is_secret_key(key.as_str()) {
+        let code = matches!(kind, TextKind::Code { .. });
+        if code || !keys::is_secret_key(key.as_str()) || keys::looks_like_file(key.as_str()) {
             return None;
         }
-        if c.name("sep").is_some_and(|s| s.as_str() == ":") && looks_like_file(key.as_str()) {
-            return None;
-        }
-        let line_start = at_line_start(t, c.get(0)?.start());
-        let v = c.name("val").or_else(|| c.name("val2"))?;
-        let (s, e, quoted) = unquote(v.start(), v.as_str());
-        let inner = &t[s..e];
-        if !quoted && is_variable_named_like(inner, key.as_str()) {
-            return None; // `password=password`, `_csrf_token: csrfToken`: a variable passed along
-        }
-        let dash = c
-            .name("sep")
-            .is_some_and(|s| matches!(s.as_str(), "—" | "–"));
-        if dash
-            && !key
-                .as_str()
-                .chars()
-                .any(|c| matches!(c, 'а'..='я' | 'А'..='Я'))
-        {
-            return None; // an English dash is prose, not an assignment
-        }
-        value_range(c, t, 0, line_start)
+        let line_start = c.get(0)?.start();
+        let (s, e) = value::next_lines_value(t, line_start, c.name("sep")?.end())?;
+        let one_quoted_line = !t[s..e].contains('\n') && t[s..e].starts_with(['"', '\'']);
+        let (s, e, quoted) = if one_quoted_line {
+            let v = value::extent(&t[..e], s, Splits::AtPairs);
+            (v.start, v.end, v.quoted)
+        } else {
+            (s, e, false)
+        };
+        let body = &t[s..e];
+        (!value::is_exempt(body, quoted, Some(key.as_str()), TextKind::Config)).then_some((s, e))
     });
     (out, count)
 }
 
-/// The byte range to replace for a value capture (`val` group or group `g`), honouring quotes,
-/// placeholders and, for config-style lines, the rest of the line.
-fn value_range(c: &Captures, text: &str, g: usize, line_start: bool) -> Option<(usize, usize)> {
-    let v = if g == 0 {
-        c.name("val").or_else(|| c.name("val2"))?
-    } else {
-        c.get(g)?
-    };
-    let (s, mut e, quoted) = unquote(v.start(), v.as_str());
-    if is_placeholder(text.get(s..e)?, quoted) {
+/// `key <sep> value` where the key names a secret.
+fn assignment(c: &Captures, t: &str, kind: TextKind) -> Option<(usize, usize)> {
+    let key = c.name("key")?;
+    if !keys::is_secret_key(key.as_str()) {
         return None;
     }
-    if !quoted && line_start {
-        e = line_end(text, e);
+    let sep = c.name("sep")?.as_str();
+    if sep == ":" && keys::looks_like_file(key.as_str()) {
+        return None;
     }
-    (s < e).then_some((s, e))
+    let russian_key = key
+        .as_str()
+        .chars()
+        .any(|c| matches!(c, 'а'..='я' | 'А'..='Я'));
+    if matches!(sep, "—" | "–") && !russian_key {
+        return None; // an English dash is prose, not an assignment
+    }
+    if let Some(v) = c.name("val2") {
+        // A quoted value alone on the next line.
+        let val = value::extent(t, v.start(), Splits::AtPairs);
+        let inner = &t[val.start..val.end];
+        return (!value::is_exempt(inner, val.quoted, Some(key.as_str()), kind))
+            .then_some((val.start, val.end));
+    }
+    let at = c.name("val")?.start();
+    if sep == ":" && t[at..].starts_with(':') {
+        return None; // a `Type::path`, not `key: value`
+    }
+    if closes_span(t, key.start(), at) {
+        return None; // `password:` in backticks or quotes: the key is quoted, with no value
+    }
+    if let Some(next) = after_escaped_newline(t, at) {
+        // JSON-escaped text: only a quoted value alone on the next line is taken.
+        let val = value::extent(t, next, Splits::AtPairs);
+        let inner = &t[val.start..val.end];
+        let ok = val.quoted && !value::is_exempt(inner, true, Some(key.as_str()), kind);
+        return ok.then_some((val.start, val.end));
+    }
+    let (s, e) = literal_at(c, t, 0, Some(key.as_str()), kind)?;
+    if matches!(&t[s..e], "|" | ">" | "|-" | ">-" | "|+" | ">+") {
+        return block_scalar_value(t, e, key, kind);
+    }
+    let line_start = value::at_line_start(t, c.get(0)?.start());
+    let quoted = s > 0 && t[..s].ends_with(['"', '\'', '`']);
+    if line_start && !quoted && !matches!(kind, TextKind::Code { .. }) {
+        return Some((s, value::line_end(t, e)));
+    }
+    Some((s, e))
+}
+
+/// Whether the quote at `value_at` closes a quote or code span opened right before the key
+/// (`` `password:` ``, `"token: "`), so it does not open a value.
+fn closes_span(t: &str, key_start: usize, value_at: usize) -> bool {
+    let Some(q) = t[..key_start].chars().next_back() else {
+        return false;
+    };
+    matches!(q, '`' | '"' | '\'')
+        && t[value_at..].starts_with(q)
+        && !t[key_start..value_at].contains(q)
+}
+
+/// Where the next line's content starts when `at` is an escaped newline (`\n`, `\r\n`)
+/// followed by indentation, as in JSON-encoded text.
+fn after_escaped_newline(t: &str, at: usize) -> Option<usize> {
+    let rest = &t[at..];
+    let next = rest
+        .strip_prefix("\\r\\n")
+        .or_else(|| rest.strip_prefix("\\n"))?;
+    let body = next.trim_start_matches([' ', '\t']);
+    (body.len() < next.len()).then(|| t.len() - body.len())
+}
+
+/// The value after a YAML block indicator (`password: |`) ending at `after`: on the next line
+/// for real newlines (left to `KEY_ALONE`), else after an escaped `\n` or on the same line.
+fn block_scalar_value(
+    t: &str,
+    after: usize,
+    key: regex::Match<'_>,
+    kind: TextKind,
+) -> Option<(usize, usize)> {
+    let rest = &t[after..];
+    let mut skipped = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+    let tail = &rest[skipped..];
+    if tail.is_empty() || tail.starts_with(['\n', '\r']) {
+        return None;
+    }
+    for esc in ["\\r\\n", "\\n"] {
+        if let Some(next) = tail.strip_prefix(esc) {
+            skipped += esc.len() + (next.len() - next.trim_start_matches([' ', '\t']).len());
+            break;
+        }
+    }
+    if closes_span(t, key.start(), after + skipped) {
+        return None;
+    }
+    let val = value::extent(t, after + skipped, Splits::AtPairs);
+    let inner = &t[val.start..val.end];
+    (!value::is_exempt(inner, val.quoted, Some(key.as_str()), kind) && val.start < val.end)
+        .then_some((val.start, val.end))
+}
+
+/// The value starting at capture `g` (0: the `val` group) when it is a literal secret.
+fn literal_at(
+    c: &Captures,
+    t: &str,
+    g: usize,
+    key: Option<&str>,
+    kind: TextKind,
+) -> Option<(usize, usize)> {
+    let at = if g == 0 { c.name("val")? } else { c.get(g)? }.start();
+    let splits = if key.is_some_and(keys::value_holds_pairs) {
+        Splits::AtSemicolon
+    } else if key.is_some() && value::at_line_start(t, c.get(0)?.start()) {
+        Splits::Never // `KEY=a&b=c` on a line of its own: the value is the whole token
+    } else {
+        Splits::AtPairs
+    };
+    let val = value::extent(t, at, splits);
+    let inner = &t[val.start..val.end];
+    if key.is_some_and(|k| keys::is_working_dir(k, inner)) {
+        return None;
+    }
+    let kind = match kind {
+        TextKind::Code {
+            single_quoted_strings,
+        } => {
+            if literal_or_comment(t, c.get(0)?.start(), single_quoted_strings) {
+                TextKind::Prose
+            } else if !val.quoted {
+                return None; // an identifier, number, type or expression
+            } else {
+                kind
+            }
+        }
+        other => other,
+    };
+    if value::is_exempt(inner, val.quoted, key, kind) {
+        return None;
+    }
+    (val.start < val.end).then_some((val.start, val.end))
+}
+
+/// Whether byte `pos` of source code sits inside a string literal or a comment on its line.
+fn literal_or_comment(text: &str, pos: usize, single_quoted_strings: bool) -> bool {
+    let line_start = text[..pos].rfind('\n').map_or(0, |i| i + 1);
+    let before = &text[line_start..pos];
+    let trimmed = before.trim_start();
+    if ["//", "/*", "* ", "# ", "--", "<!--"]
+        .iter()
+        .any(|p| trimmed.starts_with(p))
+        || trimmed == "*"
+        || trimmed == "#"
+    {
+        return true;
+    }
+    let mut quote: Option<char> = None;
+    let mut chars = before.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(_), '\\') => {
+                chars.next();
+            }
+            (Some(q), c) if c == q => quote = None,
+            (None, '"' | '`') => quote = Some(c),
+            (None, '\'') if single_quoted_strings => quote = Some(c),
+            (None, '/') if chars.peek() == Some(&'/') => return true,
+            (None, '#') if single_quoted_strings && chars.peek() == Some(&' ') => return true,
+            _ => {}
+        }
+    }
+    quote.is_some()
 }
 
 /// A private key block from its BEGIN line to its END line; without an END (truncated
@@ -166,15 +367,41 @@ fn pem_block(c: &Captures, text: &str) -> Option<(usize, usize)> {
     Some((begin.start(), begin.end() + len))
 }
 
-fn whole(c: &Captures) -> Option<(usize, usize)> {
-    c.get(0).map(|m| (m.start(), m.end()))
+/// The base64 lines of a PuTTY private key after `Private-Lines: N` (real or escaped newlines,
+/// or spaces when the key was pasted onto one line), up to the first token that is not base64.
+fn putty_body(text: &str, from: usize) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let is_b64 = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=');
+    let skip_sep = |mut i: usize| loop {
+        match bytes.get(i) {
+            Some(b' ' | b'\t' | b'\r' | b'\n') => i += 1,
+            Some(b'\\') if matches!(bytes.get(i + 1), Some(b'n' | b'r')) => i += 2,
+            _ => return i,
+        }
+    };
+    let start = skip_sep(from);
+    let (mut i, mut end) = (start, start);
+    loop {
+        let token_end = i + bytes[i..].iter().take_while(|b| is_b64(**b)).count();
+        let ends_cleanly = matches!(
+            bytes.get(token_end),
+            None | Some(b' ' | b'\t' | b'\r' | b'\n' | b'\\')
+        );
+        if token_end == i || !ends_cleanly {
+            break;
+        }
+        end = token_end;
+        i = skip_sep(token_end);
+    }
+    (end > start).then_some((start, end))
 }
 
 fn group(c: &Captures, g: usize) -> Option<(usize, usize)> {
     c.get(g).map(|m| (m.start(), m.end()))
 }
 
-/// Replace the ranges chosen by `pick` for each match of `re` with [`REDACTED`].
+/// Replace the ranges chosen by `pick` for each match of `re` with [`REDACTED`]. A range that
+/// spans lines becomes one `[REDACTED]` per line, so line numbers stay true.
 fn apply<'a>(
     text: Cow<'a, str>,
     re: &Regex,
@@ -187,15 +414,30 @@ fn apply<'a>(
         let Some((s, e)) = pick(&caps, &text) else {
             continue;
         };
-        if s < last || e < s || !text.is_char_boundary(s) || !text.is_char_boundary(e) {
+        if s < last || e <= s || !text.is_char_boundary(s) || !text.is_char_boundary(e) {
             continue;
         }
-        if &text[s..e] == REDACTED {
+        let found = &text[s..e];
+        if found.split('\n').all(|l| {
+            let l = l.strip_suffix('\r').unwrap_or(l);
+            l == REDACTED || l.is_empty()
+        }) {
             continue;
         }
         let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
         o.push_str(&text[last..s]);
-        o.push_str(REDACTED);
+        for (i, line) in found.split('\n').enumerate() {
+            if i > 0 {
+                o.push('\n');
+            }
+            let cr = line.ends_with('\r');
+            if line.len() > usize::from(cr) {
+                o.push_str(REDACTED);
+            }
+            if cr {
+                o.push('\r');
+            }
+        }
         last = e;
         *count += 1;
     }
@@ -207,331 +449,6 @@ fn apply<'a>(
         }
     }
 }
-
-/// Strip one level of quotes (`"…"`, `'…'`, `\"…\"`) from a value at byte `start`:
-/// returns the inner range and whether it was quoted. Unquoted values end before any `\`.
-fn unquote(start: usize, v: &str) -> (usize, usize, bool) {
-    for q in ["\\\"", "\"", "'"] {
-        if v.len() >= 2 * q.len() && v.starts_with(q) && v.ends_with(q) {
-            return (start + q.len(), start + v.len() - q.len(), true);
-        }
-    }
-    // In JSON-escaped text an unquoted value ends at the first escape (`\n`, `\"`, `\\`).
-    let cut = v.find('\\').unwrap_or(v.len());
-    (start, start + cut, false)
-}
-
-/// True when only indentation, `export`, `set` or a list dash precede `pos` on its line.
-/// Looks back only over those, so it stays cheap on huge single-line texts.
-fn at_line_start(text: &str, pos: usize) -> bool {
-    let blank = [' ', '\t'];
-    let mut before = text[..pos].trim_end_matches(blank);
-    for prefix in ["export", "set", "-"] {
-        if let Some(rest) = before.strip_suffix(prefix) {
-            if rest.is_empty() || rest.ends_with([' ', '\t', '\n']) {
-                before = rest.trim_end_matches(blank);
-                break;
-            }
-        }
-    }
-    before.is_empty() || before.ends_with('\n')
-}
-
-/// Extend a value ending at `from` to the end of its line (a real newline or an escaped `\n`,
-/// `\r`, `\"` as found in JSON strings), trailing whitespace excluded.
-fn line_end(text: &str, from: usize) -> usize {
-    let rest = &text[from..];
-    let mut end = rest.len();
-    for (i, c) in rest.char_indices() {
-        if c == '\n' || c == '\r' {
-            end = i;
-            break;
-        }
-        if c == '\\' && matches!(rest.as_bytes().get(i + 1), Some(b'n' | b'r' | b'"')) {
-            end = i;
-            break;
-        }
-    }
-    let line = &rest[..end];
-    // Only a plain `.env`/YAML tail (`correct horse battery`, `# comment`) is taken; code
-    // (`string | null;`) or further pairs (`b=2`, URLs) stay.
-    let code = |c: char| "=,;{}()[]|&<>`\"'".contains(c);
-    if line.contains(code) || line.contains("://") {
-        return from;
-    }
-    from + line.trim_end().len()
-}
-
-/// Whether a key name denotes a secret.
-fn is_secret_key(key: &str) -> bool {
-    let compact: String = key
-        .chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect();
-    const STRONG: &[&str] = &[
-        "password",
-        "passwd",
-        "passphrase",
-        "secret",
-        "apikey",
-        "privatekey",
-        "accesskey",
-        "credential",
-        "парол",
-        "секрет",
-        "токен",
-    ];
-    if STRONG.iter().any(|w| compact.contains(w)) {
-        return true;
-    }
-    if compact == "pwd" || compact == "oldpwd" {
-        return false; // the shell's working directory
-    }
-    let last = last_segment(key);
-    match last.as_str() {
-        "token" | "pwd" => true,
-        // Alone these are English words (`tests pass:`); `DB_PASS`, `basic_auth` are keys.
-        "pass" | "auth" => last.len() < compact.len(),
-        "key" => {
-            // `OPENAI_KEY=…` in an env file; lowercase `sort_key`/`primary_key` are not secrets.
-            let env_style = key.chars().any(|c| c.is_ascii_uppercase())
-                && !key.chars().any(|c| c.is_lowercase())
-                && key.contains('_');
-            env_style
-        }
-        _ => false,
-    }
-}
-
-/// Last identifier segment of a key, lowercased (`DB_PASS` → `pass`, `authToken` → `token`).
-fn last_segment(key: &str) -> String {
-    let key = key.trim_matches(|c: char| !c.is_alphanumeric());
-    let mut start = 0;
-    let mut prev_lower = false;
-    for (i, c) in key.char_indices() {
-        if !c.is_alphanumeric() {
-            start = i + c.len_utf8();
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower {
-            start = i;
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-    }
-    key[start..].to_lowercase()
-}
-
-/// An unquoted identifier value that repeats the key's word (`password=password`,
-/// `token: csrfToken`, `secret = db_secret`) is a variable, not a literal secret. A bare word
-/// with digits (`password123`) does not count: only whole, camelCase or snake_case identifiers.
-fn is_variable_named_like(value: &str, key: &str) -> bool {
-    if !is_ident(value) {
-        return false;
-    }
-    let key_plain = key.trim_matches(|c: char| !c.is_alphanumeric());
-    if value.eq_ignore_ascii_case(key_plain) {
-        return true;
-    }
-    let structured = value.contains('_')
-        || value
-            .as_bytes()
-            .windows(2)
-            .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
-    let word = last_segment(key);
-    structured && word.len() >= 3 && value.to_ascii_lowercase().contains(&word)
-}
-
-/// `secrets.yaml:12: …` is grep output, not an assignment.
-fn looks_like_file(key: &str) -> bool {
-    const EXT: &[&str] = &[
-        "rs", "py", "js", "ts", "tsx", "jsx", "go", "rb", "java", "kt", "c", "h", "cpp", "cs",
-        "php", "sh", "md", "txt", "json", "yaml", "yml", "toml", "ini", "cfg", "conf", "xml",
-        "html", "sql", "lock", "log",
-    ];
-    key.rsplit_once('.')
-        .is_some_and(|(_, ext)| EXT.contains(&ext.to_ascii_lowercase().as_str()))
-}
-
-/// Values that are not secrets: empty, already redacted, masks, template/env references,
-/// null-likes, type names and (unquoted) code expressions.
-fn is_placeholder(v: &str, quoted: bool) -> bool {
-    let v = v.trim();
-    if v.is_empty() || v.starts_with("[REDACTED") || !v.chars().any(char::is_alphanumeric) {
-        return true;
-    }
-    if v.chars()
-        .all(|c| matches!(c, '*' | '•' | '●' | 'x' | 'X' | '.' | '…' | '#' | '-' | '_'))
-    {
-        return true;
-    }
-    let starts = |p: &str| v.starts_with(p);
-    if starts("${") || starts("$(") || starts("{{") || starts("<%") || starts("%(") || v == "%s" {
-        return true;
-    }
-    if v.starts_with('<') && v.ends_with('>') && !v[1..].contains('<') {
-        return true; // <password>
-    }
-    if let Some(name) = v.strip_prefix('$') {
-        if is_ident(name) {
-            return true; // $DB_PASSWORD
-        }
-    }
-    if starts("process.env") || starts("os.environ") || starts("os.getenv") || starts("env(") {
-        return true;
-    }
-    const LITERALS: &[&str] = &[
-        "null",
-        "none",
-        "nil",
-        "undefined",
-        "true",
-        "false",
-        "str",
-        "string",
-        "bytes",
-        "secretstr",
-        "required",
-        "optional",
-        "redacted",
-        "number",
-        "boolean",
-        "bool",
-        "int",
-        "any",
-        "unknown",
-        "object",
-    ];
-    if LITERALS.iter().any(|l| v.eq_ignore_ascii_case(l)) {
-        return true;
-    }
-    if quoted {
-        return false;
-    }
-    // Unquoted: structure openers and code expressions.
-    if v.starts_with(['{', '[', '(']) {
-        return true;
-    }
-    let head_len = v
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-        .unwrap_or(v.len());
-    let head = &v[..head_len];
-    let first_is_letter = head.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
-    let tail = &v[head_len..];
-    if first_is_letter && (tail.starts_with(['(', '[', '<', '!', '?']) || tail.starts_with("::")) {
-        return true; // get_password(), request.form["x"], make::<T>(), env!("X"), a?.b
-    }
-    if first_is_letter && head_len == v.len() && head.contains('.') {
-        // self.password, config.db.token — every segment an identifier.
-        return head.split('.').all(is_ident);
-    }
-    false
-}
-
-fn is_ident(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-fn re(pattern: &str) -> Regex {
-    match Regex::new(pattern) {
-        Ok(r) => r,
-        Err(e) => panic!("bad built-in redaction pattern {pattern:?}: {e}"),
-    }
-}
-
-/// Cheap gate: text without any of these cannot contain a secret we recognise.
-static TRIGGER: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"(?i)pass|pwd|secret|token|key|auth|bearer|credential|mysql|curl|redis-cli|docker|twine|://|akia|asia|gh[pousr]_|github_pat|glpat|xox|xapp|sk-|sk_|rk_|whsec|aiza|eyj|npm_|hf_|:aa|y0_|aqvn|t1\.|парол|токен|секрет",
-    )
-});
-
-static PEM_BEGIN: LazyLock<Regex> =
-    LazyLock::new(|| re(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"));
-
-static PEM_END: LazyLock<Regex> =
-    LazyLock::new(|| re(r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"));
-
-/// Body of a truncated block: base64 lines and `Header: value` lines (real or escaped newlines).
-static PEM_BODY: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^(?:(?:\s|\\[rn])*(?:[A-Za-z0-9+/]{16,}={0,2}|[A-Za-z-]+:[^\n\\]*))*"));
-
-static URL_USERINFO: LazyLock<Regex> =
-    LazyLock::new(|| re(r#"(?i)([a-z][a-z0-9+.\-]{1,20}://[^\s:/?#@\[\]"'<>]*):([^\s/?#"'<>]+)@"#));
-
-static TOKEN_SHAPES: LazyLock<Regex> = LazyLock::new(|| {
-    re(concat!(
-        r"(?-u:\b)(?:",
-        r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?-u:\b)",
-        r"|gh[pousr]_[A-Za-z0-9]{36,255}(?-u:\b)",
-        r"|github_pat_[A-Za-z0-9_]{22,255}(?-u:\b)",
-        r"|glpat-[A-Za-z0-9_\-]{20,}",
-        r"|xox[baprs]-[A-Za-z0-9\-]{10,}",
-        r"|xapp-[0-9]-[A-Za-z0-9\-]{10,}",
-        r"|sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",
-        r"|AIza[0-9A-Za-z_\-]{35}",
-        r"|(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,}",
-        r"|whsec_[A-Za-z0-9]{20,}",
-        r"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]+",
-        r"|npm_[A-Za-z0-9]{36}(?-u:\b)",
-        r"|hf_[A-Za-z0-9]{30,}(?-u:\b)",
-        r"|y0_[A-Za-z0-9_\-]{40,}",
-        r"|AQVN[A-Za-z0-9_\-]{30,}",
-        r"|t1\.[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{40,}",
-        r")"
-    ))
-});
-
-static TELEGRAM: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?-u:\b)[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}(?-u:\b)"));
-
-static SLACK_WEBHOOK: LazyLock<Regex> =
-    LazyLock::new(|| re(r"hooks\.slack\.com/services/([A-Za-z0-9/]+)"));
-
-static AUTH_HEADER: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r#"(?i)authorization\\?["']?[ \t]*[:=][ \t]*\\?["']?((?:bearer|basic|token|bot|digest|negotiate)[ \t]+)?([^\s"'\\,;<>`]+)"#,
-    )
-});
-
-static BEARER: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)(?-u:\b)bearer[ \t]+([A-Za-z0-9._~+/\-]{16,}=*)"));
-
-static CLI_FLAG: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r#"(?i)(?:--(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token|db-pass|db-password)[ \t]+|sshpass[ \t]+-p[ \t]*|mysql(?:dump|admin)?[ \t][^\n|;&]*?[ \t]-p|redis-cli[^\n|;&]*?[ \t]-a[ \t]+|docker[ \t]+login[^\n|;&]*?[ \t]-p[ \t]+|twine[^\n|;&]*?[ \t]-p[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"']+)|(?:--(?:password|passwd|token|api-key|apikey|secret)=)("[^"\n]*"|'[^'\n]*'|[^\s"']+)|(?:curl[^\n|;&]*?[ \t](?:-u|--user)[ \t]*[^\s:"']+:)("[^"\n]*"|'[^'\n]*'|[^\s"']+)"#,
-    )
-});
-
-static XML_ELEMENT: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"(?i)<((?:[A-Za-z_][\w:.\-]*)?(?:pass|secret|token|apikey|api_key|credential)[\w:.\-]*)>([^<\n]{1,500})</([A-Za-z_][\w:.\-]*)>",
-    )
-});
-
-/// `пароль от базы: qwerty`, `password for root: hunter2`.
-static PHRASE: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r#"(?i)(?:парол\p{L}*|токен\p{L}*|password|passphrase)[ \t]+(?:от|для|к|на|у|of|for|to|on)[ \t]+[^\s:=]{1,40}(?:[ \t]+[^\s:=]{1,40})?[ \t]*(?::|=|—|–)[ \t]*(\\"(?:[^"\\\n]|\\[^"\n])*\\"|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[^\s,;&'"<>)\]}`\\][^\s,;&'"<>)\]}`]*)"#,
-    )
-});
-
-/// `key <sep> value` where the key mentions a secret; the key is checked by [`is_secret_key`].
-static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
-    re(concat!(
-        r#"(?i)\\?["']?(?P<key>[\p{L}\p{N}_.\-]*(?:pass|pwd|secret|token|key|auth|credential|парол|токен|секрет)[\p{L}\p{N}_.\-]*)\\?["']?"#,
-        r#"(?:[ \t]*:[ \t]*(?:str|string|&str|bytes|secretstr|optional\[str\]))?"#,
-        r#"[ \t]*(?P<sep>=>|:=|===?|!==?|=|:|—|–)[ \t]*"#,
-        r#"(?:(?P<val>\\"(?:[^"\\\n]|\\[^"\n])*\\"|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[^\s,;&'"<>)\]}`\\][^\s,;&'"<>)\]}`]*)"#,
-        // A quoted value on the next, indented line (`secret_key_base:\n    "…"`).
-        r#"|(?:\r?\n|(?:\\r)?\\n)[ \t]+(?P<val2>\\"(?:[^"\\\n]|\\[^"\n])*\\"|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'))"#,
-    ))
-});
 
 #[cfg(test)]
 mod tests;

@@ -12,10 +12,10 @@ use std::collections::HashMap;
 
 use sha2::{Digest, Sha256};
 
-use super::lang::{self, FileKind};
+use super::lang::{self, FileKind, Lang};
 use super::model::{Chunk, CodeIndexOptions};
 use super::{syntax, textual};
-use crate::text::redact::{self, REDACTED};
+use crate::text::redact::{self, TextKind};
 
 /// A window never grows past this many bytes (it ends early instead).
 const WINDOW_MAX_BYTES: usize = 16 * 1024;
@@ -78,55 +78,54 @@ pub fn meaningful(line: &str) -> bool {
     line.chars().any(char::is_alphanumeric)
 }
 
-/// Redact `text` keeping its line structure: returns exactly one output line per input line
-/// (see [`split_lines`]) and the number of values replaced.
-pub fn redact_lines(text: &str) -> (Vec<String>, u64) {
-    let original = split_lines(text);
-    let (whole, count) = redact::redact_cow(text);
-    if count == 0 {
-        return (original.iter().map(|l| l.to_string()).collect(), 0);
+/// How redaction reads a file of this kind: in source code only literals hold secrets, in
+/// config and shell files every value does, anything else is prose.
+pub fn redaction_kind(kind: FileKind) -> TextKind {
+    match kind {
+        FileKind::Code(Lang::Bash) | FileKind::Config(_) => TextKind::Config,
+        FileKind::Code(l) => TextKind::Code {
+            single_quoted_strings: matches!(
+                l,
+                Lang::Python | Lang::JavaScript | Lang::TypeScript | Lang::Tsx | Lang::Php
+            ),
+        },
+        FileKind::Markdown | FileKind::Text => TextKind::Prose,
     }
-    let redacted = split_lines(&whole);
-    if redacted.len() == original.len() {
-        return (
-            redacted.iter().map(|l| l.to_string()).collect(),
-            count as u64,
-        );
-    }
-    // A match spanned lines (a PEM block): redact line by line, blanking key blocks.
-    let mut out = Vec::with_capacity(original.len());
-    let mut total = 0u64;
-    let mut in_key = false;
-    for line in original {
-        let begins = line.contains("-----BEGIN") && line.contains("PRIVATE KEY");
-        if begins || in_key {
-            let keep = if begins {
-                line.find("-----BEGIN").map_or("", |i| &line[..i])
-            } else {
-                ""
-            };
-            out.push(format!("{keep}{REDACTED}"));
-            total += 1;
-            in_key = !line.contains("-----END");
-            continue;
-        }
-        let (l, n) = redact::redact_cow(line);
-        total += n as u64;
-        out.push(l.into_owned());
-    }
-    (out, total)
+}
+
+/// The kind of a file at root-relative (or any) `path` with this `content`, for redaction.
+pub fn file_text_kind(path: &str, content: &str) -> TextKind {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    let head_end = content
+        .char_indices()
+        .nth(256)
+        .map_or(content.len(), |(i, _)| i);
+    redaction_kind(lang::file_kind(name, &content[..head_end]))
+}
+
+/// Redact a file's `text` as its `kind` reads, keeping its line structure: returns exactly one
+/// output line per input line (see [`split_lines`]) and the number of values replaced.
+pub fn redact_lines(text: &str, kind: TextKind) -> (Vec<String>, u64) {
+    let (whole, count) = redact::redact_cow_as(text, kind);
+    // Redaction never adds or removes a line (a multi-line secret becomes one marker a line).
+    let lines = split_lines(&whole)
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    (lines, count as u64)
 }
 
 /// Chunk one file. `root` is the canonical root, `rel` the root-relative path.
 pub fn chunk_file(root: &str, rel: &str, content: &str, opts: &CodeIndexOptions) -> ChunkedFile {
     let original = split_lines(content);
-    let (red, secrets) = redact_lines(content);
     let name = rel.rsplit('/').next().unwrap_or(rel);
     let head_end = content
         .char_indices()
         .nth(256)
         .map_or(content.len(), |(i, _)| i);
     let kind = lang::file_kind(name, &content[..head_end]);
+    let text_kind = redaction_kind(kind);
+    let (red, secrets) = redact_lines(content, text_kind);
     let mut parse_fallback = false;
     let (mut spans, gap_kind) = match kind {
         FileKind::Code(l) => match syntax::symbol_spans(l, content, &original) {
@@ -197,7 +196,7 @@ pub fn chunk_file(root: &str, rel: &str, content: &str, opts: &CodeIndexOptions)
             let symbol = span
                 .symbol
                 .as_deref()
-                .map(|sym| redact::redact_cow(sym).0.into_owned());
+                .map(|sym| redact::redact_cow_as(sym, text_kind).0.into_owned());
             let place = match (&symbol, split) {
                 (Some(sym), true) => format!("{sym}#{part}"),
                 (Some(sym), false) => sym.clone(),
@@ -310,7 +309,7 @@ mod tests {
     #[test]
     fn redaction_keeps_line_count() {
         let text = "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\nabc\n-----END RSA PRIVATE KEY-----\npassword=hunter2\nok\n";
-        let (lines, n) = redact_lines(text);
+        let (lines, n) = redact_lines(text, TextKind::Config);
         assert_eq!(lines.len(), split_lines(text).len());
         assert!(n >= 2);
         let joined = lines.join("\n");

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension};
 
-use super::chunk::redact_lines;
+use super::chunk::{file_text_kind, redact_lines};
 use super::model::{ChunkRef, CodeLines, CodeStoreError, Freshness};
 use super::search::CodeStore;
 use super::store;
@@ -149,7 +149,11 @@ impl CodeStore {
                 let stale = file.row.size != bytes.len() as u64
                     || (!same_mtime && store::content_hash(&bytes) != file.row.sha256);
                 let text = String::from_utf8_lossy(&bytes);
-                (redact_lines(&text).0, stale, "disk")
+                (
+                    redact_lines(&text, file_text_kind(&file.path, &text)).0,
+                    stale,
+                    "disk",
+                )
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 (self.lines_from_index(file.id, file.lines)?, true, "index")

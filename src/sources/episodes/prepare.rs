@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 
 use super::discover::{Layout, TranscriptFile};
 use super::lines::{read_lines, LineItem};
-use super::model::{ParseStats, ParsedEvent};
+use super::model::{Fact, ParseStats, ParsedEvent};
 use super::parser::TranscriptParser;
 use crate::sources::regular_file;
 use crate::text::{redact, tokens};
@@ -128,6 +128,11 @@ pub fn prepare(
             let red = redact::redact(&ev.text);
             secrets += red.count as u64;
             ev.text = red.text;
+            // A "program" the parser split out of a secret (`P=ab&cd` runs `cd`) went with it.
+            ev.facts.retain(|f| match f {
+                Fact::Command { program } => red.count == 0 || has_word(&ev.text, program),
+                _ => true,
+            });
             let mut terms = tokens::index_text(&ev.text);
             if let Some(tool) = &ev.tool_name {
                 terms.push(' ');
@@ -217,4 +222,14 @@ pub fn parse_time_ms(s: &str) -> Option<i64> {
     chrono::DateTime::parse_from_rfc3339(s)
         .ok()
         .map(|t| t.timestamp_millis())
+}
+
+/// Whether `word` occurs in `text` as a whole word (not inside a longer one).
+fn has_word(text: &str, word: &str) -> bool {
+    let part = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/');
+    text.match_indices(word).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + word.len()..].chars().next();
+        !before.is_some_and(part) && !after.is_some_and(part)
+    })
 }

@@ -77,7 +77,7 @@ const SECRET_CASES: &[(&str, &str, &str)] = &[
     (
         "k:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\nabcdef==\n-----END RSA PRIVATE KEY-----\nafter",
         "MIIEpAIBAAKCAQEA7",
-        "k:\n[REDACTED]\nafter",
+        "k:\n[REDACTED]\n[REDACTED]\n[REDACTED]\n[REDACTED]\nafter",
     ),
     (
         "-----BEGIN OPENSSH PRIVATE KEY-----\\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU\\n-----END OPENSSH PRIVATE KEY-----",
@@ -95,6 +95,46 @@ const SECRET_CASES: &[(&str, &str, &str)] = &[
     ("пароль от базы: s3cr3t", "s3cr3t", "пароль от базы: "),
     ("токен — abcdef123", "abcdef123", "токен — "),
     ("password for root: toor1", "toor1", "password for root: "),
+    // Issue 13: values that look like placeholders or variables are secrets after a secret key.
+    ("password=MyPassword2024q1", "MyPassword2024q1", "password="),
+    ("password=Passw0rd!q9", "Passw0rd", "password="),
+    ("DATABASE_PASSWORD=DotEnvPassword44", "DotEnvPassword44", "DATABASE_PASSWORD="),
+    ("GET /v1?api_key=QueryApiKeyValue55 HTTP/1.1", "QueryApiKeyValue55", " HTTP/1.1"),
+    ("db:\n  password: YamlPasswordSecret33\n", "YamlPasswordSecret33", "  password: "),
+    ("password=Tr0ub4dor&3q", "3q", "password=[REDACTED]"),
+    ("curl 'x?password=Tr0ub4dor&3q&user=bob'", "3q", "[REDACTED]&user=bob"),
+    ("password=semi;colon;x", "colon", "password=[REDACTED]"),
+    ("machine api.host login bob password NetrcPass77", "NetrcPass77", "login bob password "),
+    ("machine h\n  login u\n  password NetrcLine88\n", "NetrcLine88", "  password "),
+    ("pwd=PwdShort9", "PwdShort9", "pwd="),
+    ("Server=db;Uid=sa;Pwd=OdbcPass1;Database=x", "OdbcPass1", ";Database=x"),
+    (
+        "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=AzureKey0+/abc==;EndpointSuffix=core.windows.net",
+        "AzureKey0",
+        ";EndpointSuffix=core.windows.net",
+    ),
+    (
+        "Endpoint=sb://x/;SharedAccessSignature=sv=2020&sig=SasSig1%2B&se=9;Other=1",
+        "SasSig1",
+        ";Other=1",
+    ),
+    ("Server=tcp:h;User Id=u;Password=Ado;Pass;Database=d", "Ado;Pass", ";Database=d"),
+    ("jdbc:postgresql://h/db?user=u&password=JdbcPw5&ssl=true", "JdbcPw5", "&ssl=true"),
+    ("password=$ecretDollar1", "$ecretDollar1", "password="),
+    ("password: |\n  BlockScalarSecret\n  second line\nnext: 1", "BlockScalarSecret", "next: 1"),
+    ("password:\n  NextLineSecret\nuser: bob", "NextLineSecret", "user: bob"),
+    ("description: password: |   SameLine77 next: 1", "SameLine77", "password: |"),
+    ("{\"cmd\": \"password: |\\n  EscapedBlock78\"}", "EscapedBlock78", "password: |"),
+    ("export PASSWORD=Cont\\\ninued9 && run", "inued9", "&& run"),
+    ("password=!@#$%^", "!@#$%^", "password="),
+    ("connect(password=Literal77)", "Literal77", ")"),
+    ("the password is set: password=Hunter22.", "Hunter22", "password="),
+    (
+        "PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\nPublic-Lines: 1\nAAAAB3NzaC1yc2E\nPrivate-Lines: 2\nAAABAQCPuttyPrivA\nAAABAQCPuttyPrivB\nPrivate-MAC: 0a1b2c3d4e\n",
+        "PuttyPriv",
+        "Public-Lines: 1\nAAAAB3NzaC1yc2E",
+    ),
+    ("Private-MAC: 0a1b2c3d4e5f", "0a1b2c3d4e5f", "Private-MAC: "),
 ];
 
 /// Text that must come out unchanged.
@@ -110,7 +150,6 @@ const KEEP_CASES: &[&str] = &[
     "set({\n  user: data.user,\n  token: data.token,\n  ok: null,\n})",
     "password:\n  min_length: 8",
     "secret_key_base: ...",
-    "params: { _csrf_token: csrfToken }",
     "tests pass: all green",
     "auth: true, WIF auth: `X`",
     "api_key_reqs: number",
@@ -129,6 +168,19 @@ const KEEP_CASES: &[&str] = &[
     "src/auth/token.rs:42: fn parse()",
     "secrets.yaml: 12 lines",
     "bypass: true",
+    "pub secrets_redacted: u64,",
+    "let mut secrets = 0;",
+    "password = os.environ[\"DB_PASSWORD\"]",
+    "PASSWORD=%DB_PASSWORD%",
+    "password: changeme",
+    "token=\"\"",
+    "\"max_tokens\": 4096, \"token_count\": 12",
+    "password_file=/run/secrets/db",
+    "Access denied for user 'app'@'10.0.0.7' (using password: NO)",
+    "{\\n  autoRefreshToken: true,\\n}",
+    "[\"+    if not secret:\",\"+        raise\"]",
+    "setToken: (token: string | null) => void;",
+    "machine learning by default uses a password manager",
     "mkdir -p dir && mysql -u root -p",
     "the sk-learn-compatible-estimators-and-more library",
     "Authorization: Bearer $TOKEN",
@@ -281,5 +333,90 @@ fn command_line_credentials_are_redacted() {
         assert!(!out.text.contains(secret), "{input} → {}", out.text);
         assert!(out.count >= 1);
         assert_eq!(redact(&out.text).text, out.text, "idempotent");
+    }
+}
+
+const RUST: TextKind = TextKind::Code {
+    single_quoted_strings: false,
+};
+const PYTHON: TextKind = TextKind::Code {
+    single_quoted_strings: true,
+};
+
+#[test]
+fn code_keeps_identifiers_types_and_expressions() {
+    for (kind, input) in [
+        (RUST, "pub secrets_redacted: u64,"),
+        (RUST, "let mut secrets = 0;"),
+        (RUST, "let password = user_input;"),
+        (
+            RUST,
+            "fn check<'a>(password: &'a str, token: Option<String>) {",
+        ),
+        (RUST, "let token = self.client.token.clone();"),
+        (RUST, "Self { password: pw, api_key: key.to_string() }"),
+        (RUST, "x.secrets_redacted += chunked.secrets;"),
+        (PYTHON, "password = os.environ[\"DB_PASSWORD\"]"),
+        (PYTHON, "token = request.headers.get('X-Token')"),
+        (PYTHON, "secret = settings.SECRET_KEY"),
+        (PYTHON, "params = { _csrf_token: csrfToken }"),
+    ] {
+        let r = redact_as(input, kind);
+        assert_eq!(r.text, input, "{kind:?}");
+        assert_eq!(r.count, 0, "{input:?}");
+    }
+}
+
+#[test]
+fn code_literals_and_comments_are_redacted() {
+    for (kind, input, secret) in [
+        (RUST, "let password = \"CodeLit1\";", "CodeLit1"),
+        (
+            RUST,
+            "const DSN: &str = \"Server=x;Password=CodeConn2;Database=y\";",
+            "CodeConn2",
+        ),
+        (RUST, "// password=CodeComment3", "CodeComment3"),
+        (
+            RUST,
+            "let url = \"postgres://u:CodeUrl4@h/db\";",
+            "CodeUrl4",
+        ),
+        (PYTHON, "password = 'CodePy5'", "CodePy5"),
+        (PYTHON, "# api_key: CodeHash6", "CodeHash6"),
+        (
+            PYTHON,
+            "requests.get('https://x/?token=CodeQuery7&a=1')",
+            "CodeQuery7",
+        ),
+    ] {
+        let r = redact_as(input, kind);
+        assert!(!r.text.contains(secret), "{input:?} -> {:?}", r.text);
+        assert!(r.count >= 1);
+    }
+}
+
+#[test]
+fn config_values_are_literals() {
+    for (input, secret) in [
+        ("PASSWORD=password_value", "password_value"),
+        ("token = data.token", "data.token"),
+        ("api_key: getKey()", "getKey()"),
+    ] {
+        let r = redact_as(input, TextKind::Config);
+        assert!(!r.text.contains(secret), "{input:?} -> {:?}", r.text);
+    }
+}
+
+#[test]
+fn redaction_keeps_the_line_count() {
+    for (input, _, _) in SECRET_CASES {
+        let r = redact(input);
+        assert_eq!(
+            r.text.lines().count(),
+            input.lines().count(),
+            "{input:?} -> {:?}",
+            r.text
+        );
     }
 }
