@@ -86,6 +86,27 @@ impl Fake {
     }
 
     fn sessions(&self) -> Value {
+        if self.mode == "chatty" {
+            // One long session answering with many events: the engine caps it (contract §7).
+            let matches: Vec<Value> = (1..=6)
+                .map(|seq| {
+                    json!({"header": {"id": "fake-long", "cwd": "/srv/fake/app"},
+                    "live": false, "persisted": true,
+                    "bestMatch": {"sessionId": "fake-long", "seq": seq, "type": "assistant",
+                                  "time": "2025-03-01T10:05:00Z", "surface": "current",
+                                  "snippet": format!("mysql step {seq}")}})
+                })
+                .chain(std::iter::once(
+                    json!({"header": {"id": "fake-s2", "cwd": "/srv/fake/app"},
+                    "live": false, "persisted": true,
+                    "bestMatch": {"sessionId": "fake-s2", "seq": 1, "type": "user",
+                                  "time": "2025-03-01T10:05:00Z", "surface": "current",
+                                  "snippet": "mysql is down"}}),
+                ))
+                .collect();
+            return json!({"index_rev": "sq-rev-9", "coverage": {"sessions": 2, "indexed_docs": 7},
+                          "matches": matches});
+        }
         json!({
             "index_rev": "sq-rev-9",
             "coverage": {"sessions": 2, "indexed_docs": 40},
@@ -494,6 +515,35 @@ fn degraded_capability_is_an_answer_with_a_warning() {
 
 // ---------------------------------------------------------------------------------------------
 // Episodes lane (session query).
+
+#[test]
+fn get_episode_of_an_external_session_says_where_the_session_lives() {
+    let s = setup();
+    let e = engine(episodes_only(fake("normal", &s, "ge")), 5000);
+    let err = e
+        .get_episode("fake-s1", 7, 2)
+        .expect_err("not in the built-in index");
+    let msg = err.to_string();
+    assert!(msg.contains("external source fake-ge"), "{msg}");
+    assert!(err.is_not_found());
+}
+
+#[test]
+fn an_external_episodes_source_is_capped_at_three_events_a_session() {
+    let s = setup();
+    let e = engine(episodes_only(fake("chatty", &s, "chatty")), 5000);
+    let resp = search(&e, QUERY);
+    let items = resp["lanes"]["episodes"]["items"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let long = items
+        .iter()
+        .filter(|i| i["session_id"] == "fake-long")
+        .count();
+    assert_eq!(long, 3, "{items:#?}");
+    assert!(items.iter().any(|i| i["session_id"] == "fake-s2"));
+}
 
 #[test]
 fn session_query_answer_becomes_the_episodes_lane() {

@@ -9,6 +9,9 @@ use super::search::rrf;
 use crate::contract::{Actor, CodeItem, EpisodeItem, SessionInfo, SkillItem, UsedBy};
 use crate::sources::episodes::search::EpisodeHit;
 
+/// At most this many events of one session in the episodes lane (contract §7 diversity).
+pub use crate::sources::episodes::search::PER_SESSION_CAP;
+
 /// At most this many code hits of one path in the code lane (contract §7 diversity).
 pub const PER_PATH_CAP: usize = 5;
 
@@ -53,11 +56,19 @@ pub fn order(a: (f64, Option<&str>, &str), b: (f64, Option<&str>, &str)) -> Orde
 pub fn episode_items(hits: &[EpisodeHit], weight: f64) -> Vec<EpisodeItem> {
     let mut seen = HashSet::new();
     let mut items = Vec::new();
+    let mut per_session: HashMap<&str, usize> = HashMap::new();
     for h in hits {
         let id = episode_id(&h.session_id, h.seq);
         if !seen.insert(id.clone()) {
             continue;
         }
+        // Contract §7 diversity, whatever the source (an external session-query server does not
+        // cap): a long session cannot hide the rest.
+        let n = per_session.entry(h.session_id.as_str()).or_default();
+        if *n >= PER_SESSION_CAP {
+            continue;
+        }
+        *n += 1;
         let rank = items.len() + 1;
         let mut why = vec![
             format!("fts: match in {}", h.event_type),

@@ -249,13 +249,21 @@ pub enum EpisodeError {
     NoSession(String),
     #[error("session {0} has no event {1}")]
     NoEvent(String, u64),
+    #[error(
+        "session {0} is not in the built-in episodes index; the episodes lane comes from the \
+         external source {1}, which answers searches only: open the event there"
+    )]
+    External(String, String),
     #[error(transparent)]
     Store(#[from] EpisodeStoreError),
 }
 
 impl EpisodeError {
     pub fn is_not_found(&self) -> bool {
-        matches!(self, EpisodeError::NoSession(_) | EpisodeError::NoEvent(..))
+        matches!(
+            self,
+            EpisodeError::NoSession(_) | EpisodeError::NoEvent(..) | EpisodeError::External(..)
+        )
     }
 }
 
@@ -267,10 +275,25 @@ impl Engine {
         seq: u64,
         context: u64,
     ) -> Result<Episode, EpisodeError> {
-        let store = self.episode_store().ok_or(EpisodeError::NoIndex)?;
-        let s = store
-            .session(session_id)?
-            .ok_or_else(|| EpisodeError::NoSession(session_id.to_string()))?;
+        // With an external session-query source the built-in index may not hold the session:
+        // say where it lives instead of claiming it does not exist.
+        let external = self
+            .config
+            .sources
+            .episodes
+            .as_ref()
+            .map(|_| EpisodeError::External(session_id.to_string(), self.episodes.name()));
+        let Some(store) = self.episode_store() else {
+            return Err(external.unwrap_or(EpisodeError::NoIndex));
+        };
+        let s = match store.session(session_id)? {
+            Some(s) => s,
+            None => {
+                return Err(
+                    external.unwrap_or_else(|| EpisodeError::NoSession(session_id.to_string()))
+                )
+            }
+        };
         let events = store.event_with_context(session_id, seq, context)?;
         if !events.iter().any(|e| e.seq == seq) {
             return Err(EpisodeError::NoEvent(session_id.to_string(), seq));
