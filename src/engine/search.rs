@@ -108,15 +108,34 @@ impl Engine {
             .map(|t| {
                 t.lanes
                     .iter()
-                    .map(|l| LaneLog {
-                        lane: match l.lane.as_str() {
-                            "episodes" => "episodes",
-                            "code" => "code",
-                            _ => "skills",
-                        },
-                        ms: l.ms,
-                        items: l.items,
-                        degraded: l.degraded,
+                    .map(|l| {
+                        let (lane, header, returned) = match l.lane.as_str() {
+                            "episodes" => (
+                                "episodes",
+                                Some(&resp.lanes.episodes.header),
+                                resp.lanes.episodes.items.len(),
+                            ),
+                            "code" => (
+                                "code",
+                                Some(&resp.lanes.code.header),
+                                resp.lanes.code.items.len(),
+                            ),
+                            _ => (
+                                "skills",
+                                resp.lanes.skills.as_ref().map(|s| &s.header),
+                                resp.lanes.skills.as_ref().map_or(0, |s| s.items.len()),
+                            ),
+                        };
+                        LaneLog {
+                            lane: lane.to_string(),
+                            ms: l.ms,
+                            items: l.items,
+                            returned: returned as u32,
+                            degraded: l.degraded,
+                            reason: l
+                                .degraded
+                                .then(|| degradation_class(resp, lane, header).to_string()),
+                        }
                     })
                     .collect()
             })
@@ -130,7 +149,7 @@ impl Engine {
         codes.dedup();
         self.logger.write(LogLine {
             at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            op: "search",
+            op: "search".to_string(),
             request_id: req.request_id.clone(),
             ms,
             lanes,
@@ -138,6 +157,27 @@ impl Engine {
             truncated: resp.limits.truncated,
             codes,
         });
+    }
+}
+
+/// Why a lane degraded, as a class the log may hold (never the free-text reason, which can name
+/// paths): a timeout, the code of the lane's own issue, or the code lane's degraded capability.
+fn degradation_class(
+    resp: &SearchResponse,
+    lane: &str,
+    header: Option<&LaneHeader>,
+) -> &'static str {
+    let reason = header.and_then(|h| h.degradation_reason.as_deref());
+    if reason.is_some_and(|r| r.starts_with("timed out")) {
+        return "timeout";
+    }
+    let own_issue = resp.errors.iter().chain(resp.warnings.iter()).find(|i| {
+        i.lane.as_deref() == Some(lane) && !matches!(i.code, Code::LaneDegraded | Code::StaleIndex)
+    });
+    match own_issue {
+        Some(i) => i.code.as_str(),
+        None if lane == "code" => "capability_degraded",
+        None => Code::LaneDegraded.as_str(),
     }
 }
 

@@ -44,7 +44,7 @@ pub fn read(server: &Inner, args: &Map<String, Value>) -> CallToolResult {
         },
     };
 
-    if let Some(src) = &server.engine.config.sources.code {
+    if let Some(src) = &server.engine().config.sources.code {
         let source = server
             .external_code
             .get_or_init(|| McpCodeSource::new(src, EXTERNAL_READ_TIMEOUT));
@@ -57,7 +57,7 @@ pub fn read(server: &Inner, args: &Map<String, Value>) -> CallToolResult {
             Err(f) => failure(f.code, None, &f.reason),
         };
     }
-    if let Some(store) = server.engine.code_store() {
+    if let Some(store) = server.engine().code_store() {
         return match store.read_code(path, start, end) {
             Ok(lines) => {
                 let doc = serde_json::to_value(&lines).unwrap_or(Value::Null);
