@@ -4,7 +4,8 @@
 //! The watch tests start `knowledge index --watch`, change the world (append to a transcript,
 //! edit a code file, add a skill) and poll `knowledge search` until the change is found. Nothing
 //! is timed: the deadline is generous and only bounds a hang; latency is measured by
-//! `scripts/bench_watch.sh`, not here.
+//! `cargo bench --bench watch_bench`, not here. `knowledge mcp` watches by itself: a client sees
+//! the appended event and a new `index_rev` without restarting it.
 
 mod common;
 
@@ -188,4 +189,50 @@ fn a_new_skill_reaches_the_skills_lane_also_when_polling() {
             .iter()
             .any(|i| i["name"] == "llama-grooming")
     });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mcp_server_answers_from_the_newest_revision() {
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::TokioChildProcess;
+    use rmcp::ServiceExt;
+
+    let w = indexed_world();
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_knowledge"));
+    cmd.arg("--data-dir").arg(&w.data).arg("mcp");
+    let client =
+        ().serve(TokioChildProcess::new(cmd).expect("start knowledge mcp"))
+            .await
+            .expect("MCP handshake");
+    let search = |query: &'static str| {
+        let args = serde_json::json!({
+            "schema": "knowledge.search/v1", "query": query, "include": ["episodes"]
+        });
+        let params = CallToolRequestParams::new("knowledge_search".to_string())
+            .with_arguments(args.as_object().cloned().unwrap_or_default());
+        let peer = client.peer().clone();
+        async move {
+            let r = peer.call_tool(params).await.expect("knowledge_search");
+            r.structured_content.expect("a contract document")
+        }
+    };
+    let before = search("wombatlantern").await;
+    assert!(items(&before, "episodes").is_empty());
+    let rev_before = before["lanes"]["episodes"]["index_rev"].clone();
+    append_event(
+        &transcript(&w),
+        &w.world.repo("billing"),
+        "the wombatlantern job was restarted",
+    );
+    let started = Instant::now();
+    let after = loop {
+        let resp = search("wombatlantern").await;
+        if !items(&resp, "episodes").is_empty() {
+            break resp;
+        }
+        assert!(started.elapsed() < DEADLINE, "never searchable: {resp}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_ne!(after["lanes"]["episodes"]["index_rev"], rev_before);
+    let _ = client.cancel().await;
 }

@@ -41,6 +41,10 @@ pub fn indexed_world() -> CliWorld {
     let world = demo::materialize(&demo::bundled_world(), &tmp.path().join("world"))
         .expect("materialise the demo world");
     let data = tmp.path().join("data");
+    // A generous lane timeout, so that a slow debug build on a busy machine answers every lane.
+    std::fs::create_dir_all(&data).expect("data dir");
+    std::fs::write(data.join("config.toml"), "[lanes]\ntimeout_ms = 10000\n")
+        .expect("write config.toml");
     let out = bin()
         .arg("--data-dir")
         .arg(&data)
