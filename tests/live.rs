@@ -154,6 +154,13 @@ fn an_event_appended_to_a_transcript_becomes_searchable() {
     let item = &items(&resp, "episodes")[0];
     assert_eq!(item["session_id"], "40b2334f-8cd8-49dd-8b81-2fd55e3b6a92");
     assert_ne!(resp["lanes"]["episodes"]["index_rev"], rev_before);
+    // Read from where it stopped: the same session, one more event, no duplicate session.
+    let counts = |r: &Value| r["lanes"]["episodes"]["counts"].clone();
+    assert_eq!(counts(&resp)["sessions"], counts(&before)["sessions"]);
+    assert_eq!(
+        counts(&resp)["indexed_docs"].as_u64().unwrap(),
+        counts(&before)["indexed_docs"].as_u64().unwrap() + 1
+    );
 }
 
 #[test]

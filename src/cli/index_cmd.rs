@@ -32,13 +32,21 @@ pub fn run(data_dir: &Path, a: IndexArgs) -> Result<i32> {
                 );
             }
         }
-        let mut skills = a.skills.clone();
-        skills.extend(default_skill_roots(&a.code));
-        let mut agents = a.agents.clone();
-        agents.extend(default_agent_roots(&a.code));
+        // Absolute, so that a watch or a later run from another directory names every file the
+        // way the index does.
+        let abs = |v: &[PathBuf]| -> Vec<PathBuf> {
+            v.iter()
+                .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+                .collect()
+        };
+        let code = abs(&a.code);
+        let mut skills = abs(&a.skills);
+        skills.extend(default_skill_roots(&code));
+        let mut agents = abs(&a.agents);
+        agents.extend(default_agent_roots(&code));
         IndexPlan {
-            sessions: a.sessions.clone(),
-            code: a.code.clone(),
+            sessions: abs(&a.sessions),
+            code,
             skills,
             agents,
         }

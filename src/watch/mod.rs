@@ -26,8 +26,10 @@ use serde::Serialize;
 use crate::indexing::{index_all, IndexAllError, IndexAllSummary, IndexPlan};
 pub use scope::{Dirty, Scope};
 
-/// How long changes are collected after the first one before a batch is indexed.
+/// At most this long changes are collected after the first one before a batch is indexed …
 pub const DEBOUNCE: Duration = Duration::from_millis(1000);
+/// … and a batch closes earlier once the files have been quiet this long.
+pub const QUIET: Duration = Duration::from_millis(250);
 /// How often the polling fallback looks at the files.
 pub const POLL_INTERVAL: Duration = Duration::from_secs(2);
 /// How long a batch waits before trying again when another process holds the index lock.
@@ -199,11 +201,7 @@ fn run(
     mut report: impl FnMut(WatchEvent),
 ) {
     let mut dirty = if opts.catch_up {
-        Dirty {
-            sessions: true,
-            code: true,
-            skills: true,
-        }
+        Dirty::everything()
     } else {
         Dirty::default()
     };
@@ -219,14 +217,14 @@ fn run(
             }
             let window = Instant::now() + opts.debounce;
             while let Some(left) = window.checked_duration_since(Instant::now()) {
-                match rx.recv_timeout(left) {
+                match rx.recv_timeout(left.min(QUIET)) {
                     Ok(ev) => dirty.merge(classify(scope, ev)),
                     Err(RecvTimeoutError::Timeout) => break,
                     Err(RecvTimeoutError::Disconnected) => return,
                 }
             }
         }
-        match index_batch(data_dir, plan, dirty) {
+        match index_batch(data_dir, plan, &dirty) {
             Ok(batch) => {
                 dirty = Dirty::default();
                 report(WatchEvent::Indexed(Box::new(batch)));
@@ -257,27 +255,30 @@ fn classify(scope: &Scope, ev: notify::Result<notify::Event>) -> Dirty {
     match ev {
         Ok(ev) => scope.classify(&ev.kind, &ev.paths),
         // A dropped event (queue overflow) may hide any change: index everything.
-        Err(_) => Dirty {
-            sessions: true,
-            code: true,
-            skills: true,
-        },
+        Err(_) => Dirty::everything(),
     }
 }
 
-/// One incremental pass over the stages that changed (the skills and actors store is derived
-/// from the episodes, so it is rebuilt after every pass; it skips itself when nothing moved).
+/// One incremental pass over the stages that changed: only the changed transcripts (read from
+/// where the index stopped), the code roots, and the skills and actors store, which is derived
+/// from the episodes and skips itself when nothing moved. Episodes commit first, so an event is
+/// searchable before the derived store is rebuilt.
 pub fn index_batch(
     data_dir: &Path,
     plan: &IndexPlan,
-    dirty: Dirty,
+    dirty: &Dirty,
 ) -> Result<Batch, IndexAllError> {
     let started = Instant::now();
     let stage_plan = IndexPlan {
-        sessions: if dirty.sessions {
+        sessions: if dirty.all_sessions {
             plan.sessions.clone()
         } else {
-            Vec::new()
+            dirty
+                .session_files
+                .iter()
+                .filter(|p| p.is_file())
+                .cloned()
+                .collect()
         },
         code: if dirty.code {
             plan.code.clone()
@@ -289,7 +290,7 @@ pub fn index_batch(
     };
     let summary = index_all(data_dir, &stage_plan, &mut |_| {})?;
     Ok(Batch {
-        dirty_sessions: dirty.sessions,
+        dirty_sessions: dirty.sessions(),
         dirty_code: dirty.code,
         dirty_skills: dirty.skills,
         new_events: summary.episodes.as_ref().map_or(0, |e| e.events_added),

@@ -2,6 +2,7 @@
 //! under a code root (not in a VCS or vendored folder, not in the data dir itself, whose SQLite
 //! writes would otherwise wake the watcher forever), a file under a skill or agent folder.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use notify::event::{AccessKind, AccessMode, EventKind, MetadataKind, ModifyKind};
@@ -10,20 +11,38 @@ use crate::indexing::IndexPlan;
 use crate::sources::code::lang::{VCS_DIRS, VENDORED_DIRS};
 
 /// The stages a batch of changes asks for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Dirty {
-    pub sessions: bool,
+    /// Transcripts changed: these (named as `knowledge index` names them under their root) …
+    pub session_files: BTreeSet<PathBuf>,
+    /// … or every session root (a new folder, a lost event, the first pass).
+    pub all_sessions: bool,
     pub code: bool,
     pub skills: bool,
 }
 
 impl Dirty {
-    pub fn any(self) -> bool {
-        self.sessions || self.code || self.skills
+    /// Everything: the first pass, or after the watcher lost events.
+    pub fn everything() -> Dirty {
+        Dirty {
+            all_sessions: true,
+            code: true,
+            skills: true,
+            ..Dirty::default()
+        }
+    }
+
+    pub fn sessions(&self) -> bool {
+        self.all_sessions || !self.session_files.is_empty()
+    }
+
+    pub fn any(&self) -> bool {
+        self.sessions() || self.code || self.skills
     }
 
     pub fn merge(&mut self, other: Dirty) {
-        self.sessions |= other.sessions;
+        self.session_files.extend(other.session_files);
+        self.all_sessions |= other.all_sessions;
         self.code |= other.code;
         self.skills |= other.skills;
     }
@@ -32,7 +51,9 @@ impl Dirty {
 /// The watched roots of a plan, canonical, with the data dir to ignore.
 #[derive(Debug, Clone)]
 pub struct Scope {
-    sessions: Vec<PathBuf>,
+    /// (canonical, as given): events arrive under the canonical form, the index knows a
+    /// transcript by its path under the root as given.
+    sessions: Vec<(PathBuf, PathBuf)>,
     code: Vec<PathBuf>,
     skills: Vec<PathBuf>,
     data_dir: PathBuf,
@@ -51,7 +72,12 @@ impl Scope {
                 .collect()
         };
         Scope {
-            sessions: existing(&plan.sessions),
+            sessions: plan
+                .sessions
+                .iter()
+                .filter(|p| p.exists())
+                .map(|p| (canonical(p), p.clone()))
+                .collect(),
             code: existing(&plan.code),
             skills: existing(
                 &plan
@@ -70,6 +96,7 @@ impl Scope {
         let mut all: Vec<PathBuf> = self
             .sessions
             .iter()
+            .map(|(c, _)| c)
             .chain(&self.code)
             .chain(&self.skills)
             .cloned()
@@ -94,10 +121,14 @@ impl Scope {
             if p.starts_with(&self.data_dir) {
                 continue;
             }
-            if self.sessions.iter().any(|r| p.starts_with(r))
-                && p.extension().is_some_and(|e| e == "jsonl")
-            {
-                d.sessions = true;
+            if let Some((canonical, given)) = self.sessions.iter().find(|(c, _)| p.starts_with(c)) {
+                if p.extension().is_some_and(|e| e == "jsonl") {
+                    let rel = p.strip_prefix(canonical).unwrap_or(p);
+                    d.session_files.insert(given.join(rel));
+                } else if p.is_dir() {
+                    // A new folder: its first transcript may predate the watch on it.
+                    d.all_sessions = true;
+                }
             }
             if let Some(root) = self.code.iter().find(|r| p.starts_with(r)) {
                 if !in_skipped_dir(root, p) {
@@ -155,7 +186,11 @@ mod tests {
         let scope = Scope::new(&base.join("repo/data"), &plan);
         let write = EventKind::Modify(ModifyKind::Data(notify::event::DataChange::Any));
         let at = |p: &str| scope.classify(&write, &[base.join(p)]);
-        assert!(at("sessions/p/a.jsonl").sessions);
+        assert_eq!(
+            at("sessions/p/a.jsonl").session_files,
+            BTreeSet::from([base.join("sessions/p/a.jsonl")])
+        );
+        assert!(at("sessions").all_sessions, "a folder asks for a full pass");
         assert!(!at("sessions/p/notes.txt").any());
         assert!(at("repo/src/lib.rs").code);
         assert!(
