@@ -147,16 +147,17 @@ fn append(path: &Path, word: &str) {
     writeln!(f, "{line}").expect("append");
 }
 
-fn latency(data: &Path, tree: &Path, rounds: usize) {
+fn latency(data: &Path, tree: &Path, rounds: usize, label: &str) {
     let engine = Engine::open(EngineConfig {
         log: false,
         ..EngineConfig::new(data)
     });
     let files = transcripts(tree);
-    let mut rng = synth::Rng::new(7);
+    // Words of their own per run, so that no run finds the appends of another.
+    let mut rng = synth::Rng::new(7 + label.len() as u64);
     let mut ms = Vec::new();
     for i in 0..rounds {
-        let word = format!("zqlive{i}x{}", rng.below(1_000_000));
+        let word = format!("zq{label}{i}x{}", rng.below(1_000_000));
         let file = &files[rng.below(files.len() as u64) as usize];
         let mut req = SearchRequest::new(word.clone());
         req.include = [Lane::Episodes].into_iter().collect();
@@ -180,7 +181,7 @@ fn latency(data: &Path, tree: &Path, rounds: usize) {
     ms.sort_by(f64::total_cmp);
     let at = |p: f64| ms[((p * ms.len() as f64).ceil() as usize).clamp(1, ms.len()) - 1];
     println!(
-        "  append → searchable over {rounds} appends: p50 {:.0} ms, p95 {:.0} ms, max {:.0} ms",
+        "  append → searchable, {label}, over {rounds} appends: p50 {:.0} ms, p95 {:.0} ms, max {:.0} ms",
         at(0.5),
         at(0.95),
         ms[ms.len() - 1]
@@ -213,7 +214,7 @@ fn main() {
         let label = if poll { "polling" } else { "native" };
         let mut child = start_watch(&data, &tree, poll);
         idle(&child, idle_secs, label);
-        latency(&data, &tree, 20);
+        latency(&data, &tree, 20, label);
         let _ = child.kill();
         let _ = child.wait();
     }
