@@ -192,3 +192,27 @@ fn doctor_on_an_empty_data_dir_says_what_to_run() {
         "{text}"
     );
 }
+
+#[test]
+fn doctor_says_when_an_external_source_is_unreachable() {
+    let w = indexed_world();
+    std::fs::write(
+        w.data.join("config.toml"),
+        "[sources.code]\ncommand = \"/nonexistent/ragraf-server\"\ntool = \"ragraf_search\"\n",
+    )
+    .unwrap();
+    let out = run(&w.data, &["doctor", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let d = json(&out);
+    let src = &d["sources"][0];
+    assert_eq!(src["lane"], "code");
+    assert_eq!(src["reachable"], false);
+    assert!(!src["error"].as_str().unwrap().is_empty(), "{src}");
+    let problem = d["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["problem"].as_str().unwrap().contains("unreachable"))
+        .expect("the unreachable source is a problem");
+    assert!(problem["fix"].as_str().unwrap().contains("[sources.code]"));
+}
