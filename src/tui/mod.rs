@@ -33,6 +33,7 @@ use std::sync::{mpsc, Arc};
 use anyhow::{Context, Result};
 use knowledge::engine::Engine;
 use knowledge::text::sanitize::one_line;
+use knowledge::watch::slot::EngineSlot;
 
 use action::Action;
 use keymap::Keymap;
@@ -77,12 +78,19 @@ fn watch_action(ev: knowledge::watch::WatchEvent) -> Action {
 /// `watch`, the roots last indexed into its data dir are followed while it runs.
 pub fn run(engine: Engine, query: Option<String>, watch: bool) -> Result<i32> {
     let mut app = new_app(&engine);
-    let data_dir = engine.config.data_dir.clone();
-    let engine = Arc::new(engine);
+    let config = engine.config.clone();
+    let reopen = config.clone();
+    let engine = Arc::new(EngineSlot::new(engine, move || {
+        knowledge::open_engine(reopen.clone())
+    }));
     let (tx, rx) = mpsc::channel();
     let _watch = if watch {
         let tx = tx.clone();
-        crate::cli::watch_cmd::background(&data_dir, move |ev| {
+        let slot = engine.clone();
+        crate::cli::watch_cmd::background(&config.data_dir, move |ev| {
+            if matches!(ev, knowledge::watch::WatchEvent::Indexed(_)) {
+                slot.refresh();
+            }
             let _ = tx.send(watch_action(ev));
         })
         .ok()
