@@ -216,3 +216,27 @@ fn doctor_says_when_an_external_source_is_unreachable() {
         .expect("the unreachable source is a problem");
     assert!(problem["fix"].as_str().unwrap().contains("[sources.code]"));
 }
+
+#[test]
+fn stats_name_the_reason_a_lane_degraded_without_its_text() {
+    let w = indexed_world();
+    std::fs::remove_file(w.data.join("code.sqlite")).unwrap();
+    let out = run(&w.data, &["search", "-q", "getUserName"]);
+    assert!(out.status.success());
+    let s = json(&run(&w.data, &["stats", "--json"]));
+    let code = s["lanes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["lane"] == "code")
+        .cloned()
+        .unwrap_or_else(|| panic!("no code lane: {s}"));
+    assert_eq!(code["degraded"], 1, "{code}");
+    assert_eq!(code["degradation_rate"], 1.0);
+    let reasons: Vec<&String> = code["reasons"].as_object().unwrap().keys().collect();
+    assert_eq!(reasons.len(), 1);
+    assert!(
+        reasons[0].starts_with("KNOWLEDGE_") && !reasons[0].contains('/'),
+        "a reason class, not the message: {reasons:?}"
+    );
+}

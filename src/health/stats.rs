@@ -206,6 +206,67 @@ mod tests {
         assert_eq!(Latency::of(Vec::new()).count, 0);
     }
 
+    fn search(ms: f64, lanes: &[(&str, u32, Option<&str>)], truncated: bool) -> LogLine {
+        use crate::engine::log::LaneLog;
+        LogLine {
+            at: "2026-05-01T00:00:00.000Z".into(),
+            op: "search".into(),
+            request_id: None,
+            ms,
+            lanes: lanes
+                .iter()
+                .map(|(lane, returned, reason)| LaneLog {
+                    lane: lane.to_string(),
+                    ms: ms / 2.0,
+                    items: *returned,
+                    returned: *returned,
+                    degraded: reason.is_some(),
+                    reason: reason.map(str::to_string),
+                })
+                .collect(),
+            returned: lanes.iter().map(|l| l.1).sum(),
+            truncated,
+            codes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn degradations_are_counted_by_lane_and_reason() {
+        let lines = vec![
+            search(10.0, &[("episodes", 3, None), ("code", 2, None)], false),
+            search(
+                20.0,
+                &[("episodes", 1, None), ("code", 0, Some("timeout"))],
+                true,
+            ),
+            search(
+                30.0,
+                &[("episodes", 0, None), ("code", 0, Some("timeout"))],
+                false,
+            ),
+            search(
+                40.0,
+                &[
+                    ("episodes", 0, Some("KNOWLEDGE_INDEX_NOT_READY")),
+                    ("code", 4, None),
+                ],
+                false,
+            ),
+        ];
+        let r = summarise(&lines);
+        assert_eq!(r.requests, 4);
+        assert_eq!(r.zero_result_rate, 0.25);
+        assert_eq!(r.both_evidence_rate, 0.25);
+        assert_eq!(r.budget_truncations, 1);
+        let code = r.lanes.iter().find(|l| l.lane == "code").unwrap();
+        assert_eq!(code.degraded, 2);
+        assert_eq!(code.degradation_rate, 0.5);
+        assert_eq!(code.reasons.get("timeout"), Some(&2));
+        let ep = r.lanes.iter().find(|l| l.lane == "episodes").unwrap();
+        assert_eq!(ep.reasons.get("KNOWLEDGE_INDEX_NOT_READY"), Some(&1));
+        assert_eq!(r.latency_by_operation["search"].p50_ms, 20.0);
+    }
+
     #[test]
     fn since_takes_a_time_or_a_span() {
         let now = DateTime::parse_from_rfc3339("2026-05-02T00:00:00Z")
