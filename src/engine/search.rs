@@ -12,7 +12,6 @@ use super::lanes::{
     CodeAnswer, CodeSource, EpisodesAnswer, EpisodesSource, LaneRequest, SkillsAnswer,
     SkillsSource, SourceFailure,
 };
-use super::log::{LaneLog, LogLine};
 use super::routing::{route, Route};
 use super::{actors, budget, Engine};
 use crate::contract::*;
@@ -99,85 +98,9 @@ impl Engine {
         }
         finish(&mut resp, req);
         let ms = started.elapsed().as_secs_f64() * 1000.0;
-        self.log(req, &resp, traces.as_ref(), ms);
+        self.logger
+            .write(super::log::search_line(req, &resp, traces.as_ref(), ms));
         resp
-    }
-
-    fn log(&self, req: &SearchRequest, resp: &SearchResponse, traces: Option<&Trace>, ms: f64) {
-        let lanes = traces
-            .map(|t| {
-                t.lanes
-                    .iter()
-                    .map(|l| {
-                        let (lane, header, returned) = match l.lane.as_str() {
-                            "episodes" => (
-                                "episodes",
-                                Some(&resp.lanes.episodes.header),
-                                resp.lanes.episodes.items.len(),
-                            ),
-                            "code" => (
-                                "code",
-                                Some(&resp.lanes.code.header),
-                                resp.lanes.code.items.len(),
-                            ),
-                            _ => (
-                                "skills",
-                                resp.lanes.skills.as_ref().map(|s| &s.header),
-                                resp.lanes.skills.as_ref().map_or(0, |s| s.items.len()),
-                            ),
-                        };
-                        LaneLog {
-                            lane: lane.to_string(),
-                            ms: l.ms,
-                            items: l.items,
-                            returned: returned as u32,
-                            degraded: l.degraded,
-                            reason: l
-                                .degraded
-                                .then(|| degradation_class(resp, lane, header).to_string()),
-                        }
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let mut codes: Vec<String> = resp
-            .errors
-            .iter()
-            .chain(resp.warnings.iter())
-            .map(|i| i.code.as_str().to_string())
-            .collect();
-        codes.dedup();
-        self.logger.write(LogLine {
-            at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            op: "search".to_string(),
-            request_id: req.request_id.clone(),
-            ms,
-            lanes,
-            returned: resp.limits.returned,
-            truncated: resp.limits.truncated,
-            codes,
-        });
-    }
-}
-
-/// Why a lane degraded, as a class the log may hold (never the free-text reason, which can name
-/// paths): a timeout, the code of the lane's own issue, or the code lane's degraded capability.
-fn degradation_class(
-    resp: &SearchResponse,
-    lane: &str,
-    header: Option<&LaneHeader>,
-) -> &'static str {
-    let reason = header.and_then(|h| h.degradation_reason.as_deref());
-    if reason.is_some_and(|r| r.starts_with("timed out")) {
-        return "timeout";
-    }
-    let own_issue = resp.errors.iter().chain(resp.warnings.iter()).find(|i| {
-        i.lane.as_deref() == Some(lane) && !matches!(i.code, Code::LaneDegraded | Code::StaleIndex)
-    });
-    match own_issue {
-        Some(i) => i.code.as_str(),
-        None if lane == "code" => "capability_degraded",
-        None => Code::LaneDegraded.as_str(),
     }
 }
 
