@@ -20,9 +20,12 @@ pub mod config;
 pub mod contract;
 pub mod demo;
 pub mod engine;
+pub mod health;
 pub mod indexing;
+pub mod saved_plan;
 pub mod sources;
 pub mod text;
+pub mod watch;
 
 /// The engine for a config: the built-in sources, with the external MCP sources the config names
 /// (`[sources.code]`, `[sources.episodes]`) in their place.

@@ -14,6 +14,9 @@ pub struct Cli {
     /// Where the indexes, outbox and logs live [default: $XDG_DATA_HOME/knowledge]
     #[arg(long, global = true, env = "KNOWLEDGE_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+    /// The explorer without watching the indexed folders for new sessions and edits
+    #[arg(long)]
+    pub no_watch: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -36,6 +39,27 @@ pub enum Command {
     Dispatch(DispatchArgs),
     /// Review handoff packages: list, show, approve, reject (nothing is ever executed)
     Outbox(OutboxArgs),
+    /// Request metrics from the request log: latency, zero results, degradations, evidence mix
+    Stats(StatsArgs),
+    /// What is indexed, how fresh, how big, what is broken and what to run about it
+    Doctor(DoctorArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// Only requests since this RFC 3339 time or span back from now (30m, 12h, 7d)
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// Print JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print JSON
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -106,6 +130,9 @@ pub struct McpArgs {
     /// Let `knowledge_dispatch` commit assignments (record plans and write the outbox)
     #[arg(long)]
     pub allow_commit: bool,
+    /// Do not watch the indexed folders (answer from the index as it is)
+    #[arg(long)]
+    pub no_watch: bool,
 }
 
 #[derive(Debug, Args)]
@@ -135,6 +162,9 @@ pub struct IndexArgs {
     /// store aside): the way out when a store file is damaged
     #[arg(long)]
     pub rebuild: bool,
+    /// Keep running: index again whenever a transcript, code file or skill changes
+    #[arg(long)]
+    pub watch: bool,
 }
 
 #[derive(Debug, Args)]

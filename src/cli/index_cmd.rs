@@ -32,13 +32,21 @@ pub fn run(data_dir: &Path, a: IndexArgs) -> Result<i32> {
                 );
             }
         }
-        let mut skills = a.skills.clone();
-        skills.extend(default_skill_roots(&a.code));
-        let mut agents = a.agents.clone();
-        agents.extend(default_agent_roots(&a.code));
+        // Absolute, so that a watch or a later run from another directory names every file the
+        // way the index does.
+        let abs = |v: &[PathBuf]| -> Vec<PathBuf> {
+            v.iter()
+                .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+                .collect()
+        };
+        let code = abs(&a.code);
+        let mut skills = abs(&a.skills);
+        skills.extend(default_skill_roots(&code));
+        let mut agents = abs(&a.agents);
+        agents.extend(default_agent_roots(&code));
         IndexPlan {
-            sessions: a.sessions.clone(),
-            code: a.code.clone(),
+            sessions: abs(&a.sessions),
+            code,
             skills,
             agents,
             rebuild: a.rebuild,
@@ -55,11 +63,22 @@ pub fn run(data_dir: &Path, a: IndexArgs) -> Result<i32> {
         }
         plan
     };
+    // Watching starts before the first pass so that nothing written during it is missed.
+    let watching = if a.watch {
+        Some(super::watch_cmd::start(data_dir, &plan)?)
+    } else {
+        None
+    };
     let summary = run_plan(data_dir, &plan, a.quiet)?;
-    if a.json {
+    if a.json && a.watch {
+        render::print_json(&summary, false)?;
+    } else if a.json {
         render::print_json(&summary, true)?;
     } else {
         print_summary(data_dir, &summary);
+    }
+    if let Some(w) = watching {
+        return super::watch_cmd::follow(w, a.json);
     }
     Ok(0)
 }
@@ -110,6 +129,8 @@ pub fn run_plan(data_dir: &Path, plan: &IndexPlan, quiet: bool) -> Result<IndexA
     if let Some((_, b)) = bar {
         b.finish_and_clear();
     }
+    // The explorer, `knowledge mcp` and `knowledge doctor` watch and check these roots.
+    let _ = knowledge::saved_plan::save(data_dir, plan);
     Ok(summary)
 }
 
@@ -220,7 +241,7 @@ pub fn demo(a: DemoArgs) -> Result<i32> {
     print_summary(&data_dir, &summary);
     let engine = knowledge::open_engine(EngineConfig::load(&data_dir)?);
     if !a.print && std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
-        return crate::tui::run(engine, Some(a.query.clone()));
+        return crate::tui::run(engine, Some(a.query.clone()), true);
     }
     // A person reads this, not a model: five items a lane with their snippets, no token squeeze.
     let mut req = knowledge::contract::SearchRequest::new(a.query.clone());
@@ -236,10 +257,10 @@ pub fn demo(a: DemoArgs) -> Result<i32> {
 }
 
 /// The bare `knowledge`: the explorer on a terminal, else what is indexed and what to run.
-pub fn explore(data_dir: &Path) -> Result<i32> {
+pub fn explore(data_dir: &Path, watch: bool) -> Result<i32> {
     if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
         let engine = knowledge::open_engine(EngineConfig::load(data_dir)?);
-        return crate::tui::run(engine, None);
+        return crate::tui::run(engine, None, watch);
     }
     status(data_dir)
 }

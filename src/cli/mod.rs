@@ -13,9 +13,11 @@ macro_rules! outln {
 
 mod args;
 mod dispatch_cmd;
+mod health_cmd;
 mod index_cmd;
 mod render;
 mod search_cmd;
+pub(crate) mod watch_cmd;
 
 use std::path::PathBuf;
 
@@ -52,8 +54,10 @@ pub fn run() -> i32 {
         Some(Command::Code(a)) => search_cmd::code(&data_dir, a),
         Some(Command::Dispatch(a)) => dispatch_cmd::run(&data_dir, a),
         Some(Command::Outbox(a)) => dispatch_cmd::outbox(&data_dir, a),
-        Some(Command::Mcp(a)) => crate::mcp_server::run(&data_dir, a.allow_commit),
-        None => index_cmd::explore(&data_dir),
+        Some(Command::Mcp(a)) => crate::mcp_server::run(&data_dir, a.allow_commit, !a.no_watch),
+        Some(Command::Stats(a)) => health_cmd::run_stats(&data_dir, a),
+        Some(Command::Doctor(a)) => health_cmd::run_doctor(&data_dir, a),
+        None => index_cmd::explore(&data_dir, !cli.no_watch),
     };
     match result {
         Ok(code) => code,

@@ -2,19 +2,30 @@
 //!
 //! By contract (§10) it never holds the query text or any snippet; the types here make that
 //! hard to get wrong: a [`LogLine`] has no string field that could carry user text except the
-//! caller-chosen `request_id`, which is clipped and stripped of control characters.
+//! caller-chosen `request_id`, which is clipped and stripped of control characters. Every other
+//! string is an engine-chosen name (operation, lane, reason class, issue code).
+//!
+//! The file rotates: once it passes a size bound it becomes `knowledge.log.1` (the older
+//! generations shift up and the oldest is dropped), so a long-running server never fills the disk.
 
 use std::fs::OpenOptions;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize)]
+use crate::contract::{Code, LaneHeader, SearchRequest, SearchResponse, Trace};
+
+/// Rotate once the live file reaches this size.
+pub const MAX_LOG_BYTES: u64 = 4 * 1024 * 1024;
+/// Rotated generations kept beside the live file (`.1` newest … `.3` oldest).
+pub const LOG_GENERATIONS: u32 = 3;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LogLine {
     pub at: String,
-    pub op: &'static str,
+    pub op: String,
     pub request_id: Option<String>,
     pub ms: f64,
     pub lanes: Vec<LaneLog>,
@@ -23,24 +34,40 @@ pub struct LogLine {
     pub codes: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LaneLog {
-    pub lane: &'static str,
+    pub lane: String,
     pub ms: f64,
+    /// Candidates the lane answered with (before fusion and budget).
     pub items: u32,
+    /// Items of this lane in the response (after the budget): evidence the caller got.
+    #[serde(default)]
+    pub returned: u32,
     pub degraded: bool,
+    /// Why the lane degraded, as a class (`timeout`, an issue code, `capability_degraded`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// Appends log lines to a file; a failure to log never fails a request.
 pub struct RequestLog {
     path: Option<PathBuf>,
+    max_bytes: u64,
+    generations: u32,
     lock: Mutex<()>,
 }
 
 impl RequestLog {
     pub fn new(path: Option<PathBuf>) -> Self {
+        Self::with_rotation(path, MAX_LOG_BYTES, LOG_GENERATIONS)
+    }
+
+    /// A log that rotates at `max_bytes`, keeping `generations` old files.
+    pub fn with_rotation(path: Option<PathBuf>, max_bytes: u64, generations: u32) -> Self {
         RequestLog {
             path,
+            max_bytes,
+            generations,
             lock: Mutex::new(()),
         }
     }
@@ -62,8 +89,163 @@ impl RequestLog {
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir(dir);
         }
+        if std::fs::metadata(path).is_ok_and(|m| m.len() >= self.max_bytes) {
+            rotate(path, self.generations);
+        }
         if let Ok(mut f) = OpenOptions::new().create(true).append(true).open(path) {
             let _ = writeln!(f, "{text}");
         }
+    }
+}
+
+/// The log line of a search: timings, counts, codes and per-lane evidence; never the query.
+pub fn search_line(
+    req: &SearchRequest,
+    resp: &SearchResponse,
+    traces: Option<&Trace>,
+    ms: f64,
+) -> LogLine {
+    let lanes = traces
+        .map(|t| {
+            t.lanes
+                .iter()
+                .map(|l| {
+                    let (lane, header, returned) = match l.lane.as_str() {
+                        "episodes" => (
+                            "episodes",
+                            Some(&resp.lanes.episodes.header),
+                            resp.lanes.episodes.items.len(),
+                        ),
+                        "code" => (
+                            "code",
+                            Some(&resp.lanes.code.header),
+                            resp.lanes.code.items.len(),
+                        ),
+                        _ => (
+                            "skills",
+                            resp.lanes.skills.as_ref().map(|s| &s.header),
+                            resp.lanes.skills.as_ref().map_or(0, |s| s.items.len()),
+                        ),
+                    };
+                    LaneLog {
+                        lane: lane.to_string(),
+                        ms: l.ms,
+                        items: l.items,
+                        returned: returned as u32,
+                        degraded: l.degraded,
+                        reason: l
+                            .degraded
+                            .then(|| degradation_class(resp, lane, header).to_string()),
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut codes: Vec<String> = resp
+        .errors
+        .iter()
+        .chain(resp.warnings.iter())
+        .map(|i| i.code.as_str().to_string())
+        .collect();
+    codes.dedup();
+    LogLine {
+        at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        op: "search".to_string(),
+        request_id: req.request_id.clone(),
+        ms,
+        lanes,
+        returned: resp.limits.returned,
+        truncated: resp.limits.truncated,
+        codes,
+    }
+}
+
+/// Why a lane degraded, as a class the log may hold (never the free-text reason, which can name
+/// paths): a timeout, the code of the lane's own issue, or the code lane's degraded capability.
+fn degradation_class(
+    resp: &SearchResponse,
+    lane: &str,
+    header: Option<&LaneHeader>,
+) -> &'static str {
+    let reason = header.and_then(|h| h.degradation_reason.as_deref());
+    if reason.is_some_and(|r| r.starts_with("timed out")) {
+        return "timeout";
+    }
+    let own_issue = resp.errors.iter().chain(resp.warnings.iter()).find(|i| {
+        i.lane.as_deref() == Some(lane) && !matches!(i.code, Code::LaneDegraded | Code::StaleIndex)
+    });
+    match own_issue {
+        Some(i) => i.code.as_str(),
+        None if lane == "code" => "capability_degraded",
+        None => Code::LaneDegraded.as_str(),
+    }
+}
+
+/// `<log>.N` for generation N (1 is the newest rotated file).
+pub fn generation_path(path: &Path, n: u32) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".{n}"));
+    PathBuf::from(name)
+}
+
+/// The live log and its rotated generations that exist, oldest first.
+pub fn log_files(path: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = (1..=LOG_GENERATIONS)
+        .rev()
+        .map(|n| generation_path(path, n))
+        .filter(|p| p.exists())
+        .collect();
+    if path.exists() {
+        files.push(path.to_path_buf());
+    }
+    files
+}
+
+fn rotate(path: &Path, generations: u32) {
+    if generations == 0 {
+        let _ = std::fs::remove_file(path);
+        return;
+    }
+    let _ = std::fs::remove_file(generation_path(path, generations));
+    for n in (1..generations).rev() {
+        let _ = std::fs::rename(generation_path(path, n), generation_path(path, n + 1));
+    }
+    let _ = std::fs::rename(path, generation_path(path, 1));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(op: &str) -> LogLine {
+        LogLine {
+            at: "2026-01-01T00:00:00.000Z".into(),
+            op: op.into(),
+            request_id: Some("id\u{1b}[31m".into()),
+            ms: 1.0,
+            lanes: Vec::new(),
+            returned: 0,
+            truncated: false,
+            codes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_log_rotates_and_keeps_a_bounded_number_of_generations() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("logs/knowledge.log");
+        let log = RequestLog::with_rotation(Some(path.clone()), 300, 2);
+        for _ in 0..40 {
+            log.write(line("search"));
+        }
+        let files = log_files(&path);
+        assert_eq!(files.len(), 3, "{files:?}");
+        assert!(!generation_path(&path, 3).exists());
+        for f in &files {
+            let len = std::fs::metadata(f).unwrap().len();
+            assert!(len < 300 + 200, "{} is {len} bytes", f.display());
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains('\u{1b}'), "control characters reach the log");
     }
 }

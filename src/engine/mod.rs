@@ -275,6 +275,28 @@ impl Engine {
         seq: u64,
         context: u64,
     ) -> Result<Episode, EpisodeError> {
+        let started = std::time::Instant::now();
+        let out = self.read_episode(session_id, seq, context);
+        let returned = out.as_ref().map_or(0, |e| e.events.len() as u32);
+        self.logger.write(log::LogLine {
+            at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            op: "get_episode".to_string(),
+            request_id: None,
+            ms: started.elapsed().as_secs_f64() * 1000.0,
+            lanes: Vec::new(),
+            returned,
+            truncated: false,
+            codes: Vec::new(),
+        });
+        out
+    }
+
+    fn read_episode(
+        &self,
+        session_id: &str,
+        seq: u64,
+        context: u64,
+    ) -> Result<Episode, EpisodeError> {
         // With an external session-query source the built-in index may not hold the session:
         // say where it lives instead of claiming it does not exist.
         let external = self

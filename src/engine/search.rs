@@ -12,7 +12,6 @@ use super::lanes::{
     CodeAnswer, CodeSource, EpisodesAnswer, EpisodesSource, LaneRequest, SkillsAnswer,
     SkillsSource, SourceFailure,
 };
-use super::log::{LaneLog, LogLine};
 use super::routing::{route, Route};
 use super::{actors, budget, Engine};
 use crate::contract::*;
@@ -105,45 +104,9 @@ impl Engine {
         let primary = route.lanes.first().map_or("episodes", |l| l.as_str());
         finish(&mut resp, req, primary);
         let ms = started.elapsed().as_secs_f64() * 1000.0;
-        self.log(req, &resp, traces.as_ref(), ms);
+        self.logger
+            .write(super::log::search_line(req, &resp, traces.as_ref(), ms));
         resp
-    }
-
-    fn log(&self, req: &SearchRequest, resp: &SearchResponse, traces: Option<&Trace>, ms: f64) {
-        let lanes = traces
-            .map(|t| {
-                t.lanes
-                    .iter()
-                    .map(|l| LaneLog {
-                        lane: match l.lane.as_str() {
-                            "episodes" => "episodes",
-                            "code" => "code",
-                            _ => "skills",
-                        },
-                        ms: l.ms,
-                        items: l.items,
-                        degraded: l.degraded,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let mut codes: Vec<String> = resp
-            .errors
-            .iter()
-            .chain(resp.warnings.iter())
-            .map(|i| i.code.as_str().to_string())
-            .collect();
-        codes.dedup();
-        self.logger.write(LogLine {
-            at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            op: "search",
-            request_id: req.request_id.clone(),
-            ms,
-            lanes,
-            returned: resp.limits.returned,
-            truncated: resp.limits.truncated,
-            codes,
-        });
     }
 }
 

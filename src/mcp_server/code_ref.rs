@@ -35,7 +35,7 @@ pub fn read(server: &Inner, args: &Map<String, Value>) -> CallToolResult {
         },
     };
 
-    if let Some(src) = &server.engine.config.sources.code {
+    if let Some(src) = &server.engine().config.sources.code {
         let source = server
             .external_code
             .get_or_init(|| McpCodeSource::new(src, EXTERNAL_READ_TIMEOUT));
@@ -48,7 +48,7 @@ pub fn read(server: &Inner, args: &Map<String, Value>) -> CallToolResult {
             Err(f) => failure(f.code, None, &f.reason),
         };
     }
-    match server.engine.read_code(path, start, end, None) {
+    match server.engine().read_code(path, start, end, None) {
         Ok(lines) => {
             let doc = serde_json::to_value(&lines).unwrap_or(Value::Null);
             let text = render::code(&doc);

@@ -25,6 +25,7 @@ use knowledge::engine::dispatch::DispatchOutcome;
 use knowledge::engine::items::parse_episode_id;
 use knowledge::engine::search::SearchOutcome;
 use knowledge::engine::Engine;
+use knowledge::watch::slot::EngineSlot;
 
 /// Engine calls running at the same time; the rest wait their turn.
 pub const MAX_PARALLEL: usize = 8;
@@ -45,7 +46,7 @@ pub struct KnowledgeServer {
 }
 
 pub struct Inner {
-    pub engine: Arc<Engine>,
+    engine: Arc<EngineSlot>,
     pub allow_commit: bool,
     tools: Vec<Tool>,
     permits: Semaphore,
@@ -54,7 +55,7 @@ pub struct Inner {
 }
 
 impl KnowledgeServer {
-    pub fn new(engine: Arc<Engine>, allow_commit: bool) -> KnowledgeServer {
+    pub fn new(engine: Arc<EngineSlot>, allow_commit: bool) -> KnowledgeServer {
         KnowledgeServer {
             inner: Arc::new(Inner {
                 engine,
@@ -64,6 +65,13 @@ impl KnowledgeServer {
                 external_code: OnceLock::new(),
             }),
         }
+    }
+}
+
+impl Inner {
+    /// The engine over the newest stores (a watch may have created one since the start).
+    pub fn engine(&self) -> Arc<Engine> {
+        self.engine.current()
     }
 }
 
@@ -126,7 +134,7 @@ impl Inner {
 
     fn search(&self, args: Map<String, Value>) -> CallToolResult {
         let text = Value::Object(args).to_string();
-        match self.engine.search_json(&text) {
+        match self.engine().search_json(&text) {
             outcome @ SearchOutcome::Ok(_) => {
                 let doc = outcome.to_json();
                 let text = render::search(&doc);
@@ -138,7 +146,7 @@ impl Inner {
 
     fn dispatch(&self, args: Map<String, Value>) -> CallToolResult {
         let text = Value::Object(args).to_string();
-        let outcome = self.engine.dispatch_json(&text, self.allow_commit);
+        let outcome = self.engine().dispatch_json(&text, self.allow_commit);
         let doc = outcome.to_json();
         match outcome {
             DispatchOutcome::Ok(_) => {
@@ -167,7 +175,7 @@ impl Inner {
                 None => return invalid("context", "context: an integer from 0 to 50"),
             },
         };
-        match self.engine.get_episode(&session_id, seq, context) {
+        match self.engine().get_episode(&session_id, seq, context) {
             Ok(ep) => {
                 let doc = serde_json::to_value(&ep).unwrap_or(Value::Null);
                 let text = render::episode(&doc);

@@ -25,9 +25,12 @@ use anyhow::{Context, Result};
 use rmcp::ServiceExt;
 
 use knowledge::engine::EngineConfig;
+use knowledge::watch::slot::EngineSlot;
+use knowledge::watch::WatchEvent;
 
-/// Serve the engine over MCP on stdin/stdout until the client disconnects.
-pub fn run(data_dir: &Path, allow_commit: bool) -> Result<i32> {
+/// Serve the engine over MCP on stdin/stdout until the client disconnects; with `watch`, the
+/// roots last indexed into the data dir are followed and answers come from the newest revision.
+pub fn run(data_dir: &Path, allow_commit: bool, watch: bool) -> Result<i32> {
     let config = EngineConfig::load(data_dir)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -36,7 +39,23 @@ pub fn run(data_dir: &Path, allow_commit: bool) -> Result<i32> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let engine = Arc::new(knowledge::open_engine(config));
+    let reopen = config.clone();
+    let engine = Arc::new(EngineSlot::new(knowledge::open_engine(config), move || {
+        knowledge::open_engine(reopen.clone())
+    }));
+    // Nothing may print on stdout; a watch that cannot start leaves the index as it is.
+    let watch = if watch {
+        let slot = engine.clone();
+        crate::cli::watch_cmd::background(data_dir, move |ev| {
+            if matches!(ev, WatchEvent::Indexed(_)) {
+                slot.refresh();
+            }
+        })
+        .ok()
+        .flatten()
+    } else {
+        None
+    };
     let server = handler::KnowledgeServer::new(engine.clone(), allow_commit);
     let served = runtime.block_on(async move {
         let stdio::FilteredStdio {
@@ -58,6 +77,7 @@ pub fn run(data_dir: &Path, allow_commit: bool) -> Result<i32> {
         served
     });
     runtime.shutdown_timeout(Duration::from_secs(2));
+    drop(watch);
     // The engine (and any external source's child process) goes last, outside the runtime.
     drop(engine);
     served.map(|()| 0)

@@ -164,6 +164,13 @@ pub enum Action {
     CopyDone(Result<String, String>),
     /// `$EDITOR` returned.
     EditorDone(Result<(), String>),
+    /// The background watch indexed a batch: events added, and whether code or skills changed.
+    IndexUpdated {
+        new_events: u64,
+        other_changes: bool,
+    },
+    /// The background watch could not index (the lock is held, an error): why.
+    IndexNote(String),
 }
 
 /// A mouse event, in screen cells.

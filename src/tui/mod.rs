@@ -33,6 +33,7 @@ use std::sync::{mpsc, Arc};
 use anyhow::{Context, Result};
 use knowledge::engine::Engine;
 use knowledge::text::sanitize::one_line;
+use knowledge::watch::slot::EngineSlot;
 
 use action::Action;
 use keymap::Keymap;
@@ -53,11 +54,50 @@ pub fn new_app(engine: &Engine) -> App {
     )
 }
 
-/// Open the explorer over `engine`, with `query` typed into the query box when given.
-pub fn run(engine: Engine, query: Option<String>) -> Result<i32> {
+/// A watch report as the action the explorer understands.
+fn watch_action(ev: knowledge::watch::WatchEvent) -> Action {
+    use knowledge::watch::WatchEvent;
+    match ev {
+        WatchEvent::Indexed(b) => {
+            let code = b
+                .summary
+                .code
+                .as_ref()
+                .is_some_and(|c| c.files_new + c.files_changed + c.files_deleted > 0);
+            let skills = b.summary.knowledge.as_ref().is_some_and(|k| !k.unchanged);
+            Action::IndexUpdated {
+                new_events: b.new_events,
+                other_changes: code || skills,
+            }
+        }
+        WatchEvent::Busy(why) | WatchEvent::Failed(why) => Action::IndexNote(why),
+    }
+}
+
+/// Open the explorer over `engine`, with `query` typed into the query box when given; with
+/// `watch`, the roots last indexed into its data dir are followed while it runs.
+pub fn run(engine: Engine, query: Option<String>, watch: bool) -> Result<i32> {
     let mut app = new_app(&engine);
-    let engine = Arc::new(engine);
+    let config = engine.config.clone();
+    let reopen = config.clone();
+    let engine = Arc::new(EngineSlot::new(engine, move || {
+        knowledge::open_engine(reopen.clone())
+    }));
     let (tx, rx) = mpsc::channel();
+    let _watch = if watch {
+        let tx = tx.clone();
+        let slot = engine.clone();
+        crate::cli::watch_cmd::background(&config.data_dir, move |ev| {
+            if matches!(ev, knowledge::watch::WatchEvent::Indexed(_)) {
+                slot.refresh();
+            }
+            let _ = tx.send(watch_action(ev));
+        })
+        .ok()
+        .flatten()
+    } else {
+        None
+    };
     let worker = worker::Worker::spawn(engine, tx).context("cannot start the search worker")?;
     let clipboard = clipboard::Clipboard::new();
 

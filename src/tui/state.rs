@@ -15,7 +15,9 @@ use ratatui_textarea::TextArea;
 use super::action::CodeText;
 use super::keymap::{Context, Keymap};
 
+mod live;
 mod overlay;
+pub use live::Live;
 pub use overlay::*;
 
 /// The whole explorer.
@@ -41,6 +43,8 @@ pub struct App {
     pub views: Vec<View>,
     pub overlay: Option<Overlay>,
     pub status: Status,
+    /// What the background watch indexed since the shown results.
+    pub live: Live,
     /// Animation frame counter (spinner).
     pub tick: u64,
     /// Wall clock (ms since the epoch), from ticks; relative filter dates use it.
@@ -446,6 +450,7 @@ impl App {
             views: Vec::new(),
             overlay: None,
             status,
+            live: Live::default(),
             tick: 0,
             now_ms: 0,
             next_job: 0,

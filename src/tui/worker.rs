@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use knowledge::contract::SearchRequest;
-use knowledge::engine::Engine;
+use knowledge::watch::slot::EngineSlot;
 
 use super::action::Action;
 use super::backend;
@@ -21,8 +21,9 @@ pub struct Worker {
 }
 
 impl Worker {
-    /// Start both threads; answers go to `out` as actions.
-    pub fn spawn(engine: Arc<Engine>, out: Sender<Action>) -> std::io::Result<Worker> {
+    /// Start both threads; answers go to `out` as actions. Each job takes the slot's current
+    /// engine, so a store a watch created since the start is used at once.
+    pub fn spawn(engine: Arc<EngineSlot>, out: Sender<Action>) -> std::io::Result<Worker> {
         let (search_tx, search_rx) = mpsc::channel::<(Box<SearchRequest>, u64)>();
         let (job_tx, job_rx) = mpsc::channel::<Effect>();
         let e = engine.clone();
@@ -45,8 +46,10 @@ impl Worker {
     }
 }
 
-fn search_loop(engine: &Engine, rx: Receiver<(Box<SearchRequest>, u64)>, out: Sender<Action>) {
+fn search_loop(slot: &EngineSlot, rx: Receiver<(Box<SearchRequest>, u64)>, out: Sender<Action>) {
     while let Ok(mut next) = rx.recv() {
+        let engine = slot.current();
+        let engine = engine.as_ref();
         // The latest request wins: skip everything queued behind it.
         while let Ok(newer) = rx.try_recv() {
             next = newer;
@@ -66,8 +69,10 @@ fn search_loop(engine: &Engine, rx: Receiver<(Box<SearchRequest>, u64)>, out: Se
     }
 }
 
-fn job_loop(engine: &Engine, rx: Receiver<Effect>, out: Sender<Action>) {
+fn job_loop(slot: &EngineSlot, rx: Receiver<Effect>, out: Sender<Action>) {
     while let Ok(job) = rx.recv() {
+        let engine = slot.current();
+        let engine = engine.as_ref();
         let action = match job {
             Effect::LoadEpisode {
                 job,

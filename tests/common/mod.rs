@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests (`mod common;`).
 #![allow(dead_code)]
 
+pub mod cli;
 pub mod schema;
 pub mod world;

@@ -8,6 +8,7 @@
 //! is fixed.
 
 mod flows;
+mod live;
 mod snapshots;
 
 use std::collections::VecDeque;

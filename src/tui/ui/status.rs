@@ -89,6 +89,15 @@ pub fn hints(app: &App, theme: Theme) -> Vec<Span<'static>> {
 
 fn message(app: &App, theme: Theme) -> Vec<Span<'static>> {
     let mut spans = Vec::new();
+    if app.live.pending() {
+        let n = app.live.new_events;
+        let text = match n {
+            0 => "↻ index updated  ".to_string(),
+            1 => "↻ 1 new event  ".to_string(),
+            n => format!("↻ {n} new events  "),
+        };
+        spans.push(Span::styled(text, theme.accent()));
+    }
     if app.search.pending() {
         spans.push(Span::styled(
             format!("{} searching  ", super::spinner(app)),

@@ -9,6 +9,7 @@
 mod copy;
 mod dispatch;
 mod forms;
+mod live;
 mod mouse;
 mod views;
 
@@ -115,6 +116,11 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             }
         }
         Action::Mouse(m) => mouse::mouse(app, m, &mut fx),
+        Action::IndexUpdated {
+            new_events,
+            other_changes,
+        } => live::index_updated(app, new_events, other_changes, &mut fx),
+        Action::IndexNote(why) => app.say(Level::Warn, format!("watch: {why}")),
         Action::Help => match app.overlay {
             Some(Overlay::Help { .. }) => app.overlay = None,
             None => app.overlay = Some(Overlay::Help { scroll: 0 }),
@@ -300,6 +306,8 @@ pub(crate) fn research(app: &mut App, fx: &mut Vec<Effect>) {
 fn start_search(app: &mut App, fx: &mut Vec<Effect>) {
     match build_request(app) {
         Ok(req) => {
+            // The answer will include whatever the watch indexed so far.
+            app.live = Default::default();
             app.search.in_flight = Some(app.search.generation);
             fx.push(Effect::Search(Box::new(req), app.search.generation));
         }
@@ -416,10 +424,14 @@ fn search_done(app: &mut App, g: u64, resp: knowledge::contract::SearchResponse,
             ),
         );
     }
+    let kept = same_query.then(|| live::selection(app));
     app.search.response = Some(Box::new(resp));
-    if !same_query {
-        app.cursors = Default::default();
-        app.actor_pinned = false;
+    match kept {
+        Some(sel) => live::restore(app, sel),
+        None => {
+            app.cursors = Default::default();
+            app.actor_pinned = false;
+        }
     }
 }
 

@@ -1,0 +1,410 @@
+//! `knowledge doctor`: what the data dir holds and what is wrong with it. Every problem found
+//! comes with the command (or edit) that fixes it; the report is healthy when there are none.
+//!
+//! It only reads: stores are opened read-only, files are stat-ed (and hashed when only their
+//! mtime moved), external sources receive one probe search.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use serde::Serialize;
+
+use crate::config::{Config, SourcesConfig};
+use crate::contract::Code;
+use crate::engine::lanes::{CodeSource, EpisodesSource, LaneRequest, SourceFailure, Unavailable};
+use crate::engine::{Engine, EngineConfig};
+use crate::sources::code::read::{file_is_stale, FileRow};
+use crate::sources::episodes::discover::discover;
+use crate::sources::sqlite::open_ro;
+
+/// At most this many example paths per finding.
+const EXAMPLES: usize = 10;
+/// How long an external source may take to start and answer the probe.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DoctorReport {
+    pub data_dir: String,
+    pub healthy: bool,
+    pub indexed: Indexed,
+    pub stores: Vec<StoreReport>,
+    pub stale_code_files: Finding,
+    pub changed_transcripts: Finding,
+    pub sources: Vec<SourceReport>,
+    pub config: ConfigReport,
+    /// Bytes of the request log with its rotated generations.
+    pub log_bytes: u64,
+    pub problems: Vec<Problem>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Indexed {
+    pub session_roots: Vec<String>,
+    pub code_roots: Vec<String>,
+    pub skill_roots: Vec<String>,
+    pub transcript_files: u64,
+    pub sessions: u64,
+    pub live_sessions: u64,
+    pub events: u64,
+    pub code_files: u64,
+    pub chunks: u64,
+    pub skills: u64,
+    pub actors: u64,
+    pub skill_uses: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StoreReport {
+    pub store: &'static str,
+    pub path: String,
+    pub exists: bool,
+    pub index_rev: Option<String>,
+    /// Seconds since the store was last written.
+    pub age_seconds: Option<u64>,
+    /// The database with its WAL and shared-memory files.
+    pub bytes: u64,
+}
+
+/// Files that no longer match the index, with a few examples.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Finding {
+    pub checked: u64,
+    pub count: u64,
+    pub examples: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceReport {
+    pub lane: &'static str,
+    pub name: String,
+    pub reachable: bool,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ConfigReport {
+    pub path: String,
+    pub exists: bool,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Problem {
+    pub problem: String,
+    pub fix: String,
+}
+
+/// Examine `data_dir`.
+pub fn doctor(data_dir: &Path) -> DoctorReport {
+    let mut problems = Vec::new();
+    let config_path = Config::path(data_dir);
+    let (config, config_error) = match EngineConfig::load(data_dir) {
+        Ok(c) => (c, None),
+        Err(e) => (EngineConfig::new(data_dir), Some(e.to_string())),
+    };
+    if let Some(e) = &config_error {
+        problems.push(Problem {
+            problem: format!("the config file is broken: {e}"),
+            fix: format!(
+                "edit {} (or move it away to use the defaults)",
+                config_path.display()
+            ),
+        });
+    }
+    let engine = Engine::open(config.clone());
+    let plan = crate::saved_plan::load(data_dir).unwrap_or_default();
+    let mut indexed = Indexed {
+        session_roots: display_all(&plan.sessions),
+        skill_roots: display_all(&plan.skills),
+        ..Indexed::default()
+    };
+
+    let mut stores = vec![
+        store_report("episodes", &config.episodes_db()),
+        store_report("code", &config.code_db()),
+        store_report("knowledge", &config.knowledge_db()),
+    ];
+    match engine.episode_store().map(|s| s.stats()) {
+        Some(Ok(st)) => {
+            indexed.sessions = st.sessions;
+            indexed.live_sessions = st.live;
+            indexed.events = st.events;
+            stores[0].index_rev = st.index_rev;
+        }
+        Some(Err(e)) => problems.push(unreadable("episodes", &e.to_string())),
+        None => problems.push(Problem {
+            problem: "no episodes index: past sessions cannot be searched".into(),
+            fix: "knowledge index (or knowledge index --sessions PATH)".into(),
+        }),
+    }
+    match engine.code_store().map(|s| s.stats()) {
+        Some(Ok(st)) => {
+            indexed.code_files = st.files;
+            indexed.chunks = st.chunks;
+            indexed.code_roots = st.roots;
+            stores[1].index_rev = st.index_rev;
+        }
+        Some(Err(e)) => problems.push(unreadable("code", &e.to_string())),
+        None => problems.push(Problem {
+            problem: "no code index: the code lane is degraded".into(),
+            fix: "knowledge index --code ROOT".into(),
+        }),
+    }
+    match engine.knowledge_store().map(|s| s.stats()) {
+        Some(Ok(st)) => {
+            indexed.skills = st.skills;
+            indexed.actors = st.actors;
+            indexed.skill_uses = st.skill_uses;
+            stores[2].index_rev = st.index_rev;
+        }
+        Some(Err(e)) => problems.push(unreadable("knowledge", &e.to_string())),
+        None => problems.push(Problem {
+            problem: "no skills and actors store: the skills lane is degraded".into(),
+            fix: "knowledge index".into(),
+        }),
+    }
+    let stale_code_files = stale_code(&config.code_db());
+    if stale_code_files.count > 0 {
+        problems.push(Problem {
+            problem: format!(
+                "{} indexed code files changed or disappeared since indexing (e.g. {})",
+                stale_code_files.count,
+                stale_code_files.examples.join(", ")
+            ),
+            fix: format!(
+                "knowledge index {}",
+                indexed
+                    .code_roots
+                    .iter()
+                    .map(|r| format!("--code {r}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+        });
+    }
+    let (transcript_files, changed_transcripts) =
+        changed_transcripts(&config.episodes_db(), &plan.sessions);
+    indexed.transcript_files = transcript_files;
+    if changed_transcripts.count > 0 {
+        problems.push(Problem {
+            problem: format!(
+                "{} transcripts grew or appeared since the last index (e.g. {})",
+                changed_transcripts.count,
+                changed_transcripts.examples.join(", ")
+            ),
+            fix: "knowledge index (or keep `knowledge index --watch` running)".into(),
+        });
+    }
+    for root in plan
+        .sessions
+        .iter()
+        .chain(&plan.code)
+        .chain(&plan.skills)
+        .filter(|p| !p.exists())
+    {
+        problems.push(Problem {
+            problem: format!("an indexed root is gone: {}", root.display()),
+            fix: "index again with the roots that exist: knowledge index --sessions … --code …"
+                .into(),
+        });
+    }
+
+    let sources = probe_sources(&config.sources);
+    for s in sources.iter().filter(|s| !s.reachable) {
+        problems.push(Problem {
+            problem: format!(
+                "the external {} source {} is unreachable: {}",
+                s.lane,
+                s.name,
+                s.error.as_deref().unwrap_or("no answer")
+            ),
+            fix: format!(
+                "check [sources.{}] in {} (command, args, tool)",
+                s.lane,
+                config_path.display()
+            ),
+        });
+    }
+
+    let log_bytes = crate::engine::log::log_files(&config.log_path())
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    DoctorReport {
+        data_dir: data_dir.display().to_string(),
+        healthy: problems.is_empty(),
+        indexed,
+        stores,
+        stale_code_files,
+        changed_transcripts,
+        sources,
+        config: ConfigReport {
+            path: config_path.display().to_string(),
+            exists: config_path.exists(),
+            error: config_error,
+        },
+        log_bytes,
+        problems,
+    }
+}
+
+fn display_all(paths: &[PathBuf]) -> Vec<String> {
+    paths.iter().map(|p| p.display().to_string()).collect()
+}
+
+fn unreadable(store: &str, error: &str) -> Problem {
+    Problem {
+        problem: format!("the {store} store cannot be read: {error}"),
+        fix: format!("knowledge index (rebuilds the {store} store from the files on disk)"),
+    }
+}
+
+fn store_report(store: &'static str, db: &Path) -> StoreReport {
+    let files = [db.to_path_buf(), sidecar(db, "-wal"), sidecar(db, "-shm")];
+    let metas: Vec<std::fs::Metadata> = files
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .collect();
+    let written = metas.iter().take(2).filter_map(|m| m.modified().ok()).max();
+    StoreReport {
+        store,
+        path: db.display().to_string(),
+        exists: db.exists(),
+        index_rev: None,
+        age_seconds: written
+            .and_then(|t| SystemTime::now().duration_since(t).ok())
+            .map(|d| d.as_secs()),
+        bytes: metas.iter().map(|m| m.len()).sum(),
+    }
+}
+
+fn sidecar(db: &Path, suffix: &str) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// Every indexed code file checked against the disk, as the code lane checks returned hits.
+fn stale_code(db: &Path) -> Finding {
+    let mut out = Finding::default();
+    let Ok(conn) = open_ro(db) else { return out };
+    let rows: Vec<(String, String, FileRow)> = conn
+        .prepare("SELECT root, path, size, mtime_ns, sha256 FROM files ORDER BY root, path")
+        .and_then(|mut stmt| {
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        FileRow {
+                            size: r.get::<_, i64>(2)?.max(0) as u64,
+                            mtime_ns: r.get(3)?,
+                            sha256: r.get(4)?,
+                        },
+                    ))
+                })?
+                .collect();
+            rows
+        })
+        .unwrap_or_default();
+    for (root, path, row) in rows {
+        out.checked += 1;
+        if file_is_stale(&Path::new(&root).join(&path), &row) {
+            out.count += 1;
+            if out.examples.len() < EXAMPLES {
+                out.examples.push(format!("{root}/{path}"));
+            }
+        }
+    }
+    out
+}
+
+/// Transcripts under the session roots that are new or of another size than when indexed.
+/// Returns the number of indexed transcript files too.
+fn changed_transcripts(db: &Path, roots: &[PathBuf]) -> (u64, Finding) {
+    let mut out = Finding::default();
+    let Ok(conn) = open_ro(db) else {
+        return (0, out);
+    };
+    let rows: Vec<(String, i64)> = conn
+        .prepare("SELECT path, size FROM files")
+        .and_then(|mut stmt| {
+            let rows = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect();
+            rows
+        })
+        .unwrap_or_default();
+    let known: std::collections::HashMap<PathBuf, i64> = rows
+        .iter()
+        .map(|(p, size)| (canonical(Path::new(p)), *size))
+        .collect();
+    let mut seen = HashSet::new();
+    for root in roots {
+        for t in discover(root) {
+            let path = canonical(&t.path);
+            if !seen.insert(path.clone()) {
+                continue;
+            }
+            out.checked += 1;
+            let size = std::fs::metadata(&path).map(|m| m.len() as i64).ok();
+            if known.get(&path).copied() != size {
+                out.count += 1;
+                if out.examples.len() < EXAMPLES {
+                    out.examples.push(path.display().to_string());
+                }
+            }
+        }
+    }
+    (rows.len() as u64, out)
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// One probe search through each configured external source, with a startup allowance.
+fn probe_sources(sources: &SourcesConfig) -> Vec<SourceReport> {
+    if sources.episodes.is_none() && sources.code.is_none() {
+        return Vec::new();
+    }
+    let placeholder = Arc::new(Unavailable {
+        name: "builtin".into(),
+        failure: SourceFailure::new(Code::NoSource, "not configured"),
+    });
+    let (episodes, code) =
+        crate::adapters::mcp::wire(sources, PROBE_TIMEOUT, placeholder.clone(), placeholder);
+    let req = LaneRequest {
+        terms: vec!["doctor".into()],
+        query: "knowledge doctor probe".into(),
+        workspaces: Vec::new(),
+        session_ids: Vec::new(),
+        actor_ids: Vec::new(),
+        skills: Vec::new(),
+        paths: Vec::new(),
+        since_ms: None,
+        until_ms: None,
+        outcome: None,
+        depth: 1,
+        snippet_chars: 80,
+    };
+    let mut out = Vec::new();
+    let report = |lane, name, res: Result<(), SourceFailure>| SourceReport {
+        lane,
+        name,
+        reachable: res.is_ok(),
+        error: res.err().map(|f| f.reason),
+    };
+    if sources.episodes.is_some() {
+        let res = EpisodesSource::search(episodes.as_ref(), &req).map(|_| ());
+        out.push(report("episodes", episodes.name(), res));
+    }
+    if sources.code.is_some() {
+        let res = CodeSource::search(code.as_ref(), &req).map(|_| ());
+        out.push(report("code", code.name(), res));
+    }
+    out
+}

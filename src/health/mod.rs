@@ -1,0 +1,7 @@
+//! The engine reporting on itself: `stats` reads the request log (latency, zero results,
+//! degradations, evidence mix, budget truncations — contract §11), `doctor` inspects the data dir
+//! (what is indexed, how old, how big, what is stale or unreachable, and what to run about it).
+//! Both produce plain serialisable reports; printing them is the front end's job.
+
+pub mod doctor;
+pub mod stats;

@@ -1,0 +1,77 @@
+//! The roots the last `knowledge index` was given, kept in `<data_dir>/plan.json` so that the
+//! front ends that never see those flags (the explorer, `knowledge mcp`, `knowledge doctor`)
+//! can watch and check the same session roots, code roots and skill folders.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::indexing::IndexPlan;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+struct SavedPlan {
+    sessions: Vec<PathBuf>,
+    code: Vec<PathBuf>,
+    skills: Vec<PathBuf>,
+    agents: Vec<PathBuf>,
+}
+
+pub fn plan_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("plan.json")
+}
+
+/// Remember `plan` (as absolute paths) for the data dir; a failure only loses the convenience.
+pub fn save(data_dir: &Path, plan: &IndexPlan) -> std::io::Result<()> {
+    let abs = |v: &[PathBuf]| -> Vec<PathBuf> {
+        v.iter()
+            .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+            .collect()
+    };
+    let saved = SavedPlan {
+        sessions: abs(&plan.sessions),
+        code: abs(&plan.code),
+        skills: abs(&plan.skills),
+        agents: abs(&plan.agents),
+    };
+    let text = serde_json::to_string_pretty(&saved).map_err(std::io::Error::other)?;
+    std::fs::create_dir_all(data_dir)?;
+    let tmp = data_dir.join("plan.json.tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(tmp, plan_path(data_dir))
+}
+
+/// The plan saved for the data dir, if `knowledge index` ever ran on it.
+pub fn load(data_dir: &Path) -> Option<IndexPlan> {
+    let text = std::fs::read_to_string(plan_path(data_dir)).ok()?;
+    let saved: SavedPlan = serde_json::from_str(&text).ok()?;
+    Some(IndexPlan {
+        sessions: saved.sessions,
+        code: saved.code,
+        skills: saved.skills,
+        agents: saved.agents,
+        rebuild: false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_saved_plan_comes_back_absolute() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = IndexPlan {
+            sessions: vec![PathBuf::from("relative/sessions")],
+            code: vec![dir.path().to_path_buf()],
+            skills: Vec::new(),
+            agents: Vec::new(),
+            rebuild: false,
+        };
+        assert!(load(dir.path()).is_none());
+        save(dir.path(), &plan).unwrap();
+        let back = load(dir.path()).unwrap();
+        assert!(back.sessions[0].is_absolute());
+        assert!(back.sessions[0].ends_with("relative/sessions"));
+        assert_eq!(back.code, plan.code);
+    }
+}
