@@ -35,6 +35,7 @@ pub fn run(data_dir: &Path, allow_commit: bool) -> Result<i32> {
         .build()
         .context("cannot start the async runtime")?;
     let engine = Arc::new(knowledge::open_engine(config));
+    engine.warm_semantic();
     let server = handler::KnowledgeServer::new(engine.clone(), allow_commit);
     let served = runtime.block_on(async move {
         let service = server

@@ -6,3 +6,4 @@ pub mod episodes;
 pub mod fts;
 pub mod knowledge;
 pub mod sqlite;
+pub mod vectors;
