@@ -11,7 +11,7 @@ use crate::sources::vectors::{split_id, VectorIndex, CHUNKS};
 use crate::text::embed::{self, Embedder};
 
 /// Candidates taken from the Hamming scan before exact rescoring.
-const SCAN_DEPTH: usize = 64;
+const SCAN_DEPTH: usize = 32;
 
 fn filtered(q: &CodeQuery) -> bool {
     !(q.workspaces.is_empty() && q.paths.is_empty() && q.since_ms.is_none() && q.until_ms.is_none())

@@ -11,8 +11,8 @@ use crate::text::embed::{self, Embedder};
 
 /// Candidates taken from the Hamming scan before exact rescoring (more under filters, since
 /// many nearest vectors may fall outside them).
-const SCAN_DEPTH: usize = 64;
-const SCAN_DEPTH_FILTERED: usize = 512;
+const SCAN_DEPTH: usize = 32;
+const SCAN_DEPTH_FILTERED: usize = 256;
 
 /// (event id, cosine) of the nearest events, best first, at most [`PER_SESSION_CAP`] per session
 /// and `q.limit` in all.

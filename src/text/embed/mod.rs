@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 pub use table::{Table, TableError};
 pub use words::{for_each_word, MAX_WORD_CHARS};
 
-use table::WORD_START;
+use crate::text::tokens::FastMap;
 
 static TABLE_BYTES: &[u8] = include_bytes!("../../../assets/embeddings/table.kemb");
 
@@ -110,31 +110,47 @@ impl Embedder {
         any.then(|| normalise(acc)).flatten()
     }
 
-    /// Add the rows of one lowercased word; false when nothing in it is known.
+    /// Add the rows of one lowercased word; false when nothing in it is known. The rows of a
+    /// word are memoised per thread: the same words recur in every window.
     fn add_word(&self, word: &str, acc: &mut [f32]) -> bool {
+        WORD_ROWS.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            if !cache.contains_key(word) {
+                if cache.len() >= WORD_CACHE_MAX {
+                    cache.clear();
+                }
+                let rows = self.rows_of(word);
+                cache.insert(word.into(), rows);
+            }
+            let rows = &cache[word];
+            for &row in rows.iter() {
+                self.table.add_row(row, acc);
+            }
+            !rows.is_empty()
+        })
+    }
+
+    /// The table rows of one word: its own row, else its pieces by greedy longest match.
+    fn rows_of(&self, word: &str) -> Box<[u32]> {
         if let Some(row) = self.table.word(word) {
-            self.table.add_row(row, acc);
-            return true;
+            return Box::new([row]);
         }
-        let mut found = false;
-        let mut key = String::with_capacity(word.len() + 3);
+        let mut rows = Vec::new();
         let mut rest = word;
         let mut first = true;
         'outer: while !rest.is_empty() {
-            let ends: Vec<usize> = rest
+            let mut ends: [usize; 64] = [0; 64];
+            let mut n = 0;
+            for (i, c) in rest
                 .char_indices()
-                .map(|(i, c)| i + c.len_utf8())
-                .take(self.table.max_piece_chars())
-                .collect();
-            for &end in ends.iter().rev() {
-                key.clear();
-                if first {
-                    key.push(WORD_START);
-                }
-                key.push_str(&rest[..end]);
-                if let Some(row) = self.table.piece(&key) {
-                    self.table.add_row(row, acc);
-                    found = true;
+                .take(self.table.max_piece_chars().min(64))
+            {
+                ends[n] = i + c.len_utf8();
+                n += 1;
+            }
+            for &end in ends[..n].iter().rev() {
+                if let Some(row) = self.table.piece(&rest[..end], first) {
+                    rows.push(row);
                     rest = &rest[end..];
                     first = false;
                     continue 'outer;
@@ -148,8 +164,16 @@ impl Embedder {
                 rest = &rest[ends[0]..];
             }
         }
-        found
+        rows.into_boxed_slice()
     }
+}
+
+/// Words whose rows are memoised per thread before the memo is cleared.
+const WORD_CACHE_MAX: usize = 50_000;
+
+thread_local! {
+    static WORD_ROWS: std::cell::RefCell<FastMap<Box<str>, Box<[u32]>>> =
+        std::cell::RefCell::new(FastMap::default());
 }
 
 fn normalise(mut v: Vector) -> Option<Vector> {

@@ -5,7 +5,7 @@
 //! length; then one f32 scale per row, the int8 rows, and the row strings (each ending in `\n`,
 //! pieces first — a leading `▁` marks a piece that starts a word — then whole words).
 
-use std::collections::HashMap;
+use crate::text::tokens::FastMap;
 
 /// Marks a SentencePiece piece that starts a word.
 pub const WORD_START: char = '\u{2581}';
@@ -27,8 +27,11 @@ pub struct Table {
     dims: usize,
     scales: &'static [u8],
     rows: &'static [u8],
-    pieces: HashMap<&'static str, u32>,
-    words: HashMap<&'static str, u32>,
+    /// Pieces that start a word, keyed without their `▁`.
+    starts: FastMap<&'static str, u32>,
+    /// Pieces inside a word.
+    pieces: FastMap<&'static str, u32>,
+    words: FastMap<&'static str, u32>,
     max_piece_chars: usize,
 }
 
@@ -63,14 +66,24 @@ impl Table {
             return Err(TableError::Size(bytes.len(), expected));
         }
         let strings = std::str::from_utf8(&bytes[strings_at..]).map_err(|_| TableError::Strings)?;
-        let mut pieces = HashMap::with_capacity(n_pieces);
-        let mut words = HashMap::with_capacity(n_words);
+        let mut starts = FastMap::default();
+        let mut pieces = FastMap::default();
+        let mut words = FastMap::default();
+        words.reserve(n_words);
         let mut max_piece_chars = 0;
         let mut n = 0usize;
         for (i, s) in strings.split_terminator('\n').enumerate() {
             if i < n_pieces {
-                max_piece_chars = max_piece_chars.max(s.chars().count());
-                pieces.insert(s, i as u32);
+                match s.strip_prefix(WORD_START) {
+                    Some(rest) => {
+                        max_piece_chars = max_piece_chars.max(rest.chars().count());
+                        starts.insert(rest, i as u32);
+                    }
+                    None => {
+                        max_piece_chars = max_piece_chars.max(s.chars().count());
+                        pieces.insert(s, i as u32);
+                    }
+                }
             } else {
                 words.insert(s, i as u32);
             }
@@ -83,6 +96,7 @@ impl Table {
             dims,
             scales: &bytes[scales_at..rows_at],
             rows: &bytes[rows_at..strings_at],
+            starts,
             pieces,
             words,
             max_piece_chars,
@@ -101,8 +115,13 @@ impl Table {
         self.words.get(word).copied()
     }
 
-    pub fn piece(&self, piece: &str) -> Option<u32> {
-        self.pieces.get(piece).copied()
+    /// The piece `piece` at the start of a word (`▁piece`) or inside one.
+    pub fn piece(&self, piece: &str, word_start: bool) -> Option<u32> {
+        if word_start {
+            self.starts.get(piece).copied()
+        } else {
+            self.pieces.get(piece).copied()
+        }
     }
 
     /// `acc += row` (dequantised).

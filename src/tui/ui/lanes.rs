@@ -330,3 +330,19 @@ fn empty_text(app: &App, lane: Lane, theme: Theme) -> Vec<Line<'static>> {
         style,
     ))]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::arm_marker;
+
+    #[test]
+    fn arm_marker_names_the_arms() {
+        let why = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            arm_marker(&why(&["lex: match in user/message", "bm25: 3.10"])),
+            ""
+        );
+        assert_eq!(arm_marker(&why(&["vec: 0.71"])), " vec");
+        assert_eq!(arm_marker(&why(&["lex: user", "vec: 0.52"])), " lex+vec");
+    }
+}
