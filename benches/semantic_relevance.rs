@@ -118,6 +118,8 @@ fn main() {
         Engine::open(EngineConfig {
             log: false,
             semantic,
+            // Relevance, not speed: a slow build must not turn a lane into a timeout here.
+            lane_timeout: std::time::Duration::from_secs(30),
             ..EngineConfig::new(&data)
         })
     };
