@@ -165,11 +165,16 @@ fn embed_rows(emb: &Embedder, rows: &[(i64, String)]) -> Vec<(i64, Vec<u8>)> {
     })
 }
 
-/// The codes of one store in memory, for the Hamming scan.
+/// 64-bit words of a code in the scan: 128 bits, the shipped table's dimensions (a wider table
+/// is scanned on its first 128 dimensions, the ones PCA ranks first).
+const CODE_WORDS: usize = 2;
+
+/// The codes of one store in memory, for the Hamming scan: 20 bytes a window (a million
+/// windows fit in 20 MB).
 struct Codes {
     rev: String,
-    ids: Vec<i64>,
-    words: Vec<[u64; 4]>,
+    ids: Vec<u32>,
+    words: Vec<[u64; CODE_WORDS]>,
 }
 
 /// The reader side of one store's vectors: the scan cache and the nearest-neighbour query.
@@ -217,14 +222,17 @@ impl VectorIndex {
             return Ok(c.clone());
         }
         let mut stmt = conn.prepare(&format!(
-            "SELECT id, code FROM {} WHERE length(code) BETWEEN 1 AND 32",
+            "SELECT id, code FROM {} WHERE length(code) > 0",
             self.table.name
         ))?;
         let mut ids = Vec::new();
         let mut words = Vec::new();
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
-            let id: i64 = r.get(0)?;
+            // Vector ids past 2^32 (rows past half a billion) are not scanned.
+            let Ok(id) = u32::try_from(r.get::<_, i64>(0)?) else {
+                continue;
+            };
             ids.push(id);
             words.push(to_words(r.get_ref(1)?.as_blob()?));
         }
@@ -251,10 +259,7 @@ impl VectorIndex {
             .iter()
             .enumerate()
             .map(|(i, w)| {
-                let d = (w[0] ^ q[0]).count_ones()
-                    + (w[1] ^ q[1]).count_ones()
-                    + (w[2] ^ q[2]).count_ones()
-                    + (w[3] ^ q[3]).count_ones();
+                let d = (w[0] ^ q[0]).count_ones() + (w[1] ^ q[1]).count_ones();
                 (d, i as u32)
             })
             .collect();
@@ -270,7 +275,7 @@ impl VectorIndex {
         Ok(scored
             .into_iter()
             .skip(skip)
-            .map(|(_, i)| codes.ids[i as usize])
+            .map(|(_, i)| i64::from(codes.ids[i as usize]))
             .collect())
     }
 
@@ -289,12 +294,12 @@ impl VectorIndex {
     }
 }
 
-/// A sign code (up to 256 bits) as four words, zero-padded: padding never adds distance.
-fn to_words(code: &[u8]) -> [u64; 4] {
-    let mut bytes = [0u8; 32];
-    let n = code.len().min(32);
+/// The first 128 bits of a sign code as words, zero-padded: padding never adds distance.
+fn to_words(code: &[u8]) -> [u64; CODE_WORDS] {
+    let mut bytes = [0u8; 8 * CODE_WORDS];
+    let n = code.len().min(8 * CODE_WORDS);
     bytes[..n].copy_from_slice(&code[..n]);
-    let mut w = [0u64; 4];
+    let mut w = [0u64; CODE_WORDS];
     for (i, chunk) in bytes.chunks_exact(8).enumerate() {
         w[i] = u64::from_le_bytes([
             chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
