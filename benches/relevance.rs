@@ -81,16 +81,30 @@ fn main() {
     }
 }
 
+/// `KNOWLEDGE_RELEVANCE_SEMANTIC=1`: index and search with the semantic arm on (it is opt-in).
+fn semantic() -> bool {
+    std::env::var_os("KNOWLEDGE_RELEVANCE_SEMANTIC").is_some_and(|v| v != "0")
+}
+
+/// A data dir whose config turns the semantic arm on when the benchmark asks for it.
+fn data_dir(path: PathBuf) -> PathBuf {
+    std::fs::create_dir_all(&path).expect("data dir");
+    if semantic() {
+        std::fs::write(path.join("config.toml"), "[search]\nsemantic = true\n").expect("config");
+    }
+    path
+}
+
 fn index_demo(tmp: &Path) -> Engine {
     let world = demo::materialize(&demo::bundled_world(), &tmp.join("demo-world"))
         .expect("materialise the demo world");
-    let data = tmp.join("demo-data");
+    let data = data_dir(tmp.join("demo-data"));
     index_all(&data, &world.plan(), &mut |_| {}).expect("index the demo world");
     open(&data)
 }
 
 fn index_real(root: &Path, tmp: &Path) -> Engine {
-    let data = tmp.join("real-data");
+    let data = data_dir(tmp.join("real-data"));
     let existing = |p: PathBuf| p.exists().then_some(p);
     let plan = IndexPlan {
         sessions: vec![root.join("claude"), root.join("codex")],
@@ -106,7 +120,7 @@ fn index_real(root: &Path, tmp: &Path) -> Engine {
 /// Relevance, not speed, is measured here: a lane must never miss its timeout on a busy
 /// machine or in a debug build, or its questions would count as misses.
 fn open(data: &Path) -> Engine {
-    let mut config = EngineConfig::new(data);
+    let mut config = EngineConfig::load(data).expect("config");
     config.lane_timeout = std::time::Duration::from_secs(30);
     Engine::open(config)
 }

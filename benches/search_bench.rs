@@ -92,6 +92,11 @@ fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
         code: vec![code.clone()],
         ..IndexPlan::default()
     };
+    // First a lexical index (semantic off), the baseline; the vectors are added afterwards by
+    // the upgrade path, which measures their cost and size on their own.
+    std::fs::create_dir_all(&data).expect("data dir");
+    let config = data.join("config.toml");
+    std::fs::write(&config, "[search]\nsemantic = false\n").expect("config");
     let (s, secs) = time(|| index_all(&data, &plan, &mut |_| {}).expect("index"));
     let ep = s.episodes.expect("episodes");
     let cs = s.code.expect("code");
@@ -122,17 +127,69 @@ fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
         cs2.files_unchanged,
         s2.knowledge.map_or(0.0, |k| k.elapsed_ms as f64 / 1e3)
     );
+    let lexical_bytes = store_bytes(&data);
+    std::fs::write(&config, "[search]\nsemantic = true\n").expect("config");
+    let (s3, secs3) = time(|| index_all(&data, &plan, &mut |_| {}).expect("vectors"));
+    let v = s3.vectors.expect("vectors step");
+    let with_vectors = store_bytes(&data);
+    println!(
+        "  vectors (upgrade of the lexical index from stored text): {} events + {} chunks in \
+         {:.2} s ({secs3:.2} s whole run) = +{:.0} % over indexing episodes + code ({:.2} s); \
+         stores {:.1} → {:.1} MB (+{:.1} %); peak RSS {} MB",
+        v.events,
+        v.chunks,
+        v.elapsed_ms as f64 / 1e3,
+        100.0 * v.elapsed_ms as f64 / (ep.elapsed_ms + cs.elapsed_ms) as f64,
+        (ep.elapsed_ms + cs.elapsed_ms) as f64 / 1e3,
+        lexical_bytes as f64 / 1e6,
+        with_vectors as f64 / 1e6,
+        100.0 * (with_vectors as f64 / lexical_bytes as f64 - 1.0),
+        peak_rss_mb()
+    );
 
     let engine = Engine::open(EngineConfig {
         log: false,
         ..EngineConfig::new(&data)
     });
+    let lexical_engine = Engine::open(EngineConfig {
+        log: false,
+        semantic: false,
+        ..EngineConfig::new(&data)
+    });
     let store = engine.episode_store().expect("episodes store");
     let code_store = engine.code_store().expect("code store");
+    let emb = knowledge::text::embed::shared().expect("embedding table");
+    // The first vector query loads the sign codes into memory once per index revision.
+    let warm = EpisodeQuery {
+        terms: tokens::query_terms(QUERIES[0]),
+        limit: 30,
+        snippet_chars: 240,
+        vector: emb.embed(QUERIES[0]),
+        ..EpisodeQuery::default()
+    };
+    let (_, load_s) = time(|| store.search(&warm).expect("search"));
+    let (_, code_load_s) = time(|| {
+        code_store
+            .search(&CodeQuery {
+                terms: tokens::query_terms(CODE_QUERIES[0]),
+                limit: 30,
+                snippet_chars: 240,
+                vector: emb.embed(CODE_QUERIES[0]),
+                ..CodeQuery::default()
+            })
+            .expect("code search")
+    });
+    println!(
+        "  first vector query (loads the codes): episodes {:.0} ms, code {:.0} ms; RSS {} MB",
+        load_s * 1e3,
+        code_load_s * 1e3,
+        peak_rss_mb()
+    );
     let (mut lane, mut code_lane, mut full) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut lane_h, mut code_lane_h, mut full_lex) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..20 {
         for q in QUERIES {
-            let query = EpisodeQuery {
+            let mut query = EpisodeQuery {
                 terms: tokens::query_terms(q),
                 limit: 30,
                 snippet_chars: 240,
@@ -140,11 +197,18 @@ fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
             };
             let (_, s) = time(|| store.search(&query).expect("search"));
             lane.push(s * 1e3);
+            let (_, s) = time(|| {
+                query.vector = emb.embed(q);
+                store.search(&query).expect("search")
+            });
+            lane_h.push(s * 1e3);
             let (_, s) = time(|| engine.search(&SearchRequest::new(*q)));
             full.push(s * 1e3);
+            let (_, s) = time(|| lexical_engine.search(&SearchRequest::new(*q)));
+            full_lex.push(s * 1e3);
         }
         for q in CODE_QUERIES {
-            let query = CodeQuery {
+            let mut query = CodeQuery {
                 terms: tokens::query_terms(q),
                 limit: 30,
                 snippet_chars: 240,
@@ -152,11 +216,19 @@ fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
             };
             let (_, s) = time(|| code_store.search(&query).expect("code search"));
             code_lane.push(s * 1e3);
+            let (_, s) = time(|| {
+                query.vector = emb.embed(q);
+                code_store.search(&query).expect("code search")
+            });
+            code_lane_h.push(s * 1e3);
         }
     }
-    report("episodes lane, in-process", lane);
-    let code_p50 = report("code lane, in-process", code_lane);
-    report("whole search (3 lanes + actors), in-process", full);
+    report("episodes lane, lexical arm only", lane);
+    report("episodes lane, hybrid (lexical + vector)", lane_h);
+    let code_p50 = report("code lane, lexical arm only", code_lane);
+    report("code lane, hybrid (lexical + vector)", code_lane_h);
+    report("whole search, semantic off", full_lex);
+    report("whole search (3 lanes + actors), semantic on", full);
     println!(
         "  peak RSS of the bench process so far: {} MB",
         peak_rss_mb()
@@ -221,6 +293,16 @@ fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
     if let Some(max) = rss.iter().max() {
         println!("  CLI search peak RSS: {} MB", max / 1024);
     }
+}
+
+/// Bytes of the episodes and code stores (with their WAL files).
+fn store_bytes(data: &Path) -> u64 {
+    ["episodes.sqlite", "code.sqlite"]
+        .iter()
+        .flat_map(|f| [f.to_string(), format!("{f}-wal")])
+        .filter_map(|f| std::fs::metadata(data.join(f)).ok())
+        .map(|m| m.len())
+        .sum()
 }
 
 /// The code lane alone at `chunks` chunks, per query, against `rg -i` (`KNOWLEDGE_BENCH_SCALE=code`).

@@ -1,6 +1,6 @@
 //! The optional config file `<data_dir>/config.toml`: lane timeout, external MCP sources,
-//! dispatch availability and TUI key overrides. A missing file means the defaults; a broken one
-//! is an error that names the file, the line and the key.
+//! dispatch availability, semantic search on or off and TUI key overrides. A missing file means
+//! the defaults; a broken one is an error that names the file, the line and the key.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,6 +20,8 @@ pub struct Config {
     pub sources: SourcesConfig,
     #[serde(default)]
     pub dispatch: DispatchConfig,
+    #[serde(default)]
+    pub search: SearchConfig,
     /// TUI key overrides: action name → key list (e.g. `search = ["enter", "ctrl-s"]`).
     #[serde(default)]
     pub keys: BTreeMap<String, Vec<String>>,
@@ -30,6 +32,15 @@ pub struct Config {
 pub struct LanesConfig {
     /// Per-lane timeout in milliseconds (default 250).
     pub timeout_ms: Option<u64>,
+}
+
+/// `[search]`: how the built-in lanes search.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SearchConfig {
+    /// The vector arm of the episodes and code lanes (default true); `false` keeps them lexical
+    /// and makes `knowledge index` drop the stored vectors.
+    pub semantic: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -105,6 +116,10 @@ impl Config {
             }
         }
         Ok(cfg)
+    }
+
+    pub fn semantic(&self) -> bool {
+        self.search.semantic.unwrap_or(false)
     }
 
     pub fn lane_timeout(&self) -> Duration {

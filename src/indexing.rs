@@ -11,6 +11,7 @@ use crate::sources::code::index::index_code;
 use crate::sources::code::model::{CodeIndexOptions, CodeIndexSummary};
 use crate::sources::episodes::index::{index_episodes, IndexOptions, IndexSummary};
 use crate::sources::knowledge::{self, BuildSummary};
+use crate::sources::vectors;
 
 /// What to index. Empty lists mean "nothing of that kind" (the CLI fills in defaults).
 #[derive(Debug, Clone, Default)]
@@ -56,6 +57,17 @@ pub struct IndexAllSummary {
     pub episodes: Option<IndexSummary>,
     pub code: Option<CodeIndexSummary>,
     pub knowledge: Option<BuildSummary>,
+    /// Rows given text vectors in this run (none when semantic search is off).
+    pub vectors: Option<VectorSummary>,
+}
+
+/// What the vector step did: rows embedded per store (new rows, or all rows of a store indexed
+/// before vectors existed), and its wall time.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct VectorSummary {
+    pub events: u64,
+    pub chunks: u64,
+    pub elapsed_ms: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -76,6 +88,8 @@ pub enum IndexAllError {
     Code(#[from] crate::sources::code::model::CodeIndexError),
     #[error(transparent)]
     Knowledge(#[from] crate::sources::knowledge::KnowledgeError),
+    #[error("cannot store text vectors in {0}: {1}")]
+    Vectors(PathBuf, rusqlite::Error),
 }
 
 /// Index everything the plan names into `data_dir`.
@@ -127,6 +141,7 @@ pub fn index_all(
             },
         )?);
     }
+    out.vectors = embed_stores(&config)?;
     progress(Progress {
         stage: Stage::Knowledge,
         done: 0,
@@ -148,6 +163,34 @@ pub fn index_all(
         bytes_total: 0,
     });
     Ok(out)
+}
+
+/// Give every stored event and chunk without a vector its vectors, from the stored (redacted)
+/// text: `knowledge index` thus also upgrades an index built before vectors existed, without
+/// re-reading any transcript or file. With `[search] semantic = false` the vectors are dropped.
+fn embed_stores(config: &EngineConfig) -> Result<Option<VectorSummary>, IndexAllError> {
+    let semantic = crate::config::Config::load(&config.data_dir)
+        .map(|c| c.semantic())
+        .unwrap_or(true);
+    let started = std::time::Instant::now();
+    let embedder = crate::text::embed::shared().ok().filter(|_| semantic);
+    let mut summary = VectorSummary::default();
+    for (db, table, count) in [
+        (config.episodes_db(), vectors::EVENTS, &mut summary.events),
+        (config.code_db(), vectors::CHUNKS, &mut summary.chunks),
+    ] {
+        if !db.exists() {
+            continue;
+        }
+        let fail = |e| IndexAllError::Vectors(db.clone(), e);
+        let mut conn = crate::sources::sqlite::open_writer(&db).map_err(fail)?;
+        match embedder {
+            Some(emb) => *count = vectors::backfill(&mut conn, &table, emb).map_err(fail)?,
+            None => vectors::drop_all(&conn, &table).map_err(fail)?,
+        }
+    }
+    summary.elapsed_ms = started.elapsed().as_millis() as u64;
+    Ok(embedder.map(|_| summary))
 }
 
 /// The default plan on a real machine: the agents' transcript folders, the git repository the

@@ -241,6 +241,7 @@ pub fn demo(a: DemoArgs) -> Result<i32> {
     print_summary(&data_dir, &summary);
     let engine = knowledge::open_engine(EngineConfig::load(&data_dir)?);
     if !a.print && std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+        engine.warm_semantic();
         return crate::tui::run(engine, Some(a.query.clone()), true);
     }
     // A person reads this, not a model: five items a lane with their snippets, no token squeeze.
@@ -260,6 +261,7 @@ pub fn demo(a: DemoArgs) -> Result<i32> {
 pub fn explore(data_dir: &Path, watch: bool) -> Result<i32> {
     if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
         let engine = knowledge::open_engine(EngineConfig::load(data_dir)?);
+        engine.warm_semantic();
         return crate::tui::run(engine, None, watch);
     }
     status(data_dir)

@@ -36,6 +36,7 @@ impl EpisodesSource for BuiltinEpisodes {
             outcome: req.outcome.clone(),
             limit: req.depth,
             snippet_chars: req.snippet_chars,
+            vector: req.vector.clone(),
         };
         let hits = self.store.search(&q).map_err(fail)?;
         Ok(EpisodesAnswer { stats, hits })
@@ -60,6 +61,7 @@ impl CodeSource for BuiltinCode {
             until_ms: req.until_ms,
             limit: req.depth,
             snippet_chars: req.snippet_chars,
+            vector: req.vector.clone(),
         };
         let found = self
             .store

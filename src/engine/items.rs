@@ -70,10 +70,14 @@ pub fn episode_items(hits: &[EpisodeHit], weight: f64) -> Vec<EpisodeItem> {
         }
         *n += 1;
         let rank = items.len() + 1;
-        let mut why = vec![
-            format!("fts: match in {}", h.event_type),
-            format!("bm25: {:.2}", h.bm25),
-        ];
+        let mut why = Vec::new();
+        if h.lexical {
+            why.push(format!("lex: match in {}", h.event_type));
+            why.push(format!("bm25: {:.2}", h.bm25));
+        }
+        if let Some(cos) = h.cosine {
+            why.push(format!("vec: {cos:.2}"));
+        }
         if h.human {
             why.push("written by a person".to_string());
         }

@@ -24,6 +24,9 @@ pub struct LaneRequest {
     /// Candidate depth K (DECISIONS §2).
     pub depth: usize,
     pub snippet_chars: usize,
+    /// The query's text vector for the built-in lanes' vector arm (`None`: semantic search is
+    /// off, or no word of the query is in the embedding table).
+    pub vector: Option<crate::text::embed::Vector>,
 }
 
 /// Why a source could not answer; becomes the lane's degradation.

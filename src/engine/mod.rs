@@ -42,6 +42,9 @@ pub struct EngineConfig {
     pub sources: crate::config::SourcesConfig,
     /// TUI key overrides from the config file.
     pub keys: std::collections::BTreeMap<String, Vec<String>>,
+    /// `[search] semantic`: the built-in lanes run their vector arm (opt-in, default off: see
+    /// docs/RELEVANCE.md, "Semantic arm", for what it gains and what it costs today).
+    pub semantic: bool,
 }
 
 impl EngineConfig {
@@ -53,6 +56,7 @@ impl EngineConfig {
             dispatch: actors::DispatchAvailability::default(),
             sources: Default::default(),
             keys: Default::default(),
+            semantic: false,
         }
     }
 
@@ -65,6 +69,7 @@ impl EngineConfig {
             dispatch: file.dispatch_availability(),
             sources: file.sources.clone(),
             keys: file.keys.clone(),
+            semantic: file.semantic(),
             ..EngineConfig::new(data_dir)
         })
     }
@@ -176,6 +181,23 @@ impl Engine {
             knowledge_store,
             logger,
         }
+    }
+
+    /// Load what the lanes' vector arms need (the embedding table, each store's vector codes)
+    /// on a background thread, so a long-running front end's first search does not wait for it.
+    pub fn warm_semantic(&self) {
+        if !self.config.semantic {
+            return;
+        }
+        let (episodes, code) = (self.episode_store.clone(), self.code_store.clone());
+        std::thread::spawn(move || {
+            if let Some(s) = episodes {
+                let _ = s.warm_vectors();
+            }
+            if let Some(s) = code {
+                let _ = s.warm_vectors();
+            }
+        });
     }
 
     /// The built-in episode store, when it exists (for `get-episode` and the TUI drill-in).

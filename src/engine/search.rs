@@ -15,7 +15,7 @@ use super::lanes::{
 use super::routing::{route, Route};
 use super::{actors, budget, Engine};
 use crate::contract::*;
-use crate::text::{redact, tokens};
+use crate::text::{embed, redact, tokens};
 
 /// RRF constant (contract §7).
 pub const RRF_K: u32 = 60;
@@ -67,7 +67,12 @@ impl Engine {
     pub fn search(&self, req: &SearchRequest) -> SearchResponse {
         let started = Instant::now();
         let route = route(&req.query, req.mode, &req.include);
-        let lane_req = lane_request(req);
+        let mut lane_req = lane_request(req);
+        // The query's vector is computed here, before the lanes' deadlines start: the first use
+        // parses the embedding table.
+        if self.config.semantic {
+            lane_req.vector = embed::shared().ok().and_then(|e| e.embed(&req.query));
+        }
         let timeout = self.config.lane_timeout;
         let lane_req = Arc::new(lane_req);
 
@@ -144,6 +149,7 @@ fn lane_request(req: &SearchRequest) -> LaneRequest {
         },
         depth: DEPTH.max(req.limit as usize),
         snippet_chars: req.snippet_chars as usize,
+        vector: None,
     }
 }
 

@@ -390,6 +390,7 @@ fn probe_sources(sources: &SourcesConfig) -> Vec<SourceReport> {
         outcome: None,
         depth: 1,
         snippet_chars: 80,
+        vector: None,
     };
     let mut out = Vec::new();
     let report = |lane, name, res: Result<(), SourceFailure>| SourceReport {

@@ -40,9 +40,14 @@ pub fn run(data_dir: &Path, allow_commit: bool, watch: bool) -> Result<i32> {
         .build()
         .context("cannot start the async runtime")?;
     let reopen = config.clone();
-    let engine = Arc::new(EngineSlot::new(knowledge::open_engine(config), move || {
-        knowledge::open_engine(reopen.clone())
-    }));
+    let warm = |engine: knowledge::engine::Engine| {
+        engine.warm_semantic();
+        engine
+    };
+    let engine = Arc::new(EngineSlot::new(
+        warm(knowledge::open_engine(config)),
+        move || warm(knowledge::open_engine(reopen.clone())),
+    ));
     // Nothing may print on stdout; a watch that cannot start leaves the index as it is.
     let watch = if watch {
         let slot = engine.clone();

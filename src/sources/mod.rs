@@ -7,3 +7,4 @@ pub mod fts;
 pub mod knowledge;
 pub mod regular_file;
 pub mod sqlite;
+pub mod vectors;

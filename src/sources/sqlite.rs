@@ -31,6 +31,14 @@ pub fn open_owned(
     Ok(conn)
 }
 
+/// Open an existing store for its writer without touching its schema (a step that only adds
+/// its own tables, such as the vectors, after the store's indexer has run).
+pub fn open_writer(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+    conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;")?;
+    Ok(conn)
+}
+
 /// Open a store read-only: a reader can never write into it.
 pub fn open_ro(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open_with_flags(

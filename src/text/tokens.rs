@@ -461,8 +461,12 @@ fn push_folded(out: &mut String, c: char) {
 }
 
 /// FxHash-style hasher: stems are looked up for nearly every word, SipHash is too slow here.
+/// The embedding table's word and piece maps use it too.
 #[derive(Default)]
-struct FastHasher(u64);
+pub(crate) struct FastHasher(u64);
+
+/// A map keyed by short strings with [`FastHasher`].
+pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
 impl Hasher for FastHasher {
     fn write(&mut self, bytes: &[u8]) {

@@ -81,7 +81,9 @@ pub fn run(engine: Engine, query: Option<String>, watch: bool) -> Result<i32> {
     let config = engine.config.clone();
     let reopen = config.clone();
     let engine = Arc::new(EngineSlot::new(engine, move || {
-        knowledge::open_engine(reopen.clone())
+        let fresh = knowledge::open_engine(reopen.clone());
+        fresh.warm_semantic();
+        fresh
     }));
     let (tx, rx) = mpsc::channel();
     let _watch = if watch {

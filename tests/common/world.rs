@@ -41,6 +41,22 @@ pub fn fresh_demo() -> Indexed {
     }
 }
 
+/// A fresh copy of the demo world with `config.toml` written into its data dir before indexing.
+pub fn fresh_demo_with_config(config: &str) -> Indexed {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let world = demo::materialize(&demo::bundled_world(), &tmp.path().join("world"))
+        .expect("materialise the demo world");
+    let data_dir = tmp.path().join("data");
+    std::fs::create_dir_all(&data_dir).expect("data dir");
+    std::fs::write(data_dir.join("config.toml"), config).expect("config");
+    index_world(&world, &data_dir);
+    Indexed {
+        world,
+        data_dir,
+        _tmp: tmp,
+    }
+}
+
 /// The demo world, indexed once per test binary.
 pub fn demo() -> &'static Indexed {
     static DEMO: OnceLock<Indexed> = OnceLock::new();

@@ -220,6 +220,8 @@ fn hit(r: &Value, name: &str, snippet_chars: usize) -> Option<EpisodeHit> {
         time: time.as_ref().map(|t| t.0.clone()),
         time_ms: time.map(|t| t.1),
         bm25: answer::number(m, &["score", "rank"]).unwrap_or(0.0),
+        lexical: true,
+        cosine: None,
         snippet: answer::cut(&snippet, snippet_chars.max(1)),
         human,
         tool_name: None,

@@ -16,6 +16,7 @@ pub mod model;
 mod perf;
 pub mod read;
 pub mod search;
+mod semantic;
 pub mod store;
 pub mod syntax;
 pub mod textual;

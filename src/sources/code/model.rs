@@ -132,6 +132,8 @@ pub struct CodeQuery {
     pub until_ms: Option<i64>,
     pub limit: usize,
     pub snippet_chars: usize,
+    /// The query's text vector for the vector arm; `None` searches lexically only.
+    pub vector: Option<crate::text::embed::Vector>,
 }
 
 /// One matching chunk.
@@ -147,7 +149,7 @@ pub struct ChunkHit {
     pub symbol_kind: Option<String>,
     /// BM25 with the name boosts applied; higher is better.
     pub score: f64,
-    /// `lex: <term>`, `symbol: <name>`, `path: <term>`, `bm25: <raw>`.
+    /// `lex: <term>`, `symbol: <name>`, `path: <term>`, `bm25: <raw>`, `vec: <cosine>`.
     pub why: Vec<String>,
     pub snippet: String,
     /// The file's modification time when indexed (RFC 3339, UTC).
@@ -159,7 +161,7 @@ pub struct ChunkHit {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CodeSearch {
     pub index_rev: Option<String>,
-    /// Always `lexical` for the built-in index (no vectors, no call graph).
+    /// `full` when the vector arm ran beside the lexical one, else `lexical`.
     pub capability: String,
     /// True when a file of a returned hit changed or vanished after indexing.
     pub stale: bool,

@@ -6,6 +6,9 @@
 //! beats its callers) and, a little, its path. Filters (workspaces at a path boundary, path
 //! prefixes, file mtime) are SQL conditions. Freshness is checked only for the files of the hits
 //! returned: size + mtime against the index, then the content hash when those differ.
+//! When the query has a vector and the store holds chunk vectors, a vector arm finds chunks by
+//! meaning under the same filters, fused with the lexical ranking inside this lane
+//! ([`vectors::fuse`]); the lane's capability is then `full`.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -14,10 +17,11 @@ use rusqlite::{params_from_iter, types::Value as SqlValue, Connection};
 
 use super::model::{ChunkHit, CodeQuery, CodeSearch, CodeStats, CodeStoreError};
 use super::read::{file_is_stale, FileRow};
-use super::store;
+use super::{semantic, store};
 use crate::sources::fts;
 use crate::sources::sqlite::ReadPool;
-use crate::text::{snippet, tokens};
+use crate::sources::vectors::{self, VectorIndex};
+use crate::text::{embed, snippet, tokens};
 
 /// Rows BM25 may score per code query: chunks are scored with name boosts on top, so the cap is
 /// tighter than the episodes lane's (`fts::DEFAULT_CAP`).
@@ -29,6 +33,7 @@ const BM25: &str = "bm25(chunks_fts, 1.0, 8.0, 2.0)";
 /// The built-in code source: a small pool of read-only connections.
 pub struct CodeStore {
     pool: ReadPool,
+    vectors: VectorIndex,
 }
 
 impl CodeStore {
@@ -38,6 +43,7 @@ impl CodeStore {
         }
         Ok(CodeStore {
             pool: ReadPool::open(path, "SELECT count(*) FROM files")?,
+            vectors: VectorIndex::new(vectors::CHUNKS),
         })
     }
 
@@ -77,6 +83,12 @@ impl CodeStore {
         })
     }
 
+    /// Parse the embedding table and load the chunk vectors before the first query needs them.
+    pub fn warm_vectors(&self) -> Result<(), CodeStoreError> {
+        let _ = embed::shared();
+        self.with_conn(|c| Ok(self.vectors.warm(c)?))
+    }
+
     /// The best chunks for the query, best first, with freshness of their files.
     pub fn search(&self, q: &CodeQuery) -> Result<CodeSearch, CodeStoreError> {
         let terms = literal_terms(&q.terms);
@@ -99,11 +111,45 @@ impl CodeStore {
                     break;
                 }
             }
+            let mut arms: HashMap<i64, vectors::Fused> = HashMap::new();
+            if let Some((v, Ok(emb))) = q.vector.as_deref().map(|v| (v, embed::shared())) {
+                if self.vectors.present(c)? {
+                    out.capability = "full".to_string();
+                    let nearest = semantic::ranking(c, &self.vectors, emb, v, q, limit)?;
+                    let lexical: Vec<(i64, f64)> =
+                        cands.iter().map(|k| (k.rowid, k.hit.score)).collect();
+                    let fused = vectors::fuse(&lexical, &nearest);
+                    let mut by_id: HashMap<i64, Candidate> =
+                        cands.drain(..).map(|k| (k.rowid, k)).collect();
+                    let qset: HashSet<&str> = terms.iter().map(String::as_str).collect();
+                    for f in fused.into_iter().take(limit) {
+                        let cand = match by_id.remove(&f.id) {
+                            Some(k) => Some(k),
+                            None => semantic::candidate(c, f.id, q, &qset)?,
+                        };
+                        if let Some(k) = cand {
+                            cands.push(k);
+                            arms.insert(f.id, f);
+                        }
+                    }
+                }
+            }
             let mut text_stmt = c.prepare_cached("SELECT text, terms FROM chunks WHERE id=?1")?;
             for mut cand in cands {
                 let (text, body_terms): (String, String) =
                     text_stmt.query_row([cand.rowid], |r| Ok((r.get(0)?, r.get(1)?)))?;
-                cand.hit.why = explain(&terms, &cand, &body_terms);
+                let arm = arms.get(&cand.rowid);
+                cand.hit.why = if arm.is_none_or(|a| a.lexical.is_some()) {
+                    explain(&terms, &cand, &body_terms)
+                } else {
+                    Vec::new()
+                };
+                if let Some(cos) = arm.and_then(|a| a.cosine) {
+                    cand.hit.why.push(format!("vec: {cos:.2}"));
+                    if cand.bm25 == 0.0 {
+                        cand.hit.score = round3(f64::from(cos));
+                    }
+                }
                 cand.hit.snippet = snippet::cut(&text, &terms, q.snippet_chars);
                 let (rfc, ms) = mtime_parts(cand.file.mtime_ns);
                 cand.hit.mtime = rfc;
@@ -133,8 +179,8 @@ impl CodeStore {
 }
 
 /// A hit before it is explained and cut.
-struct Candidate {
-    rowid: i64,
+pub(super) struct Candidate {
+    pub(super) rowid: i64,
     hit: ChunkHit,
     bm25: f64,
     sym_terms: String,
@@ -150,9 +196,7 @@ fn candidates(
     terms: &[String],
     limit: usize,
 ) -> Result<Vec<Candidate>, CodeStoreError> {
-    let cols = "c.id, c.chunk_id, c.root, c.path, c.start_line, c.end_line, c.source_kind,
-                c.symbol, c.symbol_kind";
-    let tail = "c.sym_terms, c.path_terms, f.size, f.mtime_ns, f.sha256";
+    let (cols, tail) = (CAND_COLS, CAND_TAIL);
     let filtered = !(q.workspaces.is_empty()
         && q.paths.is_empty()
         && q.since_ms.is_none()
@@ -187,12 +231,39 @@ fn candidates(
     let qset: HashSet<&str> = terms.iter().map(String::as_str).collect();
     let mut cands: Vec<Candidate> = Vec::new();
     while let Some(r) = rows.next()? {
+        cands.push(candidate_row(r, &qset)?);
+    }
+    cands.sort_by(|a, b| {
+        b.hit
+            .score
+            .partial_cmp(&a.hit.score)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| a.hit.root.cmp(&b.hit.root))
+            .then_with(|| a.hit.path.cmp(&b.hit.path))
+            .then_with(|| a.hit.start_line.cmp(&b.hit.start_line))
+            .then_with(|| a.hit.chunk_id.cmp(&b.hit.chunk_id))
+    });
+    cands.truncate(limit);
+    Ok(cands)
+}
+
+/// The columns of a candidate row: `CAND_COLS`, the score, `CAND_TAIL`.
+pub(super) const CAND_COLS: &str = "c.id, c.chunk_id, c.root, c.path, c.start_line, c.end_line,
+    c.source_kind, c.symbol, c.symbol_kind";
+pub(super) const CAND_TAIL: &str = "c.sym_terms, c.path_terms, f.size, f.mtime_ns, f.sha256";
+
+/// A candidate from a row laid out as `CAND_COLS, score, CAND_TAIL`.
+pub(super) fn candidate_row(
+    r: &rusqlite::Row<'_>,
+    qset: &HashSet<&str>,
+) -> rusqlite::Result<Candidate> {
+    {
         let bm25: f64 = r.get(9)?;
         let symbol: Option<String> = r.get(7)?;
         let sym_terms: String = r.get(10)?;
         let path_terms: String = r.get(11)?;
-        let boost = name_boost(&qset, symbol.as_deref(), &sym_terms, &path_terms);
-        cands.push(Candidate {
+        let boost = name_boost(qset, symbol.as_deref(), &sym_terms, &path_terms);
+        Ok(Candidate {
             rowid: r.get(0)?,
             hit: ChunkHit {
                 chunk_id: r.get(1)?,
@@ -217,20 +288,8 @@ fn candidates(
                 mtime_ns: r.get(13)?,
                 sha256: r.get(14)?,
             },
-        });
+        })
     }
-    cands.sort_by(|a, b| {
-        b.hit
-            .score
-            .partial_cmp(&a.hit.score)
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then_with(|| a.hit.root.cmp(&b.hit.root))
-            .then_with(|| a.hit.path.cmp(&b.hit.path))
-            .then_with(|| a.hit.start_line.cmp(&b.hit.start_line))
-            .then_with(|| a.hit.chunk_id.cmp(&b.hit.chunk_id))
-    });
-    cands.truncate(limit);
-    Ok(cands)
 }
 
 fn round3(x: f64) -> f64 {
@@ -361,7 +420,7 @@ fn workspace_forms(w: &str) -> Vec<String> {
 }
 
 /// Adds the request's filters as SQL conditions (never string-interpolating user values).
-fn push_filters(sql: &mut String, args: &mut Vec<SqlValue>, q: &CodeQuery) {
+pub(super) fn push_filters(sql: &mut String, args: &mut Vec<SqlValue>, q: &CodeQuery) {
     let abs = "(c.root || '/' || c.path)";
     if !q.workspaces.is_empty() {
         let mut parts = Vec::new();

@@ -15,4 +15,5 @@ pub mod outcome;
 pub mod parser;
 pub mod prepare;
 pub mod search;
+mod semantic;
 pub mod store;

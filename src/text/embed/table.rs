@@ -1,0 +1,137 @@
+//! The static embedding table (`assets/embeddings/table.kemb`, built by
+//! `scripts/build_embeddings.py`): parsed once, borrowed from the bytes compiled into the binary.
+//!
+//! Layout (little endian): `b"KEMB"`, u32 version, u32 dims, u32 pieces, u32 words, u32 strings
+//! length; then one f32 scale per row, the int8 rows, and the row strings (each ending in `\n`,
+//! pieces first — a leading `▁` marks a piece that starts a word — then whole words).
+
+use crate::text::tokens::FastMap;
+
+/// Marks a SentencePiece piece that starts a word.
+pub const WORD_START: char = '\u{2581}';
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum TableError {
+    #[error("the embedding table is truncated or has a bad header")]
+    Header,
+    #[error("the embedding table has version {0}; this build reads version 1")]
+    Version(u32),
+    #[error("the embedding table's sizes do not add up ({0} bytes, header says {1})")]
+    Size(usize, usize),
+    #[error("the embedding table's strings are not UTF-8 or not one per row")]
+    Strings,
+}
+
+/// A parsed table: rows are read in place from the static bytes.
+pub struct Table {
+    dims: usize,
+    scales: &'static [u8],
+    rows: &'static [u8],
+    /// Pieces that start a word, keyed without their `▁`.
+    starts: FastMap<&'static str, u32>,
+    /// Pieces inside a word.
+    pieces: FastMap<&'static str, u32>,
+    words: FastMap<&'static str, u32>,
+    max_piece_chars: usize,
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> Result<u32, TableError> {
+    let b = bytes.get(at..at + 4).ok_or(TableError::Header)?;
+    Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+impl Table {
+    /// Check and index the table. Only the strings are walked; rows stay where they are.
+    pub fn parse(bytes: &'static [u8]) -> Result<Table, TableError> {
+        if bytes.get(..4) != Some(b"KEMB".as_slice()) {
+            return Err(TableError::Header);
+        }
+        let version = u32_at(bytes, 4)?;
+        if version != 1 {
+            return Err(TableError::Version(version));
+        }
+        let dims = u32_at(bytes, 8)? as usize;
+        let n_pieces = u32_at(bytes, 12)? as usize;
+        let n_words = u32_at(bytes, 16)? as usize;
+        let strings_len = u32_at(bytes, 20)? as usize;
+        let n_rows = n_pieces + n_words;
+        if dims == 0 {
+            return Err(TableError::Header);
+        }
+        let scales_at = 24;
+        let rows_at = scales_at + 4 * n_rows;
+        let strings_at = rows_at + dims * n_rows;
+        let expected = strings_at + strings_len;
+        if bytes.len() != expected {
+            return Err(TableError::Size(bytes.len(), expected));
+        }
+        let strings = std::str::from_utf8(&bytes[strings_at..]).map_err(|_| TableError::Strings)?;
+        let mut starts = FastMap::default();
+        let mut pieces = FastMap::default();
+        let mut words = FastMap::default();
+        words.reserve(n_words);
+        let mut max_piece_chars = 0;
+        let mut n = 0usize;
+        for (i, s) in strings.split_terminator('\n').enumerate() {
+            if i < n_pieces {
+                match s.strip_prefix(WORD_START) {
+                    Some(rest) => {
+                        max_piece_chars = max_piece_chars.max(rest.chars().count());
+                        starts.insert(rest, i as u32);
+                    }
+                    None => {
+                        max_piece_chars = max_piece_chars.max(s.chars().count());
+                        pieces.insert(s, i as u32);
+                    }
+                }
+            } else {
+                words.insert(s, i as u32);
+            }
+            n += 1;
+        }
+        if n != n_rows || !strings.ends_with('\n') {
+            return Err(TableError::Strings);
+        }
+        Ok(Table {
+            dims,
+            scales: &bytes[scales_at..rows_at],
+            rows: &bytes[rows_at..strings_at],
+            starts,
+            pieces,
+            words,
+            max_piece_chars,
+        })
+    }
+
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    pub fn max_piece_chars(&self) -> usize {
+        self.max_piece_chars
+    }
+
+    pub fn word(&self, word: &str) -> Option<u32> {
+        self.words.get(word).copied()
+    }
+
+    /// The piece `piece` at the start of a word (`▁piece`) or inside one.
+    pub fn piece(&self, piece: &str, word_start: bool) -> Option<u32> {
+        if word_start {
+            self.starts.get(piece).copied()
+        } else {
+            self.pieces.get(piece).copied()
+        }
+    }
+
+    /// `acc += row` (dequantised).
+    pub fn add_row(&self, row: u32, acc: &mut [f32]) {
+        let r = row as usize;
+        let s = &self.scales[4 * r..4 * r + 4];
+        let scale = f32::from_le_bytes([s[0], s[1], s[2], s[3]]);
+        let values = &self.rows[r * self.dims..(r + 1) * self.dims];
+        for (a, &q) in acc.iter_mut().zip(values) {
+            *a += f32::from(q as i8) * scale;
+        }
+    }
+}
