@@ -14,6 +14,8 @@ use super::args::{DemoArgs, IndexArgs};
 use super::render;
 
 pub fn run(data_dir: &Path, a: IndexArgs) -> Result<i32> {
+    // A broken config.toml is said before any work, not found out by the first search.
+    knowledge::engine::EngineConfig::load(data_dir)?;
     let given =
         !(a.sessions.is_empty() && a.code.is_empty() && a.skills.is_empty() && a.agents.is_empty());
     let plan = if given {
@@ -55,6 +57,22 @@ pub fn run(data_dir: &Path, a: IndexArgs) -> Result<i32> {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         let mut plan = default_plan(&cwd);
         plan.rebuild = a.rebuild;
+        // A bare `index` adds to what this data dir already follows, never drops it: the roots
+        // an earlier run indexed (the demo's, or ones named with flags) stay in the plan, so
+        // their skills and code are not rebuilt away.
+        if let Some(saved) = knowledge::saved_plan::load(data_dir) {
+            let keep = |mine: &mut Vec<PathBuf>, before: Vec<PathBuf>| {
+                for p in before {
+                    if p.exists() && !mine.contains(&p) {
+                        mine.push(p);
+                    }
+                }
+            };
+            keep(&mut plan.sessions, saved.sessions);
+            keep(&mut plan.code, saved.code);
+            keep(&mut plan.skills, saved.skills);
+            keep(&mut plan.agents, saved.agents);
+        }
         if plan.sessions.is_empty() {
             eprintln!(
                 "knowledge: no transcript folders found (looked for ~/.claude/projects, \

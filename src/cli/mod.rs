@@ -63,6 +63,11 @@ pub fn run() -> i32 {
         Ok(code) => code,
         // The reader went away (`| head`): like other CLI tools, stop quietly.
         Err(e) if render::is_closed_pipe(&e) => 0,
+        // A config.toml the person can fix is a usage error, not an internal failure.
+        Err(e) if e.chain().any(|c| c.is::<knowledge::config::ConfigError>()) => {
+            eprintln!("knowledge: error: {e:#}");
+            2
+        }
         Err(e) => {
             eprintln!("knowledge: error: {e:#}");
             1
