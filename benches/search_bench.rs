@@ -257,41 +257,48 @@ fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
     }
 
     let exe = env!("CARGO_BIN_EXE_knowledge");
-    let mut cli = Vec::new();
-    let mut rss = Vec::new();
-    let time_bin = Path::new("/usr/bin/time").exists();
-    for (i, q) in QUERIES.iter().cycle().take(40).enumerate() {
-        let measure_rss = time_bin && i % 4 == 0;
-        let mut cmd = if measure_rss {
-            let mut c = Command::new("/usr/bin/time");
-            c.args(["-f", "%M", exe]);
-            c
-        } else {
-            Command::new(exe)
-        };
-        let (out, s) = time(|| {
-            cmd.arg("--data-dir")
-                .arg(&data)
-                .args(["search", "-q", q])
-                .output()
-                .expect("run cli")
-        });
-        assert!(out.status.success(), "cli failed");
-        if measure_rss {
-            if let Some(kb) = String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .last()
-                .and_then(|l| l.trim().parse::<u64>().ok())
-            {
-                rss.push(kb);
+    // A one-shot CLI call with semantic search off (the default) and on (it loads the codes).
+    for (label, on) in [("off", false), ("on", true)] {
+        std::fs::write(&config, format!("[search]\nsemantic = {on}\n")).expect("config");
+        let mut cli = Vec::new();
+        let mut rss = Vec::new();
+        let time_bin = Path::new("/usr/bin/time").exists();
+        for (i, q) in QUERIES.iter().cycle().take(40).enumerate() {
+            let measure_rss = time_bin && i % 4 == 0;
+            let mut cmd = if measure_rss {
+                let mut c = Command::new("/usr/bin/time");
+                c.args(["-f", "%M", exe]);
+                c
+            } else {
+                Command::new(exe)
+            };
+            let (out, s) = time(|| {
+                cmd.arg("--data-dir")
+                    .arg(&data)
+                    .args(["search", "-q", q])
+                    .output()
+                    .expect("run cli")
+            });
+            assert!(out.status.success(), "cli failed");
+            if measure_rss {
+                if let Some(kb) = String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .last()
+                    .and_then(|l| l.trim().parse::<u64>().ok())
+                {
+                    rss.push(kb);
+                }
+            } else {
+                cli.push(s * 1e3);
             }
-        } else {
-            cli.push(s * 1e3);
         }
-    }
-    report("CLI call (process start → exit)", cli);
-    if let Some(max) = rss.iter().max() {
-        println!("  CLI search peak RSS: {} MB", max / 1024);
+        report(
+            &format!("CLI call (process start → exit), semantic {label}"),
+            cli,
+        );
+        if let Some(max) = rss.iter().max() {
+            println!("  CLI search peak RSS, semantic {label}: {} MB", max / 1024);
+        }
     }
 }
 
