@@ -8,6 +8,7 @@ pub mod budget;
 pub mod builtin;
 pub mod dispatch;
 pub mod filters;
+pub mod finish;
 pub mod items;
 pub mod lanes;
 pub mod log;

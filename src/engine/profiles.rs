@@ -12,6 +12,7 @@ use crate::contract::Actor;
 use crate::sources::actor_id::{ROOT, SUBAGENT, TEAM_MEMBER};
 use crate::sources::episodes::search::{EpisodeStore, SessionRow};
 use crate::sources::knowledge::KnowledgeStore;
+use crate::text::snippet::clip_chars;
 use crate::text::{redact, sanitize};
 
 /// Longest title shown for an actor, in characters (`…` included).
@@ -100,17 +101,8 @@ fn session_title(row: &SessionRow, episodes: &EpisodeStore) -> Option<String> {
 
 /// Redacted (again), one line, at most [`TITLE_CHARS`] characters; `None` when empty.
 pub fn clean(text: &str) -> Option<String> {
-    let redacted = redact::redact(text).text;
-    let line = sanitize::one_line(&redacted);
-    if line.is_empty() {
-        return None;
-    }
-    if line.chars().count() <= TITLE_CHARS {
-        return Some(line);
-    }
-    let mut out: String = line.chars().take(TITLE_CHARS - 1).collect();
-    out.push('…');
-    Some(out)
+    let line = sanitize::one_line(&redact::redact(text).text);
+    (!line.is_empty()).then(|| clip_chars(&line, TITLE_CHARS))
 }
 
 /// How a person reads an actor, one line: a root session by its title (`main @5af11f95` when it
@@ -124,15 +116,7 @@ pub fn label(a: &Actor, title_chars: usize) -> String {
 
 /// [`label`] with the workspace and the day optional, for a narrow column.
 pub fn label_with(a: &Actor, title_chars: usize, workspace: bool, day: bool) -> String {
-    let clip = |t: &str| -> String {
-        if t.chars().count() <= title_chars {
-            t.to_string()
-        } else {
-            let mut s: String = t.chars().take(title_chars.saturating_sub(1)).collect();
-            s.push('…');
-            s
-        }
-    };
+    let clip = |t: &str| clip_chars(t, title_chars);
     let mut parts = Vec::new();
     let root = root_of(&a.actor_id).map(|(_, r)| r).unwrap_or_default();
     let short_root: String = root.chars().take(8).collect();

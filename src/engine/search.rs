@@ -13,9 +13,9 @@ use super::lanes::{
     SkillsSource, SourceFailure,
 };
 use super::routing::{route, Route};
-use super::{actors, budget, Engine};
+use super::{actors, Engine};
 use crate::contract::*;
-use crate::text::{embed, redact, tokens};
+use crate::text::{embed, tokens};
 
 /// RRF constant (contract §7).
 pub const RRF_K: u32 = 60;
@@ -107,7 +107,7 @@ impl Engine {
             resp.trace = None;
         }
         let primary = route.lanes.first().map_or("episodes", |l| l.as_str());
-        finish(&mut resp, req, primary);
+        super::finish::finish(&mut resp, req, primary);
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         self.logger
             .write(super::log::search_line(req, &resp, traces.as_ref(), ms));
@@ -538,137 +538,4 @@ fn empty_reason(f: &Filters, lane: &str) -> String {
     } else {
         "no match for the query".to_string()
     }
-}
-
-/// Redact (again), apply provenance, and enforce the budget; `primary` is the lane the routed
-/// intent weighs most, which the budget never empties while another lane has items.
-fn finish(resp: &mut SearchResponse, req: &SearchRequest, primary: &str) {
-    let locator_only = req.provenance == Provenance::Locator;
-    let max = req.snippet_chars as usize;
-    // Redacting again may lengthen a snippet ("[REDACTED]" for a short value): clip it back.
-    let outbound = |s: Option<String>| -> Option<String> {
-        if locator_only {
-            return None;
-        }
-        s.map(|s| clip_chars(redact::redact(&s).text, max))
-    };
-    for it in &mut resp.lanes.episodes.items {
-        it.snippet = outbound(it.snippet.take());
-    }
-    for it in &mut resp.lanes.code.items {
-        // Code is redacted as its file kind reads (a type or a counter is not a secret).
-        let kind = crate::sources::code::chunk::file_text_kind(&it.path, "");
-        it.snippet = (!locator_only)
-            .then(|| it.snippet.take())
-            .flatten()
-            .map(|s| clip_chars(redact::redact_as(&s, kind).text, max));
-    }
-    if let Some(skills) = &mut resp.lanes.skills {
-        for it in &mut skills.items {
-            it.description = redact::redact(&it.description).text;
-            it.when_to_use = it.when_to_use.take().map(|w| redact::redact(&w).text);
-        }
-    }
-    // Reserve room for the numbers filled in after trimming.
-    resp.limits.budget.used_tokens = 99_999;
-    fit_limit_to_budget(resp, req, primary);
-    let (truncated, over) = budget::apply(resp, req.max_tokens as usize, primary);
-    resp.limits.truncated = truncated;
-    resp.limits.returned = (resp.lanes.episodes.items.len()
-        + resp.lanes.code.items.len()
-        + resp.lanes.skills.as_ref().map_or(0, |s| s.items.len()))
-        as u32;
-    if over {
-        resp.limits.truncated = true;
-        resp.warnings.push(Issue::new(
-            Code::BudgetExceeded,
-            format!(
-                "budget.max_tokens={} cannot hold the response together with the list of what \
-                 was dropped; raise budget.max_tokens or lower limit",
-                req.max_tokens
-            ),
-        ));
-    }
-    let used = serde_json::to_string(&resp)
-        .map(|s| budget::estimate_tokens(&s))
-        .unwrap_or(0);
-    resp.limits.budget.used_tokens = used as u32;
-}
-
-/// How many items a lane are offered to the budget beyond what it can carry as locators: the
-/// budget then chooses what to drop in fused order (so a lane the question is about keeps its
-/// items) instead of every lane being cut at the same rank, while the list of what was dropped
-/// stays short.
-const OFFERED_PER_AFFORDABLE: usize = 2;
-
-/// When the budget cannot carry `limit` items a lane, ask for fewer (as if the lanes had been
-/// asked for fewer: about twice what fits, see [`OFFERED_PER_AFFORDABLE`]) and say so, naming
-/// the limit actually used. What is cut here was never offered, so it is not listed in
-/// `dropped[]`; the budget then trims what remains and lists that.
-fn fit_limit_to_budget(resp: &mut SearchResponse, req: &SearchRequest, primary: &str) {
-    let message = |used: usize| {
-        format!(
-            "budget.max_tokens={} cannot carry {} item(s) a lane: limit {} was lowered to \
-             {used}; raise budget.max_tokens for more",
-            req.max_tokens, req.limit, req.limit
-        )
-    };
-    // The warning is part of the response: count it (with the widest number) before fitting.
-    resp.warnings.push(Issue::new(
-        Code::BudgetExceeded,
-        message(req.limit as usize),
-    ));
-    let (max, limit) = (req.max_tokens as usize, req.limit as usize);
-    let mut fitted = budget::affordable_limit(resp, max, limit, true);
-    // Not even one item a lane beside every actor: keep the best actors that still leave room
-    // for a row of items (an actor without its evidence means nothing).
-    if fitted == Some(0) {
-        let mut keep = resp.actors.len();
-        while keep > 0 {
-            let mut probe = resp.clone();
-            probe.actors.truncate(keep);
-            if budget::affordable_limit(&probe, max, limit, true) != Some(0) {
-                break;
-            }
-            keep -= 1;
-        }
-        resp.actors.truncate(keep);
-        fitted = budget::affordable_limit(resp, max, limit, true);
-    }
-    // Not even one item of every lane fits: offer only the best item of the lane the question
-    // is about, so what is dropped cannot outgrow the budget.
-    let primary_only = fitted == Some(0);
-    let used = fitted.map(|k| (OFFERED_PER_AFFORDABLE * k + 1).min(limit));
-    let Some(used) = used.filter(|u| *u < limit) else {
-        resp.warnings.pop();
-        return;
-    };
-    if let Some(w) = resp.warnings.last_mut() {
-        w.message = message(used);
-    }
-    let SearchResponse { actors, lanes, .. } = &mut *resp;
-    let cap = |lane: &str| {
-        if primary_only && lane != primary {
-            0
-        } else {
-            used
-        }
-    };
-    lanes.episodes.items.truncate(cap("episodes"));
-    lanes.code.items.truncate(cap("code"));
-    if let Some(s) = lanes.skills.as_mut() {
-        s.items.truncate(cap("skills"));
-    }
-    let skills = lanes.skills.as_ref().map_or(&[][..], |s| &s.items[..]);
-    super::items::prune_dangling_evidence(actors, &lanes.episodes.items, &lanes.code.items, skills);
-}
-
-/// At most `max` characters, ending with `…` when cut.
-fn clip_chars(s: String, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s;
-    }
-    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
 }

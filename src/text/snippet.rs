@@ -13,6 +13,17 @@ pub const ELLIPSIS: char = '…';
 /// How far (in chars) a cut may move to land on a word boundary.
 const WORD_SLACK: usize = 15;
 
+/// At most `max` characters of `text`, ending with [`ELLIPSIS`] when cut (the one clipping
+/// helper for titles, labels and outbound snippets).
+pub fn clip_chars(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push(ELLIPSIS);
+    out
+}
+
 /// A window of at most `max_chars` chars (the `…` markers included) around the first word of
 /// `text` whose term is one of `terms` (terms as produced by [`tokens::query_terms`]), with
 /// whitespace runs collapsed to one space. Without a match, the start of the text.

@@ -17,3 +17,4 @@ pub mod prepare;
 pub mod search;
 mod semantic;
 pub mod store;
+mod tool_text;

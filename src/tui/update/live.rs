@@ -46,28 +46,7 @@ pub(super) struct Selection {
 }
 
 fn lane_ids(resp: &SearchResponse, lane: Lane) -> Vec<&str> {
-    match lane {
-        Lane::Episodes => resp
-            .lanes
-            .episodes
-            .items
-            .iter()
-            .map(|i| i.id.as_str())
-            .collect(),
-        Lane::Code => resp
-            .lanes
-            .code
-            .items
-            .iter()
-            .map(|i| i.id.as_str())
-            .collect(),
-        Lane::Skills => resp
-            .lanes
-            .skills
-            .as_ref()
-            .map(|s| s.items.iter().map(|i| i.id.as_str()).collect())
-            .unwrap_or_default(),
-    }
+    resp.lane_ids(lane.as_str())
 }
 
 pub(super) fn selection(app: &App) -> Selection {
