@@ -60,7 +60,11 @@ pub fn profile(
         .iter()
         .filter_map(|s| episodes.session(s).ok().flatten())
         .collect();
-    let root_row = episodes.session(root).ok().flatten();
+    // A root actor's own session is usually among its rows already: read it once.
+    let root_row = match rows.iter().find(|r| r.session_id == root) {
+        Some(r) => Some(r.clone()),
+        None => episodes.session(root).ok().flatten(),
+    };
     let root_title = root_row.as_ref().and_then(|r| session_title(r, episodes));
     let title = match kind {
         ROOT => root_title.clone(),

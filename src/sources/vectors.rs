@@ -326,6 +326,19 @@ pub struct Fused {
     pub score: f64,
 }
 
+/// The fused entry of `id`, created (and its first-seen order noted) when new.
+fn slot<'a>(by_id: &'a mut HashMap<i64, Fused>, order: &mut Vec<i64>, id: i64) -> &'a mut Fused {
+    by_id.entry(id).or_insert_with(|| {
+        order.push(id);
+        Fused {
+            id,
+            lexical: None,
+            cosine: None,
+            score: 0.0,
+        }
+    })
+}
+
 /// Fuse the lexical ranking (id, score; best first) with the vector ranking (id, cosine; best
 /// first) by weighted RRF. Vector hits below [`MIN_COSINE`] are dropped first, so a lexical
 /// question with a confident lexical answer is not diluted by weak neighbours.
@@ -333,28 +346,12 @@ pub fn fuse(lexical: &[(i64, f64)], vector: &[(i64, f32)]) -> Vec<Fused> {
     let mut by_id: HashMap<i64, Fused> = HashMap::new();
     let mut order = Vec::new();
     for (rank, (id, score)) in lexical.iter().enumerate() {
-        let f = by_id.entry(*id).or_insert_with(|| {
-            order.push(*id);
-            Fused {
-                id: *id,
-                lexical: None,
-                cosine: None,
-                score: 0.0,
-            }
-        });
+        let f = slot(&mut by_id, &mut order, *id);
         f.lexical = Some(*score);
         f.score += 1.0 / (RRF_K + rank as f64 + 1.0);
     }
     for (rank, (id, cos)) in vector.iter().filter(|(_, c)| *c >= MIN_COSINE).enumerate() {
-        let f = by_id.entry(*id).or_insert_with(|| {
-            order.push(*id);
-            Fused {
-                id: *id,
-                lexical: None,
-                cosine: None,
-                score: 0.0,
-            }
-        });
+        let f = slot(&mut by_id, &mut order, *id);
         f.cosine = Some(*cos);
         f.score += VEC_WEIGHT / (RRF_K + rank as f64 + 1.0);
     }
