@@ -10,7 +10,9 @@ use std::time::Duration;
 use knowledge::contract::dispatch::{ContextPack, DispatchTarget, Task};
 use knowledge::contract::{Code, DispatchInfo, Lane, Mode, SearchRequest};
 use knowledge::engine::dispatch::build_handoff;
-use knowledge::engine::lanes::{CodeAnswer, CodeSource, LaneRequest, SourceFailure};
+use knowledge::engine::lanes::{
+    CodeAnswer, CodeLines, CodeSource, LaneRequest, LineRange, ReadCodeError, SourceFailure,
+};
 use knowledge::engine::routing::route;
 
 #[test]
@@ -74,6 +76,9 @@ impl CodeSource for Slow {
             Code::Internal,
             "should have been abandoned",
         ))
+    }
+    fn read(&self, path: &str, _: LineRange, _: Option<&str>) -> Result<CodeLines, ReadCodeError> {
+        Err(ReadCodeError::NotInSource(format!("{path}: not held here")))
     }
 }
 

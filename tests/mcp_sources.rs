@@ -1,10 +1,6 @@
 //! External sources over MCP (issue 3): the code and episodes lanes backed by a RAGRAF-style and
-//! a session-query-style server that speak real MCP over stdio.
-//!
-//! The fake servers are written here: this test binary re-executes itself with
-//! `KNOWLEDGE_FAKE_MCP=<behaviour>` and the `fake_server` test then serves MCP on its stdin/stdout
-//! (run `--quiet`, so libtest's only line before it is "running 1 test", which is not JSON and is
-//! skipped by the MCP client). Every failure
+//! a session-query-style server that speak real MCP over stdio (the fakes of
+//! `common::fake_mcp`, run by re-executing this test binary). Every failure
 //! mode — missing server, crash, hang, garbage, `found=false`, `index_rev=null`,
 //! `capability=degraded`, a backend `SESSION_QUERY_*` error — is asserted through
 //! `Engine::search`: that lane is degraded with the right code and the other lane still answers.
@@ -12,205 +8,17 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use common::fake_mcp::{fake, gone, pid};
 use knowledge::config::{McpSource, SourcesConfig};
 use knowledge::engine::{Engine, EngineConfig};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-};
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
-
-const MODE_ENV: &str = "KNOWLEDGE_FAKE_MCP";
-const PID_ENV: &str = "KNOWLEDGE_FAKE_PID_FILE";
-const MARKER_ENV: &str = "KNOWLEDGE_FAKE_MARKER";
-
-// ---------------------------------------------------------------------------------------------
-// The fake servers.
-
-struct Fake {
-    mode: String,
-}
-
-fn tool(name: &'static str) -> Tool {
-    let schema = json!({"type": "object", "properties": {"query": {"type": "string"}}});
-    Tool::new(
-        name,
-        "fake",
-        schema.as_object().cloned().unwrap_or_default(),
-    )
-}
-
-fn text(t: &str) -> CallToolResult {
-    CallToolResult::success(vec![ContentBlock::text(t.to_string())])
-}
-
-impl Fake {
-    fn envelope(&self, args: &Value) -> Value {
-        let items = json!([
-            {"chunk_id": "fake-c1", "path": "src/db/pool.rs", "start_line": 10, "end_line": 24,
-             "source_kind": "symbol", "symbol": "Pool::connect", "score": 9.25,
-             "why": ["lex: mysql", "symbol: Pool::connect"], "provenance": "stated",
-             "snippet": "fn connect(url: &str) -> MysqlConnection { /* retry */ }"},
-            {"chunk_id": "fake-c2", "path": "docs/mysql.md", "start_line": 1, "end_line": 8,
-             "source_kind": "doc", "score": 3.5, "why": ["lex: mysql"],
-             "snippet": "# MySQL connection notes"}
-        ]);
-        let mut env = json!({
-            "index_rev": "fake-rev-1", "capability": "full", "found": true,
-            "drift": {"args": args},
-            "freshness": {"stale": false, "verified_by": "fingerprint"},
-            "items": items
-        });
-        match self.mode.as_str() {
-            "found_false" => {
-                env["found"] = json!(false);
-                env["items"] = json!([]);
-                env["reason"] = json!("no repository is indexed");
-            }
-            "index_rev_null" => {
-                env["index_rev"] = Value::Null;
-                env["items"] = json!([]);
-            }
-            "degraded" => {
-                env["capability"] = json!("degraded");
-                env["capability_reason"] = json!("vector index missing: lexical only");
-            }
-            _ => {}
-        }
-        env
-    }
-
-    fn sessions(&self) -> Value {
-        if self.mode == "chatty" {
-            // One long session answering with many events: the engine caps it (contract §7).
-            let matches: Vec<Value> = (1..=6)
-                .map(|seq| {
-                    json!({"header": {"id": "fake-long", "cwd": "/srv/fake/app"},
-                    "live": false, "persisted": true,
-                    "bestMatch": {"sessionId": "fake-long", "seq": seq, "type": "assistant",
-                                  "time": "2025-03-01T10:05:00Z", "surface": "current",
-                                  "snippet": format!("mysql step {seq}")}})
-                })
-                .chain(std::iter::once(
-                    json!({"header": {"id": "fake-s2", "cwd": "/srv/fake/app"},
-                    "live": false, "persisted": true,
-                    "bestMatch": {"sessionId": "fake-s2", "seq": 1, "type": "user",
-                                  "time": "2025-03-01T10:05:00Z", "surface": "current",
-                                  "snippet": "mysql is down"}}),
-                ))
-                .collect();
-            return json!({"index_rev": "sq-rev-9", "coverage": {"sessions": 2, "indexed_docs": 7},
-                          "matches": matches});
-        }
-        json!({
-            "index_rev": "sq-rev-9",
-            "coverage": {"sessions": 2, "indexed_docs": 40},
-            "matches": [
-                {"header": {"id": "fake-s1", "cwd": "/srv/fake/app", "createdAt": 1740823200000i64,
-                            "title": "fix mysql pool", "agentPreset": "coder"},
-                 "live": false, "persisted": true,
-                 "bestMatch": {"sessionId": "fake-s1", "seq": 7, "type": "assistant",
-                               "time": "2025-03-01T10:05:00Z", "surface": "current",
-                               "snippet": "restarted the mysql connection pool"}},
-                {"header": {"id": "fake-s2", "cwd": "/srv/elsewhere"}, "live": true, "persisted": true,
-                 "bestMatch": {"sessionId": "fake-s2", "seq": 3, "type": "user",
-                               "time": 1740823500000i64, "surface": "log-only",
-                               "snippet": "mysql is down again"}}
-            ]
-        })
-    }
-
-    async fn answer(&self, name: &str, args: Value) -> CallToolResult {
-        match self.mode.as_str() {
-            "crash" => std::process::exit(3),
-            "crash_once" => {
-                if let Ok(marker) = std::env::var(MARKER_ENV) {
-                    if !Path::new(&marker).exists() {
-                        let _ = std::fs::write(&marker, "crashed");
-                        std::process::exit(3);
-                    }
-                }
-            }
-            "hang" => {
-                tokio::time::sleep(Duration::from_secs(3600)).await;
-            }
-            "garbage" => return text("<<< this is not json {"),
-            "disabled" => {
-                return CallToolResult::error(vec![ContentBlock::text(
-                    "SESSION_QUERY_SEARCH_DISABLED: session search is disabled (openAt: never)",
-                )])
-            }
-            "index_failed" => {
-                return CallToolResult::structured(json!({
-                    "error": {"code": "SESSION_QUERY_INDEX_FAILED", "message": "fts build failed"}
-                }))
-            }
-            _ => {}
-        }
-        match name {
-            "ragraf_search" => CallToolResult::structured(self.envelope(&args)),
-            "session_query" => text(&self.sessions().to_string()),
-            "ragraf_code" => CallToolResult::structured(json!({
-                "path": args.get("path"), "start_line": args.get("start_line"),
-                "lines": ["fn connect() {}"]
-            })),
-            _ => CallToolResult::error(vec![ContentBlock::text("unknown tool")]),
-        }
-    }
-}
-
-impl ServerHandler for Fake {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(vec![
-            tool("ragraf_search"),
-            tool("ragraf_code"),
-            tool("session_query"),
-        ]))
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let args = Value::Object(request.arguments.unwrap_or_default());
-        Ok(self.answer(&request.name, args).await.into())
-    }
-}
 
 /// Not a test when run normally: with `KNOWLEDGE_FAKE_MCP` set, this process is a fake server.
 #[test]
 fn fake_server() {
-    let Ok(mode) = std::env::var(MODE_ENV) else {
-        return;
-    };
-    if let Ok(pid_file) = std::env::var(PID_ENV) {
-        let _ = std::fs::write(pid_file, std::process::id().to_string());
-    }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    rt.block_on(async {
-        let fake = Fake { mode };
-        if let Ok(service) = fake.serve(rmcp::transport::stdio()).await {
-            let _ = service.waiting().await;
-        }
-    });
-    std::process::exit(0);
+    common::fake_mcp::serve_if_asked();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -218,42 +26,6 @@ fn fake_server() {
 
 fn setup() -> tempfile::TempDir {
     tempfile::tempdir().expect("temp dir")
-}
-
-/// A source that starts this test binary as the fake server in `mode`; it writes its pid to
-/// `<tmp>/<tag>.pid`.
-fn fake(mode: &str, tmp: &tempfile::TempDir, tag: &str) -> McpSource {
-    let exe = std::env::current_exe().expect("test exe");
-    let file = |ext: &str| {
-        tmp.path()
-            .join(format!("{tag}.{ext}"))
-            .display()
-            .to_string()
-    };
-    let env = [
-        (MODE_ENV, mode.to_string()),
-        (PID_ENV, file("pid")),
-        (MARKER_ENV, file("marker")),
-    ]
-    .map(|(k, v)| (k.to_string(), v))
-    .into_iter()
-    .collect();
-    let args = "--exact fake_server --quiet --nocapture --test-threads 1";
-    McpSource {
-        command: exe.display().to_string(),
-        args: args.split(' ').map(String::from).collect(),
-        env,
-        tool: None,
-        name: Some(format!("fake-{tag}")),
-    }
-}
-
-fn pid(setup: &tempfile::TempDir, tag: &str) -> Option<u32> {
-    std::fs::read_to_string(setup.path().join(format!("{tag}.pid")))
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
 }
 
 /// An engine over the indexed demo world with the given external sources.
@@ -330,19 +102,6 @@ fn assert_answers(resp: &Value, lane: &str) {
         resp["lanes"][lane]
     );
     assert!(items(resp, lane) > 0, "{lane} should still answer");
-}
-
-/// Wait (bounded) until the process is gone from /proc: killed and reaped, no zombie.
-fn gone(pid: u32) -> bool {
-    let proc_dir = PathBuf::from(format!("/proc/{pid}"));
-    let until = Instant::now() + Duration::from_secs(5);
-    while Instant::now() < until {
-        if !proc_dir.exists() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
 }
 
 const QUERY: &str = "mysql connection";
@@ -517,7 +276,7 @@ fn degraded_capability_is_an_answer_with_a_warning() {
 // Episodes lane (session query).
 
 #[test]
-fn get_episode_of_an_external_session_says_where_the_session_lives() {
+fn get_episode_of_an_external_session_asks_the_external_source() {
     let s = setup();
     let e = engine(episodes_only(fake("normal", &s, "ge")), 5000);
     let err = e
@@ -525,7 +284,43 @@ fn get_episode_of_an_external_session_says_where_the_session_lives() {
         .expect_err("not in the built-in index");
     let msg = err.to_string();
     assert!(msg.contains("external source fake-ge"), "{msg}");
+    assert!(msg.contains("answers searches only"), "{msg}");
     assert!(err.is_not_found());
+
+    // Without any built-in episodes index it is still the external source that answers, not
+    // "run `knowledge index`".
+    let empty = tempfile::tempdir().expect("data dir");
+    let mut config = EngineConfig::new(empty.path());
+    config.log = false;
+    config.sources = episodes_only(fake("normal", &s, "ge2"));
+    let bare = knowledge::open_engine(config);
+    let msg = bare
+        .get_episode("fake-s1", 7, 2)
+        .expect_err("no reader")
+        .to_string();
+    assert!(msg.contains("external source fake-ge2"), "{msg}");
+}
+
+#[test]
+fn get_episode_reads_the_built_in_index_first_with_an_external_source() {
+    let builtin = common::world::demo().engine();
+    let resp = builtin
+        .search_json(
+            &json!({"schema": "knowledge.search/v1", "query": QUERY,
+        "include": ["episodes"]})
+            .to_string(),
+        )
+        .to_json();
+    let item = &resp["lanes"]["episodes"]["items"][0];
+    let (sid, seq) = (
+        item["session_id"].as_str().expect("sid"),
+        item["seq"].as_u64().expect("seq"),
+    );
+    let s = setup();
+    let e = engine(episodes_only(fake("normal", &s, "gb")), 5000);
+    let ep = e.get_episode(sid, seq, 1).expect("in the built-in index");
+    assert_eq!(ep.session_id, sid);
+    assert!(ep.events.iter().any(|ev| ev.seq == seq));
 }
 
 #[test]
@@ -642,18 +437,43 @@ fn both_sources_failing_is_no_source() {
 }
 
 #[test]
-fn external_code_reads_lines_through_ragraf_code() {
+fn external_code_is_read_through_the_code_lane_after_the_index() {
     let s = setup();
-    let src = knowledge::adapters::mcp::McpCodeSource::new(
-        &fake("normal", &s, "rc"),
-        Duration::from_secs(5),
-    );
-    let doc = src
-        .read_code("src/db/pool.rs", 10, Some(12))
+    let e = engine(code_only(fake("normal", &s, "rc")), 5000);
+    // Not in the built-in index: the external source's `ragraf_code` answers, redacted again.
+    let lines = e
+        .read_code("src/db/pool.rs", 10, Some(12), None)
         .expect("ragraf_code answers");
-    assert_eq!(doc["path"], "src/db/pool.rs");
-    assert_eq!(doc["start_line"], 10);
-    let p = src.client().pid().expect("running");
-    drop(src);
-    assert!(gone(p));
+    assert_eq!(lines.read_from, "external");
+    assert_eq!((lines.start_line, lines.end_line), (10, 12));
+    assert_eq!(lines.root, "/srv/fake/app");
+    assert!(lines.freshness.stale, "the server's freshness is kept");
+    assert!(lines.lines[0].contains("fn connect"), "{:?}", lines.lines);
+    assert!(
+        lines.lines.iter().all(|l| !l.contains("Sup3rSecretValue9")),
+        "{:?}",
+        lines.lines
+    );
+    assert!(lines.redacted >= 1);
+    // In the built-in index: read from there, the external source is not asked for it.
+    let indexed = e
+        .read_code("src/Config.php", 1, Some(5), None)
+        .expect("indexed file");
+    assert_ne!(indexed.read_from, "external");
+    assert!(indexed.root.ends_with("repos/billing"), "{}", indexed.root);
+    let p = pid(&s, "rc").expect("the fake wrote its pid");
+    drop(e);
+    assert!(gone(p), "the RAGRAF child outlived the engine");
+}
+
+#[test]
+fn a_failing_external_code_read_says_why_and_reads_nothing_outside_the_roots() {
+    let s = setup();
+    let e = engine(code_only(fake("crash", &s, "rcx")), 5000);
+    let err = e
+        .read_code("src/db/pool.rs", 1, None, None)
+        .expect_err("the server crashed");
+    let msg = err.to_string();
+    assert!(msg.contains("exited"), "{msg}");
+    assert!(msg.contains("src/db/pool.rs"), "{msg}");
 }

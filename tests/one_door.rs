@@ -1,10 +1,21 @@
-//! One door to code on disk (issue 11): every front end reads a code reference through
-//! `Engine::read_code`, so a path a transcript names cannot make any of them read a huge, binary
-//! or unrelated file.
+//! One door to code and episodes (issue 11): every front end reads a code reference through
+//! `Engine::read_code` and an event through `Engine::get_episode`, both through the lanes, so a
+//! path a transcript names cannot make any of them read a huge, binary or unrelated file, and an
+//! event is read where the episodes lane says it lives.
 
 mod common;
 
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use knowledge::engine::lanes::{
+    Episode, EpisodeError, EpisodeSession, EpisodesAnswer, EpisodesSource, LaneRequest,
+    SourceFailure,
+};
 use knowledge::engine::read_code::{ReadCodeError, MAX_FILE_BYTES};
+use serde_json::{json, Value};
 
 #[test]
 fn an_indexed_file_is_read_from_the_index_with_its_freshness() {
@@ -80,4 +91,164 @@ fn a_new_file_under_an_indexed_root_is_read_redacted_but_not_a_huge_or_binary_on
             .read_code(&link.display().to_string(), 1, None, None)
             .is_err());
     }
+}
+
+#[test]
+fn an_indexed_file_that_became_huge_or_binary_is_served_from_the_index() {
+    let fresh = common::world::fresh_demo();
+    let engine = fresh.engine();
+    let config = Path::new(&fresh.world.repo("billing")).join("src/Config.php");
+    let before = engine
+        .read_code("src/Config.php", 1, Some(3), None)
+        .expect("indexed");
+    assert_eq!(before.read_from, "disk");
+    std::fs::File::create(&config)
+        .and_then(|f| f.set_len(MAX_FILE_BYTES + 1))
+        .expect("grow the file");
+    let after = engine
+        .read_code("src/Config.php", 1, Some(3), None)
+        .expect("the indexed lines");
+    assert_eq!(after.read_from, "index");
+    assert!(after.freshness.stale);
+    assert_eq!(after.lines, before.lines);
+}
+
+/// `knowledge code PATH:1-3` and the MCP `knowledge_code` tool on each path: what each said.
+fn cli_and_mcp_answers(data: &Path, paths: &[String]) -> Vec<(String, String)> {
+    let bin = env!("CARGO_BIN_EXE_knowledge");
+    let cli: Vec<String> = paths
+        .iter()
+        .map(|p| {
+            let out = Command::new(bin)
+                .arg("--data-dir")
+                .arg(data)
+                .args(["code", &format!("{p}:1-3")])
+                .output()
+                .expect("run knowledge code");
+            assert_eq!(out.status.code(), Some(2), "{out:?}");
+            String::from_utf8_lossy(&out.stderr).into_owned()
+        })
+        .collect();
+    let mut child = Command::new(bin)
+        .arg("mcp")
+        .arg("--data-dir")
+        .arg(data)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start knowledge mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut messages = vec![
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ];
+    for (i, p) in paths.iter().enumerate() {
+        messages.push(
+            json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": {
+            "name": "knowledge_code", "arguments": {"path": p, "start_line": 1, "end_line": 3}}}),
+        );
+    }
+    for m in messages {
+        writeln!(stdin, "{m}").expect("write");
+    }
+    stdin.flush().expect("flush");
+    let mut mcp = vec![String::new(); paths.len()];
+    let mut left = paths.len();
+    for line in BufReader::new(child.stdout.take().expect("stdout")).lines() {
+        let Ok(v) = serde_json::from_str::<Value>(&line.expect("read")) else {
+            continue;
+        };
+        if let Some(i) = v["id"]
+            .as_u64()
+            .filter(|i| (1..=paths.len() as u64).contains(i))
+        {
+            mcp[i as usize - 1] = v["result"].to_string();
+            left -= 1;
+            if left == 0 {
+                break;
+            }
+        }
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    cli.into_iter().zip(mcp).collect()
+}
+
+#[test]
+fn the_cli_and_the_mcp_server_refuse_the_same_files_for_the_same_reason() {
+    let fresh = common::world::fresh_demo();
+    let repo = Path::new(&fresh.world.repo("billing")).to_path_buf();
+    let huge = repo.join("dump.sql");
+    std::fs::File::create(&huge)
+        .and_then(|f| f.set_len(MAX_FILE_BYTES + 1))
+        .expect("huge file");
+    let binary = repo.join("logo.bin");
+    std::fs::write(&binary, [0x89, b'P', b'N', b'G', 0, 0, 1, 2]).expect("binary file");
+    let outside = tempfile::NamedTempFile::new().expect("temp file");
+    std::fs::write(outside.path(), "password=hunter2\n").expect("write");
+    let paths: Vec<String> = [huge.as_path(), binary.as_path(), outside.path()]
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let answers = cli_and_mcp_answers(&fresh.data_dir, &paths);
+    for ((cli, mcp), why) in answers.iter().zip([
+        "larger than",
+        "a binary file",
+        "outside every indexed repository",
+    ]) {
+        assert!(cli.contains(why), "the CLI: {cli}");
+        assert!(mcp.contains(why), "the MCP server: {mcp}");
+        assert!(!mcp.contains("hunter2"), "{mcp}");
+    }
+}
+
+/// An episodes source that reads events itself (as an external one with a read tool would).
+struct Reader;
+
+impl EpisodesSource for Reader {
+    fn name(&self) -> String {
+        "reader".into()
+    }
+    fn search(&self, _: &LaneRequest) -> Result<EpisodesAnswer, SourceFailure> {
+        Err(SourceFailure::new(
+            knowledge::contract::Code::SourceUnavailable,
+            "search is not what this test asks",
+        ))
+    }
+    fn episode(&self, session_id: &str, seq: u64, _: u64) -> Result<Episode, EpisodeError> {
+        Ok(Episode {
+            id: format!("ep:{session_id}:{seq}"),
+            session_id: session_id.into(),
+            seq,
+            session: EpisodeSession {
+                session_id: session_id.into(),
+                source: "reader".into(),
+                path: String::new(),
+                cwd: None,
+                created_at: None,
+                title: None,
+                parent_session_id: None,
+                agent_name: None,
+                agent_preset: None,
+                outcome: "unknown".into(),
+                live: false,
+                events: 0,
+            },
+            events: Vec::new(),
+        })
+    }
+}
+
+#[test]
+fn get_episode_reads_through_the_episodes_lane() {
+    let mut engine = common::world::demo().engine();
+    engine.episodes = Arc::new(Reader);
+    let ep = engine
+        .get_episode("elsewhere", 4, 2)
+        .expect("the lane reads it");
+    assert_eq!((ep.session.source.as_str(), ep.seq), ("reader", 4));
 }

@@ -15,8 +15,8 @@ use crate::contract::Mode;
 use crate::contract::{
     Actor, CodeItem, DispatchInfo, EpisodeItem, EvidenceRef, SkillItem, SkillUses,
 };
+use crate::engine::lanes::EpisodeHit;
 use crate::sources::actor_id::{actor_of, dispatch_mode, ActorKey, SessionFacts};
-use crate::sources::episodes::search::EpisodeHit;
 
 /// At most this many episodes of one actor count towards its score and evidence.
 pub const EPISODES_PER_ACTOR: usize = 3;

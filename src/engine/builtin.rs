@@ -1,18 +1,22 @@
 //! The built-in sources behind the lane traits: the episodes index, the code index and the
-//! agent-knowledge store (L3), each opened read-only.
+//! agent-knowledge store (L3), each opened read-only. Each turns its store's rows into the lane's
+//! own types, and reads what its hits point at (an event in full, the lines of a file).
 
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
+use super::items::episode_id;
 use super::lanes::{
-    CodeAnswer, CodeHit, CodeSource, EpisodesAnswer, EpisodesSource, LaneRequest, SkillHit,
-    SkillsAnswer, SkillsSource, SourceFailure,
+    CodeAnswer, CodeHit, CodeLines, CodeSource, Episode, EpisodeError, EpisodeEvent, EpisodeHit,
+    EpisodeSession, EpisodesAnswer, EpisodesSource, HitSession, LaneRequest, LineRange,
+    ReadCodeError, SkillHit, SkillsAnswer, SkillsSource, SourceFailure,
 };
 use crate::contract::Code;
-use crate::sources::code::{model::CodeQuery, search::CodeStore};
-use crate::sources::episodes::search::{EpisodeQuery, EpisodeStore, EpisodeStoreError};
+use crate::sources::code::{model::CodeQuery, search::CodeStore, CodeStoreError};
+use crate::sources::episodes::search::{self as episodes, EpisodeQuery, EpisodeStore};
 use crate::sources::knowledge::KnowledgeStore;
+use crate::text::redact;
 
 /// The built-in episodes source over `episodes.sqlite`.
 pub struct BuiltinEpisodes {
@@ -24,8 +28,9 @@ impl EpisodesSource for BuiltinEpisodes {
         "builtin.episodes".to_string()
     }
     fn search(&self, req: &LaneRequest) -> Result<EpisodesAnswer, SourceFailure> {
-        let fail =
-            |e: EpisodeStoreError| SourceFailure::new(Code::SourceUnavailable, e.to_string());
+        let fail = |e: episodes::EpisodeStoreError| {
+            SourceFailure::new(Code::SourceUnavailable, e.to_string())
+        };
         let stats = self.store.stats().map_err(fail)?;
         let q = EpisodeQuery {
             terms: req.terms.clone(),
@@ -39,8 +44,95 @@ impl EpisodesSource for BuiltinEpisodes {
             vector: req.vector.clone(),
         };
         let hits = self.store.search(&q).map_err(fail)?;
-        Ok(EpisodesAnswer { stats, hits })
+        Ok(EpisodesAnswer {
+            stats,
+            hits: hits.into_iter().map(lane_hit).collect(),
+        })
     }
+    fn episode(&self, session_id: &str, seq: u64, context: u64) -> Result<Episode, EpisodeError> {
+        read_episode(&self.store, session_id, seq, context)
+    }
+}
+
+/// A row of the episodes index → the lane's hit.
+fn lane_hit(h: episodes::EpisodeHit) -> EpisodeHit {
+    let s = h.session;
+    EpisodeHit {
+        session_id: h.session_id,
+        seq: h.seq,
+        event_type: h.event_type,
+        time: h.time,
+        time_ms: h.time_ms,
+        bm25: h.bm25,
+        lexical: h.lexical,
+        cosine: h.cosine,
+        snippet: h.snippet,
+        human: h.human,
+        is_error: h.is_error,
+        sidechain_agent: h.sidechain_agent,
+        session: HitSession {
+            source: s.source,
+            cwd: s.cwd,
+            created_at: s.created_at,
+            agent_preset: s.agent_preset,
+            parent_session_id: s.parent_session_id,
+            agent_id: s.agent_id,
+            agent_name: s.agent_name,
+            team_name: s.team_name,
+            outcome: s.outcome,
+            live: s.live,
+        },
+    }
+}
+
+/// The event `seq` of a session in the episodes index with `context` neighbours each side,
+/// redacted again on the way out.
+pub fn read_episode(
+    store: &EpisodeStore,
+    session_id: &str,
+    seq: u64,
+    context: u64,
+) -> Result<Episode, EpisodeError> {
+    let s = store
+        .session(session_id)?
+        .ok_or_else(|| EpisodeError::NoSession(session_id.to_string()))?;
+    let events = store.event_with_context(session_id, seq, context)?;
+    if !events.iter().any(|e| e.seq == seq) {
+        return Err(EpisodeError::NoEvent(session_id.to_string(), seq));
+    }
+    let redact = |t: &str| redact::redact(t).text;
+    Ok(Episode {
+        id: episode_id(session_id, seq),
+        session_id: session_id.to_string(),
+        seq,
+        session: EpisodeSession {
+            session_id: s.session_id,
+            source: s.source,
+            path: s.path,
+            cwd: s.cwd,
+            created_at: s.created_at,
+            title: s.title.as_deref().map(redact),
+            parent_session_id: s.parent_session_id,
+            agent_name: s.agent_name,
+            agent_preset: s.agent_preset,
+            outcome: s.outcome,
+            live: s.live,
+            events: s.events,
+        },
+        events: events
+            .into_iter()
+            .map(|e| EpisodeEvent {
+                id: episode_id(&e.session_id, e.seq),
+                seq: e.seq,
+                event_type: e.event_type,
+                time: e.time,
+                tool_name: e.tool_name,
+                is_error: e.is_error,
+                human: e.human,
+                text: redact(&e.text),
+            })
+            .collect(),
+    })
 }
 
 /// The built-in code source over `code.sqlite`.
@@ -94,6 +186,50 @@ impl CodeSource for BuiltinCode {
                 .collect(),
         })
     }
+    fn read(
+        &self,
+        path: &str,
+        range: LineRange,
+        chunk: Option<&str>,
+    ) -> Result<CodeLines, ReadCodeError> {
+        read_indexed(&self.store, path, range, chunk)
+    }
+}
+
+/// Lines of a file the code index knows: its current lines (or, when it is gone or no longer a
+/// text file the index would take, the indexed ones, marked stale), redacted.
+pub fn read_indexed(
+    store: &CodeStore,
+    path: &str,
+    range: LineRange,
+    chunk: Option<&str>,
+) -> Result<CodeLines, ReadCodeError> {
+    let read = |p: &str| store.read_code(p, range.start, range.end);
+    let found = match read(path) {
+        Err(CodeStoreError::Ambiguous { path: p, roots }) => {
+            // The lanes give root-relative paths: pick the root holding the caller's chunk.
+            let mut first = None;
+            for root in roots.split(", ") {
+                if let Ok(lines) = read(&format!("{}/{}", root.trim_end_matches('/'), path)) {
+                    if chunk.is_some_and(|c| lines.chunks.iter().any(|k| k.chunk_id == c)) {
+                        return Ok(lines);
+                    }
+                    first.get_or_insert(lines);
+                }
+            }
+            first.ok_or(CodeStoreError::Ambiguous { path: p, roots })
+        }
+        other => other,
+    };
+    found.map_err(|e| match e {
+        CodeStoreError::NotIndexed(_) => ReadCodeError::NotInSource(e.to_string()),
+        CodeStoreError::Missing(_) | CodeStoreError::Sql(_) => {
+            ReadCodeError::Unavailable(e.to_string())
+        }
+        CodeStoreError::Ambiguous { .. } | CodeStoreError::Io { .. } => {
+            ReadCodeError::NotReadable(e.to_string())
+        }
+    })
 }
 
 /// The skills lane over the agent-knowledge store.

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use super::lanes::{CodeHit, SkillHit};
 use super::search::rrf;
 use crate::contract::{Actor, CodeItem, EpisodeItem, SessionInfo, SkillItem, UsedBy};
-use crate::sources::episodes::search::EpisodeHit;
+use crate::engine::lanes::EpisodeHit;
 
 /// At most this many events of one session in the episodes lane (contract §7 diversity).
 pub use crate::sources::episodes::search::PER_SESSION_CAP;

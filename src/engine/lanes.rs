@@ -2,9 +2,15 @@
 //!
 //! Built-in indexes and external MCP adapters implement the same traits, so the engine treats a
 //! failing or slow source the same way whatever it is: that lane is degraded, the others answer.
+//! The traits are also the only way to read what a hit points at — an event with its neighbours
+//! ([`EpisodesSource::episode`]) and the lines of a file ([`CodeSource::read`]) — so every front
+//! end reads through the same door (`Engine::get_episode`, `Engine::read_code`). The types here
+//! are the lanes' own: an external adapter fills them with what its server says and leaves the
+//! rest empty, never a built-in row with made-up fields.
 
 use crate::contract::Code;
-use crate::sources::episodes::search::{EpisodeHit, LaneStats};
+pub use crate::sources::code::CodeLines;
+pub use crate::sources::episodes::search::LaneStats;
 
 /// The part of a request a lane needs, already checked.
 #[derive(Debug, Clone, Default)]
@@ -45,6 +51,47 @@ impl SourceFailure {
     }
 }
 
+/// An event hit from any episodes source: what the engine ranks, cites and attributes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EpisodeHit {
+    pub session_id: String,
+    pub seq: u64,
+    pub event_type: String,
+    pub time: Option<String>,
+    pub time_ms: Option<i64>,
+    /// The lexical score, higher is better (BM25 for the built-in index, the server's own score
+    /// for an external source); 0 when only a vector arm found the event.
+    pub bm25: f64,
+    /// Whether a lexical match found the event.
+    pub lexical: bool,
+    /// The vector arm's cosine, when it found the event.
+    pub cosine: Option<f32>,
+    pub snippet: String,
+    /// Written by a person (not an agent or a tool).
+    pub human: bool,
+    pub is_error: bool,
+    /// The subagent of a sidechain event inside its parent's transcript.
+    pub sidechain_agent: Option<String>,
+    pub session: HitSession,
+}
+
+/// The session of an [`EpisodeHit`], as far as its source knows it (`None`: not known).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HitSession {
+    /// The harness the session ran in (`claude`, `codex`) or the source's name.
+    pub source: String,
+    pub cwd: Option<String>,
+    pub created_at: Option<String>,
+    pub agent_preset: Option<String>,
+    pub parent_session_id: Option<String>,
+    pub agent_id: Option<String>,
+    pub agent_name: Option<String>,
+    pub team_name: Option<String>,
+    /// `success`, `failure` or `unknown`.
+    pub outcome: String,
+    pub live: bool,
+}
+
 /// An episodes answer: the lane's revision, coverage counts and hits, best first.
 #[derive(Debug, Clone)]
 pub struct EpisodesAnswer {
@@ -56,6 +103,81 @@ pub trait EpisodesSource: Send + Sync {
     /// The `source` name reported in the lane.
     fn name(&self) -> String;
     fn search(&self, req: &LaneRequest) -> Result<EpisodesAnswer, SourceFailure>;
+    /// The event `seq` of a session in full with `context` neighbours each side, redacted.
+    fn episode(&self, session_id: &str, seq: u64, context: u64) -> Result<Episode, EpisodeError>;
+}
+
+/// One event in full with its neighbours (`knowledge get-episode`, the TUI drill-in, MCP).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Episode {
+    pub id: String,
+    pub session_id: String,
+    pub seq: u64,
+    pub session: EpisodeSession,
+    pub events: Vec<EpisodeEvent>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EpisodeSession {
+    pub session_id: String,
+    pub source: String,
+    pub path: String,
+    pub cwd: Option<String>,
+    pub created_at: Option<String>,
+    pub title: Option<String>,
+    pub parent_session_id: Option<String>,
+    pub agent_name: Option<String>,
+    pub agent_preset: Option<String>,
+    pub outcome: String,
+    pub live: bool,
+    pub events: u64,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EpisodeEvent {
+    pub id: String,
+    pub seq: u64,
+    pub event_type: String,
+    pub time: Option<String>,
+    pub tool_name: Option<String>,
+    pub is_error: bool,
+    pub human: bool,
+    pub text: String,
+}
+
+/// Why an episode could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum EpisodeError {
+    #[error("no episodes index: run `knowledge index` first")]
+    NoIndex,
+    #[error("no session {0} in the episodes index")]
+    NoSession(String),
+    #[error("session {0} has no event {1}")]
+    NoEvent(String, u64),
+    /// The episodes lane is an external source that cannot show the event.
+    #[error(
+        "session {session} is not in the built-in episodes index; the episodes lane comes from \
+         the external source {source_name}, which {why}"
+    )]
+    External {
+        session: String,
+        source_name: String,
+        why: String,
+    },
+    /// The source could not answer at all.
+    #[error("{}", .0.reason)]
+    Source(SourceFailure),
+    #[error(transparent)]
+    Store(#[from] crate::sources::episodes::search::EpisodeStoreError),
+}
+
+impl EpisodeError {
+    pub fn is_not_found(&self) -> bool {
+        matches!(
+            self,
+            EpisodeError::NoSession(_) | EpisodeError::NoEvent(..) | EpisodeError::External { .. }
+        )
+    }
 }
 
 /// A code chunk hit from any code source.
@@ -90,6 +212,34 @@ pub struct CodeAnswer {
 pub trait CodeSource: Send + Sync {
     fn name(&self) -> String;
     fn search(&self, req: &LaneRequest) -> Result<CodeAnswer, SourceFailure>;
+    /// Lines of a file the source holds, redacted. `chunk` is the chunk the caller got the path
+    /// from, if any: it picks the repository when the path is in several.
+    fn read(
+        &self,
+        path: &str,
+        range: LineRange,
+        chunk: Option<&str>,
+    ) -> Result<CodeLines, ReadCodeError>;
+}
+
+/// Lines `start..=end` of a file, 1-based (`end` `None`: as many as a read allows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineRange {
+    pub start: u64,
+    pub end: Option<u64>,
+}
+
+/// Why lines could not be read. `NotReadable` is about the path the caller gave (a person can
+/// fix it); `NotInSource` says this source does not hold the file (the next one may);
+/// `Unavailable` is about the store or server.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadCodeError {
+    #[error("{0}")]
+    NotReadable(String),
+    #[error("{0}")]
+    NotInSource(String),
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 /// A skill hit from the agent-knowledge store.
@@ -131,6 +281,12 @@ impl EpisodesSource for Unavailable {
     fn search(&self, _: &LaneRequest) -> Result<EpisodesAnswer, SourceFailure> {
         Err(self.failure.clone())
     }
+    fn episode(&self, _: &str, _: u64, _: u64) -> Result<Episode, EpisodeError> {
+        Err(match self.failure.code {
+            Code::IndexNotReady => EpisodeError::NoIndex,
+            _ => EpisodeError::Source(self.failure.clone()),
+        })
+    }
 }
 
 impl CodeSource for Unavailable {
@@ -139,6 +295,13 @@ impl CodeSource for Unavailable {
     }
     fn search(&self, _: &LaneRequest) -> Result<CodeAnswer, SourceFailure> {
         Err(self.failure.clone())
+    }
+    fn read(&self, path: &str, _: LineRange, _: Option<&str>) -> Result<CodeLines, ReadCodeError> {
+        // No index holds the file; the engine may still find it on disk under the allowed roots.
+        Err(ReadCodeError::NotInSource(format!(
+            "{path}: {}",
+            self.failure.reason
+        )))
     }
 }
 

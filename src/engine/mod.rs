@@ -28,6 +28,7 @@ use crate::sources::episodes::search::{EpisodeStore, EpisodeStoreError};
 use crate::sources::knowledge::KnowledgeStore;
 use builtin::{BuiltinCode, BuiltinEpisodes, BuiltinSkills};
 use lanes::{CodeSource, EpisodesSource, SkillsSource, SourceFailure, Unavailable};
+pub use lanes::{Episode, EpisodeError, EpisodeEvent, EpisodeSession};
 
 /// Where the engine's stores live and how it behaves.
 #[derive(Debug, Clone)]
@@ -226,72 +227,9 @@ fn not_ready(e: EpisodeStoreError) -> SourceFailure {
     }
 }
 
-/// One event in full with its neighbours (`knowledge get-episode`, the TUI drill-in, MCP).
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Episode {
-    pub id: String,
-    pub session_id: String,
-    pub seq: u64,
-    pub session: EpisodeSession,
-    pub events: Vec<EpisodeEvent>,
-}
-
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct EpisodeSession {
-    pub session_id: String,
-    pub source: String,
-    pub path: String,
-    pub cwd: Option<String>,
-    pub created_at: Option<String>,
-    pub title: Option<String>,
-    pub parent_session_id: Option<String>,
-    pub agent_name: Option<String>,
-    pub agent_preset: Option<String>,
-    pub outcome: String,
-    pub live: bool,
-    pub events: u64,
-}
-
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct EpisodeEvent {
-    pub id: String,
-    pub seq: u64,
-    pub event_type: String,
-    pub time: Option<String>,
-    pub tool_name: Option<String>,
-    pub is_error: bool,
-    pub human: bool,
-    pub text: String,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum EpisodeError {
-    #[error("no episodes index: run `knowledge index` first")]
-    NoIndex,
-    #[error("no session {0} in the episodes index")]
-    NoSession(String),
-    #[error("session {0} has no event {1}")]
-    NoEvent(String, u64),
-    #[error(
-        "session {0} is not in the built-in episodes index; the episodes lane comes from the \
-         external source {1}, which answers searches only: open the event there"
-    )]
-    External(String, String),
-    #[error(transparent)]
-    Store(#[from] EpisodeStoreError),
-}
-
-impl EpisodeError {
-    pub fn is_not_found(&self) -> bool {
-        matches!(
-            self,
-            EpisodeError::NoSession(_) | EpisodeError::NoEvent(..) | EpisodeError::External(..)
-        )
-    }
-}
-
 impl Engine {
-    /// The event `seq` of a session with `context` neighbours each side, redacted again.
+    /// The event `seq` of a session with `context` neighbours each side, redacted again: from
+    /// the built-in index when it holds the session, else from the episodes lane's source.
     pub fn get_episode(
         &self,
         session_id: &str,
@@ -314,67 +252,22 @@ impl Engine {
         out
     }
 
+    /// The rule set of [`Engine::get_episode`]: the built-in index, then the episodes lane
+    /// (the same index, or the external source that replaced it in the lane).
     fn read_episode(
         &self,
         session_id: &str,
         seq: u64,
         context: u64,
     ) -> Result<Episode, EpisodeError> {
-        // With an external session-query source the built-in index may not hold the session:
-        // say where it lives instead of claiming it does not exist.
-        let external = self
-            .config
-            .sources
-            .episodes
-            .as_ref()
-            .map(|_| EpisodeError::External(session_id.to_string(), self.episodes.name()));
-        let Some(store) = self.episode_store() else {
-            return Err(external.unwrap_or(EpisodeError::NoIndex));
-        };
-        let s = match store.session(session_id)? {
-            Some(s) => s,
-            None => {
-                return Err(
-                    external.unwrap_or_else(|| EpisodeError::NoSession(session_id.to_string()))
-                )
+        if self.config.sources.episodes.is_some() {
+            if let Some(store) = self.episode_store() {
+                match builtin::read_episode(store, session_id, seq, context) {
+                    Err(EpisodeError::NoSession(_)) => {}
+                    found => return found,
+                }
             }
-        };
-        let events = store.event_with_context(session_id, seq, context)?;
-        if !events.iter().any(|e| e.seq == seq) {
-            return Err(EpisodeError::NoEvent(session_id.to_string(), seq));
         }
-        let redact = |t: &str| crate::text::redact::redact(t).text;
-        Ok(Episode {
-            id: items::episode_id(session_id, seq),
-            session_id: session_id.to_string(),
-            seq,
-            session: EpisodeSession {
-                session_id: s.session_id,
-                source: s.source,
-                path: s.path,
-                cwd: s.cwd,
-                created_at: s.created_at,
-                title: s.title.as_deref().map(redact),
-                parent_session_id: s.parent_session_id,
-                agent_name: s.agent_name,
-                agent_preset: s.agent_preset,
-                outcome: s.outcome,
-                live: s.live,
-                events: s.events,
-            },
-            events: events
-                .into_iter()
-                .map(|e| EpisodeEvent {
-                    id: items::episode_id(&e.session_id, e.seq),
-                    seq: e.seq,
-                    event_type: e.event_type,
-                    time: e.time,
-                    tool_name: e.tool_name,
-                    is_error: e.is_error,
-                    human: e.human,
-                    text: redact(&e.text),
-                })
-                .collect(),
-        })
+        self.episodes.episode(session_id, seq, context)
     }
 }

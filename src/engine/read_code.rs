@@ -2,37 +2,31 @@
 //!
 //! The explorer, the CLI's `knowledge code` and the MCP `knowledge_code` tool each used to read
 //! code their own way, and the explorer read any absolute path a transcript named, whatever its
-//! size. Now every one of them asks [`Engine::read_code`]:
+//! size. Now every one of them asks [`Engine::read_code`], which goes through the code lane:
 //!
 //! 1. the built-in code index, when it knows the file (current lines, redacted, with the file's
-//!    freshness; a path in several repositories is resolved by the chunk the caller holds);
-//! 2. else a file on disk, but only under a root the code index covers (or, with no code index
+//!    freshness; a path in several repositories is resolved by the chunk the caller holds; a
+//!    file that grew past [`MAX_FILE_BYTES`] or turned binary is served from the index, stale);
+//! 2. else the external code source, when one replaced the index in the lane (RAGRAF's
+//!    `ragraf_code`, redacted again on the way in);
+//! 3. else a file on disk, but only under a root the code index covers (or, with no code index
 //!    at all, under the working directory), only a regular file of at most
 //!    [`MAX_FILE_BYTES`], never a binary one, and redacted.
-//!
-//! An external code source (RAGRAF over MCP) answers in its own shape; the MCP server asks it
-//! first when one is configured.
 
 use std::path::{Path, PathBuf};
 
+use super::builtin;
+pub use super::lanes::ReadCodeError;
+use super::lanes::{CodeLines, LineRange};
 use super::Engine;
-use crate::sources::code::{CodeLines, CodeStoreError, Freshness};
-use crate::text::redact;
+use crate::sources::code::chunk::{file_text_kind, redact_lines};
+use crate::sources::code::read::{read_text_file, window, TextFileError};
+use crate::sources::code::Freshness;
 
-/// Files larger than this are not read outside the index.
-pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+/// Files larger than this are never read from disk.
+pub const MAX_FILE_BYTES: u64 = crate::sources::code::read::MAX_READ_BYTES;
 /// Lines at most in one read (as the code index's `read_code`).
-pub const MAX_LINES: u64 = 2_000;
-
-/// Why lines could not be read. `NotReadable` is about the path the caller gave (a person can
-/// fix it); `Unavailable` is about the store.
-#[derive(Debug, thiserror::Error)]
-pub enum ReadCodeError {
-    #[error("{0}")]
-    NotReadable(String),
-    #[error("{0}")]
-    Unavailable(String),
-}
+pub const MAX_LINES: u64 = crate::sources::code::read::MAX_READ_LINES;
 
 impl Engine {
     /// Lines `start..=end` (at most [`MAX_LINES`]) of a code reference. `chunk` is the chunk the
@@ -44,17 +38,40 @@ impl Engine {
         end: Option<u64>,
         chunk: Option<&str>,
     ) -> Result<CodeLines, ReadCodeError> {
-        let start = start.max(1);
+        let range = LineRange {
+            start: start.max(1),
+            end,
+        };
+        let external = self.config.sources.code.is_some();
+        // 1. The built-in index (when the lane is the index, step 2 is that read).
+        if external {
+            if let Some(store) = self.code_store() {
+                match builtin::read_indexed(store, path, range, chunk) {
+                    Err(ReadCodeError::NotInSource(_)) => {}
+                    found => return found,
+                }
+            }
+        }
+        // 2. The code lane's source.
+        let mut external_failure = None;
+        match self.code.read(path, range, chunk) {
+            Err(ReadCodeError::NotInSource(_)) => {}
+            Err(ReadCodeError::Unavailable(why)) if external => external_failure = Some(why),
+            found => return found,
+        }
+        // 3. Disk, under the indexed roots.
+        self.read_disk(path, range)
+            .map_err(|e| match external_failure {
+                Some(why) => ReadCodeError::Unavailable(format!("{why}; and {e}")),
+                None => e,
+            })
+    }
+
+    /// A file outside the index, under a root the code index covers (the working directory
+    /// when there is no code index).
+    fn read_disk(&self, path: &str, range: LineRange) -> Result<CodeLines, ReadCodeError> {
         let mut roots: Vec<PathBuf> = Vec::new();
         if let Some(store) = self.code_store() {
-            match read_indexed(store, path, start, end, chunk) {
-                Ok(lines) => return Ok(lines),
-                Err(CodeStoreError::NotIndexed(_)) => {}
-                Err(e @ (CodeStoreError::Missing(_) | CodeStoreError::Sql(_))) => {
-                    return Err(ReadCodeError::Unavailable(e.to_string()))
-                }
-                Err(e) => return Err(ReadCodeError::NotReadable(e.to_string())),
-            }
             roots = store
                 .roots()
                 .map_err(|e| ReadCodeError::Unavailable(e.to_string()))?
@@ -77,41 +94,14 @@ impl Engine {
         } else {
             (roots[0].clone(), roots)
         };
-        read_disk(path, start, end, &base, &roots)
-    }
-}
-
-fn read_indexed(
-    store: &crate::sources::code::CodeStore,
-    path: &str,
-    start: u64,
-    end: Option<u64>,
-    chunk: Option<&str>,
-) -> Result<CodeLines, CodeStoreError> {
-    match store.read_code(path, start, end) {
-        Err(CodeStoreError::Ambiguous { path: p, roots }) => {
-            // The lanes give root-relative paths: pick the root holding the caller's chunk.
-            let mut first = None;
-            for root in roots.split(", ") {
-                let abs = format!("{}/{}", root.trim_end_matches('/'), path);
-                if let Ok(lines) = store.read_code(&abs, start, end) {
-                    if chunk.is_some_and(|c| lines.chunks.iter().any(|k| k.chunk_id == c)) {
-                        return Ok(lines);
-                    }
-                    first.get_or_insert(lines);
-                }
-            }
-            first.ok_or(CodeStoreError::Ambiguous { path: p, roots })
-        }
-        other => other,
+        read_under(path, range, &base, &roots)
     }
 }
 
 /// A file outside the index, under one of `roots` (a relative path is taken from `base`).
-fn read_disk(
+fn read_under(
     path: &str,
-    start: u64,
-    end: Option<u64>,
+    range: LineRange,
     base: &Path,
     roots: &[PathBuf],
 ) -> Result<CodeLines, ReadCodeError> {
@@ -135,42 +125,13 @@ fn read_disk(
              `knowledge index --code ROOT`)",
         ));
     };
-    let meta = std::fs::metadata(&canon).map_err(|_| refuse("cannot be read"))?;
-    if !meta.is_file() {
-        return Err(refuse("not a regular file"));
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(refuse(&format!(
-            "{} bytes: larger than the {} MiB read outside the index",
-            meta.len(),
-            MAX_FILE_BYTES / (1024 * 1024)
-        )));
-    }
-    let bytes = crate::sources::regular_file::read(&canon).map_err(|e| refuse(&e.to_string()))?;
-    if bytes.iter().take(8192).any(|b| *b == 0) {
-        return Err(refuse("a binary file"));
-    }
+    let bytes = read_text_file(&canon).map_err(|e| match e {
+        TextFileError::Io(_) => refuse("not a regular file that can be read"),
+        other => refuse(&other.to_string()),
+    })?;
     let text = String::from_utf8_lossy(&bytes);
-    let kind = crate::sources::code::chunk::file_text_kind(path, &text);
-    let red = redact::redact_as(&text, kind);
-    let all: Vec<&str> = red.text.lines().collect();
-    let total = all.len() as u64;
-    let last = end
-        .unwrap_or(u64::MAX)
-        .min(start.saturating_add(MAX_LINES - 1))
-        .min(total);
-    let lines: Vec<String> = if start <= last {
-        all[(start - 1) as usize..last as usize]
-            .iter()
-            .map(|l| l.to_string())
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let redacted = lines
-        .iter()
-        .map(|l| l.matches(redact::REDACTED).count() as u64)
-        .sum();
+    let (all, _) = redact_lines(&text, file_text_kind(path, &text));
+    let (lines, end_line, redacted) = window(&all, range.start, range.end);
     let rel = canon
         .strip_prefix(&root)
         .map(|p| p.display().to_string())
@@ -178,9 +139,9 @@ fn read_disk(
     Ok(CodeLines {
         root: root.display().to_string(),
         path: rel,
-        start_line: start,
-        end_line: if lines.is_empty() { 0 } else { last },
-        total_lines: total,
+        start_line: range.start,
+        end_line,
+        total_lines: all.len() as u64,
         lines,
         read_from: "disk".to_string(),
         redacted,

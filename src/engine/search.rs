@@ -422,7 +422,7 @@ fn assemble(
         ids.dedup();
         store.facts_for(&paths, &ids).ok()
     });
-    let resolve = |hit: &crate::sources::episodes::search::EpisodeHit| {
+    let resolve = |hit: &super::lanes::EpisodeHit| {
         resolved
             .get(&super::items::episode_id(&hit.session_id, hit.seq))
             .cloned()

@@ -1,17 +1,15 @@
 //! `knowledge_code`: the lines of a code reference, redacted, with the file's freshness.
 //!
-//! Where the lines come from: the external RAGRAF source's `ragraf_code`, when the code lane is
-//! configured to come from one (its paths are the ones the lane returned; what it answers is
-//! redacted again on the way out); else `Engine::read_code`, the rule set every front end shares
-//! (the index, then a regular, text, size-capped file under an indexed root — or, without an
-//! index, under the working directory). The tool is not a way to read arbitrary files.
+//! The lines come from `Engine::read_code`, the rule set every front end shares: the index, then
+//! the external code source when one is configured (RAGRAF's `ragraf_code`, through the code
+//! lane), then a regular, text, size-capped file under an indexed root — or, without an index,
+//! under the working directory. The tool is not a way to read arbitrary files.
 
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
 
-use super::handler::{failure, invalid, success, Inner, EXTERNAL_READ_TIMEOUT};
+use super::handler::{failure, invalid, success, Inner};
 use super::render;
-use knowledge::adapters::mcp::McpCodeSource;
 use knowledge::contract::Code;
 use knowledge::engine::read_code::ReadCodeError;
 
@@ -35,41 +33,15 @@ pub fn read(server: &Inner, args: &Map<String, Value>) -> CallToolResult {
         },
     };
 
-    if let Some(src) = &server.engine().config.sources.code {
-        let source = server
-            .external_code
-            .get_or_init(|| McpCodeSource::new(src, EXTERNAL_READ_TIMEOUT));
-        return match source.read_code(path, start, end) {
-            Ok(mut doc) => {
-                redact_strings(&mut doc);
-                let text = render::external_code(&doc);
-                success(doc, text, true)
-            }
-            Err(f) => failure(f.code, None, &f.reason),
-        };
-    }
     match server.engine().read_code(path, start, end, None) {
         Ok(lines) => {
             let doc = serde_json::to_value(&lines).unwrap_or(Value::Null);
             let text = render::code(&doc);
             success(doc, text, true)
         }
-        Err(ReadCodeError::NotReadable(why)) => invalid("path", &format!("path: {why}")),
-        Err(ReadCodeError::Unavailable(why)) => failure(Code::SourceUnavailable, None, &why),
-    }
-}
-
-/// Every string in `v` redacted (defence in depth for what an external source returns).
-fn redact_strings(v: &mut Value) {
-    match v {
-        Value::String(s) => {
-            let (red, n) = knowledge::text::redact::redact_cow(s);
-            if n > 0 {
-                *s = red.into_owned();
-            }
+        Err(ReadCodeError::NotReadable(why) | ReadCodeError::NotInSource(why)) => {
+            invalid("path", &format!("path: {why}"))
         }
-        Value::Array(a) => a.iter_mut().for_each(redact_strings),
-        Value::Object(m) => m.values_mut().for_each(redact_strings),
-        _ => {}
+        Err(ReadCodeError::Unavailable(why)) => failure(Code::SourceUnavailable, None, &why),
     }
 }

@@ -7,8 +7,7 @@
 //! panic inside the engine becomes a `KNOWLEDGE_INTERNAL` tool error without any text of the
 //! request in it.
 
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -50,8 +49,6 @@ pub struct Inner {
     pub allow_commit: bool,
     tools: Vec<Tool>,
     permits: Semaphore,
-    /// A second handle on an external code source, for `ragraf_code` reads (started lazily).
-    pub external_code: OnceLock<knowledge::adapters::mcp::McpCodeSource>,
 }
 
 impl KnowledgeServer {
@@ -62,7 +59,6 @@ impl KnowledgeServer {
                 allow_commit,
                 tools: tools::all(allow_commit),
                 permits: Semaphore::new(MAX_PARALLEL),
-                external_code: OnceLock::new(),
             }),
         }
     }
@@ -241,6 +237,3 @@ fn internal() -> CallToolResult {
         "the tool failed unexpectedly; the server is still running",
     )
 }
-
-/// How long a `ragraf_code` read may take.
-pub const EXTERNAL_READ_TIMEOUT: Duration = Duration::from_secs(5);

@@ -383,16 +383,6 @@ pub fn code(doc: &Value) -> String {
     out
 }
 
-/// An answer of an external source's `ragraf_code`, passed through.
-pub fn external_code(doc: &Value) -> String {
-    let mut out = String::from("lines from the external code source\n");
-    out.push_str(UNTRUSTED_NOTE);
-    out.push('\n');
-    let body = serde_json::to_string_pretty(doc).unwrap_or_default();
-    out.push_str(&untrusted("external code source", &body, ""));
-    out
-}
-
 /// A `knowledge.dispatch/v1` response.
 pub fn dispatch(doc: &Value, allow_commit: bool) -> String {
     let mut out = format!(

@@ -171,4 +171,14 @@ mod tests {
             "{err}"
         );
     }
+
+    #[test]
+    fn the_explorer_refuses_a_file_outside_the_indexed_roots_like_every_front_end() {
+        let engine = crate::tui::tests::engine_for(crate::tui::tests::world());
+        let outside = tempfile::NamedTempFile::new().expect("temp file");
+        std::fs::write(outside.path(), "password=hunter2\n").expect("write");
+        let err = read_code(&engine, &outside.path().display().to_string(), None, 1)
+            .expect_err("outside every root");
+        assert!(err.contains("outside every indexed repository"), "{err}");
+    }
 }

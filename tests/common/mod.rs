@@ -2,5 +2,6 @@
 #![allow(dead_code)]
 
 pub mod cli;
+pub mod fake_mcp;
 pub mod schema;
 pub mod world;

@@ -103,10 +103,20 @@ impl McpClient {
 
     /// Call `tool` with `args` and wait for its result until the call's deadline.
     pub fn call(&self, tool: &str, args: JsonObject) -> Result<CallToolResult, SourceFailure> {
+        self.call_within(tool, args, self.call_timeout)
+    }
+
+    /// [`McpClient::call`] with a deadline of its own (a read a person waits for is not bound
+    /// by the lane timeout of a search).
+    pub fn call_within(
+        &self,
+        tool: &str,
+        args: JsonObject,
+        deadline: Duration,
+    ) -> Result<CallToolResult, SourceFailure> {
         let Some(rt) = &self.runtime else {
             return Err(self.unavailable("could not start the async runtime for MCP sources"));
         };
-        let deadline = self.call_timeout;
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
         rt.block_on(async {
             let started = Instant::now();

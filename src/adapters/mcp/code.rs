@@ -6,16 +6,23 @@
 //! lane (`KNOWLEDGE_SOURCE_UNAVAILABLE`, `KNOWLEDGE_INDEX_NOT_READY`); `capability=degraded` is an
 //! honest answer that the engine reports as a degraded lane. The filters are applied again on
 //! the answer where the answer allows it, so a server that ignores them cannot leak paths.
+//! Lines of a file are read with `ragraf_code` (`{path, start_line, end_line?}`); what it answers
+//! becomes the lane's [`CodeLines`], redacted again, marked `read_from: "external"`.
 
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
 use super::answer::{self, field, number, string, strings, uint};
-use super::client::McpClient;
-use crate::config::McpSource;
+use super::{McpLane, Protocol};
 use crate::contract::Code;
-use crate::engine::lanes::{CodeAnswer, CodeHit, CodeSource, LaneRequest, SourceFailure};
+use crate::engine::lanes::{
+    CodeAnswer, CodeHit, CodeLines, CodeSource, LaneRequest, LineRange, ReadCodeError,
+    SourceFailure,
+};
+use crate::sources::code::chunk::{file_text_kind, redact_lines, split_lines};
+use crate::sources::code::read::{window, MAX_READ_BYTES};
+use crate::sources::code::Freshness;
 
 /// The default search tool of a RAGRAF server.
 pub const DEFAULT_TOOL: &str = "ragraf_search";
@@ -24,55 +31,20 @@ pub const CODE_TOOL: &str = "ragraf_code";
 /// At most this many candidates are asked of the server.
 const MAX_LIMIT: usize = 100;
 
+/// A RAGRAF-compatible server (contract §5.2).
+pub struct Ragraf;
+
+impl Protocol for Ragraf {
+    const DEFAULT_TOOL: &'static str = DEFAULT_TOOL;
+}
+
 /// A code source over an external RAGRAF-compatible MCP server.
-pub struct McpCodeSource {
-    name: String,
-    tool: String,
-    client: McpClient,
-}
+pub type McpCodeSource = McpLane<Ragraf>;
 
-impl McpCodeSource {
-    /// A source for `source`; each call must finish within `call_timeout`.
-    pub fn new(source: &McpSource, call_timeout: Duration) -> McpCodeSource {
-        McpCodeSource {
-            name: super::source_name(source),
-            tool: source
-                .tool
-                .clone()
-                .unwrap_or_else(|| DEFAULT_TOOL.to_string()),
-            client: McpClient::new(source, call_timeout),
-        }
-    }
+/// How long a `ragraf_code` read may take (a person is waiting; no lane timeout applies).
+pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
 
-    pub fn with_client(mut self, f: impl FnOnce(McpClient) -> McpClient) -> McpCodeSource {
-        self.client = f(self.client);
-        self
-    }
-
-    pub fn client(&self) -> &McpClient {
-        &self.client
-    }
-
-    /// Lines of a file through `ragraf_code` (`{path, start_line, end_line?}`), as the server
-    /// answers them (its JSON document).
-    pub fn read_code(
-        &self,
-        path: &str,
-        start: u64,
-        end: Option<u64>,
-    ) -> Result<Value, SourceFailure> {
-        let mut args = Map::new();
-        args.insert("path".into(), json!(path));
-        args.insert("start_line".into(), json!(start));
-        if let Some(end) = end {
-            args.insert("end_line".into(), json!(end));
-        }
-        let result = self.client.call(CODE_TOOL, args)?;
-        answer::document(self.client.command(), result, &[])
-    }
-}
-
-impl CodeSource for McpCodeSource {
+impl CodeSource for McpLane<Ragraf> {
     fn name(&self) -> String {
         self.name.clone()
     }
@@ -82,6 +54,97 @@ impl CodeSource for McpCodeSource {
         let doc = answer::document(self.client.command(), result, &[])?;
         parse_envelope(self.client.command(), &doc, req)
     }
+
+    fn read(
+        &self,
+        path: &str,
+        range: LineRange,
+        _chunk: Option<&str>,
+    ) -> Result<CodeLines, ReadCodeError> {
+        let mut args = Map::new();
+        args.insert("path".into(), json!(path));
+        args.insert("start_line".into(), json!(range.start));
+        if let Some(end) = range.end {
+            args.insert("end_line".into(), json!(end));
+        }
+        let unavailable = |f: SourceFailure| ReadCodeError::Unavailable(f.reason);
+        let result = self
+            .client
+            .call_within(CODE_TOOL, args, READ_TIMEOUT)
+            .map_err(unavailable)?;
+        let doc = answer::document(self.client.command(), result, &[]).map_err(unavailable)?;
+        parse_lines(self.client.command(), path, range, &doc).map_err(unavailable)
+    }
+}
+
+/// A `ragraf_code` answer → the lines asked for, redacted, or the failure it stands for. The
+/// lines come as `lines` (strings, or objects with `text`) or as one `text`/`content` string.
+pub fn parse_lines(
+    source: &str,
+    path: &str,
+    range: LineRange,
+    doc: &Value,
+) -> Result<CodeLines, SourceFailure> {
+    let garbage = |what: &str| {
+        SourceFailure::new(
+            Code::SourceUnavailable,
+            format!("MCP source `{source}` answered `{CODE_TOOL}` with {what}"),
+        )
+    };
+    if !doc.is_object() {
+        return Err(garbage("something that is not a document"));
+    }
+    let text = match field(doc, &["lines"]) {
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|l| match l {
+                Value::String(s) => s.clone(),
+                other => string(other, &["text", "line", "content"]).unwrap_or_default(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Some(_) => return Err(garbage("lines that are not a list")),
+        None => string(doc, &["text", "content", "code"]).ok_or_else(|| garbage("no lines"))?,
+    };
+    if text.len() as u64 > MAX_READ_BYTES {
+        return Err(garbage(&format!(
+            "more than {} MiB of text",
+            MAX_READ_BYTES / (1024 * 1024)
+        )));
+    }
+    let path = string(doc, &["path", "file"]).unwrap_or_else(|| path.to_string());
+    let first = uint(doc, &["start_line", "startLine"])
+        .unwrap_or(range.start)
+        .max(1);
+    // Redacted as a whole, so a secret spanning lines is hidden too; then the lines asked for.
+    let (all, _) = redact_lines(&text, file_text_kind(&path, &text));
+    let skip = range.start.saturating_sub(first);
+    let asked = range.end.map(|e| (e + 1).saturating_sub(first));
+    let (lines, last, redacted) = window(&all, skip + 1, asked);
+    let freshness = field(doc, &["freshness"]).unwrap_or(doc);
+    Ok(CodeLines {
+        root: string(doc, &["root", "repo_root", "workspace"]).unwrap_or_default(),
+        start_line: first + skip,
+        end_line: if lines.is_empty() {
+            0
+        } else {
+            first + last - 1
+        },
+        total_lines: uint(doc, &["total_lines", "totalLines"])
+            .unwrap_or(first - 1 + split_lines(&text).len() as u64),
+        path,
+        lines,
+        read_from: "external".to_string(),
+        redacted,
+        index_rev: string(doc, &["index_rev"]),
+        freshness: Freshness {
+            stale: answer::boolean(freshness, &["stale"]).unwrap_or(false),
+            verified_by: string(freshness, &["verified_by"])
+                .map(|v| answer::message(&v))
+                .unwrap_or_else(|| format!("the external source {source}")),
+        },
+        chunks: Vec::new(),
+    })
 }
 
 /// The arguments of one `ragraf_search` call.

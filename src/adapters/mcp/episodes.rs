@@ -3,23 +3,25 @@
 //! The tool (`session_query` unless configured) is called with `{query, limit, workspaces?,
 //! session_ids?}`. Its answer is one backend result `{header, live, persisted, bestMatch:{sessionId,
 //! seq, type, time, surface, snippet}}` or a list of them (`matches`/`results`/`items`/`sessions`
-//! or a bare array); a flat match without `bestMatch` is accepted too. Each becomes an
-//! [`EpisodeHit`] whose session row is built only from what the header gives — the agent is never
-//! invented. Backend errors (`SESSION_QUERY_*`) degrade the lane with the code in the reason.
-//! The workspace, session and time filters are applied again on the answer (the workspace filter
-//! is mandatory: a session whose `cwd` is unknown cannot be shown under a workspace filter).
+//! or a bare array); a flat match without `bestMatch` is accepted too. Each becomes the lane's
+//! [`EpisodeHit`] with only what the header gives — the agent, the transcript and the outcome
+//! are never invented. Backend errors (`SESSION_QUERY_*`) degrade the lane with the code in the
+//! reason. The workspace, session and time filters are applied again on the answer (the
+//! workspace filter is mandatory: a session whose `cwd` is unknown cannot be shown under a
+//! workspace filter). The backend only searches (§5.1 has no tool to read an event), so
+//! [`EpisodesSource::episode`] says where the event can be opened instead.
 
 use std::collections::HashSet;
-use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
 use super::answer::{self, field, string, uint};
-use super::client::McpClient;
-use crate::config::McpSource;
+use super::{McpLane, Protocol};
 use crate::contract::Code;
-use crate::engine::lanes::{EpisodesAnswer, EpisodesSource, LaneRequest, SourceFailure};
-use crate::sources::episodes::search::{EpisodeHit, LaneStats, SessionRow};
+use crate::engine::lanes::{
+    Episode, EpisodeError, EpisodeHit, EpisodesAnswer, EpisodesSource, HitSession, LaneRequest,
+    LaneStats, SourceFailure,
+};
 
 /// The default tool of a session-query server.
 pub const DEFAULT_TOOL: &str = "session_query";
@@ -34,37 +36,17 @@ pub const BACKEND_CODES: &[(&str, Code)] = &[
     ("SESSION_QUERY_SESSION_NOT_FOUND", Code::SourceUnavailable),
 ];
 
+/// A session-query server (contract §5.1).
+pub struct SessionQuery;
+
+impl Protocol for SessionQuery {
+    const DEFAULT_TOOL: &'static str = DEFAULT_TOOL;
+}
+
 /// An episodes source over an external session-query MCP server.
-pub struct McpEpisodesSource {
-    name: String,
-    tool: String,
-    client: McpClient,
-}
+pub type McpEpisodesSource = McpLane<SessionQuery>;
 
-impl McpEpisodesSource {
-    /// A source for `source`; each call must finish within `call_timeout`.
-    pub fn new(source: &McpSource, call_timeout: Duration) -> McpEpisodesSource {
-        McpEpisodesSource {
-            name: super::source_name(source),
-            tool: source
-                .tool
-                .clone()
-                .unwrap_or_else(|| DEFAULT_TOOL.to_string()),
-            client: McpClient::new(source, call_timeout),
-        }
-    }
-
-    pub fn with_client(mut self, f: impl FnOnce(McpClient) -> McpClient) -> McpEpisodesSource {
-        self.client = f(self.client);
-        self
-    }
-
-    pub fn client(&self) -> &McpClient {
-        &self.client
-    }
-}
-
-impl EpisodesSource for McpEpisodesSource {
+impl EpisodesSource for McpLane<SessionQuery> {
     fn name(&self) -> String {
         self.name.clone()
     }
@@ -73,6 +55,18 @@ impl EpisodesSource for McpEpisodesSource {
         let result = self.client.call(&self.tool, search_args(req))?;
         let doc = answer::document(self.client.command(), result, BACKEND_CODES)?;
         parse_answer(self.client.command(), &self.name, &doc, req)
+    }
+
+    fn episode(&self, session_id: &str, _seq: u64, _context: u64) -> Result<Episode, EpisodeError> {
+        Err(EpisodeError::External {
+            session: session_id.to_string(),
+            source_name: self.name.clone(),
+            why: format!(
+                "answers searches only (a session-query server has no tool to read an event; \
+                 `{}` finds matches): open the event in the harness that recorded it",
+                self.tool
+            ),
+        })
     }
 }
 
@@ -190,27 +184,18 @@ fn hit(r: &Value, name: &str, snippet_chars: usize) -> Option<EpisodeHit> {
     let live = answer::boolean(r, &["live"])
         .or_else(|| answer::boolean(header, &["live"]))
         .unwrap_or(false);
-    let session = SessionRow {
-        session_id: session_id.clone(),
+    let session = HitSession {
         source: string(header, &["source", "harness"]).unwrap_or_else(|| name.to_string()),
-        path: String::new(),
         cwd: string(header, &["cwd", "workspace", "workspaceRoot"]),
         created_at: answer::time(header, &["createdAt", "created_at"]).map(|t| t.0),
-        last_event_at: answer::time(header, &["updatedAt", "lastEventAt", "updated_at"])
-            .map(|t| t.0),
         agent_preset: string(header, &["agentPreset", "agent_preset", "preset"]),
-        title: string(header, &["title"]).map(|t| answer::cut(&t, 200)),
         parent_session_id: string(
             header,
             &["parentId", "parentSessionId", "parent_session_id"],
         ),
-        agent_id: None,
-        agent_name: None,
-        agent_description: None,
-        team_name: None,
         outcome: "unknown".to_string(),
         live,
-        events: uint(header, &["events", "eventCount", "event_count"]).unwrap_or(0),
+        ..HitSession::default()
     };
     let snippet = string(m, &["snippet", "text"]).unwrap_or_default();
     Some(EpisodeHit {
@@ -224,10 +209,8 @@ fn hit(r: &Value, name: &str, snippet_chars: usize) -> Option<EpisodeHit> {
         cosine: None,
         snippet: answer::cut(&snippet, snippet_chars.max(1)),
         human,
-        tool_name: None,
         is_error: false,
         sidechain_agent: None,
-        facts: None,
         session,
     })
 }

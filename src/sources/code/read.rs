@@ -3,10 +3,13 @@
 //! A file is looked up in the index by its root-relative or absolute path; the lines returned are
 //! the file's CURRENT lines, redacted (whole-file, line-preserving, so a private key block is
 //! hidden even when the range starts inside it), together with the chunks that overlap them and a
-//! fingerprint freshness verdict. When the file is gone, the lines are rebuilt from the indexed
-//! chunks and marked stale: partial data beats a refusal.
+//! fingerprint freshness verdict. When the file is gone (or has become something the index would
+//! not take: larger than [`MAX_READ_BYTES`], binary), the lines are rebuilt from the indexed
+//! chunks and marked stale: partial data beats a refusal, and a huge file is never read.
+//! [`read_text_file`] and [`window`] are the rules every read of code from disk shares.
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension};
@@ -20,6 +23,59 @@ use crate::text::redact::REDACTED;
 
 /// At most this many lines per `read_code` call.
 pub const MAX_READ_LINES: u64 = 2_000;
+/// Files larger than this are never read from disk (the index itself takes smaller ones).
+pub const MAX_READ_BYTES: u64 = 8 * 1024 * 1024;
+/// Bytes inspected for a NUL to call a file binary.
+const BINARY_PROBE: usize = 8 * 1024;
+
+/// Why a file on disk is not read as text.
+#[derive(Debug, thiserror::Error)]
+pub enum TextFileError {
+    #[error("{0} bytes: larger than the {max} MiB a read takes", max = MAX_READ_BYTES / (1024 * 1024))]
+    TooLarge(u64),
+    #[error("a binary file")]
+    Binary,
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The bytes of a regular text file of at most [`MAX_READ_BYTES`] (a file that grows while it is
+/// read is refused too, without reading past the cap).
+pub fn read_text_file(path: &Path) -> Result<Vec<u8>, TextFileError> {
+    let file = crate::sources::regular_file::open(path)?;
+    let len = file.metadata()?.len();
+    if len > MAX_READ_BYTES {
+        return Err(TextFileError::TooLarge(len));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(MAX_READ_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_READ_BYTES {
+        return Err(TextFileError::TooLarge(bytes.len() as u64));
+    }
+    if bytes[..bytes.len().min(BINARY_PROBE)].contains(&0) {
+        return Err(TextFileError::Binary);
+    }
+    Ok(bytes)
+}
+
+/// Lines `start..=end` of a file's (redacted) lines, at most [`MAX_READ_LINES`] of them: the
+/// lines, the last line returned (0 when none is in range) and the values redacted in them.
+pub fn window(all: &[String], start: u64, end: Option<u64>) -> (Vec<String>, u64, u64) {
+    let start = start.max(1);
+    let last = end
+        .unwrap_or(u64::MAX)
+        .min(start.saturating_add(MAX_READ_LINES - 1))
+        .min(all.len() as u64);
+    if start > last {
+        return (Vec::new(), 0, 0);
+    }
+    let lines = all[(start - 1) as usize..last as usize].to_vec();
+    let redacted = lines
+        .iter()
+        .map(|l| l.matches(REDACTED).count() as u64)
+        .sum();
+    (lines, last, redacted)
+}
 
 /// What the index recorded about a file's content.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +97,7 @@ pub fn file_is_stale(abs: &Path, row: &FileRow) -> bool {
     if mtime_ns(&meta) == row.mtime_ns {
         return false;
     }
-    match crate::sources::regular_file::read(abs) {
+    match read_text_file(abs) {
         Ok(bytes) => store::content_hash(&bytes) != row.sha256,
         Err(_) => true,
     }
@@ -124,8 +180,6 @@ impl CodeStore {
         let (file, index_rev) =
             self.with_conn(|c| Ok((locate(c, path_or_abs)?, store::meta_get(c, "index_rev"))))?;
         let start = start.max(1);
-        let last_allowed = start.saturating_add(MAX_READ_LINES - 1);
-        let end = end.unwrap_or(last_allowed).min(last_allowed);
         let abs = Path::new(&file.root).join(&file.path);
         // Never read outside the repository: a file replaced by a symlink to elsewhere (or a
         // path that now resolves outside the root) is served from the index instead, as stale.
@@ -138,9 +192,9 @@ impl CodeStore {
             (Ok(_), Err(_)) => false,
         };
         let read = if inside {
-            crate::sources::regular_file::read(&abs)
+            read_text_file(&abs)
         } else {
-            Err(std::io::Error::from(std::io::ErrorKind::NotFound))
+            Err(TextFileError::Io(std::io::ErrorKind::NotFound.into()))
         };
         let (all, stale, read_from) = match read {
             Ok(bytes) => {
@@ -155,27 +209,17 @@ impl CodeStore {
                     "disk",
                 )
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                (self.lines_from_index(file.id, file.lines)?, true, "index")
-            }
-            Err(e) => {
+            Err(TextFileError::Io(e)) if e.kind() != std::io::ErrorKind::NotFound => {
                 return Err(CodeStoreError::Io {
                     path: abs.display().to_string(),
                     source: e,
                 })
             }
+            // Gone, or no longer a text file the index would take: what the index holds.
+            Err(_) => (self.lines_from_index(file.id, file.lines)?, true, "index"),
         };
         let total = all.len() as u64;
-        let end = end.min(total);
-        let mut lines = Vec::new();
-        if start <= end {
-            let (s, e) = ((start - 1) as usize, (end - 1) as usize);
-            lines = all[s..=e].to_vec();
-        }
-        let redacted = lines
-            .iter()
-            .map(|l| l.matches(REDACTED).count() as u64)
-            .sum();
+        let (lines, end, redacted) = window(&all, start, end);
         let chunks = if lines.is_empty() {
             Vec::new()
         } else {
@@ -185,7 +229,7 @@ impl CodeStore {
             root: file.root,
             path: file.path,
             start_line: start,
-            end_line: if lines.is_empty() { 0 } else { end },
+            end_line: end,
             total_lines: total,
             lines,
             read_from: read_from.to_string(),
