@@ -388,15 +388,7 @@ async fn a_degraded_lane_is_a_normal_result_with_warnings() {
 fn stdout_is_protocol_only_even_with_garbage_input() {
     use std::io::{Read, Write};
     let world = common::world::demo();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_knowledge"))
-        .arg("mcp")
-        .arg("--data-dir")
-        .arg(&world.data_dir)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start knowledge mcp");
+    let mut child = common::cli::raw_mcp_server(&world.data_dir);
     let lines = [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},

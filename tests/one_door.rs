@@ -7,7 +7,6 @@ mod common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use knowledge::engine::lanes::{
@@ -115,11 +114,10 @@ fn an_indexed_file_that_became_huge_or_binary_is_served_from_the_index() {
 
 /// `knowledge code PATH:1-3` and the MCP `knowledge_code` tool on each path: what each said.
 fn cli_and_mcp_answers(data: &Path, paths: &[String]) -> Vec<(String, String)> {
-    let bin = env!("CARGO_BIN_EXE_knowledge");
     let cli: Vec<String> = paths
         .iter()
         .map(|p| {
-            let out = Command::new(bin)
+            let out = common::cli::bin()
                 .arg("--data-dir")
                 .arg(data)
                 .args(["code", &format!("{p}:1-3")])
@@ -129,15 +127,7 @@ fn cli_and_mcp_answers(data: &Path, paths: &[String]) -> Vec<(String, String)> {
             String::from_utf8_lossy(&out.stderr).into_owned()
         })
         .collect();
-    let mut child = Command::new(bin)
-        .arg("mcp")
-        .arg("--data-dir")
-        .arg(data)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start knowledge mcp");
+    let mut child = common::cli::raw_mcp_server(data);
     let mut stdin = child.stdin.take().expect("stdin");
     let mut messages = vec![
         json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {

@@ -173,8 +173,8 @@ pub fn code(data_dir: &Path, a: CodeArgs) -> Result<i32> {
         return Ok(2);
     };
     let engine = knowledge::open_engine(EngineConfig::load(data_dir)?);
-    // The rules every front end shares: the index, else a regular text file under an indexed
-    // root (or, with no code index, under the working directory).
+    // The rules every front end shares: the index, else the external code source, else a
+    // regular text file under an indexed root (or, with no code index, under the working dir).
     let lines = match engine.read_code(&path, start, end.or(Some(start.saturating_add(40))), None) {
         Ok(l) => l,
         Err(e @ knowledge::engine::read_code::ReadCodeError::Unavailable(_)) => {

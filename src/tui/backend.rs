@@ -35,7 +35,8 @@ pub fn load_episode(
 }
 
 /// The file around `start_line`, by the rules every front end shares (`Engine::read_code`: the
-/// code index, else a regular, text, size-capped file under an indexed root).
+/// code index, else the external code source, else a regular, text, size-capped file under an
+/// indexed root).
 pub fn read_code(
     engine: &Engine,
     path: &str,

@@ -17,6 +17,20 @@ pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_knowledge"))
 }
 
+/// `knowledge mcp` over `data_dir` with stdin and stdout piped, for raw JSON-RPC lines.
+pub fn raw_mcp_server(data_dir: &std::path::Path) -> std::process::Child {
+    use std::process::Stdio;
+    bin()
+        .arg("mcp")
+        .arg("--data-dir")
+        .arg(data_dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start knowledge mcp")
+}
+
 /// The `--sessions/--code/--skills/--agents` arguments naming the whole world.
 pub fn plan_args(w: &DemoWorld) -> Vec<String> {
     let plan = w.plan();

@@ -143,15 +143,7 @@ fn a_fifo_in_place_of_a_code_file_does_not_hang_the_mcp_code_tool() {
     };
     knowledge::indexing::index_all(&data, &plan, &mut |_| {}).expect("index");
     mkfifo(&repo.join("lib.rs"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_knowledge"))
-        .arg("mcp")
-        .arg("--data-dir")
-        .arg(&data)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start knowledge mcp");
+    let mut child = common::cli::raw_mcp_server(&data);
     let mut stdin = child.stdin.take().expect("stdin");
     for message in [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -204,15 +196,7 @@ fn a_fifo_in_the_outbox_does_not_hang_list_or_show() {
 #[test]
 fn every_line_the_mcp_server_cannot_decode_gets_a_json_rpc_error() {
     let world = common::world::demo();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_knowledge"))
-        .arg("mcp")
-        .arg("--data-dir")
-        .arg(&world.data_dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start knowledge mcp");
+    let mut child = common::cli::raw_mcp_server(&world.data_dir);
     let mut lines: Vec<Vec<u8>> = vec![
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
