@@ -427,6 +427,27 @@ mod tests {
     }
 
     #[test]
+    fn ragraf_code_answer_to_the_lines_asked_for() {
+        let doc = json!({"path": "src/a.rs", "start_line": 5, "text": "a\nb\nc\nd"});
+        let range = LineRange {
+            start: 6,
+            end: Some(7),
+        };
+        let l = parse_lines("fake", "src/a.rs", range, &doc).expect("lines");
+        assert_eq!((l.start_line, l.end_line), (6, 7));
+        assert_eq!(l.lines, vec!["b", "c"]);
+        assert_eq!((l.total_lines, l.read_from.as_str()), (8, "external"));
+        let whole = LineRange {
+            start: 1,
+            end: None,
+        };
+        for bad in [json!({"lines": 3}), json!({"path": "x"}), json!([1])] {
+            let f = parse_lines("fake", "x", whole, &bad).err();
+            assert_eq!(f.map(|f| f.code), Some(Code::SourceUnavailable), "{bad}");
+        }
+    }
+
+    #[test]
     fn workspace_filter_uses_the_root() {
         let mut r = req();
         r.workspaces = vec!["/srv/app".into()];
