@@ -3,8 +3,8 @@
 
 use std::fmt::Write;
 
-use knowledge::contract::SearchResponse;
-use knowledge::engine::Episode;
+use knowledge::contract::{Actor, CodeLane, EpisodesLane, LaneHeader, SearchResponse, SkillsLane};
+use knowledge::engine::{profiles, Episode};
 use knowledge::text::sanitize;
 
 /// Print a JSON document on stdout, with characters a terminal could act on escaped.
@@ -40,6 +40,8 @@ pub fn clean(s: &str) -> String {
     sanitize::one_line(s)
 }
 
+/// A search response for a person: routing, each lane with its items, the actors, then the
+/// warnings and errors.
 pub fn response(r: &SearchResponse) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "query: {}", clean(&r.query));
@@ -51,15 +53,37 @@ pub fn response(r: &SearchResponse) -> String {
         r.routing.lanes.join(", "),
         clean(&r.routing.reason)
     );
-    let ep = &r.lanes.episodes;
+    episodes_lane(&mut o, &r.lanes.episodes);
+    code_lane(&mut o, &r.lanes.code);
+    if let Some(sk) = &r.lanes.skills {
+        skills_lane(&mut o, sk);
+    }
+    actors(&mut o, &r.actors);
+    for w in r.warnings.iter().chain(r.errors.iter()) {
+        let _ = writeln!(o, "! {} {}", w.code, clean(&w.message));
+    }
+    o
+}
+
+/// A lane's heading: its name, index revision, item count, `extra` (the code lane's
+/// capability) and whether it is degraded.
+fn lane_heading(o: &mut String, name: &str, header: &LaneHeader, items: usize, extra: &str) {
     let _ = writeln!(
         o,
-        "\nepisodes [{}] {}{}",
-        ep.header.index_rev.as_deref().unwrap_or("no index"),
-        ep.items.len(),
-        lane_note(ep.header.degraded, ep.header.degradation_reason.as_deref())
+        "\n{name} [{}] {items}{extra}{}",
+        header.index_rev.as_deref().unwrap_or("no index"),
+        lane_note(header.degraded, header.degradation_reason.as_deref())
     );
-    for it in &ep.items {
+}
+
+/// An item's snippet, or why it has none.
+fn snippet(s: Option<&str>) -> String {
+    clean(s.unwrap_or("(no snippet: dropped by the token budget)"))
+}
+
+fn episodes_lane(o: &mut String, lane: &EpisodesLane) {
+    lane_heading(o, "episodes", &lane.header, lane.items.len(), "");
+    for it in &lane.items {
         let _ = writeln!(
             o,
             "  {:.4} {} {} {}\n         {}",
@@ -67,26 +91,15 @@ pub fn response(r: &SearchResponse) -> String {
             clean(it.time.as_deref().unwrap_or("-")),
             clean(&it.id),
             it.event_type,
-            clean(
-                it.snippet
-                    .as_deref()
-                    .unwrap_or("(no snippet: dropped by the token budget)")
-            )
+            snippet(it.snippet.as_deref())
         );
     }
-    let code = &r.lanes.code;
-    let _ = writeln!(
-        o,
-        "\ncode [{}] {} ({}){}",
-        code.header.index_rev.as_deref().unwrap_or("no index"),
-        code.items.len(),
-        code.capability,
-        lane_note(
-            code.header.degraded,
-            code.header.degradation_reason.as_deref()
-        )
-    );
-    for it in &code.items {
+}
+
+fn code_lane(o: &mut String, lane: &CodeLane) {
+    let capability = format!(" ({})", lane.capability);
+    lane_heading(o, "code", &lane.header, lane.items.len(), &capability);
+    for it in &lane.items {
         let _ = writeln!(
             o,
             "  {:.4} {}:{}-{} {} {}\n         {}",
@@ -96,42 +109,33 @@ pub fn response(r: &SearchResponse) -> String {
             it.end_line,
             it.source_kind,
             clean(it.symbol.as_deref().unwrap_or("")),
-            clean(
-                it.snippet
-                    .as_deref()
-                    .unwrap_or("(no snippet: dropped by the token budget)")
-            )
+            snippet(it.snippet.as_deref())
         );
     }
-    if let Some(sk) = &r.lanes.skills {
+}
+
+fn skills_lane(o: &mut String, lane: &SkillsLane) {
+    lane_heading(o, "skills", &lane.header, lane.items.len(), "");
+    for it in &lane.items {
         let _ = writeln!(
             o,
-            "\nskills [{}] {}{}",
-            sk.header.index_rev.as_deref().unwrap_or("no index"),
-            sk.items.len(),
-            lane_note(sk.header.degraded, sk.header.degradation_reason.as_deref())
+            "  {:.4} {} ({} uses) — {}",
+            it.score,
+            clean(&it.name),
+            it.uses,
+            clean(&it.description)
         );
-        for it in &sk.items {
-            let _ = writeln!(
-                o,
-                "  {:.4} {} ({} uses) — {}",
-                it.score,
-                clean(&it.name),
-                it.uses,
-                clean(&it.description)
-            );
-        }
     }
-    let _ = writeln!(o, "\nactors {}", r.actors.len());
-    for a in &r.actors {
+}
+
+fn actors(o: &mut String, actors: &[Actor]) {
+    let _ = writeln!(o, "\nactors {}", actors.len());
+    for a in actors {
         let _ = writeln!(
             o,
             "  {:.4} {} [{}] confidence {:.2} dispatch {}{} — {}",
             a.score,
-            clean(&knowledge::engine::profiles::label(
-                a,
-                knowledge::engine::profiles::TITLE_CHARS
-            )),
+            clean(&profiles::label(a, profiles::TITLE_CHARS)),
             a.kind,
             a.confidence,
             a.dispatch.mode,
@@ -144,10 +148,6 @@ pub fn response(r: &SearchResponse) -> String {
         );
         let _ = writeln!(o, "         {}", clean(&a.actor_id));
     }
-    for w in r.warnings.iter().chain(r.errors.iter()) {
-        let _ = writeln!(o, "! {} {}", w.code, clean(&w.message));
-    }
-    o
 }
 
 fn lane_note(degraded: bool, reason: Option<&str>) -> String {

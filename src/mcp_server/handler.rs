@@ -134,13 +134,11 @@ impl Inner {
 
     fn search(&self, args: Map<String, Value>) -> CallToolResult {
         let text = Value::Object(args).to_string();
-        match self.engine().search_json(&text) {
-            outcome @ SearchOutcome::Ok(_) => {
-                let doc = outcome.to_json();
-                let text = render::search(&doc);
-                success(doc, text, true)
-            }
-            outcome @ SearchOutcome::Invalid(_) => refused(outcome.to_json()),
+        let outcome = self.engine().search_json(&text);
+        let doc = outcome.to_json();
+        match outcome {
+            SearchOutcome::Ok(r) => success(doc, render::search(&r), true),
+            SearchOutcome::Invalid(_) => refused(doc),
         }
     }
 
@@ -149,8 +147,8 @@ impl Inner {
         let outcome = self.engine().dispatch_json(&text, self.allow_commit);
         let doc = outcome.to_json();
         match outcome {
-            DispatchOutcome::Ok(_) => {
-                let text = render::dispatch(&doc, self.allow_commit);
+            DispatchOutcome::Ok(r) => {
+                let text = render::dispatch(&r, self.allow_commit);
                 success(doc, text, true)
             }
             DispatchOutcome::Invalid(_) => refused(doc),
