@@ -12,8 +12,9 @@ use knowledge::engine::Episode;
 use ratatui::style::{Modifier, Style};
 use ratatui_textarea::TextArea;
 
-use super::action::CodeText;
+use super::action::{CodeText, OutboxPackage};
 use super::keymap::{Context, Keymap};
+use knowledge::contract::dispatch::DispatchResponse;
 
 mod live;
 mod overlay;
@@ -264,7 +265,7 @@ pub struct DispatchView {
     pub loading: bool,
     pub error: Option<String>,
     /// The dry run's `knowledge.dispatch/v1` response.
-    pub preview: Option<serde_json::Value>,
+    pub preview: Option<Box<DispatchResponse>>,
     /// The task changed since the preview was made.
     pub dirty: bool,
     /// Open the confirmation as soon as the fresh preview arrives.
@@ -273,6 +274,16 @@ pub struct DispatchView {
 }
 
 impl DispatchView {
+    /// The editor that has the keyboard (none while the preview has it).
+    pub fn focused_editor(&mut self) -> Option<&mut TextArea<'static>> {
+        match self.field {
+            DispatchField::Task => Some(&mut self.task),
+            DispatchField::Acceptance => Some(&mut self.acceptance),
+            DispatchField::Constraints => Some(&mut self.constraints),
+            DispatchField::Preview => None,
+        }
+    }
+
     /// The task as the pane holds it now.
     pub fn draft(&self) -> TaskDraft {
         let lines = |t: &TextArea<'static>| -> Vec<String> {
@@ -324,6 +335,8 @@ pub struct OutboxRow {
     pub target: String,
     pub task: String,
     pub path: String,
+    /// Why the file is not a readable package (the other fields are empty then).
+    pub unreadable: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -331,7 +344,7 @@ pub struct OutboxDetail {
     pub id: String,
     pub loading: bool,
     pub error: Option<String>,
-    pub doc: Option<serde_json::Value>,
+    pub doc: Option<Box<OutboxPackage>>,
     pub scroll: usize,
 }
 

@@ -384,9 +384,9 @@ fn dispatch_confirm_then_the_package_is_in_the_outbox_and_can_be_approved() {
         Some(View::Dispatch(d)) => d.preview.clone().expect("the dry run answered"),
         _ => panic!("the dispatch pane"),
     };
-    assert_eq!(preview["mode"], "dry_run");
-    assert_eq!(preview["target"]["actor_id"], actor.as_str());
-    assert_eq!(preview["handoff"]["execution"], "not_executed");
+    assert_eq!(preview.mode, "dry_run");
+    assert_eq!(preview.target.as_ref().unwrap().actor_id, actor);
+    assert_eq!(preview.handoff.as_ref().unwrap().execution, "not_executed");
     let outbox = w.data_dir.join("outbox");
     let files = |d: &std::path::Path| std::fs::read_dir(d).map(|r| r.count()).unwrap_or(0);
     assert_eq!(files(&outbox), 0, "a dry run writes nothing");
@@ -429,8 +429,8 @@ fn dispatch_confirm_then_the_package_is_in_the_outbox_and_can_be_approved() {
     };
     assert_eq!(o.entries[0].status, "approved");
     let doc = o.detail.as_ref().and_then(|d| d.doc.clone()).unwrap();
-    assert_eq!(doc["review"]["status"], "approved");
-    assert_eq!(doc["execution"], "not_executed");
+    assert_eq!(doc.handoff.review.status, "approved");
+    assert_eq!(doc.handoff.execution, "not_executed");
     // A decision is final: rejecting now is refused, with the reason asked first.
     h.act(Action::Reject);
     assert!(matches!(h.app.overlay, Some(Overlay::Prompt(_))));

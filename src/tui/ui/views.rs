@@ -7,10 +7,10 @@ use knowledge::text::sanitize::{for_terminal, one_line};
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph};
+use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::text::{expand_tabs, fit, fit_spans, has_match, highlighted, short_time, wrap};
+use super::text::{expand_tabs, fit_spans, has_match, highlighted, short_time, wrap};
 use super::theme::Theme;
 use crate::tui::state::{App, CodeView, EpisodeView};
 
@@ -196,14 +196,7 @@ fn frame_block(
     info: Vec<Span<'static>>,
     theme: Theme,
 ) -> Rect {
-    let block = Block::bordered()
-        .border_style(theme.border(true))
-        .title(Span::styled(
-            fit(&title, r.width.saturating_sub(4) as usize),
-            theme.title(true),
-        ));
-    let inner = block.inner(r);
-    frame.render_widget(block, r);
+    let inner = super::view_block(frame, r, &title, theme);
     if inner.height > 0 {
         let info_r = Rect::new(inner.x, inner.y, inner.width, 1);
         frame.render_widget(

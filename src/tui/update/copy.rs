@@ -46,7 +46,7 @@ fn choice(action: &'static str, label: &str, text: impl Into<String>) -> CopyCho
     }
 }
 
-fn pretty(v: &serde_json::Value) -> String {
+fn pretty<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
 
@@ -101,24 +101,34 @@ pub fn choices(app: &App) -> Vec<CopyChoice> {
         }
         Some(View::Dispatch(d)) => {
             if let Some(p) = &d.preview {
-                if let Some(cp) = p.get("context_pack").filter(|v| !v.is_null()) {
-                    out.push(choice("copy_context_pack", "context pack", pretty(cp)));
-                }
-                if let Some(h) = p.get("handoff").filter(|v| !v.is_null()) {
+                out.push(choice(
+                    "copy_context_pack",
+                    "context pack",
+                    pretty(&p.context_pack),
+                ));
+                if let Some(h) = &p.handoff {
                     out.push(choice("copy_handoff", "handoff package", pretty(h)));
                 }
-                if let Some(id) = p.pointer("/target/actor_id").and_then(|v| v.as_str()) {
-                    out.push(choice("copy_id", "target actor id", id));
+                if let Some(t) = &p.target {
+                    out.push(choice("copy_id", "target actor id", t.actor_id.clone()));
                 }
             }
         }
         Some(View::Outbox(o)) => {
-            if let Some(d) = &o.detail {
+            if let Some(d) = o.detail.as_ref().filter(|d| !d.id.is_empty()) {
                 out.push(choice("copy_id", "assignment id", d.id.clone()));
-                if let Some(doc) = &d.doc {
-                    out.push(choice("copy_handoff", "handoff package", pretty(doc)));
+                if let Some(pkg) = &d.doc {
+                    out.push(choice(
+                        "copy_handoff",
+                        "handoff package",
+                        pretty(&pkg.handoff),
+                    ));
                 }
-            } else if let Some(r) = o.entries.get(o.cursor.selected) {
+            } else if let Some(r) = o
+                .entries
+                .get(o.cursor.selected)
+                .filter(|r| r.unreadable.is_none())
+            {
                 out.push(choice("copy_id", "assignment id", r.id.clone()));
                 if !r.path.is_empty() {
                     out.push(choice("copy_locator", "outbox file", r.path.clone()));

@@ -346,12 +346,7 @@ pub fn view_action(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
             _ => app.say(Level::Info, "an episode is not a file"),
         },
         Action::CopyMenu => copy::open_menu(app),
-        Action::CopyId
-        | Action::CopyLocator
-        | Action::CopySnippet
-        | Action::CopyResume
-        | Action::CopyContextPack
-        | Action::CopyHandoff => copy::copy_direct(app, &action, fx),
+        a if a.is_copy() => copy::copy_direct(app, &a, fx),
         _ => {}
     }
     match app.views.last_mut() {
