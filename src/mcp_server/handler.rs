@@ -176,7 +176,7 @@ impl Inner {
         match self.engine().get_episode(&session_id, seq, context) {
             Ok(ep) => {
                 let doc = serde_json::to_value(&ep).unwrap_or(Value::Null);
-                let text = render::episode(&doc);
+                let text = render::episode(&ep);
                 success(doc, text, true)
             }
             Err(e) if e.is_not_found() => invalid("id", &e.to_string()),

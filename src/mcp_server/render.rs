@@ -14,7 +14,7 @@ use knowledge::contract::dispatch::{ContextPack, DispatchResponse, DispatchTarge
 use knowledge::contract::{
     Actor, CodeItem, CodeLane, EpisodeItem, Issue, LaneHeader, SearchResponse, SkillItem,
 };
-use knowledge::engine::profiles;
+use knowledge::engine::{profiles, Episode};
 use knowledge::text::sanitize;
 
 /// The note that precedes any rendering holding untrusted text.
@@ -82,15 +82,6 @@ fn quoted(text: &str) -> String {
 /// [`quoted`] for an optional value: nothing when it is absent.
 fn quoted_opt(text: Option<&str>) -> String {
     text.map(quoted).unwrap_or_default()
-}
-
-/// [`quoted`] for a field of a document still read as JSON (episodes, code lines).
-fn quoted_json(v: Option<&Value>) -> String {
-    match v {
-        Some(Value::String(s)) => quoted(s),
-        Some(Value::Null) | None => String::new(),
-        Some(other) => quoted(&other.to_string()),
-    }
 }
 
 /// One line of a field that is ours (ids, codes, reasons), cleaned for display.
@@ -316,42 +307,35 @@ fn actor_item(n: usize, a: &Actor) -> String {
 }
 
 /// An episode with its neighbours.
-pub fn episode(doc: &Value) -> String {
+pub fn episode(ep: &Episode) -> String {
+    let s = &ep.session;
     let mut out = format!(
         "episode {} · session {} · source {} · cwd {} · outcome {}\n",
-        plain(doc.get("id")),
-        plain(doc.get("session_id")),
-        plain(doc.pointer("/session/source")),
-        quoted_json(doc.pointer("/session/cwd")),
-        plain(doc.pointer("/session/outcome")),
+        sanitize::one_line(&ep.id),
+        sanitize::one_line(&ep.session_id),
+        sanitize::one_line(&s.source),
+        quoted_opt(s.cwd.as_deref()),
+        sanitize::one_line(&s.outcome),
     );
     out.push_str(UNTRUSTED_NOTE);
     out.push('\n');
-    let target = doc.get("seq").and_then(Value::as_u64);
-    for e in doc
-        .get("events")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-    {
-        let seq = e.get("seq").and_then(Value::as_u64);
-        let mark = if seq == target { "→ " } else { "" };
+    for e in &ep.events {
+        let mark = if e.seq == ep.seq { "→ " } else { "" };
         let mut head = format!(
             "\n{mark}[seq {}] {} · {}",
-            plain(e.get("seq")),
-            plain(e.get("event_type")),
-            plain(e.get("time"))
+            e.seq,
+            sanitize::one_line(&e.event_type),
+            plain_opt(e.time.as_deref())
         );
-        if let Some(t) = e.get("tool_name").and_then(Value::as_str) {
+        if let Some(t) = &e.tool_name {
             head.push_str(&format!(" · tool {}", quoted(t)));
         }
-        if e.get("is_error") == Some(&Value::Bool(true)) {
+        if e.is_error {
             head.push_str(" · error");
         }
         out.push_str(&head);
         out.push('\n');
-        let text = e.get("text").and_then(Value::as_str).unwrap_or("");
-        out.push_str(&untrusted(&plain(e.get("id")), text, ""));
+        out.push_str(&untrusted(&sanitize::one_line(&e.id), &e.text, ""));
     }
     out
 }

@@ -171,22 +171,24 @@ fn table(app: &App, v: &OutboxView, inner: Rect, theme: Theme) -> Vec<Line<'stat
     lines
 }
 
-/// One package as a table row; an unreadable file says why in place of its task.
+/// One package as a table row; an unreadable file says why across the other columns.
 fn row_spans(app: &App, e: &OutboxRow, selected: bool, theme: Theme) -> Vec<Span<'static>> {
     let cell = |t: &str, c: usize| format!("{:<c$}", fit(t, c - 1), c = c);
-    let task = match &e.unreadable {
-        Some(why) => app.paths.show_in_text(&one_line(why)),
-        None => e.task.clone(),
-    };
-    vec![
+    let mut spans = vec![
         Span::raw(if selected { "▶ " } else { "  " }),
         Span::styled(
             cell(&e.status, COLUMNS[0] - 2),
             status_style(&e.status, theme),
         ),
-        Span::styled(cell(&short_time(&e.created_at), COLUMNS[1]), theme.dim()),
-        Span::styled(cell(&e.id, COLUMNS[2]), theme.accent()),
-        Span::raw(cell(&e.target, COLUMNS[3])),
-        Span::raw(task),
-    ]
+    ];
+    match &e.unreadable {
+        Some(why) => spans.push(Span::raw(app.paths.show_in_text(&one_line(why)))),
+        None => spans.extend([
+            Span::styled(cell(&short_time(&e.created_at), COLUMNS[1]), theme.dim()),
+            Span::styled(cell(&e.id, COLUMNS[2]), theme.accent()),
+            Span::raw(cell(&e.target, COLUMNS[3])),
+            Span::raw(e.task.clone()),
+        ]),
+    }
+    spans
 }
