@@ -29,7 +29,7 @@ pub(super) struct Rows<'a> {
 }
 
 /// A target as the rows show it: the dry run's (with its reasons) or a package's.
-struct TargetFacts<'a> {
+pub(super) struct TargetFacts<'a> {
     actor_id: &'a str,
     name: &'a str,
     kind: &'a str,
@@ -109,7 +109,7 @@ impl<'a> Rows<'a> {
         self.kv("actor", "none found".to_string());
     }
 
-    fn target(&mut self, t: TargetFacts) {
+    pub(super) fn target(&mut self, t: TargetFacts) {
         self.head("TARGET");
         let who: Vec<String> = [Some(t.name), Some(t.kind), t.source]
             .into_iter()
@@ -211,21 +211,6 @@ pub fn preview_lines(
         rows.handoff(h);
     }
     rows.issues(&p.warnings, &p.errors);
-    rows.lines
-}
-
-/// A handoff package's target, context pack and the package itself, the way the dispatch
-/// preview shows them.
-pub(super) fn package_rows(
-    app: &App,
-    h: &Handoff,
-    width: usize,
-    theme: Theme,
-) -> Vec<Line<'static>> {
-    let mut rows = Rows::new(app, width, theme);
-    rows.target((&h.target).into());
-    rows.context_pack(&h.context_pack);
-    rows.handoff(h);
     rows.lines
 }
 

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::dispatch::package_rows;
+use super::dispatch::Rows;
 use super::layout;
 use super::text::{fit, fit_spans, short_time, wrap};
 use super::theme::Theme;
@@ -34,7 +34,9 @@ pub fn package_lines(
     theme: Theme,
 ) -> Vec<Line<'static>> {
     let h = &pkg.handoff;
-    let mut out = vec![Line::from(Span::styled("REVIEW", theme.title(true)))];
+    let mut rows = Rows::new(app, width, theme);
+    let out = &mut rows.lines;
+    out.push(Line::from(Span::styled("REVIEW", theme.title(true))));
     let status = one_line(&h.review.status);
     out.push(Line::from(vec![
         Span::styled(format!("  {:<12}", "status"), theme.dim()),
@@ -58,13 +60,16 @@ pub fn package_lines(
             ));
         }
     }
-    out.extend(package_rows(app, h, width, theme));
+    rows.target((&h.target).into());
+    rows.context_pack(&h.context_pack);
+    rows.handoff(h);
+    let out = &mut rows.lines;
     out.push(Line::default());
     out.push(Line::from(Span::styled("TASK", theme.title(true))));
     for l in for_terminal(&h.task.text).lines() {
         out.extend(wrap(&[Span::raw(format!("  {l}"))], width));
     }
-    out
+    rows.lines
 }
 
 fn status_style(status: &str, theme: Theme) -> ratatui::style::Style {
