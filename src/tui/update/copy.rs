@@ -49,7 +49,8 @@ fn choice(action: &'static str, label: &str, text: impl Into<String>) -> CopyCho
     }
 }
 
-fn pretty<T: serde::Serialize>(v: &T) -> String {
+/// A document as the copy and the confirmation show it (indented JSON).
+pub(super) fn pretty<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
 

@@ -146,10 +146,9 @@ fn open_commit_confirm(app: &mut App, v: &DispatchView) {
     }
     let summary = commit_summary(app, p);
     let body = match &p.handoff {
-        Some(h) => serde_json::to_string_pretty(h),
-        None => serde_json::to_string_pretty(&p.context_pack),
-    }
-    .unwrap_or_default();
+        Some(h) => copy::pretty(h),
+        None => copy::pretty(&p.context_pack),
+    };
     app.overlay = Some(Overlay::Confirm(ConfirmDialog {
         action: ConfirmAction::CommitDispatch(v.draft()),
         title: "Commit this dispatch?".to_string(),

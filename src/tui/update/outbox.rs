@@ -275,7 +275,7 @@ fn decide(app: &mut App, id: String, approve: bool) {
             .detail
             .as_ref()
             .and_then(|d| d.doc.as_ref())
-            .map(|pkg| serde_json::to_string_pretty(&pkg.handoff).unwrap_or_default())
+            .map(|pkg| copy::pretty(&pkg.handoff))
             .unwrap_or_default(),
         _ => String::new(),
     };
