@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use knowledge::contract::{Actor, CodeLane, EpisodesLane, LaneHeader, SearchResponse, SkillsLane};
+use knowledge::contract::{Actor, CodeItem, EpisodeItem, LaneHeader, SearchResponse, SkillItem};
 use knowledge::engine::{profiles, Episode};
 use knowledge::text::sanitize;
 
@@ -53,10 +53,26 @@ pub fn response(r: &SearchResponse) -> String {
         r.routing.lanes.join(", "),
         clean(&r.routing.reason)
     );
-    episodes_lane(&mut o, &r.lanes.episodes);
-    code_lane(&mut o, &r.lanes.code);
+    let (episodes, code) = (&r.lanes.episodes, &r.lanes.code);
+    lane(
+        &mut o,
+        "episodes",
+        &episodes.header,
+        "",
+        &episodes.items,
+        episode_line,
+    );
+    let capability = format!(" ({})", code.capability);
+    lane(
+        &mut o,
+        "code",
+        &code.header,
+        &capability,
+        &code.items,
+        code_line,
+    );
     if let Some(sk) = &r.lanes.skills {
-        skills_lane(&mut o, sk);
+        lane(&mut o, "skills", &sk.header, "", &sk.items, skill_line);
     }
     actors(&mut o, &r.actors);
     for w in r.warnings.iter().chain(r.errors.iter()) {
@@ -65,15 +81,26 @@ pub fn response(r: &SearchResponse) -> String {
     o
 }
 
-/// A lane's heading: its name, index revision, item count, `extra` (the code lane's
-/// capability) and whether it is degraded.
-fn lane_heading(o: &mut String, name: &str, header: &LaneHeader, items: usize, extra: &str) {
+/// A lane: its heading (name, index revision, item count, `extra` such as the code lane's
+/// capability, whether it is degraded), then one entry per item.
+fn lane<T>(
+    o: &mut String,
+    name: &str,
+    header: &LaneHeader,
+    extra: &str,
+    items: &[T],
+    entry: impl Fn(&T) -> String,
+) {
     let _ = writeln!(
         o,
-        "\n{name} [{}] {items}{extra}{}",
+        "\n{name} [{}] {}{extra}{}",
         header.index_rev.as_deref().unwrap_or("no index"),
+        items.len(),
         lane_note(header.degraded, header.degradation_reason.as_deref())
     );
+    for it in items {
+        o.push_str(&entry(it));
+    }
 }
 
 /// An item's snippet, or why it has none.
@@ -81,51 +108,38 @@ fn snippet(s: Option<&str>) -> String {
     clean(s.unwrap_or("(no snippet: dropped by the token budget)"))
 }
 
-fn episodes_lane(o: &mut String, lane: &EpisodesLane) {
-    lane_heading(o, "episodes", &lane.header, lane.items.len(), "");
-    for it in &lane.items {
-        let _ = writeln!(
-            o,
-            "  {:.4} {} {} {}\n         {}",
-            it.score,
-            clean(it.time.as_deref().unwrap_or("-")),
-            clean(&it.id),
-            it.event_type,
-            snippet(it.snippet.as_deref())
-        );
-    }
+fn episode_line(it: &EpisodeItem) -> String {
+    format!(
+        "  {:.4} {} {} {}\n         {}\n",
+        it.score,
+        clean(it.time.as_deref().unwrap_or("-")),
+        clean(&it.id),
+        it.event_type,
+        snippet(it.snippet.as_deref())
+    )
 }
 
-fn code_lane(o: &mut String, lane: &CodeLane) {
-    let capability = format!(" ({})", lane.capability);
-    lane_heading(o, "code", &lane.header, lane.items.len(), &capability);
-    for it in &lane.items {
-        let _ = writeln!(
-            o,
-            "  {:.4} {}:{}-{} {} {}\n         {}",
-            it.score,
-            clean(&it.path),
-            it.start_line,
-            it.end_line,
-            it.source_kind,
-            clean(it.symbol.as_deref().unwrap_or("")),
-            snippet(it.snippet.as_deref())
-        );
-    }
+fn code_line(it: &CodeItem) -> String {
+    format!(
+        "  {:.4} {}:{}-{} {} {}\n         {}\n",
+        it.score,
+        clean(&it.path),
+        it.start_line,
+        it.end_line,
+        it.source_kind,
+        clean(it.symbol.as_deref().unwrap_or("")),
+        snippet(it.snippet.as_deref())
+    )
 }
 
-fn skills_lane(o: &mut String, lane: &SkillsLane) {
-    lane_heading(o, "skills", &lane.header, lane.items.len(), "");
-    for it in &lane.items {
-        let _ = writeln!(
-            o,
-            "  {:.4} {} ({} uses) — {}",
-            it.score,
-            clean(&it.name),
-            it.uses,
-            clean(&it.description)
-        );
-    }
+fn skill_line(it: &SkillItem) -> String {
+    format!(
+        "  {:.4} {} ({} uses) — {}\n",
+        it.score,
+        clean(&it.name),
+        it.uses,
+        clean(&it.description)
+    )
 }
 
 fn actors(o: &mut String, actors: &[Actor]) {
