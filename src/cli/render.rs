@@ -3,8 +3,8 @@
 
 use std::fmt::Write;
 
-use knowledge::contract::SearchResponse;
-use knowledge::engine::Episode;
+use knowledge::contract::{Actor, CodeItem, EpisodeItem, LaneHeader, SearchResponse, SkillItem};
+use knowledge::engine::{profiles, Episode};
 use knowledge::text::sanitize;
 
 /// Print a JSON document on stdout, with characters a terminal could act on escaped.
@@ -40,6 +40,8 @@ pub fn clean(s: &str) -> String {
     sanitize::one_line(s)
 }
 
+/// A search response for a person: routing, each lane with its items, the actors, then the
+/// warnings and errors.
 pub fn response(r: &SearchResponse) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "query: {}", clean(&r.query));
@@ -51,87 +53,103 @@ pub fn response(r: &SearchResponse) -> String {
         r.routing.lanes.join(", "),
         clean(&r.routing.reason)
     );
-    let ep = &r.lanes.episodes;
-    let _ = writeln!(
-        o,
-        "\nepisodes [{}] {}{}",
-        ep.header.index_rev.as_deref().unwrap_or("no index"),
-        ep.items.len(),
-        lane_note(ep.header.degraded, ep.header.degradation_reason.as_deref())
+    let (episodes, code) = (&r.lanes.episodes, &r.lanes.code);
+    lane(
+        &mut o,
+        "episodes",
+        &episodes.header,
+        "",
+        &episodes.items,
+        episode_line,
     );
-    for it in &ep.items {
-        let _ = writeln!(
-            o,
-            "  {:.4} {} {} {}\n         {}",
-            it.score,
-            clean(it.time.as_deref().unwrap_or("-")),
-            clean(&it.id),
-            it.event_type,
-            clean(
-                it.snippet
-                    .as_deref()
-                    .unwrap_or("(no snippet: dropped by the token budget)")
-            )
-        );
-    }
-    let code = &r.lanes.code;
-    let _ = writeln!(
-        o,
-        "\ncode [{}] {} ({}){}",
-        code.header.index_rev.as_deref().unwrap_or("no index"),
-        code.items.len(),
-        code.capability,
-        lane_note(
-            code.header.degraded,
-            code.header.degradation_reason.as_deref()
-        )
+    let capability = format!(" ({})", code.capability);
+    lane(
+        &mut o,
+        "code",
+        &code.header,
+        &capability,
+        &code.items,
+        code_line,
     );
-    for it in &code.items {
-        let _ = writeln!(
-            o,
-            "  {:.4} {}:{}-{} {} {}\n         {}",
-            it.score,
-            clean(&it.path),
-            it.start_line,
-            it.end_line,
-            it.source_kind,
-            clean(it.symbol.as_deref().unwrap_or("")),
-            clean(
-                it.snippet
-                    .as_deref()
-                    .unwrap_or("(no snippet: dropped by the token budget)")
-            )
-        );
-    }
     if let Some(sk) = &r.lanes.skills {
-        let _ = writeln!(
-            o,
-            "\nskills [{}] {}{}",
-            sk.header.index_rev.as_deref().unwrap_or("no index"),
-            sk.items.len(),
-            lane_note(sk.header.degraded, sk.header.degradation_reason.as_deref())
-        );
-        for it in &sk.items {
-            let _ = writeln!(
-                o,
-                "  {:.4} {} ({} uses) — {}",
-                it.score,
-                clean(&it.name),
-                it.uses,
-                clean(&it.description)
-            );
-        }
+        lane(&mut o, "skills", &sk.header, "", &sk.items, skill_line);
     }
-    let _ = writeln!(o, "\nactors {}", r.actors.len());
-    for a in &r.actors {
+    actors(&mut o, &r.actors);
+    for w in r.warnings.iter().chain(r.errors.iter()) {
+        let _ = writeln!(o, "! {} {}", w.code, clean(&w.message));
+    }
+    o
+}
+
+/// A lane: its heading (name, index revision, item count, `extra` such as the code lane's
+/// capability, whether it is degraded), then one entry per item.
+fn lane<T>(
+    o: &mut String,
+    name: &str,
+    header: &LaneHeader,
+    extra: &str,
+    items: &[T],
+    entry: impl Fn(&T) -> String,
+) {
+    let _ = writeln!(
+        o,
+        "\n{name} [{}] {}{extra}{}",
+        header.index_rev.as_deref().unwrap_or("no index"),
+        items.len(),
+        lane_note(header.degraded, header.degradation_reason.as_deref())
+    );
+    for it in items {
+        o.push_str(&entry(it));
+    }
+}
+
+/// An item's snippet, or why it has none.
+fn snippet(s: Option<&str>) -> String {
+    clean(s.unwrap_or("(no snippet: dropped by the token budget)"))
+}
+
+fn episode_line(it: &EpisodeItem) -> String {
+    format!(
+        "  {:.4} {} {} {}\n         {}\n",
+        it.score,
+        clean(it.time.as_deref().unwrap_or("-")),
+        clean(&it.id),
+        it.event_type,
+        snippet(it.snippet.as_deref())
+    )
+}
+
+fn code_line(it: &CodeItem) -> String {
+    format!(
+        "  {:.4} {}:{}-{} {} {}\n         {}\n",
+        it.score,
+        clean(&it.path),
+        it.start_line,
+        it.end_line,
+        it.source_kind,
+        clean(it.symbol.as_deref().unwrap_or("")),
+        snippet(it.snippet.as_deref())
+    )
+}
+
+fn skill_line(it: &SkillItem) -> String {
+    format!(
+        "  {:.4} {} ({} uses) — {}\n",
+        it.score,
+        clean(&it.name),
+        it.uses,
+        clean(&it.description)
+    )
+}
+
+fn actors(o: &mut String, actors: &[Actor]) {
+    let _ = writeln!(o, "\nactors {}", actors.len());
+    for a in actors {
         let _ = writeln!(
             o,
             "  {:.4} {} [{}] confidence {:.2} dispatch {}{} — {}",
             a.score,
-            clean(&knowledge::engine::profiles::label(
-                a,
-                knowledge::engine::profiles::TITLE_CHARS
-            )),
+            clean(&profiles::label(a, profiles::TITLE_CHARS)),
             a.kind,
             a.confidence,
             a.dispatch.mode,
@@ -144,10 +162,6 @@ pub fn response(r: &SearchResponse) -> String {
         );
         let _ = writeln!(o, "         {}", clean(&a.actor_id));
     }
-    for w in r.warnings.iter().chain(r.errors.iter()) {
-        let _ = writeln!(o, "! {} {}", w.code, clean(&w.message));
-    }
-    o
 }
 
 fn lane_note(degraded: bool, reason: Option<&str>) -> String {

@@ -130,13 +130,11 @@ impl Inner {
 
     fn search(&self, args: Map<String, Value>) -> CallToolResult {
         let text = Value::Object(args).to_string();
-        match self.engine().search_json(&text) {
-            outcome @ SearchOutcome::Ok(_) => {
-                let doc = outcome.to_json();
-                let text = render::search(&doc);
-                success(doc, text, true)
-            }
-            outcome @ SearchOutcome::Invalid(_) => refused(outcome.to_json()),
+        let outcome = self.engine().search_json(&text);
+        let doc = outcome.to_json();
+        match outcome {
+            SearchOutcome::Ok(r) => success(doc, render::search(&r), true),
+            SearchOutcome::Invalid(_) => refused(doc),
         }
     }
 
@@ -145,8 +143,8 @@ impl Inner {
         let outcome = self.engine().dispatch_json(&text, self.allow_commit);
         let doc = outcome.to_json();
         match outcome {
-            DispatchOutcome::Ok(_) => {
-                let text = render::dispatch(&doc, self.allow_commit);
+            DispatchOutcome::Ok(r) => {
+                let text = render::dispatch(&r, self.allow_commit);
                 success(doc, text, true)
             }
             DispatchOutcome::Invalid(_) => refused(doc),
@@ -174,7 +172,7 @@ impl Inner {
         match self.engine().get_episode(&session_id, seq, context) {
             Ok(ep) => {
                 let doc = serde_json::to_value(&ep).unwrap_or(Value::Null);
-                let text = render::episode(&doc);
+                let text = render::episode(&ep);
                 success(doc, text, true)
             }
             Err(e) if e.is_not_found() => invalid("id", &e.to_string()),

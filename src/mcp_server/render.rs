@@ -7,8 +7,14 @@
 //! removed. Everything else is a compact summary of the structured result, which carries the
 //! full contract document.
 
+use serde::Deserialize;
 use serde_json::Value;
 
+use knowledge::contract::dispatch::{ContextPack, DispatchResponse, DispatchTarget};
+use knowledge::contract::{
+    Actor, CodeItem, CodeLane, EpisodeItem, Issue, LaneHeader, SearchResponse, SkillItem,
+};
+use knowledge::engine::{profiles, Episode};
 use knowledge::text::sanitize;
 
 /// The note that precedes any rendering holding untrusted text.
@@ -64,18 +70,18 @@ fn attr(s: &str) -> String {
 
 /// A short value that came from a session or a file (a path, a cwd, a tool or actor name):
 /// one line, at most 200 characters, inside «» marks it cannot close itself.
-fn quoted(v: Option<&Value>) -> String {
-    let text = match v {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Null) | None => return String::new(),
-        Some(other) => other.to_string(),
-    };
-    let clean: String = sanitize::one_line(&text)
+fn quoted(text: &str) -> String {
+    let clean: String = sanitize::one_line(text)
         .replace(['«', '»'], "\"")
         .chars()
         .take(200)
         .collect();
     format!("«{clean}»")
+}
+
+/// [`quoted`] for an optional value: nothing when it is absent.
+fn quoted_opt(text: Option<&str>) -> String {
+    text.map(quoted).unwrap_or_default()
 }
 
 /// One line of a field that is ours (ids, codes, reasons), cleaned for display.
@@ -87,256 +93,249 @@ fn plain(v: Option<&Value>) -> String {
     }
 }
 
-fn issues(out: &mut String, doc: &Value) {
-    for key in ["errors", "warnings"] {
-        let Some(list) = doc.get(key).and_then(Value::as_array) else {
-            continue;
-        };
+/// One line of an optional field that is ours: empty when absent.
+fn plain_opt(text: Option<&str>) -> String {
+    text.map(sanitize::one_line).unwrap_or_default()
+}
+
+/// A score or confidence written as JSON writes it (`1.0`, `0.016393`), so the text matches
+/// the structured result.
+fn num(x: f64) -> String {
+    serde_json::Number::from_f64(x)
+        .map(|n| n.to_string())
+        .unwrap_or_default()
+}
+
+fn why(reasons: &[String]) -> String {
+    reasons
+        .iter()
+        .map(|r| sanitize::one_line(r))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// `errors:` then `warnings:`, one line each, codes and fields first.
+fn issues(out: &mut String, errors: &[Issue], warnings: &[Issue]) {
+    for (key, list) in [("errors", errors), ("warnings", warnings)] {
         if list.is_empty() {
             continue;
         }
         out.push_str(&format!("{key}:\n"));
         for i in list {
-            let mut line = format!("  - {}", plain(i.get("code")));
-            if let Some(lane) = i.get("lane").and_then(Value::as_str) {
+            let mut line = format!("  - {}", i.code.as_str());
+            if let Some(lane) = &i.lane {
                 line.push_str(&format!(" [{lane}]"));
             }
-            if let Some(field) = i.get("field").and_then(Value::as_str) {
+            if let Some(field) = &i.field {
                 line.push_str(&format!(" (field `{field}`)"));
             }
-            line.push_str(&format!(": {}\n", plain(i.get("message"))));
+            line.push_str(&format!(": {}\n", sanitize::one_line(&i.message)));
             out.push_str(&line);
         }
     }
 }
 
+/// The issue lists of any refused document (search, dispatch, a read tool).
+#[derive(Deserialize)]
+struct Refusal {
+    #[serde(default)]
+    errors: Vec<Issue>,
+    #[serde(default)]
+    warnings: Vec<Issue>,
+}
+
 /// A tool error: the codes and fields first, so the model sees what to fix.
 pub fn error(doc: &Value) -> String {
     let mut out = String::from("request refused\n");
-    issues(&mut out, doc);
+    match Refusal::deserialize(doc) {
+        Ok(r) => issues(&mut out, &r.errors, &r.warnings),
+        Err(e) => out.push_str(&format!("(the error document cannot be read: {e})\n")),
+    }
     out
 }
 
-fn lane_line(name: &str, lane: &Value) -> String {
-    let n = lane
-        .get("items")
-        .and_then(Value::as_array)
-        .map_or(0, |a| a.len());
+/// `title`, then every item numbered from 1; nothing when there are no items.
+fn numbered<T>(out: &mut String, title: &str, items: &[T], item: impl Fn(usize, &T) -> String) {
+    if items.is_empty() {
+        return;
+    }
+    out.push_str(title);
+    for (i, it) in items.iter().enumerate() {
+        out.push_str(&item(i + 1, it));
+    }
+}
+
+/// One lane's summary line; `code` adds the code lane's capability and staleness.
+fn lane_line(name: &str, header: &LaneHeader, items: usize, code: Option<&CodeLane>) -> String {
     let mut s = format!(
-        "{name}: {n} items · source {} · index_rev {}",
-        plain(lane.get("source")),
-        lane.get("index_rev")
-            .and_then(Value::as_str)
-            .unwrap_or("null")
+        "{name}: {items} items · source {} · index_rev {}",
+        sanitize::one_line(&header.source),
+        header.index_rev.as_deref().unwrap_or("null")
     );
-    if let Some(c) = lane.get("capability").and_then(Value::as_str) {
-        s.push_str(&format!(" · capability {c}"));
+    if let Some(c) = code {
+        s.push_str(&format!(" · capability {}", c.capability));
+        if c.freshness.stale {
+            s.push_str(" · STALE");
+        }
     }
-    if lane.pointer("/freshness/stale") == Some(&Value::Bool(true)) {
-        s.push_str(" · STALE");
-    }
-    if lane.get("degraded") == Some(&Value::Bool(true)) {
+    if header.degraded {
         s.push_str(" · DEGRADED");
     }
-    if let Some(r) = lane.get("degradation_reason").and_then(Value::as_str) {
+    if let Some(r) = &header.degradation_reason {
         s.push_str(&format!(" ({})", sanitize::one_line(r)));
     }
     s.push('\n');
     s
 }
 
-fn why(item: &Value) -> String {
-    item.get("why")
-        .and_then(Value::as_array)
-        .map(|w| {
-            w.iter()
-                .filter_map(Value::as_str)
-                .map(sanitize::one_line)
-                .collect::<Vec<_>>()
-                .join("; ")
-        })
-        .unwrap_or_default()
-}
-
 /// A `knowledge.search/v1` response.
-pub fn search(doc: &Value) -> String {
+pub fn search(r: &SearchResponse) -> String {
     let mut out = format!(
-        "knowledge.search/v1 · found={} · intent {} (confidence {})\n",
-        plain(doc.get("found")),
-        plain(doc.pointer("/routing/intent")),
-        plain(doc.pointer("/routing/confidence")),
+        "knowledge.search/v1 · found={} · intent {} (confidence {})\nrouting: {}\n",
+        r.found,
+        sanitize::one_line(&r.routing.intent),
+        num(r.routing.confidence),
+        sanitize::one_line(&r.routing.reason),
     );
-    out.push_str(&format!(
-        "routing: {}\n",
-        plain(doc.pointer("/routing/reason"))
+    let lanes = &r.lanes;
+    let (episodes, code) = (&lanes.episodes, &lanes.code);
+    out.push_str(&lane_line(
+        "episodes",
+        &episodes.header,
+        episodes.items.len(),
+        None,
     ));
-    let lanes = doc.get("lanes").unwrap_or(&Value::Null);
-    for name in ["episodes", "code", "skills"] {
-        if let Some(l) = lanes.get(name).filter(|l| l.is_object()) {
-            out.push_str(&lane_line(name, l));
-        }
+    out.push_str(&lane_line(
+        "code",
+        &code.header,
+        code.items.len(),
+        Some(code),
+    ));
+    if let Some(s) = &lanes.skills {
+        out.push_str(&lane_line("skills", &s.header, s.items.len(), None));
     }
-    issues(&mut out, doc);
+    issues(&mut out, &r.errors, &r.warnings);
     out.push_str(UNTRUSTED_NOTE);
     out.push('\n');
-
-    let items = |name: &str| {
-        lanes
-            .get(name)
-            .and_then(|l| l.get("items"))
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
-    };
-    let eps = items("episodes");
-    if !eps.is_empty() {
-        out.push_str("\nepisodes (full text: knowledge_get_episode {id}):\n");
-    }
-    for (n, it) in eps.iter().enumerate() {
-        let id = plain(it.get("id"));
-        out.push_str(&format!(
-            "{}. {id} · {} · {} · cwd {} · score {}\n",
-            n + 1,
-            plain(it.get("event_type")),
-            plain(it.get("time")),
-            quoted(it.pointer("/session/cwd")),
-            plain(it.get("score")),
-        ));
-        out.push_str(&format!("   why: {}\n", why(it)));
-        if let Some(s) = it.get("snippet").and_then(Value::as_str) {
-            out.push_str(&untrusted(&format!("episode {id}"), s, "   "));
-        }
-    }
-    let code = items("code");
-    if !code.is_empty() {
-        out.push_str("\ncode (lines: knowledge_code {path, start_line, end_line}):\n");
-    }
-    for (n, it) in code.iter().enumerate() {
-        let loc = format!(
-            "{}:{}-{}",
-            quoted(it.get("path")),
-            plain(it.get("start_line")),
-            plain(it.get("end_line"))
-        );
-        let mut head = format!("{}. {loc} · {}", n + 1, plain(it.get("source_kind")));
-        if let Some(sym) = it.get("symbol").and_then(Value::as_str) {
-            head.push_str(&format!(
-                " · {}",
-                quoted(Some(&Value::String(sym.to_string())))
-            ));
-        }
-        out.push_str(&format!("{head} · score {}\n", plain(it.get("score"))));
-        out.push_str(&format!("   why: {}\n", why(it)));
-        if let Some(s) = it.get("snippet").and_then(Value::as_str) {
-            out.push_str(&untrusted(&format!("code {loc}"), s, "   "));
-        }
-    }
-    let skills = items("skills");
-    if !skills.is_empty() {
-        out.push_str("\nskills:\n");
-    }
-    for (n, it) in skills.iter().enumerate() {
-        let name = plain(it.get("name"));
-        out.push_str(&format!(
-            "{}. {name} · {} · uses {} · score {}\n",
-            n + 1,
-            quoted(it.get("path")),
-            plain(it.get("uses")),
-            plain(it.get("score")),
-        ));
-        if let Some(d) = it.get("description").and_then(Value::as_str) {
-            out.push_str(&untrusted(&format!("skill {name}"), d, "   "));
-        }
-    }
-    let actors = doc
-        .get("actors")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if !actors.is_empty() {
-        out.push_str("\nactors:\n");
-    }
-    for (n, a) in actors.iter().enumerate() {
-        let evidence = a
-            .get("evidence")
-            .and_then(Value::as_array)
-            .map(|e| {
-                e.iter()
-                    .filter_map(|x| x.get("id").or(Some(x)).and_then(Value::as_str))
-                    .map(sanitize::one_line)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            })
-            .unwrap_or_default();
-        let label = serde_json::from_value::<knowledge::contract::Actor>(a.clone())
-            .map(|a| {
-                knowledge::engine::profiles::label(&a, knowledge::engine::profiles::TITLE_CHARS)
-            })
-            .unwrap_or_default();
-        out.push_str(&format!(
-            "{}. {} {} · {} · confidence {} · score {} · dispatch {} (available {})\n   why: {}\n   evidence: {evidence}\n",
-            n + 1,
-            quoted(Some(&Value::String(label))),
-            quoted(a.get("actor_id")),
-            plain(a.get("kind")),
-            plain(a.get("confidence")),
-            plain(a.get("score")),
-            plain(a.pointer("/dispatch/mode")),
-            plain(a.pointer("/dispatch/available")),
-            why(a),
-        ));
-    }
+    numbered(
+        &mut out,
+        "\nepisodes (full text: knowledge_get_episode {id}):\n",
+        &episodes.items,
+        episode_item,
+    );
+    numbered(
+        &mut out,
+        "\ncode (lines: knowledge_code {path, start_line, end_line}):\n",
+        &code.items,
+        code_item,
+    );
+    let skills = lanes.skills.as_ref().map_or(&[][..], |s| &s.items[..]);
+    numbered(&mut out, "\nskills:\n", skills, skill_item);
+    numbered(&mut out, "\nactors:\n", &r.actors, actor_item);
+    let l = &r.limits;
     out.push_str(&format!(
         "\nlimits: returned {} (limit {} per lane) · truncated {} · tokens {}/{}\n",
-        plain(doc.pointer("/limits/returned")),
-        plain(doc.pointer("/limits/requested")),
-        plain(doc.pointer("/limits/truncated")),
-        plain(doc.pointer("/limits/budget/used_tokens")),
-        plain(doc.pointer("/limits/budget/max_tokens")),
+        l.returned, l.requested, l.truncated, l.budget.used_tokens, l.budget.max_tokens,
     ));
     out
 }
 
+fn episode_item(n: usize, it: &EpisodeItem) -> String {
+    let id = sanitize::one_line(&it.id);
+    let mut out = format!(
+        "{n}. {id} · {} · {} · cwd {} · score {}\n   why: {}\n",
+        sanitize::one_line(&it.event_type),
+        plain_opt(it.time.as_deref()),
+        quoted_opt(it.session.cwd.as_deref()),
+        num(it.score),
+        why(&it.why),
+    );
+    if let Some(s) = &it.snippet {
+        out.push_str(&untrusted(&format!("episode {id}"), s, "   "));
+    }
+    out
+}
+
+fn code_item(n: usize, it: &CodeItem) -> String {
+    let loc = format!("{}:{}-{}", quoted(&it.path), it.start_line, it.end_line);
+    let mut out = format!("{n}. {loc} · {}", sanitize::one_line(&it.source_kind));
+    if let Some(sym) = &it.symbol {
+        out.push_str(&format!(" · {}", quoted(sym)));
+    }
+    out.push_str(&format!(
+        " · score {}\n   why: {}\n",
+        num(it.score),
+        why(&it.why)
+    ));
+    if let Some(s) = &it.snippet {
+        out.push_str(&untrusted(&format!("code {loc}"), s, "   "));
+    }
+    out
+}
+
+fn skill_item(n: usize, it: &SkillItem) -> String {
+    let name = sanitize::one_line(&it.name);
+    let mut out = format!(
+        "{n}. {name} · {} · uses {} · score {}\n",
+        quoted(&it.path),
+        it.uses,
+        num(it.score),
+    );
+    out.push_str(&untrusted(&format!("skill {name}"), &it.description, "   "));
+    out
+}
+
+fn actor_item(n: usize, a: &Actor) -> String {
+    let evidence = a
+        .evidence
+        .iter()
+        .map(|e| sanitize::one_line(&e.id))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let label = profiles::label(a, profiles::TITLE_CHARS);
+    format!(
+        "{n}. {} {} · {} · confidence {} · score {} · dispatch {} (available {})\n   why: {}\n   evidence: {evidence}\n",
+        quoted(&label),
+        quoted(&a.actor_id),
+        sanitize::one_line(&a.kind),
+        num(a.confidence),
+        num(a.score),
+        sanitize::one_line(&a.dispatch.mode),
+        a.dispatch.available,
+        why(&a.why),
+    )
+}
+
 /// An episode with its neighbours.
-pub fn episode(doc: &Value) -> String {
+pub fn episode(ep: &Episode) -> String {
+    let s = &ep.session;
     let mut out = format!(
         "episode {} · session {} · source {} · cwd {} · outcome {}\n",
-        plain(doc.get("id")),
-        plain(doc.get("session_id")),
-        plain(doc.pointer("/session/source")),
-        quoted(doc.pointer("/session/cwd")),
-        plain(doc.pointer("/session/outcome")),
+        sanitize::one_line(&ep.id),
+        sanitize::one_line(&ep.session_id),
+        sanitize::one_line(&s.source),
+        quoted_opt(s.cwd.as_deref()),
+        sanitize::one_line(&s.outcome),
     );
     out.push_str(UNTRUSTED_NOTE);
     out.push('\n');
-    let target = doc.get("seq").and_then(Value::as_u64);
-    for e in doc
-        .get("events")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-    {
-        let seq = e.get("seq").and_then(Value::as_u64);
-        let mark = if seq == target { "→ " } else { "" };
+    for e in &ep.events {
+        let mark = if e.seq == ep.seq { "→ " } else { "" };
         let mut head = format!(
             "\n{mark}[seq {}] {} · {}",
-            plain(e.get("seq")),
-            plain(e.get("event_type")),
-            plain(e.get("time"))
+            e.seq,
+            sanitize::one_line(&e.event_type),
+            plain_opt(e.time.as_deref())
         );
-        if let Some(t) = e.get("tool_name").and_then(Value::as_str) {
-            head.push_str(&format!(
-                " · tool {}",
-                quoted(Some(&Value::String(t.to_string())))
-            ));
+        if let Some(t) = &e.tool_name {
+            head.push_str(&format!(" · tool {}", quoted(t)));
         }
-        if e.get("is_error") == Some(&Value::Bool(true)) {
+        if e.is_error {
             head.push_str(" · error");
         }
         out.push_str(&head);
         out.push('\n');
-        let text = e.get("text").and_then(Value::as_str).unwrap_or("");
-        out.push_str(&untrusted(&plain(e.get("id")), text, ""));
+        out.push_str(&untrusted(&sanitize::one_line(&e.id), &e.text, ""));
     }
     out
 }
@@ -384,94 +383,91 @@ pub fn code(doc: &Value) -> String {
 }
 
 /// A `knowledge.dispatch/v1` response.
-pub fn dispatch(doc: &Value, allow_commit: bool) -> String {
+pub fn dispatch(r: &DispatchResponse, allow_commit: bool) -> String {
     let mut out = format!(
         "knowledge.dispatch/v1 · mode {} · commit {} on this server\n",
-        plain(doc.get("mode")),
+        sanitize::one_line(&r.mode),
         if allow_commit {
             "allowed"
         } else {
             "not allowed"
         },
     );
-    match doc.get("target").filter(|t| t.is_object()) {
-        Some(t) => out.push_str(&format!(
-            "target: {} · {} {} · {} · source {} · dispatch {} (available {})\n   why: {}\n",
-            plain(t.get("actor_id")),
-            plain(t.get("name")),
-            [t.get("title"), t.get("workspace")]
-                .into_iter()
-                .flatten()
-                .map(|v| quoted(Some(v)))
-                .collect::<Vec<_>>()
-                .join(" "),
-            plain(t.get("kind")),
-            plain(t.get("source")),
-            plain(t.pointer("/dispatch/mode")),
-            plain(t.pointer("/dispatch/available")),
-            why(t),
-        )),
-        None => out.push_str("target: none found\n"),
-    }
-    let pack = doc.get("context_pack").unwrap_or(&Value::Null);
-    out.push_str(&format!("goal: {}\n", plain(pack.get("goal"))));
-    for key in ["acceptance", "constraints", "risks"] {
-        if let Some(list) = pack.get(key).and_then(Value::as_array) {
-            for x in list {
-                out.push_str(&format!("{key}: {}\n", plain(Some(x))));
-            }
+    out.push_str(&match &r.target {
+        Some(t) => target_line(t),
+        None => "target: none found\n".to_string(),
+    });
+    let pack = &r.context_pack;
+    out.push_str(&format!("goal: {}\n", sanitize::one_line(&pack.goal)));
+    for (key, list) in [
+        ("acceptance", &pack.acceptance),
+        ("constraints", &pack.constraints),
+        ("risks", &pack.risks),
+    ] {
+        for x in list {
+            out.push_str(&format!("{key}: {}\n", sanitize::one_line(x)));
         }
     }
-    issues(&mut out, doc);
+    issues(&mut out, &r.errors, &r.warnings);
     out.push_str(UNTRUSTED_NOTE);
     out.push('\n');
-    for e in pack
-        .get("prior_episodes")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-    {
-        let id = plain(e.get("id"));
-        out.push_str(&format!("prior episode {id} · why: {}\n", why(e)));
-        if let Some(s) = e.get("snippet").and_then(Value::as_str) {
-            out.push_str(&untrusted(&format!("episode {id}"), s, "   "));
-        }
-    }
-    for c in pack
-        .get("code_refs")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-    {
-        out.push_str(&format!(
-            "code ref {}:{}-{} · why: {}\n",
-            plain(c.get("path")),
-            plain(c.get("start_line")),
-            plain(c.get("end_line")),
-            why(c)
-        ));
-    }
-    for s in pack
-        .get("skills")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-    {
-        out.push_str(&format!(
-            "skill {} · uses {}\n",
-            plain(s.get("name")),
-            plain(s.get("uses"))
-        ));
-    }
-    if let Some(a) = doc.get("assignment").filter(|a| a.is_object()) {
+    pack_evidence(&mut out, pack);
+    if let Some(a) = &r.assignment {
         out.push_str(&format!(
             "assignment: {} · {} · outbox {}\n",
-            plain(a.get("assignment_id")),
-            plain(a.get("status")),
-            plain(a.get("outbox_path")),
+            sanitize::one_line(&a.assignment_id),
+            sanitize::one_line(&a.status),
+            sanitize::one_line(&a.outbox_path),
         ));
     }
     out
+}
+
+fn target_line(t: &DispatchTarget) -> String {
+    let about = [&t.title, &t.workspace]
+        .into_iter()
+        .flatten()
+        .map(|v| quoted(v))
+        .collect::<Vec<_>>()
+        .join(" ");
+    format!(
+        "target: {} · {} {about} · {} · source {} · dispatch {} (available {})\n   why: {}\n",
+        sanitize::one_line(&t.actor_id),
+        sanitize::one_line(&t.name),
+        sanitize::one_line(&t.kind),
+        sanitize::one_line(&t.source),
+        sanitize::one_line(&t.dispatch.mode),
+        t.dispatch.available,
+        why(&t.why),
+    )
+}
+
+/// The context pack's evidence: prior episodes (their text as untrusted blocks), code
+/// references and skills.
+fn pack_evidence(out: &mut String, pack: &ContextPack) {
+    for e in &pack.prior_episodes {
+        let id = sanitize::one_line(&e.id);
+        out.push_str(&format!("prior episode {id} · why: {}\n", why(&e.why)));
+        if let Some(s) = &e.snippet {
+            out.push_str(&untrusted(&format!("episode {id}"), s, "   "));
+        }
+    }
+    for c in &pack.code_refs {
+        out.push_str(&format!(
+            "code ref {}:{}-{} · why: {}\n",
+            sanitize::one_line(&c.path),
+            c.start_line,
+            c.end_line,
+            why(&c.why)
+        ));
+    }
+    for s in &pack.skills {
+        out.push_str(&format!(
+            "skill {} · uses {}\n",
+            sanitize::one_line(&s.name),
+            s.uses
+        ));
+    }
 }
 
 #[cfg(test)]

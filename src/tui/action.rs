@@ -5,7 +5,9 @@
 //! resize, a mouse click) is an `Action` too. That keeps `update` a pure function that tests can
 //! drive step by step, and makes every bindable intent nameable in the config file.
 
+use knowledge::contract::dispatch::{DispatchResponse, Handoff};
 use knowledge::contract::SearchResponse;
+use knowledge::engine::outbox::OutboxEntry;
 use knowledge::engine::Episode;
 use ratatui_textarea::Input;
 
@@ -152,12 +154,12 @@ pub enum Action {
     EpisodeLoaded(u64, Result<Box<Episode>, String>),
     /// A file around a code reference loaded (or failed to).
     CodeLoaded(u64, Result<Box<CodeText>, String>),
-    /// A dispatch (dry run or commit) finished: the response document, or why it failed.
-    DispatchDone(u64, bool, Result<serde_json::Value, String>),
+    /// A dispatch (dry run or commit) finished: the response, or why it failed.
+    DispatchDone(u64, bool, Result<Box<DispatchResponse>, String>),
     /// The outbox listing arrived.
-    OutboxListed(Result<Vec<serde_json::Value>, String>),
+    OutboxListed(Result<OutboxListing, String>),
     /// One outbox package arrived in full.
-    OutboxShown(String, Result<serde_json::Value, String>),
+    OutboxShown(String, Result<Box<OutboxPackage>, String>),
     /// An approve/reject decision was recorded (or failed).
     OutboxDecided(String, Result<String, String>),
     /// A copy finished: how it was delivered, or why it failed.
@@ -189,6 +191,21 @@ pub enum MouseKind {
     ScrollDown,
 }
 
+/// The outbox as listed: its packages, and why each file that is not a package could not be
+/// read (a broken file is shown as such, never as a package with empty fields).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OutboxListing {
+    pub packages: Vec<OutboxEntry>,
+    pub unreadable: Vec<String>,
+}
+
+/// One package of the outbox in full, with the file it was read from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutboxPackage {
+    pub path: String,
+    pub handoff: Handoff,
+}
+
 /// The lines of a file around a code reference, already redacted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CodeText {
@@ -204,6 +221,19 @@ pub struct CodeText {
 }
 
 impl Action {
+    /// A copy of one thing of the selection (not the copy menu).
+    pub fn is_copy(&self) -> bool {
+        matches!(
+            self,
+            Action::CopyId
+                | Action::CopyLocator
+                | Action::CopySnippet
+                | Action::CopyResume
+                | Action::CopyContextPack
+                | Action::CopyHandoff
+        )
+    }
+
     /// Every bindable action with its name and a one-line description (help overlay, docs).
     pub const BINDABLE: &'static [(&'static str, &'static str)] = &[
         ("quit", "quit the explorer"),

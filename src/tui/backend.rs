@@ -1,18 +1,17 @@
 //! The only place the explorer calls the engine (on the worker threads): search, an episode with
 //! its neighbours, the lines around a code reference, dispatch and the outbox. Answers are turned
-//! into the state's own types (or JSON documents) here, so the UI does not depend on the exact
-//! shape of the engine's structs.
+//! into the state's own types or the contract's typed documents here, so a change of a document's
+//! shape fails to compile in the UI instead of showing an empty field.
 
 use std::path::Path;
 
+use super::action::{CodeText, OutboxListing, OutboxPackage};
+use super::state::TaskDraft;
 use knowledge::contract::dispatch::validate_dispatch_value;
-use knowledge::contract::{SearchRequest, SearchResponse};
+use knowledge::contract::dispatch::DispatchResponse;
+use knowledge::contract::{Issue, SearchRequest, SearchResponse};
 use knowledge::engine::outbox::{self, Decision};
 use knowledge::engine::{Engine, Episode};
-use serde_json::Value;
-
-use super::action::CodeText;
-use super::state::TaskDraft;
 
 /// Lines read around a code reference (before and after the chunk).
 const BEFORE: u64 = 300;
@@ -68,11 +67,15 @@ pub fn read_code(
     }))
 }
 
-/// A dispatch dry run or commit, as its `knowledge.dispatch/v1` document.
+/// A dispatch dry run or commit, as its `knowledge.dispatch/v1` response.
 ///
 /// The draft goes through the same validation as a request document (sizes, NULs), so the
 /// explorer cannot write a package the CLI and MCP would refuse.
-pub fn dispatch(engine: &Engine, draft: &TaskDraft, commit: bool) -> Result<Value, String> {
+pub fn dispatch(
+    engine: &Engine,
+    draft: &TaskDraft,
+    commit: bool,
+) -> Result<Box<DispatchResponse>, String> {
     let doc = serde_json::json!({
         "schema": "knowledge.dispatch/v1",
         "task": {
@@ -83,7 +86,7 @@ pub fn dispatch(engine: &Engine, draft: &TaskDraft, commit: bool) -> Result<Valu
         "actor_id": draft.actor_id,
         "dry_run": !commit,
     });
-    let joined = |issues: Vec<knowledge::contract::Issue>| {
+    let joined = |issues: Vec<Issue>| {
         issues
             .iter()
             .map(|i| i.message.clone())
@@ -91,33 +94,26 @@ pub fn dispatch(engine: &Engine, draft: &TaskDraft, commit: bool) -> Result<Valu
             .join("; ")
     };
     let (req, _) = validate_dispatch_value(&doc).map_err(joined)?;
-    match engine.dispatch(&req) {
-        Ok(resp) => serde_json::to_value(resp).map_err(|e| e.to_string()),
-        Err(issues) => Err(issues
-            .iter()
-            .map(|i| i.message.clone())
-            .collect::<Vec<_>>()
-            .join("; ")),
-    }
+    engine.dispatch(&req).map(Box::new).map_err(joined)
 }
 
-/// Every package of the outbox, newest first, as documents (unreadable files are skipped).
-pub fn outbox_list(engine: &Engine) -> Result<Vec<Value>, String> {
-    let (entries, _unreadable) = outbox::list(&engine.config);
-    entries
-        .iter()
-        .map(|e| serde_json::to_value(e).map_err(|e| e.to_string()))
-        .collect()
+/// Every package of the outbox, newest first, and why each unreadable file is not one.
+pub fn outbox_list(engine: &Engine) -> Result<OutboxListing, String> {
+    let (packages, unreadable) = outbox::list(&engine.config);
+    Ok(OutboxListing {
+        packages,
+        unreadable,
+    })
 }
 
-/// One outbox package in full, with the file it is in.
-pub fn outbox_show(engine: &Engine, id: &str) -> Result<Value, String> {
+/// One outbox package in full, with the file it is in; a file that is not a handoff package
+/// is an error naming the file and the field.
+pub fn outbox_show(engine: &Engine, id: &str) -> Result<Box<OutboxPackage>, String> {
     let (path, handoff) = outbox::show(&engine.config, id).map_err(|e| e.to_string())?;
-    let mut doc = serde_json::to_value(handoff).map_err(|e| e.to_string())?;
-    if let Some(obj) = doc.as_object_mut() {
-        obj.insert("path".into(), Value::String(path.to_string_lossy().into()));
-    }
-    Ok(doc)
+    Ok(Box::new(OutboxPackage {
+        path: path.to_string_lossy().into_owned(),
+        handoff,
+    }))
 }
 
 /// Record an approve/reject decision; what happened, for the status line.

@@ -384,9 +384,9 @@ fn dispatch_confirm_then_the_package_is_in_the_outbox_and_can_be_approved() {
         Some(View::Dispatch(d)) => d.preview.clone().expect("the dry run answered"),
         _ => panic!("the dispatch pane"),
     };
-    assert_eq!(preview["mode"], "dry_run");
-    assert_eq!(preview["target"]["actor_id"], actor.as_str());
-    assert_eq!(preview["handoff"]["execution"], "not_executed");
+    assert_eq!(preview.mode, "dry_run");
+    assert_eq!(preview.target.as_ref().unwrap().actor_id, actor);
+    assert_eq!(preview.handoff.as_ref().unwrap().execution, "not_executed");
     let outbox = w.data_dir.join("outbox");
     let files = |d: &std::path::Path| std::fs::read_dir(d).map(|r| r.count()).unwrap_or(0);
     assert_eq!(files(&outbox), 0, "a dry run writes nothing");
@@ -429,8 +429,8 @@ fn dispatch_confirm_then_the_package_is_in_the_outbox_and_can_be_approved() {
     };
     assert_eq!(o.entries[0].status, "approved");
     let doc = o.detail.as_ref().and_then(|d| d.doc.clone()).unwrap();
-    assert_eq!(doc["review"]["status"], "approved");
-    assert_eq!(doc["execution"], "not_executed");
+    assert_eq!(doc.handoff.review.status, "approved");
+    assert_eq!(doc.handoff.execution, "not_executed");
     // A decision is final: rejecting now is refused, with the reason asked first.
     h.act(Action::Reject);
     assert!(matches!(h.app.overlay, Some(Overlay::Prompt(_))));
@@ -439,6 +439,76 @@ fn dispatch_confirm_then_the_package_is_in_the_outbox_and_can_be_approved() {
     h.act(Action::Confirm);
     let msg = h.app.status.message.clone().unwrap();
     assert!(msg.text.contains("already approved"), "{}", msg.text);
+}
+
+#[test]
+fn an_outbox_file_that_is_not_a_package_says_why_instead_of_showing_empty_fields() {
+    let w = writable_world();
+    let outbox = w.data_dir.join("outbox");
+    std::fs::create_dir_all(&outbox).unwrap();
+    let good = sample_preview().handoff.expect("the sample has a package");
+    let mut broken = serde_json::to_value(&good).unwrap();
+    broken.as_object_mut().unwrap().remove("review");
+    broken["assignment_id"] = "assign:0badf11e".into();
+    std::fs::write(
+        outbox.join("assign-4f1c2a9e0b7d.json"),
+        serde_json::to_vec_pretty(&good).unwrap(),
+    )
+    .unwrap();
+    let broken_file = outbox.join("assign-0badf11e.json");
+    let broken_bytes = serde_json::to_vec_pretty(&broken).unwrap();
+    std::fs::write(&broken_file, &broken_bytes).unwrap();
+
+    let mut h = harness(engine_for(&w), &w, 120, 40);
+    h.act(Action::Outbox);
+    let screen = h.screen();
+    assert!(screen.contains("1 package · 1 unreadable"), "{screen}");
+    assert!(
+        screen.contains("pending"),
+        "the good package is listed: {screen}"
+    );
+    let Some(View::Outbox(o)) = h.app.views.last() else {
+        panic!("the outbox")
+    };
+    assert_eq!(o.entries.len(), 2);
+    assert_eq!(o.entries[1].status, "unreadable");
+    let why = o.entries[1].unreadable.clone().expect("says why");
+    assert!(
+        why.contains("assign-0badf11e.json") && why.contains("missing field `review`"),
+        "{why}"
+    );
+    let row = screen
+        .lines()
+        .find(|l| l.contains("unreadable ") && !l.contains("Outbox"))
+        .expect("a row for the broken file");
+    assert!(row.contains("is not a handoff package"), "{row}");
+
+    // Opening it shows the error, not a package with empty fields.
+    h.act(Action::Down);
+    h.act(Action::Open);
+    let screen = h.screen();
+    assert!(
+        screen.contains(
+            "✗ /data/outbox/assign-0badf11e.json is not a handoff package: missing field `review`"
+        ),
+        "{screen}"
+    );
+    assert!(!screen.contains("REVIEW"), "{screen}");
+    // It cannot be approved, and the file is left as it was.
+    let fx = h.act_raw(Action::Approve);
+    assert!(fx.is_empty() && h.app.overlay.is_none(), "{fx:?}");
+    let msg = h.app.status.message.clone().unwrap().text;
+    assert!(msg.contains("not a readable handoff package"), "{msg}");
+    assert_eq!(std::fs::read(&broken_file).unwrap(), broken_bytes);
+    // The good package still opens in full.
+    h.act(Action::Back);
+    h.act(Action::Up);
+    h.act(Action::Open);
+    let screen = h.screen();
+    assert!(
+        screen.contains("REVIEW") && screen.contains("spawn_teammate"),
+        "{screen}"
+    );
 }
 
 #[test]

@@ -189,8 +189,8 @@ impl Harness {
             Effect::Dispatch { job, draft, commit } => {
                 let mut res = backend::dispatch(e, &draft, commit);
                 if let Ok(doc) = res.as_mut() {
-                    if let Some(t) = doc.pointer_mut("/handoff/created_at") {
-                        *t = serde_json::Value::String("2026-11-30T12:00:00Z".into());
+                    if let Some(h) = doc.handoff.as_mut() {
+                        h.created_at = "2026-11-30T12:00:00Z".into();
                     }
                 }
                 Action::DispatchDone(job, commit, res)

@@ -1,6 +1,7 @@
 //! Whole-screen snapshots of the main states at 120×40 and 80×24 (`src/tui/tests/snapshots/`).
 //! Review changes with `cargo insta review`.
 
+use knowledge::contract::dispatch::DispatchResponse;
 use serde_json::json;
 
 use super::{engine_for, episodes_only, harness, world, Harness};
@@ -10,10 +11,10 @@ use crate::tui::update::Effect;
 pub const QUERY: &str = "кто чинил доступ к MySQL";
 const SIZES: [(u16, u16); 2] = [(120, 40), (80, 24)];
 
-/// A dry-run response shaped like `knowledge.dispatch/v1` with its handoff package, for the
-/// dispatch pane's rendering.
-pub fn sample_preview() -> serde_json::Value {
-    json!({
+/// A dry-run response as `knowledge.dispatch/v1` with its handoff package, for the dispatch
+/// pane's rendering (read through the typed response, as the engine's answer is).
+pub fn sample_preview() -> Box<DispatchResponse> {
+    let doc = json!({
         "schema": "knowledge.dispatch/v1",
         "request_id": null,
         "mode": "dry_run",
@@ -69,12 +70,16 @@ pub fn sample_preview() -> serde_json::Value {
             }],
             "execution": "not_executed",
             "requires": "HARNESS Lead / agent-team tools",
-            "context_pack": {},
+            "context_pack": {
+                "goal": QUERY, "acceptance": [], "constraints": [], "prior_episodes": [],
+                "code_refs": [], "skills": [], "risks": []
+            },
             "review": {"status": "pending", "decided_by": null, "decided_at": null, "reason": null},
             "created_at": "2026-11-30T12:00:00Z"
         },
         "errors": []
-    })
+    });
+    serde_json::from_value(doc).expect("the sample is a knowledge.dispatch/v1 response")
 }
 
 fn fresh(w: u16, h: u16) -> Harness {

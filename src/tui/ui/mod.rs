@@ -7,6 +7,7 @@ pub mod actors;
 pub mod dispatch;
 pub mod lanes;
 pub mod layout;
+pub mod outbox;
 pub mod popups;
 pub mod query;
 pub mod status;
@@ -14,8 +15,9 @@ pub mod text;
 pub mod theme;
 pub mod views;
 
-use ratatui::text::Line;
-use ratatui::widgets::Paragraph;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
 use super::state::{App, View};
@@ -58,12 +60,33 @@ pub fn draw(frame: &mut Frame, app: &App) {
         Some(View::Episode(v)) => views::draw_episode(frame, l.body, app, v, theme),
         Some(View::Code(v)) => views::draw_code(frame, l.body, app, v, theme),
         Some(View::Dispatch(v)) => dispatch::draw_dispatch(frame, l.body, app, v, theme),
-        Some(View::Outbox(v)) => dispatch::draw_outbox(frame, l.body, app, v, theme),
+        Some(View::Outbox(v)) => outbox::draw(frame, l.body, app, v, theme),
     }
     if let Some(r) = l.status {
         status::draw(frame, r, app, theme);
     }
     popups::draw(frame, l.body, app, theme);
+}
+
+/// A full-screen view's frame: a focused border titled `title` (fitted to the width). Returns
+/// the area inside.
+pub fn view_block(frame: &mut Frame, r: Rect, title: &str, theme: Theme) -> Rect {
+    let block = Block::bordered()
+        .border_style(theme.border(true))
+        .title(Span::styled(
+            text::fit(title, r.width.saturating_sub(4) as usize),
+            theme.title(true),
+        ));
+    let inner = block.inner(r);
+    frame.render_widget(block, r);
+    inner
+}
+
+/// `lines` drawn in `r` from row `scroll`, never scrolled past the last screenful.
+pub fn scrolled(frame: &mut Frame, r: Rect, lines: Vec<Line<'static>>, scroll: usize) {
+    let max = lines.len().saturating_sub(r.height as usize);
+    let rows: Vec<Line> = lines.into_iter().skip(scroll.min(max)).collect();
+    frame.render_widget(Paragraph::new(rows), r);
 }
 
 /// The text of a rendered buffer, one line per row, trailing spaces trimmed (for tests and the

@@ -3,14 +3,15 @@
 //! line numbers, the chunk's lines marked, and how fresh the lines are. The text is built by
 //! pure functions that `update` also uses (for scrolling and next/previous match).
 
+use knowledge::engine::{EpisodeEvent, EpisodeSession};
 use knowledge::text::sanitize::{for_terminal, one_line};
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph};
+use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::text::{expand_tabs, fit, fit_spans, has_match, highlighted, short_time, wrap};
+use super::text::{expand_tabs, fit_spans, has_match, highlighted, short_time, wrap};
 use super::theme::Theme;
 use crate::tui::state::{App, CodeView, EpisodeView};
 
@@ -28,24 +29,36 @@ fn theme_of(app: &App) -> Theme {
 /// The episode view's rows at `width` columns.
 pub fn episode_text(app: &App, v: &EpisodeView, width: usize) -> ViewText {
     let theme = theme_of(app);
-    let mut lines = Vec::new();
-    let mut matches = Vec::new();
-    let mut focus = 0;
-    let Some(ep) = &v.episode else {
-        return ViewText {
-            lines,
-            matches,
-            focus,
-        };
+    let mut text = ViewText {
+        lines: Vec::new(),
+        matches: Vec::new(),
+        focus: 0,
     };
-    let s = &ep.session;
+    let Some(ep) = &v.episode else {
+        return text;
+    };
+    text.lines = session_lines(app, &ep.session, theme);
+    text.lines.push(Line::default());
+    for ev in &ep.events {
+        let opened = ev.seq == v.seq;
+        if opened {
+            text.focus = text.lines.len();
+        }
+        event_lines(app, ev, opened, width, &mut text);
+        text.lines.push(Line::default());
+    }
+    text
+}
+
+/// The session an episode belongs to: id, source, outcome, title, directory, agent, file.
+fn session_lines(app: &App, s: &EpisodeSession, theme: Theme) -> Vec<Line<'static>> {
     let kv = |k: &str, v: String| {
         Line::from(vec![
             Span::styled(format!("{k:<9}"), theme.dim()),
             Span::raw(v),
         ])
     };
-    lines.push(kv(
+    let mut lines = vec![kv(
         "session",
         format!(
             "{} · {} · outcome {} · {} events{}",
@@ -55,7 +68,7 @@ pub fn episode_text(app: &App, v: &EpisodeView, width: usize) -> ViewText {
             s.events,
             if s.live { " · live" } else { "" }
         ),
-    ));
+    )];
     if let Some(t) = s.title.as_deref().filter(|t| !t.is_empty()) {
         lines.push(kv("title", one_line(t)));
     }
@@ -80,70 +93,64 @@ pub fn episode_text(app: &App, v: &EpisodeView, width: usize) -> ViewText {
         lines.push(kv("agent", format!("{}{parent}", one_line(name))));
     }
     lines.push(kv("file", app.paths.show(&one_line(&s.path))));
-    lines.push(Line::default());
+    lines
+}
+
+/// One event: its heading (the opened one marked), then its text wrapped, with the rows that
+/// match the query recorded in `text.matches`.
+fn event_lines(app: &App, ev: &EpisodeEvent, opened: bool, width: usize, text: &mut ViewText) {
+    let theme = theme_of(app);
+    let mut head = vec![
+        Span::styled(if opened { "▶ " } else { "  " }, theme.accent()),
+        Span::styled(format!("#{} ", ev.seq), theme.accent()),
+        Span::styled(
+            ev.time
+                .as_deref()
+                .map(short_time)
+                .unwrap_or_else(|| "—".into()),
+            theme.dim(),
+        ),
+        Span::raw(format!(" {}", one_line(&ev.event_type))),
+    ];
+    if let Some(t) = &ev.tool_name {
+        head.push(Span::styled(format!(" [{}]", one_line(t)), theme.accent()));
+    }
+    if ev.human {
+        head.push(Span::styled(" · by a person", theme.dim()));
+    }
+    if ev.is_error {
+        head.push(Span::styled(" · error", theme.error()));
+    }
+    let mut head = Line::from(fit_spans(head, width));
+    if opened {
+        head = head.patch_style(theme.focus_line());
+    }
+    text.lines.push(head);
+    let base = if opened {
+        theme.focus_line()
+    } else {
+        Style::new()
+    };
+    let body = app.paths.show_in_text(&for_terminal(&ev.text));
+    let body = if body.trim().is_empty() {
+        "(no text)".to_string()
+    } else {
+        body
+    };
     let terms = &app.search.terms;
     let text_w = width.saturating_sub(4).max(1);
-    for ev in &ep.events {
-        let opened = ev.seq == v.seq;
-        if opened {
-            focus = lines.len();
-        }
-        let mut head = vec![
-            Span::styled(if opened { "▶ " } else { "  " }, theme.accent()),
-            Span::styled(format!("#{} ", ev.seq), theme.accent()),
-            Span::styled(
-                ev.time
-                    .as_deref()
-                    .map(short_time)
-                    .unwrap_or_else(|| "—".into()),
-                theme.dim(),
-            ),
-            Span::raw(format!(" {}", one_line(&ev.event_type))),
-        ];
-        if let Some(t) = &ev.tool_name {
-            head.push(Span::styled(format!(" [{}]", one_line(t)), theme.accent()));
-        }
-        if ev.human {
-            head.push(Span::styled(" · by a person", theme.dim()));
-        }
-        if ev.is_error {
-            head.push(Span::styled(" · error", theme.error()));
-        }
-        let mut head = Line::from(fit_spans(head, width));
-        if opened {
-            head = head.patch_style(theme.focus_line());
-        }
-        lines.push(head);
-        let base = if opened {
-            theme.focus_line()
-        } else {
-            Style::new()
-        };
-        let body = app.paths.show_in_text(&for_terminal(&ev.text));
-        let body = if body.trim().is_empty() {
-            "(no text)".to_string()
-        } else {
-            body
-        };
-        for raw in body.lines() {
-            let raw = expand_tabs(raw);
-            let matched = has_match(&raw, terms);
-            let spans = highlighted(&raw, terms, base, theme.matched());
-            for (k, l) in wrap(&spans, text_w).into_iter().enumerate() {
-                if matched && k == 0 {
-                    matches.push(lines.len());
-                }
-                let mut row = vec![Span::raw("    ")];
-                row.extend(l.spans);
-                lines.push(Line::from(row));
+    for raw in body.lines() {
+        let raw = expand_tabs(raw);
+        let matched = has_match(&raw, terms);
+        let spans = highlighted(&raw, terms, base, theme.matched());
+        for (k, l) in wrap(&spans, text_w).into_iter().enumerate() {
+            if matched && k == 0 {
+                text.matches.push(text.lines.len());
             }
+            let mut row = vec![Span::raw("    ")];
+            row.extend(l.spans);
+            text.lines.push(Line::from(row));
         }
-        lines.push(Line::default());
-    }
-    ViewText {
-        lines,
-        matches,
-        focus,
     }
 }
 
@@ -196,14 +203,7 @@ fn frame_block(
     info: Vec<Span<'static>>,
     theme: Theme,
 ) -> Rect {
-    let block = Block::bordered()
-        .border_style(theme.border(true))
-        .title(Span::styled(
-            fit(&title, r.width.saturating_sub(4) as usize),
-            theme.title(true),
-        ));
-    let inner = block.inner(r);
-    frame.render_widget(block, r);
+    let inner = super::view_block(frame, r, &title, theme);
     if inner.height > 0 {
         let info_r = Rect::new(inner.x, inner.y, inner.width, 1);
         frame.render_widget(

@@ -6,7 +6,10 @@ use knowledge::text::sanitize::for_terminal;
 
 use super::Effect;
 use crate::tui::action::Action;
-use crate::tui::state::{App, CopyChoice, CopyMenu, Focus, Level, Overlay, View};
+use crate::tui::state::{
+    App, CodeView, CopyChoice, CopyMenu, DispatchView, EpisodeView, Focus, Level, OutboxView,
+    Overlay, View,
+};
 use knowledge::contract::Lane;
 
 /// The command that resumes a session in its own directory: `cd <cwd> && claude --resume <id>`
@@ -46,7 +49,8 @@ fn choice(action: &'static str, label: &str, text: impl Into<String>) -> CopyCho
     }
 }
 
-fn pretty(v: &serde_json::Value) -> String {
+/// A document as the copy and the confirmation show it (indented JSON).
+pub(super) fn pretty<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
 
@@ -54,80 +58,105 @@ fn pretty(v: &serde_json::Value) -> String {
 pub fn choices(app: &App) -> Vec<CopyChoice> {
     let mut out = Vec::new();
     match app.views.last() {
-        Some(View::Episode(v)) => {
-            out.push(choice(
-                "copy_id",
-                "id",
-                format!("ep:{}:{}", v.session_id, v.seq),
-            ));
-            out.push(choice(
-                "copy_locator",
-                "locator",
-                format!("{}:{}", v.session_id, v.seq),
-            ));
-            if let Some(ep) = &v.episode {
-                if let Some(ev) = ep.events.iter().find(|e| e.seq == v.seq) {
-                    out.push(choice("copy_snippet", "event text", ev.text.clone()));
-                }
-                let s = &ep.session;
-                if let Some(cmd) = resume_command(&s.source, &s.session_id, s.cwd.as_deref()) {
-                    out.push(choice("copy_resume", "resume command", cmd));
-                }
-            }
-        }
-        Some(View::Code(v)) => {
-            out.push(choice(
-                "copy_locator",
-                "locator",
-                format!("{}:{}", v.path, v.start_line.max(1)),
-            ));
-            if let Some(t) = &v.text {
-                if let Some(p) = &t.abs_path {
-                    out.push(choice("copy_id", "absolute path", p.clone()));
-                }
-                let lo = v.start_line.max(t.first_line);
-                let hi = v.end_line.max(lo);
-                let lines: Vec<&str> = t
-                    .lines
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| (lo..=hi).contains(&(t.first_line + *i as u64)))
-                    .map(|(_, l)| l.as_str())
-                    .collect();
-                if !lines.is_empty() && v.end_line > 0 {
-                    out.push(choice("copy_snippet", "lines", lines.join("\n")));
-                }
-            }
-        }
-        Some(View::Dispatch(d)) => {
-            if let Some(p) = &d.preview {
-                if let Some(cp) = p.get("context_pack").filter(|v| !v.is_null()) {
-                    out.push(choice("copy_context_pack", "context pack", pretty(cp)));
-                }
-                if let Some(h) = p.get("handoff").filter(|v| !v.is_null()) {
-                    out.push(choice("copy_handoff", "handoff package", pretty(h)));
-                }
-                if let Some(id) = p.pointer("/target/actor_id").and_then(|v| v.as_str()) {
-                    out.push(choice("copy_id", "target actor id", id));
-                }
-            }
-        }
-        Some(View::Outbox(o)) => {
-            if let Some(d) = &o.detail {
-                out.push(choice("copy_id", "assignment id", d.id.clone()));
-                if let Some(doc) = &d.doc {
-                    out.push(choice("copy_handoff", "handoff package", pretty(doc)));
-                }
-            } else if let Some(r) = o.entries.get(o.cursor.selected) {
-                out.push(choice("copy_id", "assignment id", r.id.clone()));
-                if !r.path.is_empty() {
-                    out.push(choice("copy_locator", "outbox file", r.path.clone()));
-                }
-            }
-        }
+        Some(View::Episode(v)) => episode_choices(v, &mut out),
+        Some(View::Code(v)) => code_choices(v, &mut out),
+        Some(View::Dispatch(d)) => dispatch_choices(d, &mut out),
+        Some(View::Outbox(o)) => outbox_choices(o, &mut out),
         None => main_choices(app, &mut out),
     }
     out
+}
+
+fn episode_choices(v: &EpisodeView, out: &mut Vec<CopyChoice>) {
+    out.push(choice(
+        "copy_id",
+        "id",
+        format!("ep:{}:{}", v.session_id, v.seq),
+    ));
+    out.push(choice(
+        "copy_locator",
+        "locator",
+        format!("{}:{}", v.session_id, v.seq),
+    ));
+    if let Some(ep) = &v.episode {
+        if let Some(ev) = ep.events.iter().find(|e| e.seq == v.seq) {
+            out.push(choice("copy_snippet", "event text", ev.text.clone()));
+        }
+        let s = &ep.session;
+        if let Some(cmd) = resume_command(&s.source, &s.session_id, s.cwd.as_deref()) {
+            out.push(choice("copy_resume", "resume command", cmd));
+        }
+    }
+}
+
+fn code_choices(v: &CodeView, out: &mut Vec<CopyChoice>) {
+    out.push(choice(
+        "copy_locator",
+        "locator",
+        format!("{}:{}", v.path, v.start_line.max(1)),
+    ));
+    let Some(t) = &v.text else {
+        return;
+    };
+    if let Some(p) = &t.abs_path {
+        out.push(choice("copy_id", "absolute path", p.clone()));
+    }
+    let lo = v.start_line.max(t.first_line);
+    let hi = v.end_line.max(lo);
+    let lines: Vec<&str> = t
+        .lines
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| (lo..=hi).contains(&(t.first_line + *i as u64)))
+        .map(|(_, l)| l.as_str())
+        .collect();
+    if !lines.is_empty() && v.end_line > 0 {
+        out.push(choice("copy_snippet", "lines", lines.join("\n")));
+    }
+}
+
+fn dispatch_choices(d: &DispatchView, out: &mut Vec<CopyChoice>) {
+    let Some(p) = &d.preview else {
+        return;
+    };
+    out.push(choice(
+        "copy_context_pack",
+        "context pack",
+        pretty(&p.context_pack),
+    ));
+    if let Some(h) = &p.handoff {
+        out.push(choice("copy_handoff", "handoff package", pretty(h)));
+    }
+    if let Some(t) = &p.target {
+        out.push(choice("copy_id", "target actor id", t.actor_id.clone()));
+    }
+}
+
+/// The open package's id and package, else the selected row's id and file; nothing for a
+/// file that is not a package.
+fn outbox_choices(o: &OutboxView, out: &mut Vec<CopyChoice>) {
+    if let Some(d) = &o.detail {
+        if d.id.is_empty() {
+            return;
+        }
+        out.push(choice("copy_id", "assignment id", d.id.clone()));
+        if let Some(pkg) = &d.doc {
+            out.push(choice(
+                "copy_handoff",
+                "handoff package",
+                pretty(&pkg.handoff),
+            ));
+        }
+    } else if let Some(r) = o
+        .entries
+        .get(o.cursor.selected)
+        .filter(|r| r.unreadable.is_none())
+    {
+        out.push(choice("copy_id", "assignment id", r.id.clone()));
+        if !r.path.is_empty() {
+            out.push(choice("copy_locator", "outbox file", r.path.clone()));
+        }
+    }
 }
 
 fn main_choices(app: &App, out: &mut Vec<CopyChoice>) {

@@ -45,22 +45,13 @@ pub fn overlay_action(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
     match overlay {
         Overlay::Help { scroll } => match action {
             Action::Back => app.overlay = None,
-            Action::Up => *scroll = scroll.saturating_sub(1),
-            Action::Down => *scroll += 1,
-            Action::PageUp => *scroll = scroll.saturating_sub(10),
-            Action::PageDown => *scroll += 10,
-            Action::Top => *scroll = 0,
-            Action::Bottom => *scroll = usize::MAX / 2,
-            _ => {}
+            a => {
+                super::scroll_text(scroll, &a, 10);
+            }
         },
         Overlay::Copy(_) => match action {
             Action::Back | Action::Cancel => app.overlay = None,
-            Action::CopyId
-            | Action::CopyLocator
-            | Action::CopySnippet
-            | Action::CopyResume
-            | Action::CopyContextPack
-            | Action::CopyHandoff => copy::copy_direct(app, &action, fx),
+            a if a.is_copy() => copy::copy_direct(app, &a, fx),
             _ => {}
         },
         Overlay::Confirm(d) => match action {
@@ -97,7 +88,7 @@ pub fn overlay_action(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
                 app.overlay = None;
                 match purpose {
                     PromptPurpose::RejectReason { id } => {
-                        super::dispatch::confirm_reject(app, id, text)
+                        super::outbox::confirm_reject(app, id, text)
                     }
                 }
             }

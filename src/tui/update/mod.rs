@@ -11,6 +11,7 @@ mod dispatch;
 mod forms;
 mod live;
 mod mouse;
+mod outbox;
 mod views;
 
 use chrono::{DateTime, Duration, FixedOffset, NaiveDate, TimeZone, Utc};
@@ -103,9 +104,9 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::EpisodeLoaded(job, res) => views::episode_loaded(app, job, res),
         Action::CodeLoaded(job, res) => views::code_loaded(app, job, res, &mut fx),
         Action::DispatchDone(job, commit, res) => dispatch::done(app, job, commit, res, &mut fx),
-        Action::OutboxListed(res) => dispatch::outbox_listed(app, res),
-        Action::OutboxShown(id, res) => dispatch::outbox_shown(app, id, res),
-        Action::OutboxDecided(id, res) => dispatch::outbox_decided(app, id, res, &mut fx),
+        Action::OutboxListed(res) => outbox::listed(app, res),
+        Action::OutboxShown(id, res) => outbox::shown(app, id, res),
+        Action::OutboxDecided(id, res) => outbox::decided(app, id, res, &mut fx),
         Action::CopyDone(res) => match res {
             Ok(how) => app.say(Level::Info, how),
             Err(e) => app.say(Level::Error, format!("copy failed: {e}")),
@@ -132,12 +133,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             } else if app.views.is_empty() {
                 main_action(app, other, &mut fx);
             } else {
-                match app.views.last() {
-                    Some(View::Dispatch(_)) | Some(View::Outbox(_)) => {
-                        dispatch::view_action(app, other, &mut fx)
-                    }
-                    _ => views::view_action(app, other, &mut fx),
-                }
+                update_inner(app, other, &mut fx);
             }
         }
     }
@@ -151,7 +147,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
 
 /// Keep the scrollable popups and panes within their text (so `k` after `G` moves at once).
 fn clamp_scrolls(app: &mut App) {
-    use super::ui::{dispatch as d, popups};
+    use super::ui::{dispatch as d, outbox, popups};
     let body = main_layout(screen(app), app).body;
     let max = match &app.overlay {
         Some(Overlay::Help { .. }) => Some(popups::help_max_scroll(app, body)),
@@ -166,7 +162,7 @@ fn clamp_scrolls(app: &mut App) {
     let max = match app.views.last() {
         Some(View::Dispatch(v)) => d::preview_max_scroll(app, v, body),
         Some(View::Outbox(o)) => match o.detail.as_ref().and_then(|x| x.doc.as_ref()) {
-            Some(doc) => d::package_max_scroll(app, doc, body),
+            Some(pkg) => outbox::package_max_scroll(app, pkg, body),
             None => 0,
         },
         _ => return,
@@ -249,14 +245,9 @@ fn main_action(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
         Action::OpenFilters => forms::open_filters(app),
         Action::Dispatch => dispatch::open(app, fx, false),
         Action::DispatchAuto => dispatch::open(app, fx, true),
-        Action::Outbox => dispatch::open_outbox(app, fx),
+        Action::Outbox => outbox::open(app, fx),
         Action::CopyMenu => copy::open_menu(app),
-        Action::CopyId
-        | Action::CopyLocator
-        | Action::CopySnippet
-        | Action::CopyResume
-        | Action::CopyContextPack
-        | Action::CopyHandoff => copy::copy_direct(app, &action, fx),
+        a if a.is_copy() => copy::copy_direct(app, &a, fx),
         _ => {}
     }
 }
@@ -515,6 +506,21 @@ pub(crate) fn move_selection(app: &mut App, delta: i64) {
 }
 
 /// `i` moved by `delta` within `0..len`.
+/// Scroll text at `pos` by a line, a page of `page` rows or to either end; false when `action`
+/// is not a scroll (the end is clamped when the screen is drawn).
+pub(crate) fn scroll_text(pos: &mut usize, action: &Action, page: usize) -> bool {
+    *pos = match action {
+        Action::Up => pos.saturating_sub(1),
+        Action::Down => *pos + 1,
+        Action::PageUp => pos.saturating_sub(page),
+        Action::PageDown => *pos + page,
+        Action::Top => 0,
+        Action::Bottom => usize::MAX / 4,
+        _ => return false,
+    };
+    true
+}
+
 pub(crate) fn step(i: usize, delta: i64, len: usize) -> usize {
     if len == 0 {
         return 0;
@@ -584,9 +590,8 @@ pub(crate) fn update_inner(app: &mut App, action: Action, fx: &mut Vec<Effect>) 
         forms::overlay_action(app, action, fx);
     } else {
         match app.views.last() {
-            Some(View::Dispatch(_)) | Some(View::Outbox(_)) => {
-                dispatch::view_action(app, action, fx)
-            }
+            Some(View::Dispatch(_)) => dispatch::view_action(app, action, fx),
+            Some(View::Outbox(_)) => outbox::view_action(app, action, fx),
             Some(_) => views::view_action(app, action, fx),
             None => main_action(app, action, fx),
         }

@@ -271,92 +271,106 @@ pub fn view_action(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
         Action::Top => scroll = 0,
         Action::Bottom => scroll = max_scroll,
         Action::NextMatch | Action::PrevMatch => {
-            if matches.is_empty() {
+            let forward = matches!(action, Action::NextMatch);
+            let Some(next) = next_match(&matches, match_row, scroll, forward) else {
                 app.say(Level::Info, "no match of the query here");
                 return;
-            }
-            let from = match_row.unwrap_or(scroll);
-            let next = if matches!(action, Action::NextMatch) {
-                matches
-                    .iter()
-                    .copied()
-                    .find(|&r| r > from || (match_row.is_none() && r >= from))
-                    .unwrap_or(matches[0])
-            } else {
-                matches
-                    .iter()
-                    .rev()
-                    .copied()
-                    .find(|&r| r < from)
-                    .unwrap_or(matches[matches.len() - 1])
             };
             match_row = Some(next);
             scroll = next.saturating_sub(rows / 3).min(max_scroll);
             let k = matches.iter().position(|&r| r == next).unwrap_or(0) + 1;
             app.say(Level::Info, format!("match {k}/{}", matches.len()));
         }
-        Action::MoreContext | Action::LessContext | Action::Refresh => {
-            if let Some(View::Episode(v)) = app.views.last() {
-                let context = match action {
-                    Action::MoreContext => (v.context + 3).min(50),
-                    Action::LessContext => v.context.saturating_sub(3),
-                    _ => v.context,
-                };
-                let (sid, seq) = (v.session_id.clone(), v.seq);
-                let job = app.new_job();
-                if let Some(View::Episode(v)) = app.views.last_mut() {
-                    v.context = context;
-                    v.job = job;
-                    v.loading = true;
-                }
-                fx.push(Effect::LoadEpisode {
-                    job,
-                    session_id: sid,
-                    seq,
-                    context,
-                });
-            } else if let Some(View::Code(v)) = app.views.last() {
-                if matches!(action, Action::Refresh) {
-                    let (path, s, e) = (v.load_path.clone(), v.start_line, v.end_line);
-                    let chunk_id = v.chunk_id.clone();
-                    let job = app.new_job();
-                    if let Some(View::Code(v)) = app.views.last_mut() {
-                        v.job = job;
-                        v.loading = true;
-                    }
-                    fx.push(Effect::LoadCode {
-                        job,
-                        path,
-                        chunk_id,
-                        start_line: s,
-                        end_line: e,
-                    });
-                }
-            }
-        }
-        Action::OpenEditor => match app.views.last_mut() {
-            Some(View::Code(v)) => {
-                let line = v.start_line.max(1);
-                match v.text.as_ref().and_then(|t| t.abs_path.clone()) {
-                    Some(path) => fx.push(Effect::OpenEditor { path, line }),
-                    None if v.loading => v.edit_when_loaded = true,
-                    None => app.say(Level::Error, "the file's location on disk is unknown"),
-                }
-            }
-            _ => app.say(Level::Info, "an episode is not a file"),
-        },
+        Action::MoreContext | Action::LessContext | Action::Refresh => reload(app, &action, fx),
+        Action::OpenEditor => open_editor(app, fx),
         Action::CopyMenu => copy::open_menu(app),
-        Action::CopyId
-        | Action::CopyLocator
-        | Action::CopySnippet
-        | Action::CopyResume
-        | Action::CopyContextPack
-        | Action::CopyHandoff => copy::copy_direct(app, &action, fx),
+        a if a.is_copy() => copy::copy_direct(app, &a, fx),
         _ => {}
     }
     match app.views.last_mut() {
         Some(View::Episode(v)) => (v.scroll, v.match_row) = (scroll, match_row),
         Some(View::Code(v)) => (v.scroll, v.match_row) = (scroll, match_row),
         _ => {}
+    }
+}
+
+/// More or less context around an episode, or the view read again.
+fn reload(app: &mut App, action: &Action, fx: &mut Vec<Effect>) {
+    if let Some(View::Episode(v)) = app.views.last() {
+        let context = match action {
+            Action::MoreContext => (v.context + 3).min(50),
+            Action::LessContext => v.context.saturating_sub(3),
+            _ => v.context,
+        };
+        let (sid, seq) = (v.session_id.clone(), v.seq);
+        let job = app.new_job();
+        if let Some(View::Episode(v)) = app.views.last_mut() {
+            v.context = context;
+            v.job = job;
+            v.loading = true;
+        }
+        fx.push(Effect::LoadEpisode {
+            job,
+            session_id: sid,
+            seq,
+            context,
+        });
+    } else if let Some(View::Code(v)) = app.views.last() {
+        if matches!(action, Action::Refresh) {
+            let (path, s, e) = (v.load_path.clone(), v.start_line, v.end_line);
+            let chunk_id = v.chunk_id.clone();
+            let job = app.new_job();
+            if let Some(View::Code(v)) = app.views.last_mut() {
+                v.job = job;
+                v.loading = true;
+            }
+            fx.push(Effect::LoadCode {
+                job,
+                path,
+                chunk_id,
+                start_line: s,
+                end_line: e,
+            });
+        }
+    }
+}
+
+/// `$EDITOR` at the code reference (as soon as the file is located, when it is loading).
+fn open_editor(app: &mut App, fx: &mut Vec<Effect>) {
+    match app.views.last_mut() {
+        Some(View::Code(v)) => {
+            let line = v.start_line.max(1);
+            match v.text.as_ref().and_then(|t| t.abs_path.clone()) {
+                Some(path) => fx.push(Effect::OpenEditor { path, line }),
+                None if v.loading => v.edit_when_loaded = true,
+                None => app.say(Level::Error, "the file's location on disk is unknown"),
+            }
+        }
+        _ => app.say(Level::Info, "an episode is not a file"),
+    }
+}
+
+/// The row of the next (or previous) match after the current one or the scroll position,
+/// wrapping around; `None` when there is no match.
+fn next_match(
+    matches: &[usize],
+    match_row: Option<usize>,
+    scroll: usize,
+    forward: bool,
+) -> Option<usize> {
+    let from = match_row.unwrap_or(scroll);
+    if forward {
+        matches
+            .iter()
+            .copied()
+            .find(|&r| r > from || (match_row.is_none() && r >= from))
+            .or(matches.first().copied())
+    } else {
+        matches
+            .iter()
+            .rev()
+            .copied()
+            .find(|&r| r < from)
+            .or(matches.last().copied())
     }
 }
