@@ -35,8 +35,8 @@ pub fn read(server: &Inner, args: &Map<String, Value>) -> CallToolResult {
 
     match server.engine().read_code(path, start, end, None) {
         Ok(lines) => {
+            let text = render::code(&lines);
             let doc = serde_json::to_value(&lines).unwrap_or(Value::Null);
-            let text = render::code(&doc);
             success(doc, text, true)
         }
         Err(ReadCodeError::NotReadable(why) | ReadCodeError::NotInSource(why)) => {

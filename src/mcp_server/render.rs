@@ -15,6 +15,7 @@ use knowledge::contract::{
     Actor, CodeItem, CodeLane, EpisodeItem, Issue, LaneHeader, SearchResponse, SkillItem,
 };
 use knowledge::engine::{profiles, Episode};
+use knowledge::sources::code::model::CodeLines;
 use knowledge::text::sanitize;
 
 /// The note that precedes any rendering holding untrusted text.
@@ -82,15 +83,6 @@ fn quoted(text: &str) -> String {
 /// [`quoted`] for an optional value: nothing when it is absent.
 fn quoted_opt(text: Option<&str>) -> String {
     text.map(quoted).unwrap_or_default()
-}
-
-/// One line of a field that is ours (ids, codes, reasons), cleaned for display.
-fn plain(v: Option<&Value>) -> String {
-    match v {
-        Some(Value::String(s)) => sanitize::one_line(s),
-        Some(Value::Null) | None => String::new(),
-        Some(other) => other.to_string(),
-    }
 }
 
 /// One line of an optional field that is ours: empty when absent.
@@ -341,39 +333,30 @@ pub fn episode(ep: &Episode) -> String {
 }
 
 /// Lines of a code reference.
-pub fn code(doc: &Value) -> String {
-    let start = doc.get("start_line").and_then(Value::as_u64).unwrap_or(1);
-    let path = plain(doc.get("path"));
-    let lines: Vec<&str> = doc
-        .get("lines")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let end = start + (lines.len() as u64).saturating_sub(1);
-    let stale = doc.pointer("/freshness/stale") == Some(&Value::Bool(true));
+pub fn code(doc: &CodeLines) -> String {
+    let start = doc.start_line;
+    let path = sanitize::one_line(&doc.path);
+    let end = start + (doc.lines.len() as u64).saturating_sub(1);
     let mut out = format!(
         "{path} lines {start}-{end} of {} · root {} · read from {} · {}",
-        plain(doc.get("total_lines")),
-        plain(doc.get("root")),
-        plain(doc.get("read_from")),
-        if stale {
+        doc.total_lines,
+        sanitize::one_line(&doc.root),
+        sanitize::one_line(&doc.read_from),
+        if doc.freshness.stale {
             "STALE: the file changed since indexing"
         } else {
             "fresh"
         },
     );
-    if let Some(n) = doc
-        .get("redacted")
-        .and_then(Value::as_u64)
-        .filter(|n| *n > 0)
-    {
-        out.push_str(&format!(" · {n} values redacted"));
+    if doc.redacted > 0 {
+        out.push_str(&format!(" · {} values redacted", doc.redacted));
     }
     out.push('\n');
     out.push_str(UNTRUSTED_NOTE);
     out.push('\n');
     let width = end.to_string().len();
-    let body: String = lines
+    let body: String = doc
+        .lines
         .iter()
         .enumerate()
         .map(|(i, l)| format!("{:>width$} | {l}\n", start + i as u64))
