@@ -8,8 +8,6 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::engine::actors::DispatchAvailability;
-
 /// The whole file. Every section is optional.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -74,6 +72,25 @@ pub struct DispatchConfig {
     pub available: Vec<String>,
 }
 
+/// Which dispatch modes the current environment really offers (KD-4); all false by default.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DispatchAvailability {
+    pub spawn_replica: bool,
+    pub team_task: bool,
+    pub external_handoff: bool,
+}
+
+impl DispatchAvailability {
+    pub fn available(&self, mode: &str) -> bool {
+        match mode {
+            "spawn_replica" => self.spawn_replica,
+            "team_task" => self.team_task,
+            "external_handoff" => self.external_handoff,
+            _ => false,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read {path}: {source}")]
@@ -116,6 +133,12 @@ impl Config {
             }
         }
         Ok(cfg)
+    }
+
+    /// The explorer's key overrides in `<data_dir>/config.toml` (none without the file). The
+    /// explorer reads them itself: the engine has no use for them.
+    pub fn key_overrides(data_dir: &Path) -> Result<BTreeMap<String, Vec<String>>, ConfigError> {
+        Ok(Config::load(data_dir)?.keys)
     }
 
     pub fn semantic(&self) -> bool {

@@ -38,11 +38,9 @@ pub struct EngineConfig {
     /// Write the request log under `<data_dir>/logs/`.
     pub log: bool,
     /// Dispatch modes the environment offers (config or detection; default none).
-    pub dispatch: actors::DispatchAvailability,
+    pub dispatch: crate::config::DispatchAvailability,
     /// External sources from the config file (none: the built-in indexes).
     pub sources: crate::config::SourcesConfig,
-    /// TUI key overrides from the config file.
-    pub keys: std::collections::BTreeMap<String, Vec<String>>,
     /// `[search] semantic`: the built-in lanes run their vector arm (opt-in, default off: see
     /// docs/RELEVANCE.md, "Semantic arm", for what it gains and what it costs today).
     pub semantic: bool,
@@ -54,9 +52,8 @@ impl EngineConfig {
             data_dir: data_dir.into(),
             lane_timeout: Duration::from_millis(250),
             log: true,
-            dispatch: actors::DispatchAvailability::default(),
+            dispatch: crate::config::DispatchAvailability::default(),
             sources: Default::default(),
-            keys: Default::default(),
             semantic: false,
         }
     }
@@ -69,7 +66,6 @@ impl EngineConfig {
             lane_timeout: file.lane_timeout(),
             dispatch: file.dispatch_availability(),
             sources: file.sources.clone(),
-            keys: file.keys.clone(),
             semantic: file.semantic(),
             ..EngineConfig::new(data_dir)
         })
