@@ -14,9 +14,10 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use rusqlite::{params, Connection, OpenFlags, Transaction};
 use sha2::{Digest, Sha256};
 
+use super::assignments::{copy_assignments, ASSIGNMENT_SCHEMA};
 use super::catalog::{scan_agents, scan_skills, AgentDoc, SkillDoc};
 use super::derive::{derive, Derived, EventIn, GroupIn, SessionIn};
-use super::schema::{self, ASSIGNMENT_COLUMNS, ASSIGNMENT_SCHEMA, SCHEMA, SCHEMA_VERSION};
+use super::schema::{self, SCHEMA, SCHEMA_VERSION};
 use super::uses::split_skill_name;
 use super::{ms_to_rfc3339, KnowledgeError};
 use crate::sources::episodes::model::Fact;
@@ -253,48 +254,6 @@ fn open_old(path: &Path) -> rusqlite::Result<Connection> {
     // Fails on a file that is not a database: better to stop than to lose its assignments.
     conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
     Ok(conn)
-}
-
-/// Copies `ak_assignment` rows (the columns both stores know); returns (rows, old-only columns).
-fn copy_assignments(old: &Connection, new: &Connection) -> rusqlite::Result<(u64, Vec<String>)> {
-    let mut stmt = old.prepare("SELECT name FROM pragma_table_info('ak_assignment')")?;
-    let old_cols: Vec<String> = stmt
-        .query_map([], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
-    if old_cols.is_empty() {
-        return Ok((0, Vec::new()));
-    }
-    let cols: Vec<&str> = ASSIGNMENT_COLUMNS
-        .iter()
-        .copied()
-        .filter(|c| old_cols.iter().any(|o| o == c))
-        .collect();
-    let dropped: Vec<String> = old_cols
-        .iter()
-        .filter(|o| !ASSIGNMENT_COLUMNS.contains(&o.as_str()))
-        .cloned()
-        .collect();
-    if !cols.contains(&"assignment_id") {
-        return Ok((0, dropped));
-    }
-    let list = cols.join(", ");
-    let marks = vec!["?"; cols.len()].join(", ");
-    let mut read = old.prepare(&format!(
-        "SELECT {list} FROM ak_assignment ORDER BY assignment_id"
-    ))?;
-    let mut write = new.prepare(&format!(
-        "INSERT OR REPLACE INTO ak_assignment({list}) VALUES({marks})"
-    ))?;
-    let mut rows = read.query([])?;
-    let mut n = 0;
-    while let Some(r) = rows.next()? {
-        let vals: Vec<rusqlite::types::Value> = (0..cols.len())
-            .map(|i| r.get(i))
-            .collect::<Result<_, _>>()?;
-        write.execute(rusqlite::params_from_iter(vals))?;
-        n += 1;
-    }
-    Ok((n, dropped))
 }
 
 fn insert_all(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {

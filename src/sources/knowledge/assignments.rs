@@ -1,0 +1,191 @@
+//! `ak_assignment`, the dispatch plans: the one table of the agent-knowledge store that is not
+//! derived. Every statement that writes it lives here, so the store has one writer per table: the
+//! engine's outbox records and decides plans through [`AssignmentStore`], and every rebuild
+//! carries the rows over with [`copy_assignments`].
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+/// The table, created on demand by whoever writes it first (a commit before any build).
+pub const ASSIGNMENT_SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS ak_assignment(
+    assignment_id TEXT PRIMARY KEY,
+    actor_id TEXT NOT NULL,
+    task_json TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    decided_at TEXT,
+    decided_by TEXT,
+    reason TEXT
+);
+"#;
+
+/// Columns of `ak_assignment`, in order.
+pub const ASSIGNMENT_COLUMNS: &[&str] = &[
+    "assignment_id",
+    "actor_id",
+    "task_json",
+    "status",
+    "created_at",
+    "decided_at",
+    "decided_by",
+    "reason",
+];
+
+/// The status of a plan that no person has decided on yet.
+pub const RECORDED_PLAN: &str = "recorded_plan";
+
+/// A plan to record.
+#[derive(Debug, Clone)]
+pub struct NewAssignment<'a> {
+    pub assignment_id: &'a str,
+    pub actor_id: &'a str,
+    /// The task and its target, as JSON.
+    pub task_json: &'a str,
+    pub created_at: &'a str,
+}
+
+/// The stored row after [`AssignmentStore::record`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    /// This call inserted the row (false: it was there already).
+    pub inserted: bool,
+    pub status: String,
+    /// The row's own time, which may be an earlier commit's.
+    pub created_at: String,
+}
+
+/// A decision as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredDecision {
+    pub status: String,
+    pub decided_by: Option<String>,
+    pub decided_at: Option<String>,
+    pub reason: Option<String>,
+}
+
+/// The assignment table of a store, opened for writing.
+pub struct AssignmentStore {
+    conn: Connection,
+}
+
+impl AssignmentStore {
+    /// Open (or create) the store at `path` and make sure the table exists. A build may hold
+    /// the file for a moment while it copies assignments: the writer waits for it.
+    pub fn open(path: &Path) -> rusqlite::Result<Self> {
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(Duration::from_secs(10))?;
+        conn.execute_batch(ASSIGNMENT_SCHEMA)?;
+        Ok(AssignmentStore { conn })
+    }
+
+    /// Record a plan once. Repeating it (also from another process at the same moment) finds
+    /// the same row and changes nothing.
+    pub fn record(&self, a: &NewAssignment<'_>) -> rusqlite::Result<Recorded> {
+        let inserted = self.conn.execute(
+            "INSERT OR IGNORE INTO ak_assignment(assignment_id, actor_id, task_json, status,
+                 created_at) VALUES(?1, ?2, ?3, ?4, ?5)",
+            params![
+                a.assignment_id,
+                a.actor_id,
+                a.task_json,
+                RECORDED_PLAN,
+                a.created_at
+            ],
+        )?;
+        let (status, created_at) = self.conn.query_row(
+            "SELECT status, created_at FROM ak_assignment WHERE assignment_id=?1",
+            [a.assignment_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        Ok(Recorded {
+            inserted: inserted == 1,
+            status,
+            created_at,
+        })
+    }
+
+    /// Move a recorded plan to `decision.status`. The conditional update is the guard: of two
+    /// racing decisions only one moves the row. Returns whether this call moved it.
+    pub fn decide(&self, assignment_id: &str, decision: &StoredDecision) -> rusqlite::Result<bool> {
+        let changed = self.conn.execute(
+            "UPDATE ak_assignment SET status=?2, decided_at=?3, decided_by=?4, reason=?5
+             WHERE assignment_id=?1 AND status=?6",
+            params![
+                assignment_id,
+                decision.status,
+                decision.decided_at,
+                decision.decided_by,
+                decision.reason,
+                RECORDED_PLAN
+            ],
+        )?;
+        Ok(changed > 0)
+    }
+
+    /// The stored decision of a plan (its status while undecided), if the row exists.
+    pub fn decision(&self, assignment_id: &str) -> rusqlite::Result<Option<StoredDecision>> {
+        self.conn
+            .query_row(
+                "SELECT status, decided_by, decided_at, reason FROM ak_assignment
+                 WHERE assignment_id=?1",
+                [assignment_id],
+                |r| {
+                    Ok(StoredDecision {
+                        status: r.get(0)?,
+                        decided_by: r.get(1)?,
+                        decided_at: r.get(2)?,
+                        reason: r.get(3)?,
+                    })
+                },
+            )
+            .optional()
+    }
+}
+
+/// Copies `ak_assignment` rows (the columns both stores know); returns (rows, old-only columns).
+pub fn copy_assignments(
+    old: &Connection,
+    new: &Connection,
+) -> rusqlite::Result<(u64, Vec<String>)> {
+    let mut stmt = old.prepare("SELECT name FROM pragma_table_info('ak_assignment')")?;
+    let old_cols: Vec<String> = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    if old_cols.is_empty() {
+        return Ok((0, Vec::new()));
+    }
+    let cols: Vec<&str> = ASSIGNMENT_COLUMNS
+        .iter()
+        .copied()
+        .filter(|c| old_cols.iter().any(|o| o == c))
+        .collect();
+    let dropped: Vec<String> = old_cols
+        .iter()
+        .filter(|o| !ASSIGNMENT_COLUMNS.contains(&o.as_str()))
+        .cloned()
+        .collect();
+    if !cols.contains(&"assignment_id") {
+        return Ok((0, dropped));
+    }
+    let list = cols.join(", ");
+    let marks = vec!["?"; cols.len()].join(", ");
+    let mut read = old.prepare(&format!(
+        "SELECT {list} FROM ak_assignment ORDER BY assignment_id"
+    ))?;
+    let mut write = new.prepare(&format!(
+        "INSERT OR REPLACE INTO ak_assignment({list}) VALUES({marks})"
+    ))?;
+    let mut rows = read.query([])?;
+    let mut n = 0;
+    while let Some(r) = rows.next()? {
+        let vals: Vec<rusqlite::types::Value> = (0..cols.len())
+            .map(|i| r.get(i))
+            .collect::<Result<_, _>>()?;
+        write.execute(rusqlite::params_from_iter(vals))?;
+        n += 1;
+    }
+    Ok((n, dropped))
+}
