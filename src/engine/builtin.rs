@@ -212,20 +212,14 @@ where
     }
 }
 
-impl From<Unavailable> for Arc<dyn EpisodesSource> {
-    fn from(u: Unavailable) -> Self {
-        Arc::new(u)
-    }
+/// An unavailable source stands in for any lane.
+macro_rules! unavailable_lane {
+    ($($lane:ident),*) => {$(
+        impl From<Unavailable> for Arc<dyn $lane> {
+            fn from(u: Unavailable) -> Self {
+                Arc::new(u)
+            }
+        }
+    )*};
 }
-
-impl From<Unavailable> for Arc<dyn CodeSource> {
-    fn from(u: Unavailable) -> Self {
-        Arc::new(u)
-    }
-}
-
-impl From<Unavailable> for Arc<dyn SkillsSource> {
-    fn from(u: Unavailable) -> Self {
-        Arc::new(u)
-    }
-}
+unavailable_lane!(EpisodesSource, CodeSource, SkillsSource);

@@ -10,9 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::EngineConfig;
 use crate::contract::dispatch::{Assignment, Handoff, Review};
-use crate::sources::knowledge::assignments::{
-    AssignmentStore, NewAssignment, StoredDecision, RECORDED_PLAN,
-};
+use crate::sources::knowledge::assignments::{AssignmentStore, NewAssignment, RECORDED_PLAN};
 
 #[derive(Debug, thiserror::Error)]
 pub enum OutboxError {
@@ -263,14 +261,14 @@ pub fn decide(
         reason,
     };
     let moved = store
-        .decide(&h.assignment_id, &stored_decision(&review))
+        .decide(&h.assignment_id, &review)
         .map_err(&store_err)?;
     if !moved {
         match store.decision(&h.assignment_id).map_err(&store_err)? {
             // Decided in the store but not in the file (an earlier write failed): the file is
             // what the lead reads, so it is brought up to date.
             Some(current) if current.status == wanted => {
-                h.review = review_of(current);
+                h.review = current;
                 write_atomically(&path, &h)?;
                 return Ok((h, true));
             }
@@ -287,22 +285,4 @@ pub fn decide(
     h.review = review;
     write_atomically(&path, &h)?;
     Ok((h, true))
-}
-
-fn review_of(d: StoredDecision) -> Review {
-    Review {
-        status: d.status,
-        decided_by: d.decided_by,
-        decided_at: d.decided_at,
-        reason: d.reason,
-    }
-}
-
-fn stored_decision(review: &Review) -> StoredDecision {
-    StoredDecision {
-        status: review.status.clone(),
-        decided_by: review.decided_by.clone(),
-        decided_at: review.decided_at.clone(),
-        reason: review.reason.clone(),
-    }
 }

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use crate::contract::dispatch::Review;
+
 /// The table, created on demand by whoever writes it first (a commit before any build).
 pub const ASSIGNMENT_SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS ak_assignment(
@@ -57,15 +59,6 @@ pub struct Recorded {
     pub created_at: String,
 }
 
-/// A decision as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredDecision {
-    pub status: String,
-    pub decided_by: Option<String>,
-    pub decided_at: Option<String>,
-    pub reason: Option<String>,
-}
-
 /// The assignment table of a store, opened for writing.
 pub struct AssignmentStore {
     conn: Connection,
@@ -107,9 +100,9 @@ impl AssignmentStore {
         })
     }
 
-    /// Move a recorded plan to `decision.status`. The conditional update is the guard: of two
+    /// Move a recorded plan to the decision's status. The conditional update is the guard: of two
     /// racing decisions only one moves the row. Returns whether this call moved it.
-    pub fn decide(&self, assignment_id: &str, decision: &StoredDecision) -> rusqlite::Result<bool> {
+    pub fn decide(&self, assignment_id: &str, decision: &Review) -> rusqlite::Result<bool> {
         let changed = self.conn.execute(
             "UPDATE ak_assignment SET status=?2, decided_at=?3, decided_by=?4, reason=?5
              WHERE assignment_id=?1 AND status=?6",
@@ -125,15 +118,15 @@ impl AssignmentStore {
         Ok(changed > 0)
     }
 
-    /// The stored decision of a plan (its status while undecided), if the row exists.
-    pub fn decision(&self, assignment_id: &str) -> rusqlite::Result<Option<StoredDecision>> {
+    /// The stored review of a plan (only its status while undecided), if the row exists.
+    pub fn decision(&self, assignment_id: &str) -> rusqlite::Result<Option<Review>> {
         self.conn
             .query_row(
                 "SELECT status, decided_by, decided_at, reason FROM ak_assignment
                  WHERE assignment_id=?1",
                 [assignment_id],
                 |r| {
-                    Ok(StoredDecision {
+                    Ok(Review {
                         status: r.get(0)?,
                         decided_by: r.get(1)?,
                         decided_at: r.get(2)?,
