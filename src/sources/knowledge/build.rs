@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 
 use super::assignments::{copy_assignments, ASSIGNMENT_SCHEMA};
 use super::catalog::{scan_agents, scan_skills, AgentDoc, SkillDoc};
-use super::derive::{derive, Derived, EventIn, GroupIn, SessionIn};
+use super::derive::{derive, ActorSessions, Derived, EditRow, EventIn, GroupIn, SessionIn, UseRow};
 use super::schema::{self, SCHEMA, SCHEMA_VERSION};
 use super::uses::split_skill_name;
 use super::{ms_to_rfc3339, KnowledgeError};
@@ -256,7 +256,18 @@ fn open_old(path: &Path) -> rusqlite::Result<Connection> {
     Ok(conn)
 }
 
+/// Every row of the new store, table by table, in a fixed order.
 fn insert_all(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
+    insert_meta(tx, c)?;
+    insert_skills(tx, c.skills)?;
+    insert_agent_defs(tx, c.agents)?;
+    insert_actors(tx, c)?;
+    insert_actor_sessions(tx, &c.derived.actor_sessions)?;
+    insert_skill_uses(tx, &c.derived.uses)?;
+    insert_edits(tx, &c.derived.edits)
+}
+
+fn insert_meta(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
     let set_meta =
         |k: &str, v: &str| tx.execute("INSERT INTO meta(key, value) VALUES(?1, ?2)", params![k, v]);
     set_meta("index_rev", c.index_rev)?;
@@ -266,7 +277,11 @@ fn insert_all(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
         "built_at",
         &chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
     )?;
+    Ok(())
+}
 
+/// The catalog's skills (the first of each path) and their full-text rows.
+fn insert_skills(tx: &Transaction<'_>, skills: &[SkillDoc]) -> rusqlite::Result<()> {
     let mut ins = tx.prepare(
         "INSERT INTO ak_skill(id, name, qualified_name, path, description, when_to_use,
             content_hash, plugin, kind, tags) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -277,7 +292,7 @@ fn insert_all(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
     )?;
     let mut seen_paths = BTreeSet::new();
     let mut id = 0i64;
-    for s in c.skills {
+    for s in skills {
         let path = s.path.to_string_lossy().to_string();
         if !seen_paths.insert(path.clone()) {
             continue;
@@ -315,12 +330,15 @@ fn insert_all(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
             tokens::index_text(&s.tags.join(" ")),
         ])?;
     }
+    Ok(())
+}
 
+fn insert_agent_defs(tx: &Transaction<'_>, agents: &[AgentDoc]) -> rusqlite::Result<()> {
     let mut ins = tx.prepare(
         "INSERT OR IGNORE INTO ak_agent_def(name, path, description, model, tools, content_hash)
          VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
-    for a in c.agents {
+    for a in agents {
         ins.execute(params![
             a.name,
             a.path.to_string_lossy(),
@@ -330,20 +348,26 @@ fn insert_all(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
             a.content_hash
         ])?;
     }
-    insert_actors(tx, c)?;
+    Ok(())
+}
 
+fn insert_actor_sessions(tx: &Transaction<'_>, rows: &ActorSessions) -> rusqlite::Result<()> {
     let mut ins = tx.prepare(
         "INSERT INTO ak_actor_session(actor_id, session_id, role, sidechain_agent, events)
          VALUES(?1, ?2, ?3, ?4, ?5)",
     )?;
-    for ((actor, sid, role, side), n) in &c.derived.actor_sessions {
+    for ((actor, sid, role, side), n) in rows {
         ins.execute(params![actor, sid, role, side, *n as i64])?;
     }
+    Ok(())
+}
+
+fn insert_skill_uses(tx: &Transaction<'_>, uses: &[UseRow]) -> rusqlite::Result<()> {
     let mut ins = tx.prepare(
         "INSERT INTO ak_skill_use(actor_id, skill_name, skill_base, skill_plugin, session_id, seq,
             time, time_ms, via, outcome) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?;
-    for u in &c.derived.uses {
+    for u in uses {
         let (plugin, base) = split_skill_name(&u.skill_name);
         ins.execute(params![
             u.actor_id,
@@ -358,11 +382,15 @@ fn insert_all(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
             u.outcome
         ])?;
     }
+    Ok(())
+}
+
+fn insert_edits(tx: &Transaction<'_>, edits: &[EditRow]) -> rusqlite::Result<()> {
     let mut ins = tx.prepare(
         "INSERT INTO ak_edit(actor_id, path, abs_path, rel_path, session_id, seq, time, time_ms)
          VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?;
-    for e in &c.derived.edits {
+    for e in edits {
         ins.execute(params![
             e.actor_id,
             e.path,
@@ -446,10 +474,8 @@ type EpisodeRows = (Vec<SessionIn>, Vec<EventIn>, Vec<GroupIn>, Option<String>);
 
 /// Sessions, fact-carrying events and per-group counts, read-only, in a fixed order.
 fn read_episodes(path: &Path) -> rusqlite::Result<EpisodeRows> {
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
+    let conn = schema::open_ro(path)?;
+    // An indexer may be finishing its write: wait longer than a search would.
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
     // One read transaction, so the three reads see the same snapshot.
     conn.execute_batch("BEGIN")?;

@@ -3,13 +3,8 @@
 //! Everything but `ak_assignment` (its schema and its writes are in [`super::assignments`]) is
 //! derived: the builder writes a fresh file and renames it over the old one, so there are no
 //! migrations: a schema change only bumps [`SCHEMA_VERSION`] and the next build writes the new
-//! layout. The store keeps the default rollback journal (never WAL) so a
-//! finished file is self-contained when it is renamed into place.
-
-use std::path::Path;
-use std::time::Duration;
-
-use rusqlite::{Connection, OpenFlags};
+//! layout. The store keeps the default rollback journal (never WAL) so a finished file is
+//! self-contained when it is renamed into place.
 
 /// Bumped when the layout changes (it is part of the store's `index_rev`).
 pub const SCHEMA_VERSION: i64 = 1;
@@ -101,17 +96,6 @@ CREATE INDEX ak_edit_abs ON ak_edit(abs_path);
 CREATE INDEX ak_edit_actor ON ak_edit(actor_id);
 "#;
 
-/// Open the store read-only (readers never write L3; only dispatch writes assignments).
-pub fn open_ro(path: &Path) -> rusqlite::Result<Connection> {
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    conn.busy_timeout(Duration::from_secs(2))?;
-    Ok(conn)
-}
-
-pub fn meta_get(conn: &Connection, key: &str) -> Option<String> {
-    conn.query_row("SELECT value FROM meta WHERE key=?1", [key], |r| r.get(0))
-        .ok()
-}
+/// Readers open the store read-only (they never write L3; only dispatch writes assignments),
+/// the same way as every other store.
+pub use crate::sources::sqlite::{meta_get, open_ro};
