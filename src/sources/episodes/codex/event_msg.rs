@@ -63,7 +63,20 @@ pub(super) fn event_msg(
         "agent_reasoning" | "agent_reasoning_raw_content" => {
             assistant(cx, st, Said::Thinking, &s("text"), SRC_EVENT, time, out)
         }
-        "item_completed" => item_completed(cx, st, p, time, out),
+        // From 0.147 a third copy of each visible message.
+        "item_completed" => {
+            let item = p.get("item").unwrap_or(&Value::Null);
+            let text = item.get("content").map(content_text).unwrap_or_default();
+            match str_of(item, "type").unwrap_or("") {
+                "UserMessage" => user_text(cx, st, &text, SRC_ITEM, time, out),
+                "AgentMessage" => assistant(cx, st, Said::Message, &text, SRC_ITEM, time, out),
+                "Reasoning" => {
+                    let text = reasoning_text(item);
+                    assistant(cx, st, Said::Thinking, &text, SRC_ITEM, time, out);
+                }
+                _ => {}
+            }
+        }
         "turn_aborted" => {
             cx.outcome.aborted();
             let reason = str_of(p, "reason").unwrap_or("aborted");
@@ -95,30 +108,14 @@ pub(super) fn event_msg(
     Handled::Known
 }
 
-/// From 0.147 a third copy of each visible message (`item_completed`).
-fn item_completed(
-    cx: &mut Ctx,
-    st: &mut CodexState,
-    p: &Value,
-    time: Option<String>,
-    out: &mut Vec<ParsedEvent>,
-) {
-    let item = p.get("item").unwrap_or(&Value::Null);
-    let text = item.get("content").map(content_text).unwrap_or_default();
-    match str_of(item, "type").unwrap_or("") {
-        "UserMessage" => user_text(cx, st, &text, SRC_ITEM, time, out),
-        "AgentMessage" => assistant(cx, st, Said::Message, &text, SRC_ITEM, time, out),
-        "Reasoning" => {
-            let text = ["summary_text", "raw_content"]
-                .iter()
-                .filter_map(|k| item.get(*k).map(content_text))
-                .filter(|t| !t.is_empty())
-                .collect::<Vec<_>>()
-                .join("\n");
-            assistant(cx, st, Said::Thinking, &text, SRC_ITEM, time, out);
-        }
-        _ => {}
-    }
+/// The text of a completed reasoning item: its summary, then its raw content.
+fn reasoning_text(item: &Value) -> String {
+    ["summary_text", "raw_content"]
+        .iter()
+        .filter_map(|k| item.get(*k).map(content_text))
+        .filter(|t| !t.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Whether a tool's end record reports failure (a non-zero exit, a patch that did not apply, an
