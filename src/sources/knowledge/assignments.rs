@@ -182,3 +182,89 @@ pub fn copy_assignments(
     }
     Ok((n, dropped))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan<'a>(id: &'a str, at: &'a str) -> NewAssignment<'a> {
+        NewAssignment {
+            assignment_id: id,
+            actor_id: "actor:claude:subagent:p:db-fixer",
+            task_json: r#"{"task":"fix"}"#,
+            created_at: at,
+        }
+    }
+
+    fn review(status: &str, by: &str) -> Review {
+        Review {
+            status: status.to_string(),
+            decided_by: Some(by.to_string()),
+            decided_at: Some("2026-12-01T02:00:00Z".to_string()),
+            reason: None,
+        }
+    }
+
+    #[test]
+    fn a_plan_is_recorded_once_and_keeps_its_first_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = AssignmentStore::open(&dir.path().join("knowledge.sqlite")).unwrap();
+        let first = store
+            .record(&plan("assign:1", "2026-12-01T01:00:00Z"))
+            .unwrap();
+        assert!(first.inserted);
+        assert_eq!(first.status, RECORDED_PLAN);
+        let again = store
+            .record(&plan("assign:1", "2026-12-01T01:05:00Z"))
+            .unwrap();
+        assert!(!again.inserted);
+        assert_eq!(again.created_at, "2026-12-01T01:00:00Z");
+    }
+
+    #[test]
+    fn only_a_recorded_plan_can_be_decided() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = AssignmentStore::open(&dir.path().join("knowledge.sqlite")).unwrap();
+        assert_eq!(store.decision("assign:1").unwrap(), None);
+        store
+            .record(&plan("assign:1", "2026-12-01T01:00:00Z"))
+            .unwrap();
+        assert!(store
+            .decide("assign:1", &review("approved", "alice"))
+            .unwrap());
+        assert!(!store
+            .decide("assign:1", &review("rejected", "bob"))
+            .unwrap());
+        let stored = store.decision("assign:1").unwrap().unwrap();
+        assert_eq!(stored, review("approved", "alice"));
+        assert!(!store
+            .decide("assign:2", &review("approved", "alice"))
+            .unwrap());
+    }
+
+    #[test]
+    fn a_rebuild_carries_the_rows_and_names_the_columns_it_drops() {
+        let old = Connection::open_in_memory().unwrap();
+        old.execute_batch(ASSIGNMENT_SCHEMA).unwrap();
+        old.execute_batch("ALTER TABLE ak_assignment ADD COLUMN priority TEXT;")
+            .unwrap();
+        old.execute(
+            "INSERT INTO ak_assignment(assignment_id, actor_id, task_json, status, created_at,
+                 priority) VALUES('assign:1', 'a', '{}', 'approved', 't', 'high')",
+            [],
+        )
+        .unwrap();
+        let new = Connection::open_in_memory().unwrap();
+        new.execute_batch(ASSIGNMENT_SCHEMA).unwrap();
+        let (rows, dropped) = copy_assignments(&old, &new).unwrap();
+        assert_eq!((rows, dropped), (1, vec!["priority".to_string()]));
+        let status: String = new
+            .query_row(
+                "SELECT status FROM ak_assignment WHERE assignment_id='assign:1'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(status, "approved");
+    }
+}
