@@ -96,7 +96,8 @@ fn main() {
     config.log = false;
     let engine = Engine::open(config);
 
-    let keymap = tui::keymap::Keymap::new(&engine.config.keys);
+    let keys = knowledge::config::Config::key_overrides(&data_dir).expect("config");
+    let keymap = tui::keymap::Keymap::new(&keys);
     let mut app = App::new(keymap, data_dir.display().to_string(), false);
     act(&mut app, &engine, Action::Resize(200, 60));
     app.filters.limit = 50;

@@ -1,14 +1,14 @@
 //! The optional config file `<data_dir>/config.toml`: lane timeout, external MCP sources,
 //! dispatch availability, semantic search on or off and TUI key overrides. A missing file means
 //! the defaults; a broken one is an error that names the file, the line and the key.
+//!
+//! [`DataDir`] names every file of a data dir once, for the indexer, the engine and `doctor`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-
-use crate::engine::actors::DispatchAvailability;
 
 /// The whole file. Every section is optional.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -74,6 +74,71 @@ pub struct DispatchConfig {
     pub available: Vec<String>,
 }
 
+/// A data dir and the files in it. Every file name is written here only, so the indexer that
+/// writes a store and the engine that reads it cannot disagree about where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataDir(PathBuf);
+
+impl DataDir {
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        DataDir(path.into())
+    }
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+    /// The episodes index (L1).
+    pub fn episodes_db(&self) -> PathBuf {
+        self.0.join("episodes.sqlite")
+    }
+    /// The code index (L2).
+    pub fn code_db(&self) -> PathBuf {
+        self.0.join("code.sqlite")
+    }
+    /// The skills and actors store (L3), also holding the dispatch assignments.
+    pub fn knowledge_db(&self) -> PathBuf {
+        self.0.join("knowledge.sqlite")
+    }
+    /// One handoff package per committed assignment.
+    pub fn outbox_dir(&self) -> PathBuf {
+        self.0.join("outbox")
+    }
+    /// The request log (rotated generations sit beside it).
+    pub fn log_path(&self) -> PathBuf {
+        self.0.join("logs").join("knowledge.log")
+    }
+    /// Held by the OS while an indexer runs.
+    pub fn index_lock(&self) -> PathBuf {
+        self.0.join("index.lock")
+    }
+    /// The roots the last `knowledge index` was given.
+    pub fn saved_plan(&self) -> PathBuf {
+        self.0.join("plan.json")
+    }
+    /// The optional config file.
+    pub fn config_file(&self) -> PathBuf {
+        self.0.join("config.toml")
+    }
+}
+
+/// Which dispatch modes the current environment really offers (KD-4); all false by default.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DispatchAvailability {
+    pub spawn_replica: bool,
+    pub team_task: bool,
+    pub external_handoff: bool,
+}
+
+impl DispatchAvailability {
+    pub fn available(&self, mode: &str) -> bool {
+        match mode {
+            "spawn_replica" => self.spawn_replica,
+            "team_task" => self.team_task,
+            "external_handoff" => self.external_handoff,
+            _ => false,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read {path}: {source}")]
@@ -88,7 +153,7 @@ pub enum ConfigError {
 
 impl Config {
     pub fn path(data_dir: &Path) -> PathBuf {
-        data_dir.join("config.toml")
+        DataDir::new(data_dir).config_file()
     }
 
     /// Load `<data_dir>/config.toml`; a missing file is the default config.
@@ -116,6 +181,12 @@ impl Config {
             }
         }
         Ok(cfg)
+    }
+
+    /// The explorer's key overrides in `<data_dir>/config.toml` (none without the file). The
+    /// explorer reads them itself: the engine has no use for them.
+    pub fn key_overrides(data_dir: &Path) -> Result<BTreeMap<String, Vec<String>>, ConfigError> {
+        Ok(Config::load(data_dir)?.keys)
     }
 
     pub fn semantic(&self) -> bool {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::engine::EngineConfig;
+use crate::config::DataDir;
 use crate::sources::code::index::index_code;
 use crate::sources::code::model::{CodeIndexOptions, CodeIndexSummary};
 use crate::sources::episodes::index::{index_episodes, IndexOptions, IndexSummary};
@@ -101,15 +101,15 @@ pub fn index_all(
     std::fs::create_dir_all(data_dir)
         .map_err(|e| IndexAllError::DataDir(data_dir.to_path_buf(), e))?;
     // One indexer at a time: two runs over the same files would both add their events.
-    let _lock = IndexLock::take(data_dir)?;
-    let config = EngineConfig::new(data_dir);
+    let dir = DataDir::new(data_dir);
+    let _lock = IndexLock::take(&dir)?;
     if plan.rebuild {
-        clear_for_rebuild(&config)?;
+        clear_for_rebuild(&dir)?;
     }
     let mut out = IndexAllSummary::default();
-    if !plan.sessions.is_empty() || !config.episodes_db().exists() {
+    if !plan.sessions.is_empty() || !dir.episodes_db().exists() {
         out.episodes = Some(index_episodes(
-            &config.episodes_db(),
+            &dir.episodes_db(),
             &IndexOptions::new(plan.sessions.clone()),
             &mut |p| {
                 progress(Progress {
@@ -124,7 +124,7 @@ pub fn index_all(
     }
     if !plan.code.is_empty() {
         out.code = Some(index_code(
-            &config.code_db(),
+            &dir.code_db(),
             &plan.code,
             &CodeIndexOptions {
                 exclude_dirs: std::fs::canonicalize(data_dir).into_iter().collect(),
@@ -141,7 +141,7 @@ pub fn index_all(
             },
         )?);
     }
-    out.vectors = embed_stores(&config)?;
+    out.vectors = embed_stores(&dir)?;
     progress(Progress {
         stage: Stage::Knowledge,
         done: 0,
@@ -150,8 +150,8 @@ pub fn index_all(
         bytes_total: 0,
     });
     out.knowledge = Some(knowledge::build(
-        &config.knowledge_db(),
-        &config.episodes_db(),
+        &dir.knowledge_db(),
+        &dir.episodes_db(),
         &plan.skills,
         &plan.agents,
     )?);
@@ -168,16 +168,16 @@ pub fn index_all(
 /// Give every stored event and chunk without a vector its vectors, from the stored (redacted)
 /// text: `knowledge index` thus also upgrades an index built before vectors existed, without
 /// re-reading any transcript or file. With `[search] semantic = false` the vectors are dropped.
-fn embed_stores(config: &EngineConfig) -> Result<Option<VectorSummary>, IndexAllError> {
-    let semantic = crate::config::Config::load(&config.data_dir)
+fn embed_stores(dir: &DataDir) -> Result<Option<VectorSummary>, IndexAllError> {
+    let semantic = crate::config::Config::load(dir.path())
         .map(|c| c.semantic())
         .unwrap_or(true);
     let started = std::time::Instant::now();
     let embedder = crate::text::embed::shared().ok().filter(|_| semantic);
     let mut summary = VectorSummary::default();
     for (db, table, count) in [
-        (config.episodes_db(), vectors::EVENTS, &mut summary.events),
-        (config.code_db(), vectors::CHUNKS, &mut summary.chunks),
+        (dir.episodes_db(), vectors::EVENTS, &mut summary.events),
+        (dir.code_db(), vectors::CHUNKS, &mut summary.chunks),
     ] {
         if !db.exists() {
             continue;
@@ -239,8 +239,8 @@ pub fn is_damaged_store(err: &IndexAllError) -> bool {
 /// Removes the episodes and code stores (every row in them is derived from files on disk) and
 /// moves an agent-knowledge store that does not open aside as `<name>.damaged` (its dispatch
 /// assignments are not derived; the outbox packages hold them too).
-fn clear_for_rebuild(config: &EngineConfig) -> Result<(), IndexAllError> {
-    for db in [config.episodes_db(), config.code_db()] {
+fn clear_for_rebuild(dir: &DataDir) -> Result<(), IndexAllError> {
+    for db in [dir.episodes_db(), dir.code_db()] {
         for suffix in ["", "-wal", "-shm"] {
             let path = PathBuf::from(format!("{}{suffix}", db.display()));
             match std::fs::remove_file(&path) {
@@ -251,7 +251,7 @@ fn clear_for_rebuild(config: &EngineConfig) -> Result<(), IndexAllError> {
             }
         }
     }
-    let knowledge = config.knowledge_db();
+    let knowledge = dir.knowledge_db();
     let opens = |p: &Path| {
         crate::sources::sqlite::open_ro(p)
             .and_then(|c| c.query_row("PRAGMA quick_check", [], |r| r.get::<_, String>(0)))
@@ -272,9 +272,10 @@ struct IndexLock {
 }
 
 impl IndexLock {
-    fn take(data_dir: &Path) -> Result<IndexLock, IndexAllError> {
+    fn take(dir: &DataDir) -> Result<IndexLock, IndexAllError> {
         use std::io::Write;
-        let path = data_dir.join("index.lock");
+        let data_dir = dir.path();
+        let path = dir.index_lock();
         let mut file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)

@@ -17,7 +17,7 @@ struct SavedPlan {
 }
 
 pub fn plan_path(data_dir: &Path) -> PathBuf {
-    data_dir.join("plan.json")
+    crate::config::DataDir::new(data_dir).saved_plan()
 }
 
 /// Remember `plan` (as absolute paths) for the data dir; a failure only loses the convenience.
@@ -35,9 +35,11 @@ pub fn save(data_dir: &Path, plan: &IndexPlan) -> std::io::Result<()> {
     };
     let text = serde_json::to_string_pretty(&saved).map_err(std::io::Error::other)?;
     std::fs::create_dir_all(data_dir)?;
-    let tmp = data_dir.join("plan.json.tmp");
+    let path = plan_path(data_dir);
+    let mut tmp = path.clone().into_os_string();
+    tmp.push(".tmp");
     std::fs::write(&tmp, text)?;
-    std::fs::rename(tmp, plan_path(data_dir))
+    std::fs::rename(tmp, path)
 }
 
 /// The plan saved for the data dir, if `knowledge index` ever ran on it.

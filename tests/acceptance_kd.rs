@@ -338,3 +338,46 @@ fn review_approve_and_reject_are_final_and_idempotent() {
     let pkg = serde_json::to_value(&on_disk).expect("json");
     common::schema::validate("knowledge_handoff.v1.schema.json", "handoff", &pkg).expect("valid");
 }
+
+#[test]
+fn a_decision_the_store_holds_but_the_package_lacks_is_brought_to_the_package() {
+    use knowledge::contract::dispatch::Review;
+    use knowledge::sources::knowledge::assignments::AssignmentStore;
+    let world = common::world::fresh_demo();
+    let engine = world.engine();
+    let config = EngineConfig::new(&world.data_dir);
+    let mut ids = Vec::new();
+    for text in ["проверить BOM и CRLF", "почини доступ к MySQL"] {
+        let mut req = DispatchRequest::dry_run(task(text));
+        req.dry_run = false;
+        let asg = engine
+            .dispatch(&req)
+            .expect("commit")
+            .assignment
+            .expect("a");
+        ids.push(asg.assignment_id);
+    }
+    // Both decisions reached the store, but their package writes failed.
+    let store = AssignmentStore::open(&config.knowledge_db()).expect("store");
+    let decided = |status: &str| Review {
+        status: status.to_string(),
+        decided_by: Some("alice".to_string()),
+        decided_at: Some("2026-12-01T02:00:00Z".to_string()),
+        reason: None,
+    };
+    assert!(store.decide(&ids[0], &decided("approved")).expect("decide"));
+    assert!(store.decide(&ids[1], &decided("rejected")).expect("decide"));
+
+    // The same decision again repairs the package with the store's record of it.
+    let (h, changed) = outbox::decide(&config, &ids[0], &Decision::Approve, "bob").expect("ok");
+    assert!(changed);
+    assert_eq!(h.review, decided("approved"));
+    let (_, on_disk) = outbox::show(&config, &ids[0]).expect("show");
+    assert_eq!(on_disk.review, decided("approved"));
+
+    // Another decision is refused: the store's is final.
+    let err = outbox::decide(&config, &ids[1], &Decision::Approve, "bob").expect_err("final");
+    assert!(err.to_string().contains("rejected"), "{err}");
+    let (_, on_disk) = outbox::show(&config, &ids[1]).expect("show");
+    assert_eq!(on_disk.review.status, "recorded_plan");
+}

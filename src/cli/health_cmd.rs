@@ -5,7 +5,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use knowledge::engine::EngineConfig;
+use knowledge::config::DataDir;
 use knowledge::health::doctor::{doctor, DoctorReport};
 use knowledge::health::stats::{parse_since, stats, Latency, StatsReport};
 
@@ -17,7 +17,7 @@ pub fn run_stats(data_dir: &Path, a: StatsArgs) -> Result<i32> {
         Some(t) => Some(parse_since(t, chrono::Utc::now()).map_err(anyhow::Error::msg)?),
         None => None,
     };
-    let log = EngineConfig::new(data_dir).log_path();
+    let log = DataDir::new(data_dir).log_path();
     let report =
         stats(&log, since).with_context(|| format!("reading the request log {}", log.display()))?;
     if a.json {

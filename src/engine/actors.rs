@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::items::{episode_id, order};
 use super::lanes::SkillHit;
 use super::routing::Route;
+use crate::config::DispatchAvailability;
 use crate::contract::Mode;
 use crate::contract::{
     Actor, CodeItem, DispatchInfo, EpisodeItem, EvidenceRef, SkillItem, SkillUses,
@@ -27,25 +28,6 @@ pub const OUTCOME_FAILURE_WEIGHT: f64 = 0.85;
 pub const NAMED_ACTOR_WEIGHT: f64 = 1.5;
 /// Weight of an episode a person wrote (`user/message`) as evidence for the session's actor.
 pub const HUMAN_PROMPT_WEIGHT: f64 = 0.5;
-
-/// Which dispatch modes the current environment really offers (KD-4); all false by default.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DispatchAvailability {
-    pub spawn_replica: bool,
-    pub team_task: bool,
-    pub external_handoff: bool,
-}
-
-impl DispatchAvailability {
-    pub fn available(&self, mode: &str) -> bool {
-        match mode {
-            "spawn_replica" => self.spawn_replica,
-            "team_task" => self.team_task,
-            "external_handoff" => self.external_handoff,
-            _ => false,
-        }
-    }
-}
 
 /// Actor facts from L3 that the lanes alone cannot give.
 pub use crate::sources::knowledge::ActorFacts;

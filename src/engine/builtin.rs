@@ -10,7 +10,7 @@ use super::items::episode_id;
 use super::lanes::{
     CodeAnswer, CodeHit, CodeLines, CodeSource, Episode, EpisodeError, EpisodeEvent, EpisodeHit,
     EpisodeSession, EpisodesAnswer, EpisodesSource, HitSession, LaneRequest, LineRange,
-    ReadCodeError, SkillHit, SkillsAnswer, SkillsSource, SourceFailure,
+    ReadCodeError, SkillHit, SkillsAnswer, SkillsSource, SourceFailure, Unavailable,
 };
 use crate::contract::Code;
 use crate::sources::code::{model::CodeQuery, search::CodeStore, CodeStoreError};
@@ -278,25 +278,84 @@ impl SkillsSource for BuiltinSkills {
     }
 }
 
-/// Open a store if its file exists; the error text becomes the lane's degradation reason.
-pub fn open_code(path: &Path) -> Result<CodeStore, SourceFailure> {
-    CodeStore::open(path).map_err(|e| {
-        let code = if path.exists() {
-            Code::SourceUnavailable
-        } else {
-            Code::IndexNotReady
-        };
-        SourceFailure::new(code, e.to_string())
-    })
+/// The episodes lane over `episodes.sqlite`, and the store when it opened.
+pub fn episodes_lane(path: &Path) -> (Arc<dyn EpisodesSource>, Option<Arc<EpisodeStore>>) {
+    open_lane(
+        path,
+        EpisodeStore::open,
+        "builtin.episodes",
+        None,
+        |store| -> Arc<dyn EpisodesSource> { Arc::new(BuiltinEpisodes { store }) },
+    )
 }
 
-pub fn open_knowledge(path: &Path) -> Result<KnowledgeStore, SourceFailure> {
-    KnowledgeStore::open(path).map_err(|e| {
-        let code = if path.exists() {
-            Code::SourceUnavailable
-        } else {
-            Code::IndexNotReady
-        };
-        SourceFailure::new(code, e.to_string())
-    })
+/// The code lane over `code.sqlite`, and the store when it opened.
+pub fn code_lane(path: &Path) -> (Arc<dyn CodeSource>, Option<Arc<CodeStore>>) {
+    let hint = "index code with `knowledge index --code ROOT`";
+    open_lane(
+        path,
+        CodeStore::open,
+        "builtin.code",
+        Some(hint),
+        |store| -> Arc<dyn CodeSource> { Arc::new(BuiltinCode { store }) },
+    )
 }
+
+/// The skills lane over the agent-knowledge store, and the store when it opened.
+pub fn skills_lane(path: &Path) -> (Arc<dyn SkillsSource>, Option<Arc<KnowledgeStore>>) {
+    let name = "builtin.skills+agent-knowledge";
+    open_lane(
+        path,
+        KnowledgeStore::open,
+        name,
+        None,
+        |store| -> Arc<dyn SkillsSource> { Arc::new(BuiltinSkills { store }) },
+    )
+}
+
+/// Open a built-in store for its lane. A store that does not open does not fail the engine: its
+/// lane becomes [`Unavailable`], and the error text (with `hint`, how to build the store) is the
+/// lane's degradation reason: a missing file means the index is not ready yet.
+fn open_lane<S, E: std::fmt::Display, L: ?Sized>(
+    path: &Path,
+    open: impl FnOnce(&Path) -> Result<S, E>,
+    name: &str,
+    hint: Option<&str>,
+    lane: impl FnOnce(Arc<S>) -> Arc<L>,
+) -> (Arc<L>, Option<Arc<S>>)
+where
+    Arc<L>: From<Unavailable>,
+{
+    match open(path) {
+        Ok(store) => {
+            let store = Arc::new(store);
+            (lane(store.clone()), Some(store))
+        }
+        Err(e) => {
+            let code = if path.exists() {
+                Code::SourceUnavailable
+            } else {
+                Code::IndexNotReady
+            };
+            let reason = match hint {
+                Some(hint) => format!("{e} ({hint})"),
+                None => e.to_string(),
+            };
+            let failure = SourceFailure::new(code, reason);
+            let name = name.to_string();
+            (Arc::from(Unavailable { name, failure }), None)
+        }
+    }
+}
+
+/// An unavailable source stands in for any lane.
+macro_rules! unavailable_lane {
+    ($($lane:ident),*) => {$(
+        impl From<Unavailable> for Arc<dyn $lane> {
+            fn from(u: Unavailable) -> Self {
+                Arc::new(u)
+            }
+        }
+    )*};
+}
+unavailable_lane!(EpisodesSource, CodeSource, SkillsSource);

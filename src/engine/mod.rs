@@ -22,12 +22,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::contract::Code;
+use crate::config::DataDir;
 use crate::sources::code::search::CodeStore;
-use crate::sources::episodes::search::{EpisodeStore, EpisodeStoreError};
+use crate::sources::episodes::search::EpisodeStore;
 use crate::sources::knowledge::KnowledgeStore;
-use builtin::{BuiltinCode, BuiltinEpisodes, BuiltinSkills};
-use lanes::{CodeSource, EpisodesSource, SkillsSource, SourceFailure, Unavailable};
+use lanes::{CodeSource, EpisodesSource, SkillsSource};
 pub use lanes::{Episode, EpisodeError, EpisodeEvent, EpisodeSession};
 
 /// Where the engine's stores live and how it behaves.
@@ -39,11 +38,9 @@ pub struct EngineConfig {
     /// Write the request log under `<data_dir>/logs/`.
     pub log: bool,
     /// Dispatch modes the environment offers (config or detection; default none).
-    pub dispatch: actors::DispatchAvailability,
+    pub dispatch: crate::config::DispatchAvailability,
     /// External sources from the config file (none: the built-in indexes).
     pub sources: crate::config::SourcesConfig,
-    /// TUI key overrides from the config file.
-    pub keys: std::collections::BTreeMap<String, Vec<String>>,
     /// `[search] semantic`: the built-in lanes run their vector arm (opt-in, default off: see
     /// docs/RELEVANCE.md, "Semantic arm", for what it gains and what it costs today).
     pub semantic: bool,
@@ -55,9 +52,8 @@ impl EngineConfig {
             data_dir: data_dir.into(),
             lane_timeout: Duration::from_millis(250),
             log: true,
-            dispatch: actors::DispatchAvailability::default(),
+            dispatch: crate::config::DispatchAvailability::default(),
             sources: Default::default(),
-            keys: Default::default(),
             semantic: false,
         }
     }
@@ -70,25 +66,28 @@ impl EngineConfig {
             lane_timeout: file.lane_timeout(),
             dispatch: file.dispatch_availability(),
             sources: file.sources.clone(),
-            keys: file.keys.clone(),
             semantic: file.semantic(),
             ..EngineConfig::new(data_dir)
         })
     }
+    /// The files of the data dir.
+    pub fn files(&self) -> DataDir {
+        DataDir::new(&self.data_dir)
+    }
     pub fn episodes_db(&self) -> PathBuf {
-        self.data_dir.join("episodes.sqlite")
+        self.files().episodes_db()
     }
     pub fn code_db(&self) -> PathBuf {
-        self.data_dir.join("code.sqlite")
+        self.files().code_db()
     }
     pub fn knowledge_db(&self) -> PathBuf {
-        self.data_dir.join("knowledge.sqlite")
+        self.files().knowledge_db()
     }
     pub fn outbox_dir(&self) -> PathBuf {
-        self.data_dir.join("outbox")
+        self.files().outbox_dir()
     }
     pub fn log_path(&self) -> PathBuf {
-        self.data_dir.join("logs").join("knowledge.log")
+        self.files().log_path()
     }
 }
 
@@ -109,69 +108,9 @@ impl Engine {
     /// their lanes degrade. Front ends use [`crate::open_engine`], which also attaches the
     /// external MCP sources the config names.
     pub fn open(config: EngineConfig) -> Engine {
-        let (episodes, episode_store): (Arc<dyn EpisodesSource>, _) =
-            match EpisodeStore::open(&config.episodes_db()) {
-                Ok(store) => {
-                    let store = Arc::new(store);
-                    (
-                        Arc::new(BuiltinEpisodes {
-                            store: store.clone(),
-                        }),
-                        Some(store),
-                    )
-                }
-                Err(e) => (
-                    Arc::new(Unavailable {
-                        name: "builtin.episodes".to_string(),
-                        failure: not_ready(e),
-                    }),
-                    None,
-                ),
-            };
-        let (code, code_store): (Arc<dyn CodeSource>, _) =
-            match builtin::open_code(&config.code_db()) {
-                Ok(store) => {
-                    let store = Arc::new(store);
-                    (
-                        Arc::new(BuiltinCode {
-                            store: store.clone(),
-                        }),
-                        Some(store),
-                    )
-                }
-                Err(failure) => (
-                    Arc::new(Unavailable {
-                        name: "builtin.code".to_string(),
-                        failure: SourceFailure {
-                            reason: format!(
-                                "{} (index code with `knowledge index --code ROOT`)",
-                                failure.reason
-                            ),
-                            ..failure
-                        },
-                    }),
-                    None,
-                ),
-            };
-        let (skills, knowledge_store): (Arc<dyn SkillsSource>, _) =
-            match builtin::open_knowledge(&config.knowledge_db()) {
-                Ok(store) => {
-                    let store = Arc::new(store);
-                    (
-                        Arc::new(BuiltinSkills {
-                            store: store.clone(),
-                        }),
-                        Some(store),
-                    )
-                }
-                Err(failure) => (
-                    Arc::new(Unavailable {
-                        name: "builtin.skills+agent-knowledge".to_string(),
-                        failure,
-                    }),
-                    None,
-                ),
-            };
+        let (episodes, episode_store) = builtin::episodes_lane(&config.episodes_db());
+        let (code, code_store) = builtin::code_lane(&config.code_db());
+        let (skills, knowledge_store) = builtin::skills_lane(&config.knowledge_db());
         let logger = log::RequestLog::new(config.log.then(|| config.log_path()));
         Engine {
             config,
@@ -217,13 +156,6 @@ impl Engine {
 
     pub fn data_dir(&self) -> &Path {
         &self.config.data_dir
-    }
-}
-
-fn not_ready(e: EpisodeStoreError) -> SourceFailure {
-    match e {
-        EpisodeStoreError::Missing(_) => SourceFailure::new(Code::IndexNotReady, e.to_string()),
-        EpisodeStoreError::Sql(_) => SourceFailure::new(Code::SourceUnavailable, e.to_string()),
     }
 }
 

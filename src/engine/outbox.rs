@@ -1,18 +1,16 @@
 //! The outbox: one handoff package per assignment, as a JSON file in `<data_dir>/outbox/`,
 //! written atomically (temp file, fsync, rename), plus its `ak_assignment` row in the
-//! agent-knowledge store. A person approves or rejects a recorded plan here; the lead agent
-//! reads the decision from the package's `review`. Nothing here executes anything.
+//! agent-knowledge store (written by [`crate::sources::knowledge::assignments`], the table's only
+//! writer). A person approves or rejects a recorded plan here; the lead agent reads the decision
+//! from the package's `review`. Nothing here executes anything.
 
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
-
-use rusqlite::{params, Connection, OptionalExtension};
 
 use super::EngineConfig;
 use crate::contract::dispatch::{Assignment, Handoff, Review};
-use crate::sources::knowledge::schema::ASSIGNMENT_SCHEMA;
+use crate::sources::knowledge::assignments::{AssignmentStore, NewAssignment, RECORDED_PLAN};
 
 #[derive(Debug, thiserror::Error)]
 pub enum OutboxError {
@@ -69,16 +67,17 @@ pub fn file_name(assignment_id: &str) -> String {
     format!("{safe}.json")
 }
 
-fn open_store(config: &EngineConfig) -> Result<Connection, OutboxError> {
+/// The assignment table of the data dir's store, and how to name a failure in it.
+fn open_store(
+    config: &EngineConfig,
+) -> Result<(AssignmentStore, impl Fn(rusqlite::Error) -> OutboxError), OutboxError> {
     let path = config.knowledge_db();
-    let err = |source| OutboxError::Store {
+    let err = move |source| OutboxError::Store {
         path: path.clone(),
         source,
     };
-    let conn = Connection::open(&path).map_err(err)?;
-    conn.busy_timeout(Duration::from_secs(10)).map_err(err)?;
-    conn.execute_batch(ASSIGNMENT_SCHEMA).map_err(err)?;
-    Ok(conn)
+    let store = AssignmentStore::open(&config.knowledge_db()).map_err(&err)?;
+    Ok((store, err))
 }
 
 /// Record the plan and write its package, once. Repeating the same commit (also from another
@@ -87,35 +86,19 @@ pub fn commit(
     config: &EngineConfig,
     handoff: &Handoff,
 ) -> Result<(Assignment, Handoff), OutboxError> {
-    let conn = open_store(config)?;
-    let path = config.knowledge_db();
-    let store_err = |source| OutboxError::Store {
-        path: path.clone(),
-        source,
-    };
+    let (store, store_err) = open_store(config)?;
     let task_json = serde_json::json!({
         "task": handoff.task,
         "target": handoff.target,
     })
     .to_string();
-    let inserted = conn
-        .execute(
-            "INSERT OR IGNORE INTO ak_assignment(assignment_id, actor_id, task_json, status,
-                 created_at) VALUES(?1, ?2, ?3, 'recorded_plan', ?4)",
-            params![
-                handoff.assignment_id,
-                handoff.target.actor_id,
-                task_json,
-                handoff.created_at
-            ],
-        )
-        .map_err(store_err)?;
-    let (status, created_at): (String, String) = conn
-        .query_row(
-            "SELECT status, created_at FROM ak_assignment WHERE assignment_id=?1",
-            [&handoff.assignment_id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
+    let recorded = store
+        .record(&NewAssignment {
+            assignment_id: &handoff.assignment_id,
+            actor_id: &handoff.target.actor_id,
+            task_json: &task_json,
+            created_at: &handoff.created_at,
+        })
         .map_err(store_err)?;
     let dir = config.outbox_dir();
     let file = dir.join(file_name(&handoff.assignment_id));
@@ -124,8 +107,8 @@ pub fn commit(
     } else {
         // The row's time, not ours: a racing second process writes identical bytes.
         let mut h = handoff.clone();
-        h.created_at = created_at;
-        h.review.status = status.clone();
+        h.created_at = recorded.created_at;
+        h.review.status = recorded.status;
         write_atomically(&file, &h)?;
         h
     };
@@ -133,7 +116,7 @@ pub fn commit(
         Assignment {
             assignment_id: handoff.assignment_id.clone(),
             status: stored.review.status.clone(),
-            created: inserted == 1,
+            created: recorded.inserted,
             outbox_path: file.to_string_lossy().to_string(),
         },
         stored,
@@ -260,70 +243,46 @@ pub fn decide(
     if h.review.status == wanted {
         return Ok((h, false));
     }
-    if h.review.status != "recorded_plan" {
+    if h.review.status != RECORDED_PLAN {
         return Err(OutboxError::AlreadyDecided {
             id: h.assignment_id,
             status: h.review.status,
         });
     }
-    let conn = open_store(config)?;
-    let store_err = |source| OutboxError::Store {
-        path: config.knowledge_db(),
-        source,
-    };
-    let now = now_rfc3339();
+    let (store, store_err) = open_store(config)?;
     let reason = match decision {
         Decision::Reject { reason } => reason.clone(),
         Decision::Approve => None,
     };
-    // The conditional update is the guard: of two racing decisions only one moves the row.
-    let changed = conn
-        .execute(
-            "UPDATE ak_assignment SET status=?2, decided_at=?3, decided_by=?4, reason=?5
-             WHERE assignment_id=?1 AND status='recorded_plan'",
-            params![h.assignment_id, wanted, now, by, reason],
-        )
-        .map_err(store_err)?;
-    if changed == 0 {
-        type Row = (String, Option<String>, Option<String>, Option<String>);
-        let current: Option<Row> = conn
-            .query_row(
-                "SELECT status, decided_by, decided_at, reason FROM ak_assignment
-                 WHERE assignment_id=?1",
-                [&h.assignment_id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-            )
-            .optional()
-            .map_err(store_err)?;
-        match current {
+    let review = Review {
+        status: wanted.to_string(),
+        decided_by: Some(by.to_string()),
+        decided_at: Some(now_rfc3339()),
+        reason,
+    };
+    let moved = store
+        .decide(&h.assignment_id, &review)
+        .map_err(&store_err)?;
+    if !moved {
+        match store.decision(&h.assignment_id).map_err(&store_err)? {
             // Decided in the store but not in the file (an earlier write failed): the file is
             // what the lead reads, so it is brought up to date.
-            Some((s, decided_by, decided_at, reason)) if s == wanted => {
-                h.review = Review {
-                    status: s,
-                    decided_by,
-                    decided_at,
-                    reason,
-                };
+            Some(current) if current.status == wanted => {
+                h.review = current;
                 write_atomically(&path, &h)?;
                 return Ok((h, true));
             }
-            Some((s, ..)) if s != "recorded_plan" => {
+            Some(current) if current.status != RECORDED_PLAN => {
                 return Err(OutboxError::AlreadyDecided {
                     id: h.assignment_id,
-                    status: s,
+                    status: current.status,
                 })
             }
             // The row is missing (a store rebuilt from an old copy): the file is the record.
             _ => {}
         }
     }
-    h.review = Review {
-        status: wanted.to_string(),
-        decided_by: Some(by.to_string()),
-        decided_at: Some(now),
-        reason,
-    };
+    h.review = review;
     write_atomically(&path, &h)?;
     Ok((h, true))
 }

@@ -11,12 +11,15 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
-use crate::config::{Config, SourcesConfig};
+use crate::config::{DataDir, SourcesConfig};
 use crate::contract::Code;
 use crate::engine::lanes::{CodeSource, EpisodesSource, LaneRequest, SourceFailure, Unavailable};
 use crate::engine::{Engine, EngineConfig};
+use crate::sources::code::model::CodeStats;
 use crate::sources::code::read::{file_is_stale, FileRow};
 use crate::sources::episodes::discover::discover;
+use crate::sources::episodes::search::LaneStats;
+use crate::sources::knowledge::KnowledgeStats;
 use crate::sources::sqlite::open_ro;
 
 /// At most this many example paths per finding.
@@ -98,8 +101,9 @@ pub struct Problem {
 
 /// Examine `data_dir`.
 pub fn doctor(data_dir: &Path) -> DoctorReport {
+    let files = DataDir::new(data_dir);
+    let config_path = files.config_file();
     let mut problems = Vec::new();
-    let config_path = Config::path(data_dir);
     let (config, config_error) = match EngineConfig::load(data_dir) {
         Ok(c) => (c, None),
         Err(e) => (EngineConfig::new(data_dir), Some(e.to_string())),
@@ -113,79 +117,21 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
             ),
         });
     }
-    let engine = Engine::open(config.clone());
     let plan = crate::saved_plan::load(data_dir).unwrap_or_default();
     let mut indexed = Indexed {
         session_roots: display_all(&plan.sessions),
         skill_roots: display_all(&plan.skills),
         ..Indexed::default()
     };
+    let engine = Engine::open(config.clone());
+    let stores = examine_stores(&engine, &files, &mut indexed, &mut problems);
 
-    let mut stores = vec![
-        store_report("episodes", &config.episodes_db()),
-        store_report("code", &config.code_db()),
-        store_report("knowledge", &config.knowledge_db()),
-    ];
-    match engine.episode_store().map(|s| s.stats()) {
-        Some(Ok(st)) => {
-            indexed.sessions = st.sessions;
-            indexed.live_sessions = st.live;
-            indexed.events = st.events;
-            stores[0].index_rev = st.index_rev;
-        }
-        Some(Err(e)) => problems.push(unreadable("episodes", &e.to_string())),
-        None => problems.push(Problem {
-            problem: "no episodes index: past sessions cannot be searched".into(),
-            fix: "knowledge index (or knowledge index --sessions PATH)".into(),
-        }),
-    }
-    match engine.code_store().map(|s| s.stats()) {
-        Some(Ok(st)) => {
-            indexed.code_files = st.files;
-            indexed.chunks = st.chunks;
-            indexed.code_roots = st.roots;
-            stores[1].index_rev = st.index_rev;
-        }
-        Some(Err(e)) => problems.push(unreadable("code", &e.to_string())),
-        None => problems.push(Problem {
-            problem: "no code index: the code lane is degraded".into(),
-            fix: "knowledge index --code ROOT".into(),
-        }),
-    }
-    match engine.knowledge_store().map(|s| s.stats()) {
-        Some(Ok(st)) => {
-            indexed.skills = st.skills;
-            indexed.actors = st.actors;
-            indexed.skill_uses = st.skill_uses;
-            stores[2].index_rev = st.index_rev;
-        }
-        Some(Err(e)) => problems.push(unreadable("knowledge", &e.to_string())),
-        None => problems.push(Problem {
-            problem: "no skills and actors store: the skills lane is degraded".into(),
-            fix: "knowledge index".into(),
-        }),
-    }
-    let stale_code_files = stale_code(&config.code_db());
+    let stale_code_files = stale_code(&files.code_db());
     if stale_code_files.count > 0 {
-        problems.push(Problem {
-            problem: format!(
-                "{} indexed code files changed or disappeared since indexing (e.g. {})",
-                stale_code_files.count,
-                stale_code_files.examples.join(", ")
-            ),
-            fix: format!(
-                "knowledge index {}",
-                indexed
-                    .code_roots
-                    .iter()
-                    .map(|r| format!("--code {r}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            ),
-        });
+        problems.push(stale_code_problem(&stale_code_files, &indexed.code_roots));
     }
     let (transcript_files, changed_transcripts) =
-        changed_transcripts(&config.episodes_db(), &plan.sessions);
+        changed_transcripts(&files.episodes_db(), &plan.sessions);
     indexed.transcript_files = transcript_files;
     if changed_transcripts.count > 0 {
         problems.push(Problem {
@@ -197,38 +143,17 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
             fix: "knowledge index (or keep `knowledge index --watch` running)".into(),
         });
     }
-    for root in plan
-        .sessions
-        .iter()
-        .chain(&plan.code)
-        .chain(&plan.skills)
-        .filter(|p| !p.exists())
-    {
-        problems.push(Problem {
-            problem: format!("an indexed root is gone: {}", root.display()),
-            fix: "index again with the roots that exist: knowledge index --sessions … --code …"
-                .into(),
-        });
-    }
+    problems.extend(gone_roots(&plan));
 
     let sources = probe_sources(&config.sources);
-    for s in sources.iter().filter(|s| !s.reachable) {
-        problems.push(Problem {
-            problem: format!(
-                "the external {} source {} is unreachable: {}",
-                s.lane,
-                s.name,
-                s.error.as_deref().unwrap_or("no answer")
-            ),
-            fix: format!(
-                "check [sources.{}] in {} (command, args, tool)",
-                s.lane,
-                config_path.display()
-            ),
-        });
-    }
+    problems.extend(
+        sources
+            .iter()
+            .filter(|s| !s.reachable)
+            .map(|s| unreachable_source(s, &config_path)),
+    );
 
-    let log_bytes = crate::engine::log::log_files(&config.log_path())
+    let log_bytes = crate::engine::log::log_files(&files.log_path())
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
         .map(|m| m.len())
@@ -248,6 +173,152 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
         },
         log_bytes,
         problems,
+    }
+}
+
+/// The stores, with the problem a missing one is and its fix.
+const STORES: [(&str, &str, &str); 3] = [
+    (
+        "episodes",
+        "no episodes index: past sessions cannot be searched",
+        "knowledge index (or knowledge index --sessions PATH)",
+    ),
+    (
+        "code",
+        "no code index: the code lane is degraded",
+        "knowledge index --code ROOT",
+    ),
+    (
+        "knowledge",
+        "no skills and actors store: the skills lane is degraded",
+        "knowledge index",
+    ),
+];
+
+/// The three stores on disk, with what each holds counted into `indexed`; a store that is
+/// missing or unreadable is a problem.
+fn examine_stores(
+    engine: &Engine,
+    files: &DataDir,
+    indexed: &mut Indexed,
+    problems: &mut Vec<Problem>,
+) -> Vec<StoreReport> {
+    let paths = [files.episodes_db(), files.code_db(), files.knowledge_db()];
+    let examined = [
+        examine(engine.episode_store().map(|s| s.stats()), indexed),
+        examine(engine.code_store().map(|s| s.stats()), indexed),
+        examine(engine.knowledge_store().map(|s| s.stats()), indexed),
+    ];
+    STORES
+        .iter()
+        .zip(paths)
+        .zip(examined)
+        .map(|((&(store, problem, fix), path), examined)| {
+            let mut report = store_report(store, &path);
+            match examined {
+                Ok(index_rev) => report.index_rev = index_rev,
+                Err(Some(e)) => problems.push(unreadable(store, &e)),
+                Err(None) => problems.push(Problem {
+                    problem: problem.into(),
+                    fix: fix.into(),
+                }),
+            }
+            report
+        })
+        .collect()
+}
+
+/// What a store's stats add to the report: its counts, and its index revision.
+trait StoreStats {
+    fn count_into(self, indexed: &mut Indexed) -> Option<String>;
+}
+
+impl StoreStats for LaneStats {
+    fn count_into(self, indexed: &mut Indexed) -> Option<String> {
+        indexed.sessions = self.sessions;
+        indexed.live_sessions = self.live;
+        indexed.events = self.events;
+        self.index_rev
+    }
+}
+
+impl StoreStats for CodeStats {
+    fn count_into(self, indexed: &mut Indexed) -> Option<String> {
+        indexed.code_files = self.files;
+        indexed.chunks = self.chunks;
+        indexed.code_roots = self.roots;
+        self.index_rev
+    }
+}
+
+impl StoreStats for KnowledgeStats {
+    fn count_into(self, indexed: &mut Indexed) -> Option<String> {
+        indexed.skills = self.skills;
+        indexed.actors = self.actors;
+        indexed.skill_uses = self.skill_uses;
+        self.index_rev
+    }
+}
+
+/// A store's index revision (its counts go into `indexed`), or why it cannot be read (`None`:
+/// it did not open).
+fn examine<S: StoreStats, E: std::fmt::Display>(
+    stats: Option<Result<S, E>>,
+    indexed: &mut Indexed,
+) -> Result<Option<String>, Option<String>> {
+    match stats {
+        Some(Ok(st)) => Ok(st.count_into(indexed)),
+        Some(Err(e)) => Err(Some(e.to_string())),
+        None => Err(None),
+    }
+}
+
+fn stale_code_problem(stale: &Finding, code_roots: &[String]) -> Problem {
+    Problem {
+        problem: format!(
+            "{} indexed code files changed or disappeared since indexing (e.g. {})",
+            stale.count,
+            stale.examples.join(", ")
+        ),
+        fix: format!(
+            "knowledge index {}",
+            code_roots
+                .iter()
+                .map(|r| format!("--code {r}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+    }
+}
+
+/// Every indexed root (sessions, code, skills) that no longer exists.
+fn gone_roots(plan: &crate::indexing::IndexPlan) -> Vec<Problem> {
+    plan.sessions
+        .iter()
+        .chain(&plan.code)
+        .chain(&plan.skills)
+        .filter(|p| !p.exists())
+        .map(|root| Problem {
+            problem: format!("an indexed root is gone: {}", root.display()),
+            fix: "index again with the roots that exist: knowledge index --sessions … --code …"
+                .into(),
+        })
+        .collect()
+}
+
+fn unreachable_source(s: &SourceReport, config_path: &Path) -> Problem {
+    Problem {
+        problem: format!(
+            "the external {} source {} is unreachable: {}",
+            s.lane,
+            s.name,
+            s.error.as_deref().unwrap_or("no answer")
+        ),
+        fix: format!(
+            "check [sources.{}] in {} (command, args, tool)",
+            s.lane,
+            config_path.display()
+        ),
     }
 }
 

@@ -44,9 +44,16 @@ pub fn no_color() -> bool {
     std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
 }
 
-/// The explorer's initial state for an engine.
+/// The explorer's initial state for an engine, with the `[keys]` of its data dir's config.
 pub fn new_app(engine: &Engine) -> App {
-    let keymap = Keymap::new(&engine.config.keys);
+    let keymap = match knowledge::config::Config::key_overrides(&engine.config.data_dir) {
+        Ok(keys) => Keymap::new(&keys),
+        Err(e) => {
+            let mut keymap = Keymap::default();
+            keymap.warnings.push(e.to_string());
+            keymap
+        }
+    };
     App::new(
         keymap,
         engine.config.data_dir.display().to_string(),

@@ -221,10 +221,20 @@ fn user_text(
     }
     // A prompt already emitted when it was queued.
     if !st.queued.take(text_hash(kind, &text)) {
-        let mut ev = ParsedEvent::new(kind, time, text);
-        ev.facts = facts;
-        cx.emit(out, ev);
+        emit_classified(cx, out, (kind, text, facts), time);
     }
+}
+
+/// Emit a classified user-role text with its facts.
+fn emit_classified(
+    cx: &mut Ctx,
+    out: &mut Vec<ParsedEvent>,
+    (kind, text, facts): (&'static str, String, Vec<Fact>),
+    time: Option<String>,
+) {
+    let mut ev = ParsedEvent::new(kind, time, text);
+    ev.facts = facts;
+    cx.emit(out, ev);
 }
 
 /// A queued prompt (typed while the agent was busy): emitted now, and the user line that may
@@ -241,9 +251,7 @@ fn queued_prompt(
         return;
     };
     st.queued.push(text_hash(kind, &text), SRC_QUEUE);
-    let mut ev = ParsedEvent::new(kind, time, text);
-    ev.facts = facts;
-    cx.emit(out, ev);
+    emit_classified(cx, out, (kind, text, facts), time);
 }
 
 fn tool_result(

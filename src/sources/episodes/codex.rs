@@ -54,7 +54,7 @@ pub(crate) fn feed(
                 Handled::Known
             }
             "response_item" => response_item(cx, st, payload, time, out),
-            "event_msg" => event_msg(cx, st, payload, time, out),
+            "event_msg" => event_msg::event_msg(cx, st, payload, time, out),
             "turn_context" => {
                 if let Some(m) = str_of(payload, "model") {
                     cx.meta.model = Some(m.to_string());
@@ -145,7 +145,7 @@ fn response_item(
             let text = p.get("content").map(content_text).unwrap_or_default();
             match str_of(p, "role").unwrap_or("") {
                 "user" => user_text(cx, st, &text, SRC_RESPONSE, time, out),
-                "assistant" => assistant_text(cx, st, &text, SRC_RESPONSE, time, out),
+                "assistant" => assistant(cx, st, Said::Message, &text, SRC_RESPONSE, time, out),
                 _ => cx.emit(out, ParsedEvent::new("system/context", time, text)),
             }
         }
@@ -157,7 +157,7 @@ fn response_item(
                 }
                 text.push_str(&c);
             }
-            thinking(cx, st, &text, SRC_RESPONSE, time, out);
+            assistant(cx, st, Said::Thinking, &text, SRC_RESPONSE, time, out);
         }
         "function_call" | "tool_call" | "custom_tool_call" | "local_shell_call" => {
             tool_call(cx, p, time, out)
@@ -191,146 +191,6 @@ fn response_item(
         | "image_generation_call"
         | "compaction"
         | "compaction_summary" => {}
-        _ => return Handled::Unknown,
-    }
-    Handled::Known
-}
-
-fn event_msg(
-    cx: &mut Ctx,
-    st: &mut CodexState,
-    p: &Value,
-    time: Option<String>,
-    out: &mut Vec<ParsedEvent>,
-) -> Handled {
-    let s = |k: &str| str_of(p, k).unwrap_or("").to_string();
-    match str_of(p, "type").unwrap_or("") {
-        "user_message" => user_text(cx, st, &s("message"), SRC_EVENT, time, out),
-        "agent_message" => assistant_text(cx, st, &s("message"), SRC_EVENT, time, out),
-        "agent_reasoning" | "agent_reasoning_raw_content" => {
-            thinking(cx, st, &s("text"), SRC_EVENT, time, out)
-        }
-        "item_completed" => {
-            let item = p.get("item").unwrap_or(&Value::Null);
-            let text = item.get("content").map(content_text).unwrap_or_default();
-            match str_of(item, "type").unwrap_or("") {
-                "UserMessage" => user_text(cx, st, &text, SRC_ITEM, time, out),
-                "AgentMessage" => assistant_text(cx, st, &text, SRC_ITEM, time, out),
-                "Reasoning" => {
-                    let text = ["summary_text", "raw_content"]
-                        .iter()
-                        .filter_map(|k| item.get(*k).map(content_text))
-                        .filter(|t| !t.is_empty())
-                        .collect::<Vec<_>>()
-                        .join("\n");
-                    thinking(cx, st, &text, SRC_ITEM, time, out);
-                }
-                _ => {}
-            }
-        }
-        "turn_aborted" => {
-            cx.outcome.aborted();
-            let reason = str_of(p, "reason").unwrap_or("aborted");
-            let text = format!("turn aborted: {reason}");
-            cx.emit(out, ParsedEvent::new("system/error", time, text));
-        }
-        "task_complete" => {
-            let failed = p.get("error").is_some_and(|e| !e.is_null());
-            cx.outcome.task_complete(failed);
-        }
-        "error" | "stream_error" => {
-            let text = format!("error: {}", s("message"));
-            cx.emit(out, ParsedEvent::new("system/error", time, text));
-        }
-        "exec_command_end" => {
-            let code = p.get("exit_code").and_then(Value::as_i64).unwrap_or(0);
-            if code != 0 {
-                note_failed(st, p);
-            }
-        }
-        "patch_apply_end" => {
-            if p.get("success").and_then(Value::as_bool) == Some(false) {
-                note_failed(st, p);
-            }
-        }
-        "mcp_tool_call_end" => {
-            let result = p.get("result");
-            let err = result.and_then(|r| r.get("Err")).is_some()
-                || result
-                    .and_then(|r| r.get("Ok"))
-                    .and_then(|ok| ok.get("isError"))
-                    .and_then(Value::as_bool)
-                    == Some(true);
-            if err {
-                note_failed(st, p);
-            }
-        }
-        "collab_agent_spawn_end" => {
-            let call_id = str_of(p, "call_id").map(str::to_string);
-            let nick = str_of(p, "new_agent_nickname").map(str::to_string);
-            let role = str_of(p, "new_agent_role").map(str::to_string);
-            let who = nick.clone().or_else(|| role.clone()).unwrap_or_default();
-            let text = format!("spawned agent {who}: {}", s("prompt"));
-            let mut ev = ParsedEvent::new("system/notification", time, text);
-            ev.facts.push(Fact::Spawn {
-                tool_use_id: call_id.clone(),
-                subagent_type: role,
-                name: nick,
-                description: None,
-                team_name: None,
-            });
-            if let Some(agent_id) = str_of(p, "new_thread_id") {
-                cx.note_agent(agent_id);
-                ev.facts.push(Fact::AgentLink {
-                    tool_use_id: call_id.clone(),
-                    agent_id: agent_id.to_string(),
-                });
-            }
-            ev.tool_use_id = call_id;
-            cx.emit(out, ev);
-        }
-        "thread_name_updated" => {
-            if let Some(name) = str_of(p, "thread_name") {
-                cx.set_title(name, 2);
-            }
-        }
-        "token_count"
-        | "task_started"
-        | "turn_started"
-        | "turn_complete"
-        | "exec_command_begin"
-        | "exec_command_output_delta"
-        | "patch_apply_begin"
-        | "mcp_tool_call_begin"
-        | "web_search_begin"
-        | "web_search_end"
-        | "thread_settings_applied"
-        | "context_compacted"
-        | "sub_agent_activity"
-        | "image_generation_end"
-        | "thread_goal_updated"
-        | "entered_review_mode"
-        | "exited_review_mode"
-        | "collab_waiting_end"
-        | "collab_waiting_begin"
-        | "collab_close_end"
-        | "collab_agent_interaction_end"
-        | "collab_agent_spawn_begin"
-        | "guardian_assessment"
-        | "view_image_tool_call"
-        | "dynamic_tool_call_request"
-        | "dynamic_tool_call_response"
-        | "undo_started"
-        | "undo_completed"
-        | "plan_update"
-        | "background_event"
-        | "session_configured"
-        | "turn_diff"
-        | "item_started"
-        | "agent_message_delta"
-        | "agent_reasoning_delta"
-        | "agent_reasoning_section_break"
-        | "shutdown_complete" => {}
         _ => return Handled::Unknown,
     }
     Handled::Known
@@ -402,40 +262,32 @@ fn user_text(
     cx.emit(out, ParsedEvent::new(kind, time, typed.to_string()));
 }
 
-fn assistant_text(
-    cx: &mut Ctx,
-    st: &mut CodexState,
-    text: &str,
-    source: u8,
-    time: Option<String>,
-    out: &mut Vec<ParsedEvent>,
-) {
-    let t = text.trim();
-    if t.is_empty() || st.dedupe.is_duplicate(text_hash("a", t), source) {
-        return;
-    }
-    cx.emit(
-        out,
-        ParsedEvent::new("assistant/message", time, t.to_string()),
-    );
+/// What an assistant text is: a message or its reasoning.
+#[derive(Debug, Clone, Copy)]
+enum Said {
+    Message,
+    Thinking,
 }
 
-fn thinking(
+/// An assistant text, once: duplicates from another source are dropped.
+fn assistant(
     cx: &mut Ctx,
     st: &mut CodexState,
+    said: Said,
     text: &str,
     source: u8,
     time: Option<String>,
     out: &mut Vec<ParsedEvent>,
 ) {
+    let (tag, kind) = match said {
+        Said::Message => ("a", "assistant/message"),
+        Said::Thinking => ("t", "assistant/thinking"),
+    };
     let t = text.trim();
-    if t.is_empty() || st.dedupe.is_duplicate(text_hash("t", t), source) {
+    if t.is_empty() || st.dedupe.is_duplicate(text_hash(tag, t), source) {
         return;
     }
-    cx.emit(
-        out,
-        ParsedEvent::new("assistant/thinking", time, t.to_string()),
-    );
+    cx.emit(out, ParsedEvent::new(kind, time, t.to_string()));
 }
 
 /// `function_call` (JSON-string arguments), `custom_tool_call` (raw input), `local_shell_call`.
@@ -599,6 +451,8 @@ fn exit_code_prefix(s: &str) -> Option<i64> {
         .collect();
     digits.parse().ok()
 }
+
+mod event_msg;
 
 #[cfg(test)]
 mod tests;

@@ -7,20 +7,20 @@
 //! read-only. The only rows that are not derived, `ak_assignment` (dispatch plans), are copied from
 //! the old store into the new one before the rename, under a write lock on the old store.
 
-use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use rusqlite::{params, Connection, OpenFlags, Transaction};
+use rusqlite::{Connection, OpenFlags};
 use sha2::{Digest, Sha256};
 
+use super::assignments::{copy_assignments, ASSIGNMENT_SCHEMA};
 use super::catalog::{scan_agents, scan_skills, AgentDoc, SkillDoc};
 use super::derive::{derive, Derived, EventIn, GroupIn, SessionIn};
-use super::schema::{self, ASSIGNMENT_COLUMNS, ASSIGNMENT_SCHEMA, SCHEMA, SCHEMA_VERSION};
-use super::uses::split_skill_name;
-use super::{ms_to_rfc3339, KnowledgeError};
+use super::schema::{self, SCHEMA, SCHEMA_VERSION};
+use super::{KnowledgeError, KnowledgeStats, KnowledgeStore};
 use crate::sources::episodes::model::Fact;
-use crate::text::tokens;
+
+mod rows;
 
 /// What one build did.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -66,27 +66,24 @@ pub fn build_with(
     let skills = scan_skills(skill_roots);
     let agents = scan_agents(agent_roots);
 
-    // Nothing changed since the last build (same episodes revision, same catalog files): the
-    // store on disk is already what a build would write, so leave it alone.
     let current_ep_rev = crate::sources::sqlite::open_ro(episodes_db)
         .ok()
         .and_then(|c| crate::sources::sqlite::meta_get(&c, "index_rev"));
     let wanted = fingerprint(current_ep_rev.as_deref(), &skills, &agents);
-    if !force && knowledge_db.exists() {
-        if let Ok(store) = crate::sources::knowledge::KnowledgeStore::open(knowledge_db) {
-            if let Ok(stats) = store.stats() {
-                if stats.index_rev.as_deref() == Some(wanted.as_str()) {
-                    summary.index_rev = wanted;
-                    summary.episodes_index_rev = current_ep_rev;
-                    summary.skills = stats.skills;
-                    summary.actors = stats.actors;
-                    summary.skill_uses = stats.skill_uses;
-                    summary.unchanged = true;
-                    summary.elapsed_ms = started.elapsed().as_millis() as u64;
-                    return Ok(summary);
-                }
-            }
-        }
+    let unchanged = if force {
+        None
+    } else {
+        unchanged(knowledge_db, &wanted)
+    };
+    if let Some(stats) = unchanged {
+        summary.index_rev = wanted;
+        summary.episodes_index_rev = current_ep_rev;
+        summary.skills = stats.skills;
+        summary.actors = stats.actors;
+        summary.skill_uses = stats.skill_uses;
+        summary.unchanged = true;
+        summary.elapsed_ms = started.elapsed().as_millis() as u64;
+        return Ok(summary);
     }
 
     let (sessions, events, groups, ep_rev) = if episodes_db.exists() {
@@ -103,6 +100,49 @@ pub fn build_with(
     let derived = derive(&sessions, &events, &groups);
     let index_rev = fingerprint(ep_rev.as_deref(), &skills, &agents);
 
+    let tmp = temp_path(knowledge_db)?;
+    let result = write_and_swap(
+        &tmp,
+        knowledge_db,
+        &Content {
+            skills: &skills,
+            agents: &agents,
+            derived: &derived,
+            sessions: &sessions,
+            index_rev: &index_rev,
+            episodes_rev: ep_rev.as_deref(),
+        },
+        &mut summary,
+    );
+    if result.is_err() {
+        remove_temp(&tmp);
+    }
+    result?;
+
+    summary.index_rev = index_rev;
+    summary.episodes_index_rev = ep_rev;
+    summary.skills = skills.len() as u64;
+    summary.agent_defs = agents.len() as u64;
+    summary.sessions = sessions.len() as u64;
+    summary.actors = derived.actors.len() as u64;
+    summary.skill_uses = derived.uses.len() as u64;
+    summary.edits = derived.edits.len() as u64;
+    summary.elapsed_ms = started.elapsed().as_millis() as u64;
+    Ok(summary)
+}
+
+/// The store's stats when it is already what a build would write: its revision is `wanted`
+/// (same episodes revision, same catalog files), so it is left alone.
+fn unchanged(knowledge_db: &Path, wanted: &str) -> Option<KnowledgeStats> {
+    if !knowledge_db.exists() {
+        return None;
+    }
+    let stats = KnowledgeStore::open(knowledge_db).ok()?.stats().ok()?;
+    (stats.index_rev.as_deref() == Some(wanted)).then_some(stats)
+}
+
+/// A fresh temporary file beside the store (same directory, so the rename is atomic).
+fn temp_path(knowledge_db: &Path) -> Result<PathBuf, KnowledgeError> {
     let dir = match knowledge_db.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -119,39 +159,15 @@ pub fn build_with(
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0);
-    let tmp = dir.join(format!(".{file_name}.tmp-{}-{nanos}", std::process::id()));
+    Ok(dir.join(format!(".{file_name}.tmp-{}-{nanos}", std::process::id())))
+}
 
-    let result = write_and_swap(
-        &tmp,
-        knowledge_db,
-        &Content {
-            skills: &skills,
-            agents: &agents,
-            derived: &derived,
-            sessions: &sessions,
-            index_rev: &index_rev,
-            episodes_rev: ep_rev.as_deref(),
-        },
-        &mut summary,
-    );
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-        let mut journal = tmp.clone().into_os_string();
-        journal.push("-journal");
-        let _ = std::fs::remove_file(journal);
-    }
-    result?;
-
-    summary.index_rev = index_rev;
-    summary.episodes_index_rev = ep_rev;
-    summary.skills = skills.len() as u64;
-    summary.agent_defs = agents.len() as u64;
-    summary.sessions = sessions.len() as u64;
-    summary.actors = derived.actors.len() as u64;
-    summary.skill_uses = derived.uses.len() as u64;
-    summary.edits = derived.edits.len() as u64;
-    summary.elapsed_ms = started.elapsed().as_millis() as u64;
-    Ok(summary)
+/// A failed build leaves nothing behind: the temporary file and its journal go.
+fn remove_temp(tmp: &Path) {
+    let _ = std::fs::remove_file(tmp);
+    let mut journal = tmp.to_path_buf().into_os_string();
+    journal.push("-journal");
+    let _ = std::fs::remove_file(journal);
 }
 
 struct Content<'a> {
@@ -183,7 +199,7 @@ fn write_and_swap(
         let tx = conn.transaction().map_err(sql_err(tmp))?;
         tx.execute_batch(SCHEMA).map_err(sql_err(tmp))?;
         tx.execute_batch(ASSIGNMENT_SCHEMA).map_err(sql_err(tmp))?;
-        insert_all(&tx, content).map_err(sql_err(tmp))?;
+        rows::insert_all(&tx, content).map_err(sql_err(tmp))?;
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)
             .map_err(sql_err(tmp))?;
         tx.commit().map_err(sql_err(tmp))?;
@@ -255,242 +271,12 @@ fn open_old(path: &Path) -> rusqlite::Result<Connection> {
     Ok(conn)
 }
 
-/// Copies `ak_assignment` rows (the columns both stores know); returns (rows, old-only columns).
-fn copy_assignments(old: &Connection, new: &Connection) -> rusqlite::Result<(u64, Vec<String>)> {
-    let mut stmt = old.prepare("SELECT name FROM pragma_table_info('ak_assignment')")?;
-    let old_cols: Vec<String> = stmt
-        .query_map([], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
-    if old_cols.is_empty() {
-        return Ok((0, Vec::new()));
-    }
-    let cols: Vec<&str> = ASSIGNMENT_COLUMNS
-        .iter()
-        .copied()
-        .filter(|c| old_cols.iter().any(|o| o == c))
-        .collect();
-    let dropped: Vec<String> = old_cols
-        .iter()
-        .filter(|o| !ASSIGNMENT_COLUMNS.contains(&o.as_str()))
-        .cloned()
-        .collect();
-    if !cols.contains(&"assignment_id") {
-        return Ok((0, dropped));
-    }
-    let list = cols.join(", ");
-    let marks = vec!["?"; cols.len()].join(", ");
-    let mut read = old.prepare(&format!(
-        "SELECT {list} FROM ak_assignment ORDER BY assignment_id"
-    ))?;
-    let mut write = new.prepare(&format!(
-        "INSERT OR REPLACE INTO ak_assignment({list}) VALUES({marks})"
-    ))?;
-    let mut rows = read.query([])?;
-    let mut n = 0;
-    while let Some(r) = rows.next()? {
-        let vals: Vec<rusqlite::types::Value> = (0..cols.len())
-            .map(|i| r.get(i))
-            .collect::<Result<_, _>>()?;
-        write.execute(rusqlite::params_from_iter(vals))?;
-        n += 1;
-    }
-    Ok((n, dropped))
-}
-
-fn insert_all(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
-    let set_meta =
-        |k: &str, v: &str| tx.execute("INSERT INTO meta(key, value) VALUES(?1, ?2)", params![k, v]);
-    set_meta("index_rev", c.index_rev)?;
-    set_meta("episodes_index_rev", c.episodes_rev.unwrap_or(""))?;
-    set_meta("schema_version", &SCHEMA_VERSION.to_string())?;
-    set_meta(
-        "built_at",
-        &chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-    )?;
-
-    let mut ins = tx.prepare(
-        "INSERT INTO ak_skill(id, name, qualified_name, path, description, when_to_use,
-            content_hash, plugin, kind, tags) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-    )?;
-    let mut fts = tx.prepare(
-        "INSERT INTO ak_skill_fts(rowid, name, description, when_to_use, tags)
-         VALUES(?1, ?2, ?3, ?4, ?5)",
-    )?;
-    let mut seen_paths = BTreeSet::new();
-    let mut id = 0i64;
-    for s in c.skills {
-        let path = s.path.to_string_lossy().to_string();
-        if !seen_paths.insert(path.clone()) {
-            continue;
-        }
-        id += 1;
-        let tags = serde_json::to_string(&s.tags).unwrap_or_else(|_| "[]".to_string());
-        // Catalog text is stored redacted like everything else: a skill may quote a credential.
-        let description = crate::text::redact::redact(&s.description).text;
-        let when_to_use = s
-            .when_to_use
-            .as_deref()
-            .map(|w| crate::text::redact::redact(w).text);
-        ins.execute(params![
-            id,
-            s.name,
-            s.qualified_name(),
-            path,
-            description,
-            when_to_use,
-            s.content_hash,
-            s.plugin,
-            s.kind,
-            tags
-        ])?;
-        let name_terms = tokens::index_text(&format!(
-            "{} {}",
-            s.qualified_name(),
-            s.name.replace(['-', '_'], "")
-        ));
-        fts.execute(params![
-            id,
-            name_terms,
-            tokens::index_text(&description),
-            tokens::index_text(when_to_use.as_deref().unwrap_or("")),
-            tokens::index_text(&s.tags.join(" ")),
-        ])?;
-    }
-
-    let mut ins = tx.prepare(
-        "INSERT OR IGNORE INTO ak_agent_def(name, path, description, model, tools, content_hash)
-         VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
-    )?;
-    for a in c.agents {
-        ins.execute(params![
-            a.name,
-            a.path.to_string_lossy(),
-            crate::text::redact::redact(&a.description).text,
-            a.model,
-            a.tools.join(", "),
-            a.content_hash
-        ])?;
-    }
-    insert_actors(tx, c)?;
-
-    let mut ins = tx.prepare(
-        "INSERT INTO ak_actor_session(actor_id, session_id, role, sidechain_agent, events)
-         VALUES(?1, ?2, ?3, ?4, ?5)",
-    )?;
-    for ((actor, sid, role, side), n) in &c.derived.actor_sessions {
-        ins.execute(params![actor, sid, role, side, *n as i64])?;
-    }
-    let mut ins = tx.prepare(
-        "INSERT INTO ak_skill_use(actor_id, skill_name, skill_base, skill_plugin, session_id, seq,
-            time, time_ms, via, outcome) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-    )?;
-    for u in &c.derived.uses {
-        let (plugin, base) = split_skill_name(&u.skill_name);
-        ins.execute(params![
-            u.actor_id,
-            u.skill_name,
-            base,
-            plugin,
-            u.session_id,
-            u.seq,
-            u.time_ms.and_then(ms_to_rfc3339),
-            u.time_ms,
-            u.via,
-            u.outcome
-        ])?;
-    }
-    let mut ins = tx.prepare(
-        "INSERT INTO ak_edit(actor_id, path, abs_path, rel_path, session_id, seq, time, time_ms)
-         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    )?;
-    for e in &c.derived.edits {
-        ins.execute(params![
-            e.actor_id,
-            e.path,
-            e.abs_path,
-            e.rel_path,
-            e.session_id,
-            e.seq,
-            e.time_ms.and_then(ms_to_rfc3339),
-            e.time_ms
-        ])?;
-    }
-    Ok(())
-}
-
-fn insert_actors(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
-    let by_id: HashMap<&str, &SessionIn> = c
-        .sessions
-        .iter()
-        .map(|s| (s.session_id.as_str(), s))
-        .collect();
-    let mut defs: HashMap<String, &str> = HashMap::new();
-    for a in c.agents {
-        defs.entry(a.name.to_lowercase()).or_insert(a.name.as_str());
-    }
-    let mut ins = tx.prepare(
-        "INSERT INTO ak_actor(actor_id, name, kind, source, root_session, first_seen, last_seen,
-            last_seen_ms, sessions, events, skill_uses, edits, outcome_success, outcome_failure,
-            outcome, definition)
-         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-    )?;
-    for (actor_id, a) in &c.derived.actors {
-        let Some(key) = &a.key else { continue };
-        let (mut ok, mut bad) = (0i64, 0i64);
-        // The most recent authored session with a known outcome breaks a tie.
-        let mut latest: Option<(Option<i64>, &str, &str)> = None;
-        for sid in &a.authored {
-            let Some(s) = by_id.get(sid.as_str()) else {
-                continue;
-            };
-            match s.outcome.as_str() {
-                "success" => ok += 1,
-                "failure" => bad += 1,
-                _ => continue,
-            }
-            let cand = (s.last_ms, s.session_id.as_str(), s.outcome.as_str());
-            if latest.is_none_or(|l| (cand.0, cand.1) > (l.0, l.1)) {
-                latest = Some(cand);
-            }
-        }
-        let outcome = match ok.cmp(&bad) {
-            std::cmp::Ordering::Greater => "success",
-            std::cmp::Ordering::Less => "failure",
-            std::cmp::Ordering::Equal => latest.map_or("unknown", |l| l.2),
-        };
-        let definition = (key.kind != crate::sources::actor_id::ROOT)
-            .then(|| defs.get(&key.name.to_lowercase()).copied())
-            .flatten();
-        ins.execute(params![
-            actor_id,
-            key.name,
-            key.kind,
-            key.source,
-            key.root_session,
-            a.first_ms.and_then(ms_to_rfc3339),
-            a.last_ms.and_then(ms_to_rfc3339),
-            a.last_ms,
-            a.sessions.len() as i64,
-            a.events as i64,
-            a.skill_uses as i64,
-            a.edits as i64,
-            ok,
-            bad,
-            outcome,
-            definition
-        ])?;
-    }
-    Ok(())
-}
-
 type EpisodeRows = (Vec<SessionIn>, Vec<EventIn>, Vec<GroupIn>, Option<String>);
 
 /// Sessions, fact-carrying events and per-group counts, read-only, in a fixed order.
 fn read_episodes(path: &Path) -> rusqlite::Result<EpisodeRows> {
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
+    let conn = schema::open_ro(path)?;
+    // An indexer may be finishing its write: wait longer than a search would.
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
     // One read transaction, so the three reads see the same snapshot.
     conn.execute_batch("BEGIN")?;

@@ -104,108 +104,182 @@ pub struct Derived {
     pub edits: Vec<EditRow>,
 }
 
+/// Who did what, from the sessions, the fact-carrying events and the per-group counts: every
+/// session's author, every spawn, every teammate, then edits and skill uses, each credited to the
+/// actor of its (session, sidechain agent).
+pub fn derive(sessions: &[SessionIn], events: &[EventIn], groups: &[GroupIn]) -> Derived {
+    let index = SessionIndex::new(sessions);
+    let spawns = Spawns::collect(&index, events);
+    let mut actors = Resolver::new(&index, &spawns);
+    let mut out = Derived::default();
+    add_authors(&mut out, &mut actors, sessions, groups);
+    for sp in &spawns.spawns {
+        out.touch(&sp.key);
+        add_session(&mut out, &sp.key, &sp.session_id, "spawned", "", 0);
+        if let Some(a) = out.actors.get_mut(&sp.key.actor_id) {
+            a.seen(sp.time_ms);
+        }
+    }
+    let raw_uses = add_edits_and_teammates(&mut out, &mut actors, &index, events);
+    add_skill_uses(&mut out, &mut actors, &index, raw_uses);
+    out.uses.sort();
+    out.edits.sort();
+    out.edits.dedup();
+    out
+}
+
+impl Derived {
+    /// Make sure the actor exists (its first key wins).
+    fn touch(&mut self, key: &ActorKey) {
+        let a = self.actors.entry(key.actor_id.clone()).or_default();
+        a.key.get_or_insert_with(|| key.clone());
+    }
+}
+
+/// The sessions by id, with what derivation asks of a session that may be missing.
+struct SessionIndex<'a> {
+    by_id: HashMap<&'a str, &'a SessionIn>,
+}
+
+impl<'a> SessionIndex<'a> {
+    fn new(sessions: &'a [SessionIn]) -> Self {
+        let by_id = sessions
+            .iter()
+            .map(|s| (s.session_id.as_str(), s))
+            .collect();
+        SessionIndex { by_id }
+    }
+    fn get(&self, sid: &str) -> Option<&'a SessionIn> {
+        self.by_id.get(sid).copied()
+    }
+    fn root_of(&self, sid: &str) -> String {
+        match self.get(sid) {
+            Some(s) => root_session(s),
+            None => sid.split('/').next().unwrap_or(sid).to_string(),
+        }
+    }
+    fn source_of(&self, sid: &str) -> String {
+        self.get(sid)
+            .map(|s| s.source.clone())
+            .unwrap_or_else(|| "unknown".to_string())
+    }
+}
+
 struct Spawn {
     session_id: String,
     time_ms: Option<i64>,
     key: ActorKey,
 }
 
-/// Who did what, from the sessions, the fact-carrying events and the per-group counts.
-pub fn derive(sessions: &[SessionIn], events: &[EventIn], groups: &[GroupIn]) -> Derived {
-    let by_id: HashMap<&str, &SessionIn> = sessions
-        .iter()
-        .map(|s| (s.session_id.as_str(), s))
-        .collect();
-    let root_of = |sid: &str| -> String {
-        match by_id.get(sid) {
-            Some(s) => root_session(s),
-            None => sid.split('/').next().unwrap_or(sid).to_string(),
-        }
-    };
-    let source_of = |sid: &str| -> String {
-        by_id
-            .get(sid)
-            .map(|s| s.source.clone())
-            .unwrap_or_else(|| "unknown".to_string())
-    };
+/// Every spawn, findable per root session by its tool call or by the agent id a link names.
+#[derive(Default)]
+struct Spawns {
+    spawns: Vec<Spawn>,
+    /// (root, tool_use_id) → index into `spawns` (the first spawn of a tool call).
+    by_tool: HashMap<(String, String), usize>,
+    /// (root, agent_id) → the tool call that spawned it.
+    links: HashMap<(String, String), String>,
+}
 
-    // Spawns and links, per root session.
-    let mut spawns: Vec<Spawn> = Vec::new();
-    let mut spawn_by_tool: HashMap<(String, String), usize> = HashMap::new();
-    let mut links: HashMap<(String, String), String> = HashMap::new();
-    for ev in events {
-        let root = root_of(&ev.session_id);
-        for f in &ev.facts {
-            match f {
-                Fact::Spawn {
-                    tool_use_id,
-                    subagent_type,
-                    name,
-                    team_name,
-                    ..
-                } => {
-                    let parent_team = by_id
-                        .get(ev.session_id.as_str())
-                        .and_then(|s| s.team_name.clone());
-                    let Some(key) = spawn_key(
-                        &source_of(&ev.session_id),
-                        &root,
-                        name.as_deref(),
-                        subagent_type.as_deref(),
-                        team_name.is_some() || parent_team.is_some(),
-                    ) else {
-                        continue;
-                    };
-                    if let Some(id) = tool_use_id.as_ref().or(ev.tool_use_id.as_ref()) {
-                        spawn_by_tool
-                            .entry((root.clone(), id.clone()))
-                            .or_insert(spawns.len());
+impl Spawns {
+    fn collect(index: &SessionIndex<'_>, events: &[EventIn]) -> Self {
+        let mut out = Spawns::default();
+        for ev in events {
+            let root = index.root_of(&ev.session_id);
+            for f in &ev.facts {
+                match f {
+                    Fact::Spawn {
+                        tool_use_id,
+                        subagent_type,
+                        name,
+                        team_name,
+                        ..
+                    } => {
+                        let parent_team =
+                            index.get(&ev.session_id).and_then(|s| s.team_name.clone());
+                        let Some(key) = spawn_key(
+                            &index.source_of(&ev.session_id),
+                            &root,
+                            name.as_deref(),
+                            subagent_type.as_deref(),
+                            team_name.is_some() || parent_team.is_some(),
+                        ) else {
+                            continue;
+                        };
+                        if let Some(id) = tool_use_id.as_ref().or(ev.tool_use_id.as_ref()) {
+                            out.by_tool
+                                .entry((root.clone(), id.clone()))
+                                .or_insert(out.spawns.len());
+                        }
+                        out.spawns.push(Spawn {
+                            session_id: ev.session_id.clone(),
+                            time_ms: ev.time_ms,
+                            key,
+                        });
                     }
-                    spawns.push(Spawn {
-                        session_id: ev.session_id.clone(),
-                        time_ms: ev.time_ms,
-                        key,
-                    });
+                    Fact::AgentLink {
+                        tool_use_id: Some(tool),
+                        agent_id,
+                    } => {
+                        out.links
+                            .entry((root.clone(), agent_id.clone()))
+                            .or_insert_with(|| tool.clone());
+                    }
+                    _ => {}
                 }
-                Fact::AgentLink {
-                    tool_use_id: Some(tool),
-                    agent_id,
-                } => {
-                    links
-                        .entry((root.clone(), agent_id.clone()))
-                        .or_insert_with(|| tool.clone());
-                }
-                _ => {}
             }
         }
+        out
     }
-    let spawn_for_agent = |root: &str, agent: &str| -> Option<&Spawn> {
-        let tool = links.get(&(root.to_string(), agent.to_string()))?;
-        spawns.get(*spawn_by_tool.get(&(root.to_string(), tool.clone()))?)
-    };
 
-    // The actor of each (session, sidechain agent).
-    let mut resolved: HashMap<(String, Option<String>), ActorKey> = HashMap::new();
-    let mut resolve = |sid: &str, side: Option<&str>| -> ActorKey {
+    fn by_tool(&self, root: &str, tool: &str) -> Option<&Spawn> {
+        let i = self.by_tool.get(&(root.to_string(), tool.to_string()))?;
+        self.spawns.get(*i)
+    }
+
+    fn for_agent(&self, root: &str, agent: &str) -> Option<&Spawn> {
+        let tool = self.links.get(&(root.to_string(), agent.to_string()))?;
+        self.by_tool(root, tool)
+    }
+
+    /// The spawn a subagent session came from: by its spawning tool call, else by its agent id.
+    fn for_subagent(&self, root: &str, s: &SessionIn) -> Option<&Spawn> {
+        s.spawn_tool_use_id
+            .as_deref()
+            .and_then(|t| self.by_tool(root, t))
+            .or_else(|| s.agent_id.as_deref().and_then(|a| self.for_agent(root, a)))
+    }
+}
+
+/// The actor of each (session, sidechain agent), computed once: the spawn's actor when the
+/// session or sidechain can be linked to one, else the session's own identity.
+struct Resolver<'a> {
+    index: &'a SessionIndex<'a>,
+    spawns: &'a Spawns,
+    resolved: HashMap<(String, Option<String>), ActorKey>,
+}
+
+impl<'a> Resolver<'a> {
+    fn new(index: &'a SessionIndex<'a>, spawns: &'a Spawns) -> Self {
+        Resolver {
+            index,
+            spawns,
+            resolved: HashMap::new(),
+        }
+    }
+
+    fn resolve(&mut self, sid: &str, side: Option<&str>) -> ActorKey {
         let cache_key = (sid.to_string(), side.map(str::to_string));
-        if let Some(k) = resolved.get(&cache_key) {
+        if let Some(k) = self.resolved.get(&cache_key) {
             return k.clone();
         }
-        let root = root_of(sid);
-        let s = by_id.get(sid).copied();
+        let root = self.index.root_of(sid);
+        let s = self.index.get(sid);
         let from_spawn = match side {
-            Some(agent) => spawn_for_agent(&root, agent),
-            None => s.filter(|s| is_subagent(s)).and_then(|s| {
-                s.spawn_tool_use_id
-                    .as_ref()
-                    .and_then(|t| spawn_by_tool.get(&(root.clone(), t.clone())))
-                    .and_then(|i| spawns.get(*i))
-                    .or_else(|| {
-                        s.agent_id
-                            .as_deref()
-                            .and_then(|a| spawn_for_agent(&root, a))
-                    })
-            }),
+            Some(agent) => self.spawns.for_agent(&root, agent),
+            None => s
+                .filter(|s| is_subagent(s))
+                .and_then(|s| self.spawns.for_subagent(&root, s)),
         };
         let key = match (from_spawn, s) {
             (Some(sp), _) => sp.key.clone(),
@@ -221,43 +295,47 @@ pub fn derive(sessions: &[SessionIn], events: &[EventIn], groups: &[GroupIn]) ->
                 sidechain_agent: side,
             }),
         };
-        resolved.insert(cache_key, key.clone());
+        self.resolved.insert(cache_key, key.clone());
         key
-    };
+    }
+}
 
-    let mut out = Derived::default();
-    let touch = |out: &mut Derived, key: &ActorKey| {
-        let a = out.actors.entry(key.actor_id.clone()).or_default();
-        a.key.get_or_insert_with(|| key.clone());
-    };
-    // Every session has an author, even one without events.
+/// Every session has an author, even one without events; each (session, sidechain) group adds
+/// its events and time range to its actor.
+fn add_authors(
+    out: &mut Derived,
+    actors: &mut Resolver<'_>,
+    sessions: &[SessionIn],
+    groups: &[GroupIn],
+) {
     for s in sessions {
-        let key = resolve(&s.session_id, None);
-        touch(&mut out, &key);
-        add_session(&mut out, &key, &s.session_id, "author", "", 0);
+        let key = actors.resolve(&s.session_id, None);
+        out.touch(&key);
+        add_session(out, &key, &s.session_id, "author", "", 0);
     }
     for g in groups {
-        let key = resolve(&g.session_id, g.sidechain_agent.as_deref());
-        touch(&mut out, &key);
+        let key = actors.resolve(&g.session_id, g.sidechain_agent.as_deref());
+        out.touch(&key);
         let side = g.sidechain_agent.clone().unwrap_or_default();
-        add_session(&mut out, &key, &g.session_id, "author", &side, g.events);
+        add_session(out, &key, &g.session_id, "author", &side, g.events);
         if let Some(a) = out.actors.get_mut(&key.actor_id) {
             a.events += g.events;
             a.seen(g.min_ms);
             a.seen(g.max_ms);
         }
     }
-    for sp in &spawns {
-        touch(&mut out, &sp.key);
-        add_session(&mut out, &sp.key, &sp.session_id, "spawned", "", 0);
-        if let Some(a) = out.actors.get_mut(&sp.key.actor_id) {
-            a.seen(sp.time_ms);
-        }
-    }
+}
 
+/// Edits and teammates, in event order; skill uses are returned per session, to be
+/// de-duplicated by [`add_skill_uses`].
+fn add_edits_and_teammates(
+    out: &mut Derived,
+    actors: &mut Resolver<'_>,
+    index: &SessionIndex<'_>,
+    events: &[EventIn],
+) -> BTreeMap<String, Vec<RawUse>> {
     let mut raw_uses: BTreeMap<String, Vec<RawUse>> = BTreeMap::new();
     for ev in events {
-        let root = root_of(&ev.session_id);
         for f in &ev.facts {
             match f {
                 Fact::SkillUse { name, via } => {
@@ -274,47 +352,70 @@ pub fn derive(sessions: &[SessionIn], events: &[EventIn], groups: &[GroupIn]) ->
                         });
                 }
                 Fact::FileEdit { path } if !path.trim().is_empty() => {
-                    let key = resolve(&ev.session_id, ev.sidechain_agent.as_deref());
-                    let cwd = by_id
-                        .get(ev.session_id.as_str())
-                        .and_then(|s| s.cwd.as_deref());
-                    let (abs_path, rel_path) = normalise(path, cwd);
-                    if let Some(a) = out.actors.get_mut(&key.actor_id) {
-                        a.edits += 1;
-                    }
-                    out.edits.push(EditRow {
-                        session_id: ev.session_id.clone(),
-                        seq: ev.seq,
-                        path: path.clone(),
-                        actor_id: key.actor_id.clone(),
-                        abs_path,
-                        rel_path,
-                        time_ms: ev.time_ms,
-                    });
+                    add_edit(out, actors, index, ev, path);
                 }
                 Fact::TeammateMessage { teammate_id } => {
-                    let id = teammate_id.trim();
-                    if !plausible_name(id) || matches!(id, "system" | "unknown") {
-                        continue;
-                    }
-                    let key = spawned(&source_of(&ev.session_id), &root, id, true);
-                    touch(&mut out, &key);
-                    add_session(&mut out, &key, &ev.session_id, "teammate", "", 0);
-                    if let Some(a) = out.actors.get_mut(&key.actor_id) {
-                        a.seen(ev.time_ms);
-                    }
+                    add_teammate(out, index, ev, teammate_id);
                 }
                 _ => {}
             }
         }
     }
+    raw_uses
+}
+
+fn add_edit(
+    out: &mut Derived,
+    actors: &mut Resolver<'_>,
+    index: &SessionIndex<'_>,
+    ev: &EventIn,
+    path: &str,
+) {
+    let key = actors.resolve(&ev.session_id, ev.sidechain_agent.as_deref());
+    let cwd = index.get(&ev.session_id).and_then(|s| s.cwd.as_deref());
+    let (abs_path, rel_path) = normalise(path, cwd);
+    if let Some(a) = out.actors.get_mut(&key.actor_id) {
+        a.edits += 1;
+    }
+    out.edits.push(EditRow {
+        session_id: ev.session_id.clone(),
+        seq: ev.seq,
+        path: path.to_string(),
+        actor_id: key.actor_id,
+        abs_path,
+        rel_path,
+        time_ms: ev.time_ms,
+    });
+}
+
+fn add_teammate(out: &mut Derived, index: &SessionIndex<'_>, ev: &EventIn, teammate_id: &str) {
+    let id = teammate_id.trim();
+    if !plausible_name(id) || matches!(id, "system" | "unknown") {
+        return;
+    }
+    let root = index.root_of(&ev.session_id);
+    let key = spawned(&index.source_of(&ev.session_id), &root, id, true);
+    out.touch(&key);
+    add_session(out, &key, &ev.session_id, "teammate", "", 0);
+    if let Some(a) = out.actors.get_mut(&key.actor_id) {
+        a.seen(ev.time_ms);
+    }
+}
+
+/// One row per skill use after de-duplication, with its session's outcome.
+fn add_skill_uses(
+    out: &mut Derived,
+    actors: &mut Resolver<'_>,
+    index: &SessionIndex<'_>,
+    raw_uses: BTreeMap<String, Vec<RawUse>>,
+) {
     for (sid, uses) in raw_uses {
-        let outcome = by_id
-            .get(sid.as_str())
+        let outcome = index
+            .get(&sid)
             .map(|s| s.outcome.clone())
             .unwrap_or_else(|| "unknown".to_string());
         for u in dedupe_uses(uses) {
-            let key = resolve(&sid, u.sidechain.as_deref());
+            let key = actors.resolve(&sid, u.sidechain.as_deref());
             if let Some(a) = out.actors.get_mut(&key.actor_id) {
                 a.skill_uses += 1;
             }
@@ -322,17 +423,13 @@ pub fn derive(sessions: &[SessionIn], events: &[EventIn], groups: &[GroupIn]) ->
                 session_id: sid.clone(),
                 seq: u.seq,
                 skill_name: u.name.trim().trim_start_matches('/').to_string(),
-                actor_id: key.actor_id.clone(),
+                actor_id: key.actor_id,
                 via: u.via,
                 time_ms: u.time_ms,
                 outcome: outcome.clone(),
             });
         }
     }
-    out.uses.sort();
-    out.edits.sort();
-    out.edits.dedup();
-    out
 }
 
 fn add_session(

@@ -13,8 +13,10 @@
 //!   de-duplication of skill uses, path normalisation).
 //! * [`build()`]: writes the store atomically.
 //! * [`reader`]: the read-only [`KnowledgeStore`].
+//! * [`assignments`]: `ak_assignment`, the dispatch plans, and every statement that writes them.
 //! * [`audit`]: the check that no session text reached L3.
 
+pub mod assignments;
 pub mod audit;
 pub mod build;
 pub mod catalog;

@@ -1,14 +1,10 @@
 //! The `knowledge.sqlite` schema (L3) and how it is opened.
 //!
-//! Everything but `ak_assignment` is derived: the builder writes a fresh file and renames it over
-//! the old one, so there are no migrations: a schema change only bumps [`SCHEMA_VERSION`] and the
-//! next build writes the new layout. The store keeps the default rollback journal (never WAL) so a
-//! finished file is self-contained when it is renamed into place.
-
-use std::path::Path;
-use std::time::Duration;
-
-use rusqlite::{Connection, OpenFlags};
+//! Everything but `ak_assignment` (its schema and its writes are in [`super::assignments`]) is
+//! derived: the builder writes a fresh file and renames it over the old one, so there are no
+//! migrations: a schema change only bumps [`SCHEMA_VERSION`] and the next build writes the new
+//! layout. The store keeps the default rollback journal (never WAL) so a finished file is
+//! self-contained when it is renamed into place.
 
 /// Bumped when the layout changes (it is part of the store's `index_rev`).
 pub const SCHEMA_VERSION: i64 = 1;
@@ -100,43 +96,6 @@ CREATE INDEX ak_edit_abs ON ak_edit(abs_path);
 CREATE INDEX ak_edit_actor ON ak_edit(actor_id);
 "#;
 
-/// The only non-derived table: dispatch plans (`commit`), carried over by every rebuild.
-pub const ASSIGNMENT_SCHEMA: &str = r#"
-CREATE TABLE IF NOT EXISTS ak_assignment(
-    assignment_id TEXT PRIMARY KEY,
-    actor_id TEXT NOT NULL,
-    task_json TEXT NOT NULL,
-    status TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    decided_at TEXT,
-    decided_by TEXT,
-    reason TEXT
-);
-"#;
-
-/// Columns of `ak_assignment`, in order.
-pub const ASSIGNMENT_COLUMNS: &[&str] = &[
-    "assignment_id",
-    "actor_id",
-    "task_json",
-    "status",
-    "created_at",
-    "decided_at",
-    "decided_by",
-    "reason",
-];
-
-/// Open the store read-only (readers never write L3; only dispatch writes assignments).
-pub fn open_ro(path: &Path) -> rusqlite::Result<Connection> {
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    conn.busy_timeout(Duration::from_secs(2))?;
-    Ok(conn)
-}
-
-pub fn meta_get(conn: &Connection, key: &str) -> Option<String> {
-    conn.query_row("SELECT value FROM meta WHERE key=?1", [key], |r| r.get(0))
-        .ok()
-}
+/// Readers open the store read-only (they never write L3; only dispatch writes assignments),
+/// the same way as every other store.
+pub use crate::sources::sqlite::{meta_get, open_ro};

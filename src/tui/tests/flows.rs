@@ -337,11 +337,15 @@ fn no_color_means_no_colour() {
 
 #[test]
 fn keys_come_from_the_config() {
-    let mut config = knowledge::engine::EngineConfig::new(&world().data_dir);
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("config.toml"),
+        "[keys]\nquit = [\"ctrl-q\"]\nnonsense = [\"x\"]\n",
+    )
+    .unwrap();
+    let mut config = knowledge::engine::EngineConfig::load(tmp.path()).unwrap();
     config.log = false;
     config.semantic = false;
-    config.keys.insert("quit".into(), vec!["ctrl-q".into()]);
-    config.keys.insert("nonsense".into(), vec!["x".into()]);
     let engine = knowledge::engine::Engine::open(config);
     let h = harness(engine, world(), 120, 40);
     use crate::tui::keymap::{Context, KeyChord};

@@ -6,39 +6,78 @@ use super::{ClaudeState, Origin};
 use crate::sources::episodes::model::Fact;
 use crate::sources::episodes::parser::Ctx;
 
-/// Classifies a user-role text: `None` for nothing searchable (caveats, empty output).
+/// A user-role text classified: its event type, its text, its facts.
+type Classified = (&'static str, String, Vec<Fact>);
+
+fn plain(kind: &'static str, t: &str) -> Classified {
+    (kind, t.to_string(), Vec::new())
+}
+
+/// Classifies a user-role text: `None` for nothing searchable (caveats, empty output). The
+/// rules keyed on the text's own start are exclusive; the ones keyed on the line's origin (a
+/// compaction summary first, a meta line and who sent it last) are checked in a fixed order.
 pub(super) fn classify(
     cx: &mut Ctx,
     st: &ClaudeState,
     text: &str,
     origin: &Origin<'_>,
-) -> Option<(&'static str, String, Vec<Fact>)> {
+) -> Option<Classified> {
     let t = text.trim();
     if t.is_empty() {
         return None;
     }
-    let plain = |kind: &'static str| Some((kind, t.to_string(), Vec::new()));
     if origin.compact_summary {
-        return plain("system/summary");
+        return Some(plain("system/summary", t));
     }
     if t.starts_with("[Request interrupted by user") {
         cx.outcome.aborted();
-        return plain("system/error");
-    }
-    if t.starts_with("<teammate-message") {
-        let id = attr(t, "teammate_id").unwrap_or("unknown").to_string();
-        let body = inner(t, "teammate-message").unwrap_or(t).trim().to_string();
-        return Some((
-            "team/message",
-            body,
-            vec![Fact::TeammateMessage { teammate_id: id }],
-        ));
-    }
-    if t.starts_with("<task-notification>") {
-        return plain("system/notification");
+        return Some(plain("system/error", t));
     }
     if t.starts_with("<local-command-caveat>") || t.starts_with("Caveat: The messages below") {
         return None;
+    }
+    if let Some(body) = command_output(t) {
+        return (!body.is_empty()).then(|| plain("system/context", body));
+    }
+    if let Some(c) = wrapper(t).or_else(|| skill_body(t, origin)) {
+        return Some(c);
+    }
+    if t.starts_with("Stop hook feedback")
+        || t.starts_with("<user-prompt-submit-hook>")
+        || (t.starts_with("<system-reminder>") && t.contains("hook"))
+    {
+        return Some(plain("system/hook", t));
+    }
+    if origin.is_meta {
+        return Some(meta(st, t));
+    }
+    Some(by_origin(t, origin))
+}
+
+/// The output of a local or `!` shell command, unwrapped (empty when it printed nothing).
+fn command_output(t: &str) -> Option<&str> {
+    [
+        "local-command-stdout",
+        "local-command-stderr",
+        "bash-stdout",
+        "bash-stderr",
+    ]
+    .into_iter()
+    .find(|tag| t.starts_with(&format!("<{tag}>")))
+    .map(|tag| inner(t, tag).unwrap_or("").trim())
+}
+
+/// Text Claude Code wraps in a tag of its own: a teammate's message, a task notification, a
+/// slash command with its arguments, a `!` shell command.
+fn wrapper(t: &str) -> Option<Classified> {
+    if t.starts_with("<teammate-message") {
+        let id = attr(t, "teammate_id").unwrap_or("unknown").to_string();
+        let body = inner(t, "teammate-message").unwrap_or(t).trim().to_string();
+        let facts = vec![Fact::TeammateMessage { teammate_id: id }];
+        return Some(("team/message", body, facts));
+    }
+    if t.starts_with("<task-notification>") {
+        return Some(plain("system/notification", t));
     }
     if t.starts_with("<command-name>") || t.starts_with("<command-message>") {
         let name = inner(t, "command-name").unwrap_or("").trim();
@@ -55,78 +94,71 @@ pub(super) fn classify(
         };
         return Some(("user/command", cmd, Vec::new()));
     }
-    for tag in [
-        "local-command-stdout",
-        "local-command-stderr",
-        "bash-stdout",
-        "bash-stderr",
-    ] {
-        if t.starts_with(&format!("<{tag}>")) {
-            let body = inner(t, tag).unwrap_or("").trim();
-            return (!body.is_empty()).then(|| ("system/context", body.to_string(), Vec::new()));
-        }
-    }
     if t.starts_with("<bash-input>") {
-        return Some((
-            "user/command",
-            inner(t, "bash-input").unwrap_or(t).trim().to_string(),
-            Vec::new(),
-        ));
+        let cmd = inner(t, "bash-input").unwrap_or(t).trim();
+        return Some(plain("user/command", cmd));
     }
-    if t.starts_with("Base directory for this skill:") {
-        let mut facts = Vec::new();
-        if !origin.has_source_tool {
-            let dir = t.lines().next().unwrap_or("").trim_end();
-            if let Some(name) = dir.rsplit(['/', '\\']).next().filter(|n| !n.contains(':')) {
-                facts.push(Fact::SkillUse {
-                    name: name.to_string(),
-                    via: "injected".into(),
-                });
-            }
+    None
+}
+
+/// An injected skill body; the skill counts as used unless a tool call already said so.
+fn skill_body(t: &str, origin: &Origin<'_>) -> Option<Classified> {
+    if !t.starts_with("Base directory for this skill:") {
+        return None;
+    }
+    let mut facts = Vec::new();
+    if !origin.has_source_tool {
+        let dir = t.lines().next().unwrap_or("").trim_end();
+        if let Some(name) = dir.rsplit(['/', '\\']).next().filter(|n| !n.contains(':')) {
+            facts.push(Fact::SkillUse {
+                name: name.to_string(),
+                via: "injected".into(),
+            });
         }
-        return Some(("system/skill", t.to_string(), facts));
     }
-    if t.starts_with("Stop hook feedback")
-        || t.starts_with("<user-prompt-submit-hook>")
-        || (t.starts_with("<system-reminder>") && t.contains("hook"))
-    {
-        return plain("system/hook");
-    }
-    if origin.is_meta {
-        if let Some(cmd) = &st.last_command {
-            let name = cmd.split_whitespace().next().unwrap_or("");
-            let name = name.trim_start_matches('/').to_string();
-            let facts = if name.is_empty() {
-                Vec::new()
-            } else {
-                vec![Fact::SkillUse {
-                    name,
-                    via: "slash_command".into(),
-                }]
-            };
-            return Some(("system/skill", t.to_string(), facts));
-        }
-        return plain("system/context");
-    }
+    Some(("system/skill", t.to_string(), facts))
+}
+
+/// A meta line: the body of the slash command just run (a skill use), else injected context.
+fn meta(st: &ClaudeState, t: &str) -> Classified {
+    let Some(cmd) = &st.last_command else {
+        return plain("system/context", t);
+    };
+    let name = cmd.split_whitespace().next().unwrap_or("");
+    let name = name.trim_start_matches('/').to_string();
+    let facts = if name.is_empty() {
+        Vec::new()
+    } else {
+        vec![Fact::SkillUse {
+            name,
+            via: "slash_command".into(),
+        }]
+    };
+    ("system/skill", t.to_string(), facts)
+}
+
+/// The rest, by who sent the line: a reminder, a notification, a teammate, a parent agent's
+/// prompt, else what a person typed (a slash command or a message).
+fn by_origin(t: &str, origin: &Origin<'_>) -> Classified {
     if t.starts_with("<system-reminder>") {
-        return plain("system/context");
+        return plain("system/context", t);
     }
     if origin.origin_kind == Some("task-notification") {
-        return plain("system/notification");
+        return plain("system/notification", t);
     }
     if let Some(from) = origin.origin_from {
         let fact = Fact::TeammateMessage {
             teammate_id: from.to_string(),
         };
-        return Some(("team/message", t.to_string(), vec![fact]));
+        return ("team/message", t.to_string(), vec![fact]);
     }
     if origin.by_agent {
-        return plain("agent/prompt");
+        return plain("agent/prompt", t);
     }
     if is_slash_command(t) {
-        return plain("user/command");
+        return plain("user/command", t);
     }
-    plain("user/message")
+    plain("user/message", t)
 }
 
 /// `/name args` typed at the prompt (a queued command has no `<command-name>` wrapper).

@@ -1,0 +1,229 @@
+//! The rows of a new `knowledge.sqlite`, table by table: meta, the skill catalog with its
+//! full-text rows, agent definitions, actors (with their outcome and definition), the sessions
+//! of each actor, skill uses and edits. Catalog text is redacted on the way in.
+
+use std::collections::{BTreeSet, HashMap};
+
+use rusqlite::{params, Transaction};
+
+use super::Content;
+use crate::sources::knowledge::catalog::{AgentDoc, SkillDoc};
+use crate::sources::knowledge::derive::{ActorSessions, EditRow, SessionIn, UseRow};
+use crate::sources::knowledge::ms_to_rfc3339;
+use crate::sources::knowledge::schema::SCHEMA_VERSION;
+use crate::sources::knowledge::uses::split_skill_name;
+use crate::text::tokens;
+
+/// Every row of the new store, table by table, in a fixed order.
+pub(super) fn insert_all(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
+    insert_meta(tx, c)?;
+    insert_skills(tx, c.skills)?;
+    insert_agent_defs(tx, c.agents)?;
+    insert_actors(tx, c)?;
+    insert_actor_sessions(tx, &c.derived.actor_sessions)?;
+    insert_skill_uses(tx, &c.derived.uses)?;
+    insert_edits(tx, &c.derived.edits)
+}
+
+fn insert_meta(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
+    let set_meta =
+        |k: &str, v: &str| tx.execute("INSERT INTO meta(key, value) VALUES(?1, ?2)", params![k, v]);
+    set_meta("index_rev", c.index_rev)?;
+    set_meta("episodes_index_rev", c.episodes_rev.unwrap_or(""))?;
+    set_meta("schema_version", &SCHEMA_VERSION.to_string())?;
+    set_meta(
+        "built_at",
+        &chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+    )?;
+    Ok(())
+}
+
+/// The catalog's skills (the first of each path) and their full-text rows.
+fn insert_skills(tx: &Transaction<'_>, skills: &[SkillDoc]) -> rusqlite::Result<()> {
+    let mut ins = tx.prepare(
+        "INSERT INTO ak_skill(id, name, qualified_name, path, description, when_to_use,
+            content_hash, plugin, kind, tags) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?;
+    let mut fts = tx.prepare(
+        "INSERT INTO ak_skill_fts(rowid, name, description, when_to_use, tags)
+         VALUES(?1, ?2, ?3, ?4, ?5)",
+    )?;
+    let mut seen_paths = BTreeSet::new();
+    let mut id = 0i64;
+    for s in skills {
+        let path = s.path.to_string_lossy().to_string();
+        if !seen_paths.insert(path.clone()) {
+            continue;
+        }
+        id += 1;
+        let tags = serde_json::to_string(&s.tags).unwrap_or_else(|_| "[]".to_string());
+        // Catalog text is stored redacted like everything else: a skill may quote a credential.
+        let description = crate::text::redact::redact(&s.description).text;
+        let when_to_use = s
+            .when_to_use
+            .as_deref()
+            .map(|w| crate::text::redact::redact(w).text);
+        ins.execute(params![
+            id,
+            s.name,
+            s.qualified_name(),
+            path,
+            description,
+            when_to_use,
+            s.content_hash,
+            s.plugin,
+            s.kind,
+            tags
+        ])?;
+        let name_terms = tokens::index_text(&format!(
+            "{} {}",
+            s.qualified_name(),
+            s.name.replace(['-', '_'], "")
+        ));
+        fts.execute(params![
+            id,
+            name_terms,
+            tokens::index_text(&description),
+            tokens::index_text(when_to_use.as_deref().unwrap_or("")),
+            tokens::index_text(&s.tags.join(" ")),
+        ])?;
+    }
+    Ok(())
+}
+
+fn insert_agent_defs(tx: &Transaction<'_>, agents: &[AgentDoc]) -> rusqlite::Result<()> {
+    let mut ins = tx.prepare(
+        "INSERT OR IGNORE INTO ak_agent_def(name, path, description, model, tools, content_hash)
+         VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for a in agents {
+        ins.execute(params![
+            a.name,
+            a.path.to_string_lossy(),
+            crate::text::redact::redact(&a.description).text,
+            a.model,
+            a.tools.join(", "),
+            a.content_hash
+        ])?;
+    }
+    Ok(())
+}
+
+fn insert_actor_sessions(tx: &Transaction<'_>, rows: &ActorSessions) -> rusqlite::Result<()> {
+    let mut ins = tx.prepare(
+        "INSERT INTO ak_actor_session(actor_id, session_id, role, sidechain_agent, events)
+         VALUES(?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for ((actor, sid, role, side), n) in rows {
+        ins.execute(params![actor, sid, role, side, *n as i64])?;
+    }
+    Ok(())
+}
+
+fn insert_skill_uses(tx: &Transaction<'_>, uses: &[UseRow]) -> rusqlite::Result<()> {
+    let mut ins = tx.prepare(
+        "INSERT INTO ak_skill_use(actor_id, skill_name, skill_base, skill_plugin, session_id, seq,
+            time, time_ms, via, outcome) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?;
+    for u in uses {
+        let (plugin, base) = split_skill_name(&u.skill_name);
+        ins.execute(params![
+            u.actor_id,
+            u.skill_name,
+            base,
+            plugin,
+            u.session_id,
+            u.seq,
+            u.time_ms.and_then(ms_to_rfc3339),
+            u.time_ms,
+            u.via,
+            u.outcome
+        ])?;
+    }
+    Ok(())
+}
+
+fn insert_edits(tx: &Transaction<'_>, edits: &[EditRow]) -> rusqlite::Result<()> {
+    let mut ins = tx.prepare(
+        "INSERT INTO ak_edit(actor_id, path, abs_path, rel_path, session_id, seq, time, time_ms)
+         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    for e in edits {
+        ins.execute(params![
+            e.actor_id,
+            e.path,
+            e.abs_path,
+            e.rel_path,
+            e.session_id,
+            e.seq,
+            e.time_ms.and_then(ms_to_rfc3339),
+            e.time_ms
+        ])?;
+    }
+    Ok(())
+}
+
+fn insert_actors(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
+    let by_id: HashMap<&str, &SessionIn> = c
+        .sessions
+        .iter()
+        .map(|s| (s.session_id.as_str(), s))
+        .collect();
+    let mut defs: HashMap<String, &str> = HashMap::new();
+    for a in c.agents {
+        defs.entry(a.name.to_lowercase()).or_insert(a.name.as_str());
+    }
+    let mut ins = tx.prepare(
+        "INSERT INTO ak_actor(actor_id, name, kind, source, root_session, first_seen, last_seen,
+            last_seen_ms, sessions, events, skill_uses, edits, outcome_success, outcome_failure,
+            outcome, definition)
+         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+    )?;
+    for (actor_id, a) in &c.derived.actors {
+        let Some(key) = &a.key else { continue };
+        let (mut ok, mut bad) = (0i64, 0i64);
+        // The most recent authored session with a known outcome breaks a tie.
+        let mut latest: Option<(Option<i64>, &str, &str)> = None;
+        for sid in &a.authored {
+            let Some(s) = by_id.get(sid.as_str()) else {
+                continue;
+            };
+            match s.outcome.as_str() {
+                "success" => ok += 1,
+                "failure" => bad += 1,
+                _ => continue,
+            }
+            let cand = (s.last_ms, s.session_id.as_str(), s.outcome.as_str());
+            if latest.is_none_or(|l| (cand.0, cand.1) > (l.0, l.1)) {
+                latest = Some(cand);
+            }
+        }
+        let outcome = match ok.cmp(&bad) {
+            std::cmp::Ordering::Greater => "success",
+            std::cmp::Ordering::Less => "failure",
+            std::cmp::Ordering::Equal => latest.map_or("unknown", |l| l.2),
+        };
+        let definition = (key.kind != crate::sources::actor_id::ROOT)
+            .then(|| defs.get(&key.name.to_lowercase()).copied())
+            .flatten();
+        ins.execute(params![
+            actor_id,
+            key.name,
+            key.kind,
+            key.source,
+            key.root_session,
+            a.first_ms.and_then(ms_to_rfc3339),
+            a.last_ms.and_then(ms_to_rfc3339),
+            a.last_ms,
+            a.sessions.len() as i64,
+            a.events as i64,
+            a.skill_uses as i64,
+            a.edits as i64,
+            ok,
+            bad,
+            outcome,
+            definition
+        ])?;
+    }
+    Ok(())
+}
