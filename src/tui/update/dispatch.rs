@@ -163,7 +163,7 @@ fn open_commit_confirm(app: &mut App, v: &DispatchView) {
 
 /// What a commit of `p` records, writes and (never) executes.
 fn commit_summary(app: &App, p: &DispatchResponse) -> [(&'static str, String); 5] {
-    let data_dir = app.data_dir.trim_end_matches('/');
+    let data_dir = knowledge::config::DataDir::new(app.data_dir.trim_end_matches('/'));
     let assignment = p
         .handoff
         .as_ref()
@@ -189,12 +189,16 @@ fn commit_summary(app: &App, p: &DispatchResponse) -> [(&'static str, String); 5
         (
             "records",
             format!(
-                "assignment {assignment} (status recorded_plan) in {data_dir}/knowledge.sqlite"
+                "assignment {assignment} (status recorded_plan) in {}",
+                data_dir.knowledge_db().display()
             ),
         ),
         (
             "writes",
-            format!("the handoff package below, to {data_dir}/outbox/{file}"),
+            format!(
+                "the handoff package below, to {}",
+                data_dir.outbox_dir().join(&file).display()
+            ),
         ),
         (
             "executes",
