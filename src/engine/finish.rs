@@ -127,5 +127,10 @@ fn fit_limit_to_budget(resp: &mut SearchResponse, req: &SearchRequest, primary: 
         s.items.truncate(cap("skills"));
     }
     let skills = lanes.skills.as_ref().map_or(&[][..], |s| &s.items[..]);
-    super::items::prune_dangling_evidence(actors, &lanes.episodes.items, &lanes.code.items, skills);
+    super::fusion::items::prune_dangling_evidence(
+        actors,
+        &lanes.episodes.items,
+        &lanes.code.items,
+        skills,
+    );
 }

@@ -1,19 +1,17 @@
-//! Lane hits → contract items: RRF scores by rank, dedup by id within a lane, the stable order
-//! of invariant 10, and the `why[]` that says what matched.
+//! Lane hits → contract items: each lane's kept hits (after [`super::diversity::keep`]) scored by
+//! rank with [`super::rrf`], in the stable order of invariant 10, with the `why[]` that says what
+//! matched; and the ids that name items across the engine.
 
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
-use super::lanes::{CodeHit, SkillHit};
-use super::search::rrf;
+use super::diversity::keep;
+use super::rrf;
 use crate::contract::{Actor, CodeItem, EpisodeItem, SessionInfo, SkillItem, UsedBy};
+use crate::engine::lanes::{CodeHit, SkillHit};
 use crate::sources::episodes::search::EpisodeHit;
 
-/// At most this many events of one session in the episodes lane (contract §7 diversity).
-pub use crate::sources::episodes::search::PER_SESSION_CAP;
-
-/// At most this many code hits of one path in the code lane (contract §7 diversity).
-pub const PER_PATH_CAP: usize = 5;
+pub use super::diversity::{PER_PATH_CAP, PER_SESSION_CAP};
 
 pub fn episode_id(session_id: &str, seq: u64) -> String {
     format!("ep:{session_id}:{seq}")
@@ -53,60 +51,19 @@ pub fn order(a: (f64, Option<&str>, &str), b: (f64, Option<&str>, &str)) -> Orde
         .then_with(|| a.2.cmp(b.2))
 }
 
+/// The episodes lane: at most [`PER_SESSION_CAP`] events a session, one item an event.
 pub fn episode_items(hits: &[EpisodeHit], weight: f64) -> Vec<EpisodeItem> {
-    let mut seen = HashSet::new();
-    let mut items = Vec::new();
-    let mut per_session: HashMap<&str, usize> = HashMap::new();
-    for h in hits {
-        let id = episode_id(&h.session_id, h.seq);
-        if !seen.insert(id.clone()) {
-            continue;
-        }
-        // Contract §7 diversity, whatever the source (an external session-query server does not
-        // cap): a long session cannot hide the rest.
-        let n = per_session.entry(h.session_id.as_str()).or_default();
-        if *n >= PER_SESSION_CAP {
-            continue;
-        }
-        *n += 1;
-        let rank = items.len() + 1;
-        let mut why = Vec::new();
-        if h.lexical {
-            why.push(format!("lex: match in {}", h.event_type));
-            why.push(format!("bm25: {:.2}", h.bm25));
-        }
-        if let Some(cos) = h.cosine {
-            why.push(format!("vec: {cos:.2}"));
-        }
-        if h.human {
-            why.push("written by a person".to_string());
-        }
-        if h.is_error {
-            why.push("tool error".to_string());
-        }
-        if h.session.outcome != "unknown" {
-            why.push(format!("session outcome: {}", h.session.outcome));
-        }
-        items.push(EpisodeItem {
-            id,
-            session_id: h.session_id.clone(),
-            seq: h.seq,
-            event_type: h.event_type.clone(),
-            time: h.time.clone(),
-            surface: surface(h),
-            score: rrf(weight, rank),
-            snippet: Some(h.snippet.clone()),
-            session: SessionInfo {
-                cwd: h.session.cwd.clone(),
-                created_at: h.session.created_at.clone(),
-                agent_preset: h.session.agent_preset.clone(),
-                live: h.session.live,
-                persisted: true,
-                outcome: Some(h.session.outcome.clone()),
-            },
-            why,
-        });
-    }
+    let kept = keep(
+        hits,
+        |h| episode_id(&h.session_id, h.seq),
+        |h| Some(h.session_id.as_str()),
+        PER_SESSION_CAP,
+    );
+    let mut items: Vec<EpisodeItem> = kept
+        .into_iter()
+        .enumerate()
+        .map(|(i, (id, h))| episode_item(id, h, rrf(weight, i + 1)))
+        .collect();
     items.sort_by(|a, b| {
         order(
             (a.score, a.time.as_deref(), &a.id),
@@ -116,19 +73,62 @@ pub fn episode_items(hits: &[EpisodeHit], weight: f64) -> Vec<EpisodeItem> {
     items
 }
 
+fn episode_item(id: String, h: &EpisodeHit, score: f64) -> EpisodeItem {
+    EpisodeItem {
+        id,
+        session_id: h.session_id.clone(),
+        seq: h.seq,
+        event_type: h.event_type.clone(),
+        time: h.time.clone(),
+        surface: surface(h),
+        score,
+        snippet: Some(h.snippet.clone()),
+        session: SessionInfo {
+            cwd: h.session.cwd.clone(),
+            created_at: h.session.created_at.clone(),
+            agent_preset: h.session.agent_preset.clone(),
+            live: h.session.live,
+            persisted: true,
+            outcome: Some(h.session.outcome.clone()),
+        },
+        why: episode_why(h),
+    }
+}
+
+/// What matched in an event and what else made it evidence.
+fn episode_why(h: &EpisodeHit) -> Vec<String> {
+    let mut why = Vec::new();
+    if h.lexical {
+        why.push(format!("lex: match in {}", h.event_type));
+        why.push(format!("bm25: {:.2}", h.bm25));
+    }
+    if let Some(cos) = h.cosine {
+        why.push(format!("vec: {cos:.2}"));
+    }
+    if h.human {
+        why.push("written by a person".to_string());
+    }
+    if h.is_error {
+        why.push("tool error".to_string());
+    }
+    if h.session.outcome != "unknown" {
+        why.push(format!("session outcome: {}", h.session.outcome));
+    }
+    why
+}
+
+/// The code lane: at most [`PER_PATH_CAP`] chunks a path, one item a chunk.
 pub fn code_items(hits: &[CodeHit], weight: f64) -> Vec<CodeItem> {
-    let mut seen = HashSet::new();
-    let mut per_path: HashMap<&str, usize> = HashMap::new();
-    let mut items = Vec::new();
-    for h in hits {
-        let id = format!("chunk:{}", h.chunk_id);
-        let n = per_path.entry(h.path.as_str()).or_default();
-        if *n >= PER_PATH_CAP || !seen.insert(id.clone()) {
-            continue;
-        }
-        *n += 1;
-        let rank = items.len() + 1;
-        items.push(CodeItem {
+    let kept = keep(
+        hits,
+        |h| format!("chunk:{}", h.chunk_id),
+        |h| Some(h.path.as_str()),
+        PER_PATH_CAP,
+    );
+    let mut items: Vec<CodeItem> = kept
+        .into_iter()
+        .enumerate()
+        .map(|(i, (id, h))| CodeItem {
             id,
             chunk_id: h.chunk_id.clone(),
             path: h.path.clone(),
@@ -137,13 +137,13 @@ pub fn code_items(hits: &[CodeHit], weight: f64) -> Vec<CodeItem> {
             end_line: h.end_line.max(h.start_line.max(1)),
             source_kind: h.source_kind.clone(),
             provenance: "stated".to_string(),
-            score: rrf(weight, rank),
+            score: rrf(weight, i + 1),
             why: h.why.clone(),
             snippet: Some(h.snippet.clone()),
             symbol: h.symbol.clone(),
             mtime: h.mtime.clone(),
-        });
-    }
+        })
+        .collect();
     items.sort_by(|a, b| {
         order(
             (a.score, a.mtime.as_deref(), &a.id),
@@ -153,23 +153,20 @@ pub fn code_items(hits: &[CodeHit], weight: f64) -> Vec<CodeItem> {
     items
 }
 
+/// The skills lane: one item a skill name, no cap.
 pub fn skill_items(hits: &[SkillHit], weight: f64) -> Vec<SkillItem> {
-    let mut seen = HashSet::new();
-    let mut items = Vec::new();
-    for h in hits {
-        let id = format!("skill:{}", h.name);
-        if !seen.insert(id.clone()) {
-            continue;
-        }
-        let rank = items.len() + 1;
-        items.push(SkillItem {
+    let kept = keep(hits, |h| format!("skill:{}", h.name), |_| None, 0);
+    let mut items: Vec<SkillItem> = kept
+        .into_iter()
+        .enumerate()
+        .map(|(i, (id, h))| SkillItem {
             id,
             name: h.name.clone(),
             path: h.path.clone(),
             description: h.description.clone(),
             when_to_use: h.when_to_use.clone(),
             content_hash: h.content_hash.clone(),
-            score: rrf(weight, rank),
+            score: rrf(weight, i + 1),
             uses: h.uses,
             used_by: h
                 .used_by
@@ -180,8 +177,8 @@ pub fn skill_items(hits: &[SkillHit], weight: f64) -> Vec<SkillItem> {
                 })
                 .collect(),
             why: h.why.clone(),
-        });
-    }
+        })
+        .collect();
     items.sort_by(|a, b| order((a.score, None, &a.id), (b.score, None, &b.id)));
     items
 }
