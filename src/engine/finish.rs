@@ -1,6 +1,6 @@
-//! The last stage of a search: what leaves the engine. Snippets are redacted again and clipped,
-//! provenance applied, the limit lowered when the budget cannot carry it, then the budget
-//! enforced (`budget::apply`) and the tokens used counted.
+//! The budget stage, the last of a search (`engine/search.rs`): what leaves the engine. Snippets
+//! are redacted again and clipped, provenance applied, the limit lowered when the budget cannot
+//! carry it, then the budget enforced (`budget::apply`) and the tokens used counted.
 
 use super::budget;
 use crate::contract::*;

@@ -1,18 +1,19 @@
-//! The search pipeline. [`Engine::search`] runs these stages in this order, one function each:
+//! The search pipeline. `Engine::search` runs these stages in this order, one function each
+//! (`Engine::assemble` holds stages 3 to 7):
 //!
 //! 1. **route**: `routing::route`, the intent and the lane weights;
 //! 2. **lanes**: `search::fan_out::run_lanes` asks every requested lane at once under one
 //!    deadline; `search::report::lane_reports` turns each answer or failure into the lane's
 //!    header, trace row and issues;
-//! 3. **per-lane caps and dedup, then fusion**: [`Engine::fuse`] (`fusion::fuse`: per lane
+//! 3. **per-lane caps and dedup, then fusion**: `Engine::fuse` (`fusion::fuse`: per lane
 //!    `fusion::diversity::keep`, then the weighted RRF `fusion::rrf` and the order of invariant
 //!    10), then the episode filters on skill uses;
-//! 4. **L3 lookup**: [`Engine::l3_lookup`], the actor behind each event and who edited the
+//! 4. **L3 lookup**: `Engine::l3_lookup`, the actor behind each event and who edited the
 //!    returned paths;
-//! 5. **actors**: [`Engine::rank_actors`] (`actors::aggregate`);
-//! 6. **limit**: [`Engine::apply_limit`], every lane and the actors cut to `limit`, evidence to a
+//! 5. **actors**: `Engine::rank_actors` (`actors::aggregate`);
+//! 6. **limit**: `Engine::apply_limit`, every lane and the actors cut to `limit`, evidence to a
 //!    cut item dropped, the actors' profiles filled;
-//! 7. **response**: [`response`], the typed document;
+//! 7. **response**: `response`, the typed document;
 //! 8. **budget**: `finish::finish`, snippets redacted again and clipped, provenance, the budget
 //!    (`budget::apply`) and the tokens used; then the request log.
 //!

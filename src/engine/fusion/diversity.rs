@@ -5,11 +5,24 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::engine::lanes::CodeHit;
+use crate::sources::episodes::search::EpisodeHit;
+
 /// At most this many events of one session in the episodes lane.
 pub use crate::sources::episodes::search::PER_SESSION_CAP;
 
 /// At most this many code hits of one path in the code lane.
 pub const PER_PATH_CAP: usize = 5;
+
+/// The episodes lane's cap counts the events of a session.
+pub fn session_of(hit: &EpisodeHit) -> Option<&str> {
+    Some(&hit.session_id)
+}
+
+/// The code lane's cap counts the chunks of a path.
+pub fn path_of(hit: &CodeHit) -> Option<&str> {
+    Some(&hit.path)
+}
 
 /// The hits a lane keeps, in the lane's order, each with its item id: the first hit of an id,
 /// and at most `cap` hits of one group (a session, a path; `None`: no group, no cap).

@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 use std::collections::HashSet;
 
-use super::diversity::keep;
+use super::diversity::{keep, path_of, session_of};
 use super::rrf;
 use crate::contract::{Actor, CodeItem, EpisodeItem, SessionInfo, SkillItem, UsedBy};
 use crate::engine::lanes::{CodeHit, SkillHit};
@@ -51,26 +51,33 @@ pub fn order(a: (f64, Option<&str>, &str), b: (f64, Option<&str>, &str)) -> Orde
         .then_with(|| a.2.cmp(b.2))
 }
 
-/// The episodes lane: at most [`PER_SESSION_CAP`] events a session, one item an event.
-pub fn episode_items(hits: &[EpisodeHit], weight: f64) -> Vec<EpisodeItem> {
-    let kept = keep(
-        hits,
-        |h| episode_id(&h.session_id, h.seq),
-        |h| Some(h.session_id.as_str()),
-        PER_SESSION_CAP,
-    );
-    let mut items: Vec<EpisodeItem> = kept
+/// A lane's items: each kept hit scored by its 1-based rank with [`rrf`], then the lane sorted
+/// by [`order`] of the items' (score, time, id).
+fn ranked<H, I>(
+    kept: Vec<(String, &H)>,
+    weight: f64,
+    item: impl Fn(String, &H, f64) -> I,
+    key: impl Fn(&I) -> (f64, Option<&str>, &str),
+) -> Vec<I> {
+    let mut items: Vec<I> = kept
         .into_iter()
         .enumerate()
-        .map(|(i, (id, h))| episode_item(id, h, rrf(weight, i + 1)))
+        .map(|(i, (id, hit))| item(id, hit, rrf(weight, i + 1)))
         .collect();
-    items.sort_by(|a, b| {
-        order(
-            (a.score, a.time.as_deref(), &a.id),
-            (b.score, b.time.as_deref(), &b.id),
-        )
-    });
+    items.sort_by(|a, b| order(key(a), key(b)));
     items
+}
+
+/// The episodes lane: at most [`PER_SESSION_CAP`] events a session, one item an event.
+pub fn episode_items(hits: &[EpisodeHit], weight: f64) -> Vec<EpisodeItem> {
+    let kept = keep(hits, event_item_id, session_of, PER_SESSION_CAP);
+    ranked(kept, weight, episode_item, |i| {
+        (i.score, i.time.as_deref(), &i.id)
+    })
+}
+
+fn event_item_id(h: &EpisodeHit) -> String {
+    episode_id(&h.session_id, h.seq)
 }
 
 fn episode_item(id: String, h: &EpisodeHit, score: f64) -> EpisodeItem {
@@ -83,15 +90,21 @@ fn episode_item(id: String, h: &EpisodeHit, score: f64) -> EpisodeItem {
         surface: surface(h),
         score,
         snippet: Some(h.snippet.clone()),
-        session: SessionInfo {
-            cwd: h.session.cwd.clone(),
-            created_at: h.session.created_at.clone(),
-            agent_preset: h.session.agent_preset.clone(),
-            live: h.session.live,
-            persisted: true,
-            outcome: Some(h.session.outcome.clone()),
-        },
+        session: session_info(h),
         why: episode_why(h),
+    }
+}
+
+/// The session an event belongs to, as an item shows it.
+fn session_info(h: &EpisodeHit) -> SessionInfo {
+    let s = &h.session;
+    SessionInfo {
+        cwd: s.cwd.clone(),
+        created_at: s.created_at.clone(),
+        agent_preset: s.agent_preset.clone(),
+        live: s.live,
+        persisted: true,
+        outcome: Some(s.outcome.clone()),
     }
 }
 
@@ -122,65 +135,58 @@ pub fn code_items(hits: &[CodeHit], weight: f64) -> Vec<CodeItem> {
     let kept = keep(
         hits,
         |h| format!("chunk:{}", h.chunk_id),
-        |h| Some(h.path.as_str()),
+        path_of,
         PER_PATH_CAP,
     );
-    let mut items: Vec<CodeItem> = kept
-        .into_iter()
-        .enumerate()
-        .map(|(i, (id, h))| CodeItem {
-            id,
-            chunk_id: h.chunk_id.clone(),
-            path: h.path.clone(),
-            root: (!h.root.is_empty()).then(|| h.root.clone()),
-            start_line: h.start_line.max(1),
-            end_line: h.end_line.max(h.start_line.max(1)),
-            source_kind: h.source_kind.clone(),
-            provenance: "stated".to_string(),
-            score: rrf(weight, i + 1),
-            why: h.why.clone(),
-            snippet: Some(h.snippet.clone()),
-            symbol: h.symbol.clone(),
-            mtime: h.mtime.clone(),
-        })
-        .collect();
-    items.sort_by(|a, b| {
-        order(
-            (a.score, a.mtime.as_deref(), &a.id),
-            (b.score, b.mtime.as_deref(), &b.id),
-        )
-    });
-    items
+    ranked(kept, weight, code_item, |i| {
+        (i.score, i.mtime.as_deref(), &i.id)
+    })
+}
+
+fn code_item(id: String, h: &CodeHit, score: f64) -> CodeItem {
+    CodeItem {
+        id,
+        chunk_id: h.chunk_id.clone(),
+        path: h.path.clone(),
+        root: (!h.root.is_empty()).then(|| h.root.clone()),
+        start_line: h.start_line.max(1),
+        end_line: h.end_line.max(h.start_line.max(1)),
+        source_kind: h.source_kind.clone(),
+        provenance: "stated".to_string(),
+        score,
+        why: h.why.clone(),
+        snippet: Some(h.snippet.clone()),
+        symbol: h.symbol.clone(),
+        mtime: h.mtime.clone(),
+    }
 }
 
 /// The skills lane: one item a skill name, no cap.
 pub fn skill_items(hits: &[SkillHit], weight: f64) -> Vec<SkillItem> {
     let kept = keep(hits, |h| format!("skill:{}", h.name), |_| None, 0);
-    let mut items: Vec<SkillItem> = kept
-        .into_iter()
-        .enumerate()
-        .map(|(i, (id, h))| SkillItem {
-            id,
-            name: h.name.clone(),
-            path: h.path.clone(),
-            description: h.description.clone(),
-            when_to_use: h.when_to_use.clone(),
-            content_hash: h.content_hash.clone(),
-            score: rrf(weight, i + 1),
-            uses: h.uses,
-            used_by: h
-                .used_by
-                .iter()
-                .map(|(actor, sid, seq)| UsedBy {
-                    actor_id: actor.clone(),
-                    episode_id: episode_id(sid, *seq),
-                })
-                .collect(),
-            why: h.why.clone(),
-        })
-        .collect();
-    items.sort_by(|a, b| order((a.score, None, &a.id), (b.score, None, &b.id)));
-    items
+    ranked(kept, weight, skill_item, |i| (i.score, None, &i.id))
+}
+
+fn skill_item(id: String, h: &SkillHit, score: f64) -> SkillItem {
+    SkillItem {
+        id,
+        name: h.name.clone(),
+        path: h.path.clone(),
+        description: h.description.clone(),
+        when_to_use: h.when_to_use.clone(),
+        content_hash: h.content_hash.clone(),
+        score,
+        uses: h.uses,
+        used_by: h
+            .used_by
+            .iter()
+            .map(|(actor, sid, seq)| UsedBy {
+                actor_id: actor.clone(),
+                episode_id: episode_id(sid, *seq),
+            })
+            .collect(),
+        why: h.why.clone(),
+    }
 }
 
 /// Drop evidence that names an item no longer in its lane; drop actors left with none.

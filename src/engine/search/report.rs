@@ -41,39 +41,21 @@ pub struct CodeIndex {
 
 /// Report every lane from its answer or failure.
 pub fn lane_reports(engine: &Engine, answers: &LaneAnswers) -> LaneReports {
-    let timeout = engine.config.lane_timeout;
-    let mut episodes = lane_state(
-        Lane::Episodes,
-        engine.episodes.name(),
-        &answers.episodes,
-        timeout,
-        |a| a.hits.len(),
-    );
+    let t = engine.config.lane_timeout;
+    let mut episodes = lane_state(Lane::Episodes, engine.episodes.name(), &answers.episodes, t);
     let counts = answers.episodes.answer().map(|a| {
-        episodes.header.index_rev = a.stats.index_rev.clone();
+        episodes.answered(a.stats.index_rev.clone(), a.hits.len());
         EpisodeCounts {
             sessions: a.stats.sessions,
             indexed_docs: a.stats.events,
             live: a.stats.live,
         }
     });
-    let mut code = lane_state(
-        Lane::Code,
-        engine.code.name(),
-        &answers.code,
-        timeout,
-        |a| a.hits.len(),
-    );
+    let mut code = lane_state(Lane::Code, engine.code.name(), &answers.code, t);
     let code_index = code_index(&mut code, answers.code.answer());
-    let mut skills = lane_state(
-        Lane::Skills,
-        engine.skills.name(),
-        &answers.skills,
-        timeout,
-        |a| a.hits.len(),
-    );
+    let mut skills = lane_state(Lane::Skills, engine.skills.name(), &answers.skills, t);
     if let Some(a) = answers.skills.answer() {
-        skills.header.index_rev = a.index_rev.clone();
+        skills.answered(a.index_rev.clone(), a.hits.len());
     }
     LaneReports {
         episodes,
@@ -84,17 +66,21 @@ pub fn lane_reports(engine: &Engine, answers: &LaneAnswers) -> LaneReports {
     }
 }
 
-fn lane_state<T>(
-    lane: Lane,
-    source: String,
-    res: &LaneResult<T>,
-    timeout: Duration,
-    items: impl Fn(&T) -> usize,
-) -> LaneState {
+impl LaneState {
+    /// What an answer adds: the index revision it came from and how many hits it held.
+    fn answered(&mut self, index_rev: Option<String>, hits: usize) {
+        self.header.index_rev = index_rev;
+        self.trace.items = hits as u32;
+    }
+}
+
+/// A lane's header, trace and issues from its outcome (an answer's own figures are added by
+/// [`LaneState::answered`]).
+fn lane_state<T>(lane: Lane, source: String, res: &LaneResult<T>, timeout: Duration) -> LaneState {
     let name = lane.as_str();
     let mut issues = Vec::new();
     let (degraded, reason, ms, n, failed) = match res {
-        LaneResult::Ok(v, ms) => (false, None, *ms, items(v), false),
+        LaneResult::Ok(_, ms) => (false, None, *ms, 0, false),
         LaneResult::Failed(f, ms) => {
             let is_error = !matches!(f.code, Code::IndexNotReady);
             issues.push((is_error, Issue::lane(f.code, name, f.reason.clone())));
@@ -152,7 +138,7 @@ fn code_index(state: &mut LaneState, answer: Option<&CodeAnswer>) -> CodeIndex {
         drift: None,
     };
     let Some(a) = answer else { return index };
-    state.header.index_rev = a.index_rev.clone();
+    state.answered(a.index_rev.clone(), a.hits.len());
     index.capability = a.capability.clone();
     index.freshness.stale = a.stale;
     index.drift = a.drift.clone();
