@@ -127,14 +127,13 @@ impl Engine {
         reports.note_empty_lanes(answers, &fused, &req.filters);
         let no_source = reports.no_source();
         let l3 = self.l3_lookup(answers, &fused);
+        // Without the episodes and the code source nothing stands: no items, no actors.
         let mut actors = if no_source {
+            fused.clear();
             Vec::new()
         } else {
             self.rank_actors(req, route, lane_req, answers, &fused, &l3)
         };
-        if no_source {
-            fused.clear();
-        }
         self.apply_limit(req.limit as usize, &mut fused, &mut actors, l3.store);
         response(req, route, reports, fused, actors, no_source)
     }
