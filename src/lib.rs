@@ -3,12 +3,17 @@
 //! One engine answers from three independent layers and never mixes their evidence:
 //!
 //! ```text
-//!  request JSON ─► contract::validate ─► engine::route ─► lanes (concurrent, per-lane timeout)
-//!                                                          ├─ episodes (L1: sessions, session_id+seq)
-//!                                                          ├─ code     (L2: chunks, path+start_line)
-//!                                                          └─ skills   (L3: derived, links into L1/L2)
-//!                  response JSON ◄─ budget ◄─ redact ◄─ actors ◄─ fuse (RRF, k=60)
+//!  request JSON ─► contract::validate ─► route ─► lanes (concurrent, per-lane timeout)
+//!                                                  ├─ episodes (L1: sessions, session_id+seq)
+//!                                                  ├─ code     (L2: chunks, path+start_line)
+//!                                                  └─ skills   (L3: derived, links into L1/L2)
+//!                                                          │
+//!                          fusion (per-lane caps and dedup, then RRF k=60, inside each lane)
+//!                                                          │
+//!  response JSON ◄─ budget (redact, clip) ◄─ response ◄─ limit ◄─ actors ◄─ L3 lookup
 //! ```
+//!
+//! Each stage is one function, named in `engine::search`'s module doc.
 //!
 //! The front ends (CLI, TUI, MCP server) live in the binary and only translate. Nothing in the
 //! engine, the built-in sources, the text handling or the contract knows about terminals,

@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::items::{episode_id, order};
+use super::fusion::items::{code_abs_path, episode_id, order};
 use super::lanes::SkillHit;
 use super::routing::Route;
 use crate::config::DispatchAvailability;
@@ -66,32 +66,44 @@ struct Acc {
     latest: Option<String>,
 }
 
-/// Rank the actors behind the lane items.
+/// Rank the actors behind the lane items: gather each actor's evidence from the three lanes,
+/// score and explain every actor, then order them (invariant 10) and keep `limit`.
 pub fn aggregate(inp: &Inputs<'_>) -> Vec<Actor> {
     let mut acc: BTreeMap<String, Acc> = BTreeMap::new();
+    add_episode_evidence(inp, &mut acc);
+    if let Some(facts) = inp.facts {
+        add_code_evidence(inp, facts, &mut acc);
+    }
+    add_skill_evidence(inp, &mut acc);
+    let mut out: Vec<(Actor, Option<String>)> = acc
+        .into_iter()
+        .filter_map(|(actor_id, a)| rank_actor(inp, actor_id, a))
+        .collect();
+    out.sort_by(|(a, at), (b, bt)| {
+        order(
+            (a.score, at.as_deref(), &a.actor_id),
+            (b.score, bt.as_deref(), &b.actor_id),
+        )
+    });
+    out.into_iter().map(|(a, _)| a).take(inp.limit).collect()
+}
+
+/// Episodes: each event counts for the actor who wrote or ran it (L3's answer when it has one,
+/// else the actor the session itself names), with the session's outcome and the latest time.
+fn add_episode_evidence(inp: &Inputs<'_>, acc: &mut BTreeMap<String, Acc>) {
     let hit_by_id: HashMap<String, &EpisodeHit> = inp
         .episode_hits
         .iter()
         .map(|h| (episode_id(&h.session_id, h.seq), h))
         .collect();
-
     for item in inp.episodes {
         let Some(hit) = hit_by_id.get(&item.id) else {
             continue;
         };
-        let resolved = inp.resolve.and_then(|f| f(hit));
-        let key = resolved.unwrap_or_else(|| {
-            actor_of(SessionFacts {
-                source: &hit.session.source,
-                session_id: &hit.session_id,
-                parent_session_id: hit.session.parent_session_id.as_deref(),
-                agent_id: hit.session.agent_id.as_deref(),
-                agent_name: hit.session.agent_name.as_deref(),
-                agent_preset: hit.session.agent_preset.as_deref(),
-                team_name: hit.session.team_name.as_deref(),
-                sidechain_agent: hit.sidechain_agent.as_deref(),
-            })
-        });
+        let key = inp
+            .resolve
+            .and_then(|f| f(hit))
+            .unwrap_or_else(|| session_actor(hit));
         let a = acc.entry(key.actor_id.clone()).or_default();
         match hit.session.outcome.as_str() {
             "success" => a.outcome_success = true,
@@ -109,22 +121,41 @@ pub fn aggregate(inp: &Inputs<'_>) -> Vec<Actor> {
                 .push((item.score * weight, item.id.clone(), item.time.clone()));
         }
     }
+}
 
-    if let Some(facts) = inp.facts {
-        for item in inp.code {
-            let path = super::items::code_abs_path(item);
-            for key in facts.editors.get(&path).into_iter().flatten() {
-                if inp.filtered && !acc.contains_key(&key.actor_id) {
-                    continue;
-                }
-                let a = acc.entry(key.actor_id.clone()).or_default();
-                a.key.get_or_insert_with(|| key.clone());
-                if !a.code.iter().any(|(_, id)| id == &item.id) {
-                    a.code.push((item.score, item.id.clone()));
-                }
+/// The actor a session names by itself (L1 alone: DECISIONS §16).
+fn session_actor(hit: &EpisodeHit) -> ActorKey {
+    actor_of(SessionFacts {
+        source: &hit.session.source,
+        session_id: &hit.session_id,
+        parent_session_id: hit.session.parent_session_id.as_deref(),
+        agent_id: hit.session.agent_id.as_deref(),
+        agent_name: hit.session.agent_name.as_deref(),
+        agent_preset: hit.session.agent_preset.as_deref(),
+        team_name: hit.session.team_name.as_deref(),
+        sidechain_agent: hit.sidechain_agent.as_deref(),
+    })
+}
+
+/// Code: a returned chunk counts for every actor L3 saw edit its file.
+fn add_code_evidence(inp: &Inputs<'_>, facts: &ActorFacts, acc: &mut BTreeMap<String, Acc>) {
+    for item in inp.code {
+        let path = code_abs_path(item);
+        for key in facts.editors.get(&path).into_iter().flatten() {
+            if inp.filtered && !acc.contains_key(&key.actor_id) {
+                continue;
+            }
+            let a = acc.entry(key.actor_id.clone()).or_default();
+            a.key.get_or_insert_with(|| key.clone());
+            if !a.code.iter().any(|(_, id)| id == &item.id) {
+                a.code.push((item.score, item.id.clone()));
             }
         }
     }
+}
+
+/// Skills: a returned skill counts for every actor recorded using it.
+fn add_skill_evidence(inp: &Inputs<'_>, acc: &mut BTreeMap<String, Acc>) {
     // Skill items are matched to their hits by id (the lane deduplicated the items).
     let hit_of = |id: &str| {
         inp.skill_hits
@@ -150,145 +181,163 @@ pub fn aggregate(inp: &Inputs<'_>) -> Vec<Actor> {
             }
         }
     }
+}
 
-    let l3 = inp.facts.is_some();
-    let mut out: Vec<(Actor, Option<String>)> = Vec::new();
-    for (actor_id, mut a) in acc {
-        let Some(key) = a.key.take() else { continue };
-        // A compaction summariser is machinery, not someone who did the work.
-        if key.name.starts_with("acompact") {
-            continue;
-        }
-        if !inp.actor_filter.is_empty() && !inp.actor_filter.contains(&actor_id) {
-            continue;
-        }
-        a.episodes.truncate(EPISODES_PER_ACTOR);
-        let mut scores: Vec<f64> = a
-            .episodes
-            .iter()
-            .map(|e| e.0)
-            .chain(a.code.iter().map(|c| c.0))
-            .chain(a.skills.iter().map(|s| s.0))
-            .collect();
-        if scores.is_empty() {
-            continue;
-        }
-        scores.sort_by(|x, y| y.total_cmp(x));
-        let top3 = &scores[..scores.len().min(3)];
-        let mean = top3.iter().sum::<f64>() / top3.len() as f64;
-        if let Some(o) = inp.facts.and_then(|f| f.outcomes.get(&actor_id)) {
-            a.outcome_success |= o == "success";
-            a.outcome_failure |= o == "failure";
-        }
-        // "Who fixed it" wants the one who succeeded, not the one who tried: for that intent the
-        // contract's `max + 0.3·mean(top3)` is weighted by the outcome (docs/RANKING.md).
-        let outcome_weight = match (inp.route.intent, a.outcome_success, a.outcome_failure) {
-            (Mode::FindAgent, true, _) => OUTCOME_SUCCESS_WEIGHT,
-            (Mode::FindAgent, false, true) => OUTCOME_FAILURE_WEIGHT,
-            _ => 1.0,
-        };
-        let named = key.name != "main" && names_actor(inp.query_terms, &key.name);
-        let name_weight = if named { NAMED_ACTOR_WEIGHT } else { 1.0 };
-        let score = ((scores[0] + 0.3 * mean) * outcome_weight * name_weight * 1e6).round() / 1e6;
-        let mut why = Vec::new();
-        if named {
-            why.push("named in the question".to_string());
-        }
-        if !a.episodes.is_empty() {
-            why.push(format!("{} matching episode(s)", a.episodes.len()));
-        }
-        if !a.code.is_empty() {
-            why.push(format!("edited {} matching code chunk(s)", a.code.len()));
-        }
-        let skill_uses: Vec<SkillUses> = inp
-            .facts
-            .and_then(|f| f.skill_uses.get(&actor_id))
-            .map(|v| {
-                v.iter()
-                    .map(|(name, uses)| SkillUses {
-                        name: name.clone(),
-                        uses: *uses,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        for (_, id) in &a.skills {
-            let name = id.trim_start_matches("skill:");
-            let uses = skill_uses
-                .iter()
-                .find(|s| s.name == name)
-                .map_or(1, |s| s.uses);
-            why.push(format!("used skill {name} ({uses}×)"));
-        }
-        if a.outcome_success {
-            why.push("successful outcome".to_string());
-        } else if a.outcome_failure {
-            why.push("failed outcome".to_string());
-        }
-        if !l3 {
-            why.push("inferred from sessions only (no agent-knowledge store)".to_string());
-        }
-        let evidence_n = a.episodes.len() + a.code.len() + a.skills.len();
-        let mut confidence = 0.3 + 0.1 * evidence_n.min(5) as f64;
-        if !a.skills.is_empty() {
-            confidence += 0.1;
-        }
-        if a.outcome_success {
-            confidence += 0.1;
-        } else if a.outcome_failure {
-            confidence -= 0.1;
-        }
-        if !l3 {
-            confidence *= 0.8;
-        }
-        confidence = (confidence.clamp(0.05, 0.95) * 100.0).round() / 100.0;
-        let mode = dispatch_mode(key.kind);
-        let evidence = a
-            .episodes
-            .iter()
-            .map(|e| EvidenceRef {
-                lane: "episodes".into(),
-                id: e.1.clone(),
-            })
-            .chain(a.code.iter().map(|c| EvidenceRef {
-                lane: "code".into(),
-                id: c.1.clone(),
-            }))
-            .chain(a.skills.iter().map(|s| EvidenceRef {
-                lane: "skills".into(),
-                id: s.1.clone(),
-            }))
-            .collect();
-        out.push((
-            Actor {
-                actor_id,
-                name: key.name.clone(),
-                kind: key.kind.to_string(),
-                source: key.source.clone(),
-                confidence,
-                score,
-                why,
-                evidence,
-                skills: skill_uses,
-                dispatch: DispatchInfo {
-                    mode: mode.to_string(),
-                    available: inp.dispatch.available(mode),
-                },
-                title: None,
-                root_title: None,
-                workspace: None,
-                last_active: None,
-            },
-            a.latest,
-        ));
+/// One actor's entry with its latest event time (the order's tie-break); none for an actor
+/// nobody can name, machinery, one the filter leaves out, or one without evidence.
+fn rank_actor(inp: &Inputs<'_>, actor_id: String, mut a: Acc) -> Option<(Actor, Option<String>)> {
+    let key = a.key.take()?;
+    // A compaction summariser is machinery, not someone who did the work.
+    if key.name.starts_with("acompact") {
+        return None;
     }
-    out.sort_by(|(a, at), (b, bt)| {
-        order(
-            (a.score, at.as_deref(), &a.actor_id),
-            (b.score, bt.as_deref(), &b.actor_id),
-        )
-    });
-    out.into_iter().map(|(a, _)| a).take(inp.limit).collect()
+    if !inp.actor_filter.is_empty() && !inp.actor_filter.contains(&actor_id) {
+        return None;
+    }
+    a.episodes.truncate(EPISODES_PER_ACTOR);
+    let (best, mean) = best_and_mean_top3(&a)?;
+    if let Some(o) = inp.facts.and_then(|f| f.outcomes.get(&actor_id)) {
+        a.outcome_success |= o == "success";
+        a.outcome_failure |= o == "failure";
+    }
+    let named = key.name != "main" && names_actor(inp.query_terms, &key.name);
+    let skills = skill_uses(inp.facts, &actor_id);
+    let l3 = inp.facts.is_some();
+    let mode = dispatch_mode(key.kind);
+    let actor = Actor {
+        actor_id,
+        name: key.name.clone(),
+        kind: key.kind.to_string(),
+        source: key.source.clone(),
+        confidence: confidence(&a, l3),
+        score: score(best, mean, outcome_weight(inp.route.intent, &a), named),
+        why: why(&a, named, &skills, l3),
+        evidence: evidence_refs(&a),
+        skills,
+        dispatch: DispatchInfo {
+            mode: mode.to_string(),
+            available: inp.dispatch.available(mode),
+        },
+        title: None,
+        root_title: None,
+        workspace: None,
+        last_active: None,
+    };
+    Some((actor, a.latest))
+}
+
+/// The best fused score of an actor's evidence and the mean of its top three; none without
+/// evidence.
+fn best_and_mean_top3(a: &Acc) -> Option<(f64, f64)> {
+    let mut scores: Vec<f64> = a
+        .episodes
+        .iter()
+        .map(|e| e.0)
+        .chain(a.code.iter().map(|c| c.0))
+        .chain(a.skills.iter().map(|s| s.0))
+        .collect();
+    if scores.is_empty() {
+        return None;
+    }
+    scores.sort_by(|x, y| y.total_cmp(x));
+    let top3 = &scores[..scores.len().min(3)];
+    let mean = top3.iter().sum::<f64>() / top3.len() as f64;
+    Some((scores[0], mean))
+}
+
+/// "Who fixed it" wants the one who succeeded, not the one who tried: for that intent the
+/// contract's `max + 0.3·mean(top3)` is weighted by the outcome (docs/RANKING.md).
+fn outcome_weight(intent: Mode, a: &Acc) -> f64 {
+    match (intent, a.outcome_success, a.outcome_failure) {
+        (Mode::FindAgent, true, _) => OUTCOME_SUCCESS_WEIGHT,
+        (Mode::FindAgent, false, true) => OUTCOME_FAILURE_WEIGHT,
+        _ => 1.0,
+    }
+}
+
+/// `max + 0.3·mean(top3)`, weighted by the outcome and by being named in the question.
+fn score(best: f64, mean: f64, outcome_weight: f64, named: bool) -> f64 {
+    let name_weight = if named { NAMED_ACTOR_WEIGHT } else { 1.0 };
+    ((best + 0.3 * mean) * outcome_weight * name_weight * 1e6).round() / 1e6
+}
+
+/// The skills L3 recorded the actor using, with how often.
+fn skill_uses(facts: Option<&ActorFacts>, actor_id: &str) -> Vec<SkillUses> {
+    facts
+        .and_then(|f| f.skill_uses.get(actor_id))
+        .map(|v| {
+            v.iter()
+                .map(|(name, uses)| SkillUses {
+                    name: name.clone(),
+                    uses: *uses,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Why the actor ranks: named, what evidence of each lane, the outcome, and whether L3 helped.
+fn why(a: &Acc, named: bool, skill_uses: &[SkillUses], l3: bool) -> Vec<String> {
+    let mut why = Vec::new();
+    if named {
+        why.push("named in the question".to_string());
+    }
+    if !a.episodes.is_empty() {
+        why.push(format!("{} matching episode(s)", a.episodes.len()));
+    }
+    if !a.code.is_empty() {
+        why.push(format!("edited {} matching code chunk(s)", a.code.len()));
+    }
+    for (_, id) in &a.skills {
+        let name = id.trim_start_matches("skill:");
+        let uses = skill_uses
+            .iter()
+            .find(|s| s.name == name)
+            .map_or(1, |s| s.uses);
+        why.push(format!("used skill {name} ({uses}×)"));
+    }
+    if a.outcome_success {
+        why.push("successful outcome".to_string());
+    } else if a.outcome_failure {
+        why.push("failed outcome".to_string());
+    }
+    if !l3 {
+        why.push("inferred from sessions only (no agent-knowledge store)".to_string());
+    }
+    why
+}
+
+/// More evidence, a used skill and a success raise the confidence; without L3 it is lower.
+fn confidence(a: &Acc, l3: bool) -> f64 {
+    let evidence_n = a.episodes.len() + a.code.len() + a.skills.len();
+    let mut confidence = 0.3 + 0.1 * evidence_n.min(5) as f64;
+    if !a.skills.is_empty() {
+        confidence += 0.1;
+    }
+    if a.outcome_success {
+        confidence += 0.1;
+    } else if a.outcome_failure {
+        confidence -= 0.1;
+    }
+    if !l3 {
+        confidence *= 0.8;
+    }
+    (confidence.clamp(0.05, 0.95) * 100.0).round() / 100.0
+}
+
+/// The lane items the actor's entry points at: episodes, then code, then skills.
+fn evidence_refs(a: &Acc) -> Vec<EvidenceRef> {
+    let episodes = a.episodes.iter().map(|e| ("episodes", &e.1));
+    let code = a.code.iter().map(|c| ("code", &c.1));
+    let skills = a.skills.iter().map(|s| ("skills", &s.1));
+    episodes
+        .chain(code)
+        .chain(skills)
+        .map(|(lane, id)| EvidenceRef {
+            lane: lane.into(),
+            id: id.clone(),
+        })
+        .collect()
 }
 
 /// True when every term of the actor's name is a query term.

@@ -16,7 +16,7 @@
 //! The total is multiplied by 1.1 as a margin. A test compares it with o200k on every demo and
 //! real-transcript response and on hard texts (hex ids, base64, emoji, punctuation runs).
 
-use super::items::prune_dangling_evidence;
+use super::fusion::items::prune_dangling_evidence;
 use crate::contract::{Dropped, SearchResponse};
 
 /// Estimated tokens of a text (see the module table).
@@ -276,24 +276,8 @@ pub fn apply(resp: &mut SearchResponse, max_tokens: usize, primary: &str) -> (bo
 }
 
 fn restore_snippet(resp: &mut SearchResponse, lane: &str, id: &str, snippet: String) -> bool {
-    let slot = match lane {
-        "episodes" => resp
-            .lanes
-            .episodes
-            .items
-            .iter_mut()
-            .find(|i| i.id == id)
-            .map(|i| &mut i.snippet),
-        _ => resp
-            .lanes
-            .code
-            .items
-            .iter_mut()
-            .find(|i| i.id == id)
-            .map(|i| &mut i.snippet),
-    };
-    match slot {
-        Some(s) => {
+    match snippet_slots(resp, lane).find(|(i, _)| *i == id) {
+        Some((_, s)) => {
             *s = Some(snippet);
             true
         }
@@ -302,17 +286,33 @@ fn restore_snippet(resp: &mut SearchResponse, lane: &str, id: &str, snippet: Str
 }
 
 fn drop_snippet_by_id(resp: &mut SearchResponse, lane: &str, id: &str) {
+    if let Some((_, s)) = snippet_slots(resp, lane).find(|(i, _)| *i == id) {
+        *s = None;
+    }
+}
+
+/// Each item's id and snippet in a lane that carries snippets (`episodes`; any other name: code),
+/// in lane order.
+fn snippet_slots<'r>(
+    resp: &'r mut SearchResponse,
+    lane: &str,
+) -> Box<dyn Iterator<Item = (&'r str, &'r mut Option<String>)> + 'r> {
+    let lanes = &mut resp.lanes;
     match lane {
-        "episodes" => {
-            if let Some(i) = resp.lanes.episodes.items.iter_mut().find(|i| i.id == id) {
-                i.snippet = None;
-            }
-        }
-        _ => {
-            if let Some(i) = resp.lanes.code.items.iter_mut().find(|i| i.id == id) {
-                i.snippet = None;
-            }
-        }
+        "episodes" => Box::new(
+            lanes
+                .episodes
+                .items
+                .iter_mut()
+                .map(|i| (i.id.as_str(), &mut i.snippet)),
+        ),
+        _ => Box::new(
+            lanes
+                .code
+                .items
+                .iter_mut()
+                .map(|i| (i.id.as_str(), &mut i.snippet)),
+        ),
     }
 }
 
@@ -416,20 +416,9 @@ fn drop_snippet(
     lane: &str,
     index: usize,
 ) -> (Option<(String, String)>, usize) {
-    let slot = match lane {
-        "episodes" => resp
-            .lanes
-            .episodes
-            .items
-            .get_mut(index)
-            .map(|i| (i.id.clone(), &mut i.snippet)),
-        _ => resp
-            .lanes
-            .code
-            .items
-            .get_mut(index)
-            .map(|i| (i.id.clone(), &mut i.snippet)),
-    };
+    let slot = snippet_slots(resp, lane)
+        .nth(index)
+        .map(|(id, s)| (id.to_string(), s));
     match slot {
         Some((id, snippet)) => match snippet.take() {
             Some(s) => {

@@ -1,6 +1,6 @@
-//! The last stage of a search: what leaves the engine. Snippets are redacted again and clipped,
-//! provenance applied, the limit lowered when the budget cannot carry it, then the budget
-//! enforced (`budget::apply`) and the tokens used counted.
+//! The budget stage, the last of a search (`engine/search.rs`): what leaves the engine. Snippets
+//! are redacted again and clipped, provenance applied, the limit lowered when the budget cannot
+//! carry it, then the budget enforced (`budget::apply`) and the tokens used counted.
 
 use super::budget;
 use crate::contract::*;
@@ -127,5 +127,10 @@ fn fit_limit_to_budget(resp: &mut SearchResponse, req: &SearchRequest, primary: 
         s.items.truncate(cap("skills"));
     }
     let skills = lanes.skills.as_ref().map_or(&[][..], |s| &s.items[..]);
-    super::items::prune_dangling_evidence(actors, &lanes.episodes.items, &lanes.code.items, skills);
+    super::fusion::items::prune_dangling_evidence(
+        actors,
+        &lanes.episodes.items,
+        &lanes.code.items,
+        skills,
+    );
 }

@@ -1,34 +1,51 @@
-//! The search pipeline: route → fan out lanes (concurrently, each with a timeout) → RRF →
-//! actors → redact → budget → response. Each step is a plain function of its inputs so the
-//! same request over the same index revisions gives the same bytes (KC-12).
+//! The search pipeline. `Engine::search` runs these stages in this order, one function each
+//! (`Engine::assemble` holds stages 3 to 7):
+//!
+//! 1. **route**: `routing::route`, the intent and the lane weights;
+//! 2. **lanes**: `search::fan_out::run_lanes` asks every requested lane at once under one
+//!    deadline; `search::report::lane_reports` turns each answer or failure into the lane's
+//!    header, trace row and issues;
+//! 3. **per-lane caps and dedup, then fusion**: `Engine::fuse` (`fusion::fuse`: per lane
+//!    `fusion::diversity::keep`, then the weighted RRF `fusion::rrf` and the order of invariant
+//!    10), then the episode filters on skill uses;
+//! 4. **L3 lookup**: `Engine::l3_lookup`, the actor behind each event and who edited the
+//!    returned paths;
+//! 5. **actors**: `Engine::rank_actors` (`actors::aggregate`);
+//! 6. **limit**: `Engine::apply_limit`, every lane and the actors cut to `limit`, evidence to a
+//!    cut item dropped, the actors' profiles filled;
+//! 7. **response**: `response`, the typed document;
+//! 8. **budget**: `finish::finish`, snippets redacted again and clipped, provenance, the budget
+//!    (`budget::apply`) and the tokens used; then the request log.
+//!
+//! Each step is a plain function of its inputs so the same request over the same index
+//! revisions gives the same bytes (KC-12).
 
-use std::sync::mpsc;
+mod fan_out;
+mod report;
+
+use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::Value;
 
-use super::lanes::{
-    CodeAnswer, CodeSource, EpisodesAnswer, EpisodesSource, LaneRequest, SkillsAnswer,
-    SkillsSource, SourceFailure,
-};
+pub use fan_out::LaneResult;
+use fan_out::{run_lanes, LaneAnswers};
+use report::{lane_reports, LaneReports};
+
+use super::actors::{self, ActorFacts, ResolveActor};
+use super::fusion::{self, items::episode_id, Fused, LaneHits};
+use super::lanes::LaneRequest;
 use super::routing::{route, Route};
-use super::{actors, Engine};
+use super::Engine;
 use crate::contract::*;
+use crate::engine::lanes::EpisodeHit;
+use crate::sources::actor_id::ActorKey;
+use crate::sources::knowledge::KnowledgeStore;
 use crate::text::{embed, tokens};
 
-/// RRF constant (contract §7).
-pub const RRF_K: u32 = 60;
 /// Candidate depth of each lane before fusion (DECISIONS §2).
 pub const DEPTH: usize = 30;
-
-/// The outcome of one lane's call.
-pub enum LaneResult<T> {
-    Ok(T, f64),
-    Failed(SourceFailure, f64),
-    TimedOut(f64),
-    NotRequested,
-}
 
 /// What a front end gets back from a request given as JSON text.
 pub enum SearchOutcome {
@@ -50,6 +67,15 @@ impl SearchOutcome {
     }
 }
 
+/// What L3 says about the evidence of this response.
+struct L3Lookup<'s> {
+    store: Option<&'s KnowledgeStore>,
+    /// The actor behind each returned event, by episode id (a subagent by its spawn's name).
+    resolved: HashMap<String, ActorKey>,
+    /// Editors of the returned paths, the actors' outcomes and skill uses.
+    facts: Option<ActorFacts>,
+}
+
 impl Engine {
     /// Validate request text and search; an invalid request yields the error document.
     pub fn search_json(&self, text: &str) -> SearchOutcome {
@@ -63,7 +89,7 @@ impl Engine {
         }
     }
 
-    /// Search with a checked request.
+    /// Search with a checked request: the stages of the module doc.
     pub fn search(&self, req: &SearchRequest) -> SearchResponse {
         let started = Instant::now();
         let route = route(&req.query, req.mode, &req.include);
@@ -73,35 +99,9 @@ impl Engine {
         if self.config.semantic {
             lane_req.vector = embed::shared().ok().and_then(|e| e.embed(&req.query));
         }
-        let timeout = self.config.lane_timeout;
         let lane_req = Arc::new(lane_req);
-
-        let ep = run_lane(
-            req.include.contains(&Lane::Episodes),
-            self.episodes.clone(),
-            lane_req.clone(),
-            timeout,
-            |s: Arc<dyn EpisodesSource>, r| s.search(&r),
-        );
-        let code = run_lane(
-            req.include.contains(&Lane::Code),
-            self.code.clone(),
-            lane_req.clone(),
-            timeout,
-            |s: Arc<dyn CodeSource>, r| s.search(&r),
-        );
-        let skills = run_lane(
-            req.include.contains(&Lane::Skills),
-            self.skills.clone(),
-            lane_req.clone(),
-            timeout,
-            |s: Arc<dyn SkillsSource>, r| s.search(&r),
-        );
-        let ep = ep();
-        let code = code();
-        let skills = skills();
-
-        let mut resp = assemble(self, req, &route, &lane_req, ep, code, skills);
+        let answers = run_lanes(self, &req.include, lane_req.clone());
+        let mut resp = self.assemble(req, &route, &lane_req, &answers);
         let traces = resp.trace.clone();
         if !req.trace {
             resp.trace = None;
@@ -112,6 +112,135 @@ impl Engine {
         self.logger
             .write(super::log::search_line(req, &resp, traces.as_ref(), ms));
         resp
+    }
+
+    /// The stages from the lanes' answers to the response document, before the budget.
+    fn assemble(
+        &self,
+        req: &SearchRequest,
+        route: &Route,
+        lane_req: &LaneRequest,
+        answers: &LaneAnswers,
+    ) -> SearchResponse {
+        let mut reports = lane_reports(self, answers);
+        let mut fused = self.fuse(req, route, answers);
+        reports.note_empty_lanes(answers, &fused, &req.filters);
+        let no_source = reports.no_source();
+        let l3 = self.l3_lookup(answers, &fused);
+        // Without the episodes and the code source nothing stands: no items, no actors.
+        let mut actors = if no_source {
+            fused.clear();
+            Vec::new()
+        } else {
+            self.rank_actors(req, route, lane_req, answers, &fused, &l3)
+        };
+        self.apply_limit(req.limit as usize, &mut fused, &mut actors, l3.store);
+        response(req, route, reports, fused, actors, no_source)
+    }
+
+    /// Per-lane caps and dedup, then fusion; under episode filters a skill keeps only the uses
+    /// inside them.
+    fn fuse(&self, req: &SearchRequest, route: &Route, answers: &LaneAnswers) -> Fused {
+        let hits = LaneHits {
+            episodes: answers.episode_hits(),
+            code: answers.code_hits(),
+            skills: answers.skill_hits(),
+        };
+        let mut fused = fusion::fuse(hits, route);
+        if let Some(store) = self.episode_store() {
+            super::filters::filter_skill_uses(&mut fused.skills, &req.filters, store);
+        }
+        fused
+    }
+
+    /// L3 names the actor behind each event (a subagent by its spawn's name) and knows who
+    /// edited the returned files; ask it only about what this response holds.
+    fn l3_lookup(&self, answers: &LaneAnswers, fused: &Fused) -> L3Lookup<'_> {
+        let store = self.knowledge_store();
+        let resolved: HashMap<String, ActorKey> = store
+            .map(|store| {
+                answers
+                    .episode_hits()
+                    .iter()
+                    .filter_map(|h| {
+                        let key = store
+                            .actor_for_session(&h.session_id, h.sidechain_agent.as_deref())
+                            .ok()
+                            .flatten()?;
+                        Some((episode_id(&h.session_id, h.seq), key))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let facts = store.and_then(|store| {
+            let paths: Vec<String> = fused
+                .code
+                .iter()
+                .map(fusion::items::code_abs_path)
+                .collect();
+            let mut ids: Vec<String> = resolved.values().map(|k| k.actor_id.clone()).collect();
+            ids.extend(
+                answers
+                    .skill_hits()
+                    .iter()
+                    .flat_map(|h| h.used_by.iter().map(|u| u.0.clone())),
+            );
+            ids.sort();
+            ids.dedup();
+            store.facts_for(&paths, &ids).ok()
+        });
+        L3Lookup {
+            store,
+            resolved,
+            facts,
+        }
+    }
+
+    /// Rank who did the work from the fused items and what L3 knows.
+    fn rank_actors(
+        &self,
+        req: &SearchRequest,
+        route: &Route,
+        lane_req: &LaneRequest,
+        answers: &LaneAnswers,
+        fused: &Fused,
+        l3: &L3Lookup<'_>,
+    ) -> Vec<Actor> {
+        let resolve = |hit: &EpisodeHit| {
+            l3.resolved
+                .get(&episode_id(&hit.session_id, hit.seq))
+                .cloned()
+        };
+        actors::aggregate(&actors::Inputs {
+            episodes: &fused.episodes,
+            episode_hits: answers.episode_hits(),
+            code: &fused.code,
+            skills: &fused.skills,
+            skill_hits: answers.skill_hits(),
+            facts: l3.facts.as_ref(),
+            resolve: l3.store.map(|_| &resolve as &ResolveActor<'_>),
+            route,
+            query_terms: &lane_req.terms,
+            filtered: super::filters::episode_filters_active(&req.filters),
+            limit: req.limit as usize,
+            actor_filter: &req.filters.actor_ids,
+            dispatch: &self.config.dispatch,
+        })
+    }
+
+    /// Every lane and the actors cut to `limit`; evidence may only name items that survived
+    /// (invariant 5); the surviving actors get their titles, workspace and last activity.
+    fn apply_limit(
+        &self,
+        limit: usize,
+        fused: &mut Fused,
+        actors: &mut Vec<Actor>,
+        l3: Option<&KnowledgeStore>,
+    ) {
+        fused.truncate(limit);
+        actors.truncate(limit);
+        fusion::items::prune_dangling_evidence(actors, &fused.episodes, &fused.code, &fused.skills);
+        super::profiles::fill(actors, self.episode_store(), l3);
     }
 }
 
@@ -153,325 +282,25 @@ fn lane_request(req: &SearchRequest) -> LaneRequest {
     }
 }
 
-/// Start a lane on its own thread and return a closure that waits for it until the deadline.
-/// A lane that misses the deadline is abandoned (its thread finishes on its own and its answer
-/// is dropped); the others are not held up.
-fn run_lane<S: ?Sized + Send + Sync + 'static, T: Send + 'static>(
-    requested: bool,
-    source: Arc<S>,
-    req: Arc<LaneRequest>,
-    timeout: Duration,
-    call: impl FnOnce(Arc<S>, Arc<LaneRequest>) -> Result<T, SourceFailure> + Send + 'static,
-) -> impl FnOnce() -> LaneResult<T> {
-    let started = Instant::now();
-    let rx = if requested {
-        let (tx, rx) = mpsc::channel();
-        let spawned = std::thread::Builder::new()
-            .name("knowledge-lane".into())
-            .spawn(move || {
-                let out = call(source, req);
-                let _ = tx.send(out);
-            });
-        spawned.ok().map(|_| rx)
-    } else {
-        None
-    };
-    move || {
-        if !requested {
-            return LaneResult::NotRequested;
-        }
-        let Some(rx) = rx else {
-            return LaneResult::Failed(
-                SourceFailure::new(Code::Internal, "could not start the lane's worker thread"),
-                0.0,
-            );
-        };
-        let remaining = timeout.saturating_sub(started.elapsed());
-        let res = rx.recv_timeout(remaining);
-        let ms = started.elapsed().as_secs_f64() * 1000.0;
-        match res {
-            Ok(Ok(v)) => LaneResult::Ok(v, ms),
-            Ok(Err(f)) => LaneResult::Failed(f, ms),
-            Err(mpsc::RecvTimeoutError::Timeout) => LaneResult::TimedOut(ms),
-            Err(mpsc::RecvTimeoutError::Disconnected) => LaneResult::Failed(
-                SourceFailure::new(Code::Internal, "the lane's worker stopped unexpectedly"),
-                ms,
-            ),
-        }
-    }
-}
-
-/// RRF score of a 1-based rank in a lane of the given weight.
-pub fn rrf(weight: f64, rank: usize) -> f64 {
-    let s = weight / (RRF_K as f64 + rank as f64);
-    (s * 1e6).round() / 1e6
-}
-
-struct LaneState {
-    header: LaneHeader,
-    trace: LaneTrace,
-    issues: Vec<(bool, Issue)>,
-    failed: bool,
-}
-
-fn lane_state<T>(
-    lane: Lane,
-    source: String,
-    res: &LaneResult<T>,
-    timeout: Duration,
-    items: impl Fn(&T) -> usize,
-) -> LaneState {
-    let name = lane.as_str();
-    let mut issues = Vec::new();
-    let (degraded, reason, ms, n, failed) = match res {
-        LaneResult::Ok(v, ms) => (false, None, *ms, items(v), false),
-        LaneResult::Failed(f, ms) => {
-            let is_error = !matches!(f.code, Code::IndexNotReady);
-            issues.push((is_error, Issue::lane(f.code, name, f.reason.clone())));
-            (true, Some(f.reason.clone()), *ms, 0, true)
-        }
-        LaneResult::TimedOut(ms) => {
-            let reason = format!("timed out after {} ms", timeout.as_millis());
-            issues.push((
-                true,
-                Issue::lane(Code::SourceUnavailable, name, reason.clone()),
-            ));
-            (true, Some(reason), *ms, 0, true)
-        }
-        LaneResult::NotRequested => (
-            false,
-            Some("not requested (include)".to_string()),
-            0.0,
-            0,
-            false,
-        ),
-    };
-    if degraded {
-        let reason = reason.clone().unwrap_or_default();
-        issues.push((false, Issue::lane(Code::LaneDegraded, name, reason)));
-    }
-    LaneState {
-        header: LaneHeader {
-            source,
-            index_rev: None,
-            observed_at: None,
-            degraded,
-            degradation_reason: reason,
-        },
-        trace: LaneTrace {
-            lane: name.to_string(),
-            ms: (ms * 1000.0).round() / 1000.0,
-            items: n as u32,
-            degraded,
-            cache_hit: false,
-        },
-        issues,
-        failed,
-    }
-}
-
-fn assemble(
-    engine: &Engine,
+/// The response document: routing, the lanes with their items, actors, the fusion applied, the
+/// limits (the budget fills in what it used) and every lane's issues.
+fn response(
     req: &SearchRequest,
     route: &Route,
-    lane_req: &LaneRequest,
-    ep: LaneResult<EpisodesAnswer>,
-    code: LaneResult<CodeAnswer>,
-    skills: LaneResult<SkillsAnswer>,
+    mut reports: LaneReports,
+    fused: Fused,
+    actors: Vec<Actor>,
+    no_source: bool,
 ) -> SearchResponse {
-    let timeout = engine.config.lane_timeout;
-    let limit = req.limit as usize;
-    let mut warnings = Vec::new();
-    let mut errors = Vec::new();
-
-    // Episodes.
-    let mut es = lane_state(
-        Lane::Episodes,
-        engine.episodes.name(),
-        &ep,
-        timeout,
-        |a: &EpisodesAnswer| a.hits.len(),
-    );
-    let mut ep_items = Vec::new();
-    let mut counts = None;
-    if let LaneResult::Ok(a, _) = &ep {
-        es.header.index_rev = a.stats.index_rev.clone();
-        counts = Some(EpisodeCounts {
-            sessions: a.stats.sessions,
-            indexed_docs: a.stats.events,
-            live: a.stats.live,
-        });
-        ep_items = super::items::episode_items(&a.hits, route.weight(Lane::Episodes));
-        if ep_items.is_empty() {
-            es.header.degradation_reason = Some(empty_reason(&req.filters, "episodes"));
-        }
-    }
-
-    // Code.
-    let mut cs = lane_state(
-        Lane::Code,
-        engine.code.name(),
-        &code,
-        timeout,
-        |a: &CodeAnswer| a.hits.len(),
-    );
-    let mut code_items = Vec::new();
-    let mut capability = "degraded".to_string();
-    let mut freshness = Freshness {
-        stale: false,
-        verified_by: "fingerprint".to_string(),
-    };
-    let mut drift = None;
-    if let LaneResult::Ok(a, _) = &code {
-        cs.header.index_rev = a.index_rev.clone();
-        capability = a.capability.clone();
-        freshness.stale = a.stale;
-        drift = a.drift.clone();
-        if a.capability == "degraded" {
-            let reason = a
-                .capability_reason
-                .clone()
-                .unwrap_or_else(|| "capability=degraded".to_string());
-            cs.header.degraded = true;
-            cs.header.degradation_reason = Some(reason.clone());
-            cs.trace.degraded = true;
-            cs.issues
-                .push((false, Issue::lane(Code::LaneDegraded, "code", reason)));
-        }
-        if a.stale {
-            let mut msg = "the code index is stale: files changed since indexing".to_string();
-            if !a.stale_paths.is_empty() {
-                msg.push_str(&format!(" ({} files)", a.stale_paths.len()));
-            }
-            cs.issues
-                .push((false, Issue::lane(Code::StaleIndex, "code", msg)));
-        }
-        code_items = super::items::code_items(&a.hits, route.weight(Lane::Code));
-        if code_items.is_empty() && cs.header.degradation_reason.is_none() {
-            cs.header.degradation_reason = Some(empty_reason(&req.filters, "code"));
-        }
-    }
-
-    // Skills.
-    let mut ss = lane_state(
-        Lane::Skills,
-        engine.skills.name(),
-        &skills,
-        timeout,
-        |a: &SkillsAnswer| a.hits.len(),
-    );
-    let mut skill_items = Vec::new();
-    if let LaneResult::Ok(a, _) = &skills {
-        ss.header.index_rev = a.index_rev.clone();
-        skill_items = super::items::skill_items(&a.hits, route.weight(Lane::Skills));
-        if let Some(store) = engine.episode_store() {
-            super::filters::filter_skill_uses(&mut skill_items, &req.filters, store);
-        }
-        if skill_items.is_empty() {
-            ss.header.degradation_reason = Some(empty_reason(&req.filters, "skills"));
-        }
-    }
-
-    for (is_error, issue) in es
-        .issues
-        .drain(..)
-        .chain(cs.issues.drain(..))
-        .chain(ss.issues.drain(..))
-    {
-        if is_error {
-            errors.push(issue);
-        } else {
-            warnings.push(issue);
-        }
-    }
-
-    let no_source = es.failed && cs.failed;
-    let ep_hits = match &ep {
-        LaneResult::Ok(a, _) => a.hits.as_slice(),
-        _ => &[],
-    };
-    let query_terms = &lane_req.terms;
-    // L3 names the actor behind each event (a subagent by its spawn's name) and knows who edited
-    // the returned files; ask it only about what this response holds.
-    let store = engine.knowledge_store();
-    let resolved: std::collections::HashMap<String, crate::sources::actor_id::ActorKey> = store
-        .map(|store| {
-            ep_hits
-                .iter()
-                .filter_map(|h| {
-                    let key = store
-                        .actor_for_session(&h.session_id, h.sidechain_agent.as_deref())
-                        .ok()
-                        .flatten()?;
-                    Some((super::items::episode_id(&h.session_id, h.seq), key))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let facts = store.and_then(|store| {
-        let paths: Vec<String> = code_items.iter().map(super::items::code_abs_path).collect();
-        let mut ids: Vec<String> = resolved.values().map(|k| k.actor_id.clone()).collect();
-        if let LaneResult::Ok(a, _) = &skills {
-            ids.extend(
-                a.hits
-                    .iter()
-                    .flat_map(|h| h.used_by.iter().map(|u| u.0.clone())),
-            );
-        }
-        ids.sort();
-        ids.dedup();
-        store.facts_for(&paths, &ids).ok()
-    });
-    let resolve = |hit: &super::lanes::EpisodeHit| {
-        resolved
-            .get(&super::items::episode_id(&hit.session_id, hit.seq))
-            .cloned()
-    };
-    let mut actor_list = if no_source {
-        Vec::new()
-    } else {
-        actors::aggregate(&actors::Inputs {
-            episodes: &ep_items,
-            episode_hits: ep_hits,
-            code: &code_items,
-            skills: &skill_items,
-            skill_hits: match &skills {
-                LaneResult::Ok(a, _) => a.hits.as_slice(),
-                _ => &[],
-            },
-            facts: facts.as_ref(),
-            resolve: store.map(|_| &resolve as &super::actors::ResolveActor<'_>),
-            route,
-            query_terms,
-            filtered: super::filters::episode_filters_active(&req.filters),
-            limit,
-            actor_filter: &req.filters.actor_ids,
-            dispatch: &engine.config.dispatch,
-        })
-    };
+    let (warnings, mut errors) = reports.take_issues();
     if no_source {
-        ep_items.clear();
-        code_items.clear();
-        skill_items.clear();
         errors.push(Issue::new(
             Code::NoSource,
             "neither the episodes nor the code source is available",
         ));
     }
-    ep_items.truncate(limit);
-    code_items.truncate(limit);
-    skill_items.truncate(limit);
-    actor_list.truncate(limit);
-    // Evidence may only name items that survived the lane limits (invariant 5).
-    super::items::prune_dangling_evidence(&mut actor_list, &ep_items, &code_items, &skill_items);
-    super::profiles::fill(&mut actor_list, engine.episode_store(), store);
-
-    let include_skills = req.include.contains(&Lane::Skills);
-    let returned = (ep_items.len() + code_items.len() + skill_items.len()) as u32;
-    let mut traces = vec![es.trace, cs.trace];
-    if include_skills {
-        traces.push(ss.trace);
-    }
+    let returned = fused.len() as u32;
+    let (lanes, traces) = reports.into_lanes(fused, req.include.contains(&Lane::Skills));
     SearchResponse {
         schema: SEARCH_SCHEMA.to_string(),
         request_id: req.request_id.clone(),
@@ -483,37 +312,9 @@ fn assemble(
             confidence: route.confidence,
             reason: route.reason.clone(),
         },
-        lanes: Lanes {
-            episodes: EpisodesLane {
-                header: es.header,
-                counts,
-                items: ep_items,
-            },
-            code: CodeLane {
-                header: cs.header,
-                capability,
-                freshness,
-                drift,
-                items: code_items,
-            },
-            skills: include_skills.then_some(SkillsLane {
-                header: ss.header,
-                items: skill_items,
-            }),
-        },
-        actors: actor_list,
-        fusion: Fusion {
-            strategy: "rrf".to_string(),
-            k: RRF_K,
-            weights: [
-                ("episodes".to_string(), route.weight(Lane::Episodes)),
-                ("code".to_string(), route.weight(Lane::Code)),
-                ("skills".to_string(), route.weight(Lane::Skills)),
-            ]
-            .into_iter()
-            .collect(),
-            dedup: "by id".to_string(),
-        },
+        lanes,
+        actors,
+        fusion: fusion::header(route),
         limits: Limits {
             requested: req.limit,
             returned,
@@ -527,15 +328,5 @@ fn assemble(
         warnings,
         errors,
         trace: Some(Trace { lanes: traces }),
-    }
-}
-
-fn empty_reason(f: &Filters, lane: &str) -> String {
-    let filtered =
-        super::filters::episode_filters_active(f) || (lane == "code" && !f.paths.is_empty());
-    if filtered {
-        "no match for the query within the filters".to_string()
-    } else {
-        "no match for the query".to_string()
     }
 }
