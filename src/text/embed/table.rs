@@ -124,14 +124,54 @@ impl Table {
         }
     }
 
+    /// Every whole-word row.
+    pub fn words(&self) -> impl Iterator<Item = (&'static str, u32)> + '_ {
+        self.words.iter().map(|(w, r)| (*w, *r))
+    }
+
+    /// Every piece that starts a word (keyed without its `▁`).
+    pub fn word_start_pieces(&self) -> impl Iterator<Item = (&'static str, u32)> + '_ {
+        self.starts.iter().map(|(w, r)| (*w, *r))
+    }
+
+    fn scale(&self, r: usize) -> f32 {
+        let s = &self.scales[4 * r..4 * r + 4];
+        f32::from_le_bytes([s[0], s[1], s[2], s[3]])
+    }
+
+    fn values(&self, r: usize) -> &'static [u8] {
+        &self.rows[r * self.dims..(r + 1) * self.dims]
+    }
+
     /// `acc += row` (dequantised).
     pub fn add_row(&self, row: u32, acc: &mut [f32]) {
         let r = row as usize;
-        let s = &self.scales[4 * r..4 * r + 4];
-        let scale = f32::from_le_bytes([s[0], s[1], s[2], s[3]]);
-        let values = &self.rows[r * self.dims..(r + 1) * self.dims];
-        for (a, &q) in acc.iter_mut().zip(values) {
+        let scale = self.scale(r);
+        for (a, &q) in acc.iter_mut().zip(self.values(r)) {
             *a += f32::from(q as i8) * scale;
         }
+    }
+
+    /// `row · v` (dequantised).
+    pub fn row_dot(&self, row: u32, v: &[f32]) -> f32 {
+        let r = row as usize;
+        let raw: f32 = self
+            .values(r)
+            .iter()
+            .zip(v)
+            .map(|(&q, x)| f32::from(q as i8) * x)
+            .sum();
+        raw * self.scale(r)
+    }
+
+    /// The length of a row (dequantised).
+    pub fn row_norm(&self, row: u32) -> f32 {
+        let r = row as usize;
+        let sq: f32 = self
+            .values(r)
+            .iter()
+            .map(|&q| f32::from(q as i8) * f32::from(q as i8))
+            .sum();
+        sq.sqrt() * self.scale(r).abs()
     }
 }
