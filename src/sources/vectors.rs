@@ -404,7 +404,14 @@ mod tests {
         let lex = [(1, 9.0), (2, 5.0), (3, 1.0)];
         let vec = [(7, CONFIDENT_COSINE - 0.05), (3, 0.9), (8, MIN_COSINE)];
         let ids: Vec<i64> = fuse(&lex, &vec).iter().map(|f| f.id).collect();
-        assert_eq!(ids, [1, 2, 3, 7, 8], "lexical order kept, weak neighbours after it");
-        assert!(fuse(&[], &[(5, MIN_COSINE - 0.01)]).is_empty(), "noise is no answer");
+        assert_eq!(
+            ids,
+            [1, 2, 3, 7, 8],
+            "lexical order kept, weak neighbours after it"
+        );
+        assert!(
+            fuse(&[], &[(5, MIN_COSINE - 0.01)]).is_empty(),
+            "noise is no answer"
+        );
     }
 }

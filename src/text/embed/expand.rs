@@ -25,17 +25,24 @@ pub const EXPAND_PER_WORD: usize = 3;
 /// Shorter words (and stems) are too ambiguous to translate.
 const MIN_WORD_CHARS: usize = 3;
 
+/// Candidates kept from the Hamming pre-scan for exact rescoring: the sign codes put a word's
+/// translations among its nearest few dozen rows, so a search scans 16 bytes a row, not 128.
+const RESCORE: usize = 128;
+
 /// The rows an expansion may pick: ASCII-letter words and word-start pieces (common English
-/// words such as `server` or `test` are single pieces, not word rows), with their inverse norms.
+/// words such as `server` or `test` are single pieces, not word rows), with their sign codes
+/// for the pre-scan (about 1 MB for 44k rows; read from the int8 values, so building is cheap).
 pub(super) struct EnglishRows {
     rows: Vec<u32>,
     words: Vec<&'static str>,
-    inv_norms: Vec<f32>,
+    codes: Vec<u64>,
+    code_words: usize,
 }
 
 impl EnglishRows {
     pub(super) fn build(table: &Table) -> Self {
-        let english = |w: &str| w.len() >= MIN_WORD_CHARS && w.bytes().all(|b| b.is_ascii_lowercase());
+        let english =
+            |w: &str| w.len() >= MIN_WORD_CHARS && w.bytes().all(|b| b.is_ascii_lowercase());
         let mut pairs: Vec<(&'static str, u32)> =
             table.words().filter(|(w, _)| english(w)).collect();
         pairs.extend(
@@ -45,23 +52,29 @@ impl EnglishRows {
         );
         // A stable order, so equal cosines always resolve the same way.
         pairs.sort_unstable();
-        let inv_norms = pairs
-            .iter()
-            .map(|(_, r)| {
-                let n = table.row_norm(*r);
-                if n > 0.0 {
-                    1.0 / n
-                } else {
-                    0.0
-                }
-            })
-            .collect();
+        let code_words = table.dims().div_ceil(64);
+        let mut codes = Vec::with_capacity(pairs.len() * code_words);
+        for (_, r) in &pairs {
+            table.row_sign_code(*r, &mut codes);
+        }
         EnglishRows {
             rows: pairs.iter().map(|p| p.1).collect(),
             words: pairs.iter().map(|p| p.0).collect(),
-            inv_norms,
+            codes,
+            code_words,
         }
     }
+}
+
+/// One bit per dimension (set when positive), as 64-bit words.
+fn code_of(v: &[f32], words: usize) -> Vec<u64> {
+    let mut out = vec![0u64; words];
+    for (i, x) in v.iter().enumerate() {
+        if *x > 0.0 {
+            out[i / 64] |= 1 << (i % 64);
+        }
+    }
+    out
 }
 
 fn is_russian(word: &str) -> bool {
@@ -73,7 +86,11 @@ impl Embedder {
     /// mean of the rows of table words sharing its Russian stem. `None` otherwise: the pieces of
     /// an unknown word carry too little meaning to translate.
     pub fn word_vector(&self, word: &str) -> Option<Vector> {
-        if let Some(row) = self.table.word(word).or_else(|| self.table.piece(word, true)) {
+        if let Some(row) = self
+            .table
+            .word(word)
+            .or_else(|| self.table.piece(word, true))
+        {
             let mut acc = vec![0f32; self.dims()];
             self.table.add_row(row, &mut acc);
             return normalise(acc);
@@ -109,21 +126,39 @@ impl Embedder {
     }
 
     /// The `k` English rows nearest to the unit vector `v` with cosine at least `min`, nearest
-    /// first.
+    /// first: a Hamming pre-scan of the sign codes, then exact cosines of the best [`RESCORE`].
     pub fn english_neighbours(&self, v: &[f32], k: usize, min: f32) -> Vec<(&'static str, f32)> {
-        let en = self
-            .english
-            .get_or_init(|| EnglishRows::build(&self.table));
-        let mut best: Vec<(f32, usize)> = Vec::with_capacity(k + 1);
-        for (i, &row) in en.rows.iter().enumerate() {
-            let cos = self.table.row_dot(row, v) * en.inv_norms[i];
-            if cos < min || (best.len() == k && cos <= best[k - 1].0) {
-                continue;
-            }
-            let at = best.partition_point(|(c, _)| *c >= cos);
-            best.insert(at, (cos, i));
-            best.truncate(k);
+        let en = self.english.get_or_init(|| EnglishRows::build(&self.table));
+        let q = code_of(v, en.code_words);
+        let mut near: Vec<(u32, u32)> = en
+            .codes
+            .chunks_exact(en.code_words)
+            .enumerate()
+            .map(|(i, c)| {
+                let d = c.iter().zip(&q).map(|(a, b)| (a ^ b).count_ones()).sum();
+                (d, i as u32)
+            })
+            .collect();
+        if near.len() > RESCORE {
+            near.select_nth_unstable(RESCORE - 1);
+            near.truncate(RESCORE);
         }
+        let mut best: Vec<(f32, usize)> = near
+            .into_iter()
+            .map(|(_, i)| {
+                let (i, row) = (i as usize, en.rows[i as usize]);
+                let norm = self.table.row_norm(row);
+                let cos = if norm > 0.0 {
+                    self.table.row_dot(row, v) / norm
+                } else {
+                    0.0
+                };
+                (cos, i)
+            })
+            .filter(|(cos, _)| *cos >= min)
+            .collect();
+        best.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        best.truncate(k);
         best.into_iter().map(|(c, i)| (en.words[i], c)).collect()
     }
 
@@ -134,8 +169,7 @@ impl Embedder {
         let mut out: Vec<String> = Vec::new();
         let mut seen: Vec<String> = Vec::new();
         for_each_word(query, |w| {
-            if !is_russian(w) || w.chars().count() < MIN_WORD_CHARS || seen.iter().any(|s| s == w)
-            {
+            if !is_russian(w) || w.chars().count() < MIN_WORD_CHARS || seen.iter().any(|s| s == w) {
                 return ControlFlow::Continue(());
             }
             seen.push(w.to_string());

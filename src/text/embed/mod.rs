@@ -80,19 +80,21 @@ impl Embedder {
         any.then(|| normalise(acc)).flatten()
     }
 
-    /// The vector of a query: as [`Embedder::embed`], except that an inflected Russian word
-    /// without a row takes the mean row of the words sharing its stem before its pieces.
+    /// The vector of a query, from the words that carry meaning: a word's own row (or the
+    /// word-start piece it is), else the mean row of the words sharing its Russian stem. Unlike
+    /// an indexed text, a query word known only by its pieces (`zanzibarquokka`, a hash) adds
+    /// nothing: a query made only of such words has no vector, so nothing answers it by
+    /// meaning and its lanes can stay empty.
     pub fn embed_query(&self, text: &str) -> Option<Vector> {
         let mut acc = vec![0f32; self.dims()];
         let mut any = false;
         for_each_word(text, |w| {
-            let own = self.table.word(w).or_else(|| self.table.piece(w, true));
-            match own.is_none().then(|| self.stem_siblings_mean(w)).flatten() {
-                Some(mean) => {
-                    acc.iter_mut().zip(&mean).for_each(|(a, m)| *a += m);
-                    any = true;
-                }
-                None => any |= self.add_word(w, &mut acc),
+            if let Some(row) = self.table.word(w).or_else(|| self.table.piece(w, true)) {
+                self.table.add_row(row, &mut acc);
+                any = true;
+            } else if let Some(mean) = self.stem_siblings_mean(w) {
+                acc.iter_mut().zip(&mean).for_each(|(a, m)| *a += m);
+                any = true;
             }
             ControlFlow::Continue(())
         });

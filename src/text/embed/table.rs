@@ -152,6 +152,32 @@ impl Table {
         }
     }
 
+    /// The length of a row (dequantised).
+    pub fn row_norm(&self, row: u32) -> f32 {
+        let r = row as usize;
+        let sq: i32 = self
+            .values(r)
+            .iter()
+            .map(|&q| i32::from(q as i8) * i32::from(q as i8))
+            .sum();
+        (sq as f32).sqrt() * self.scale(r).abs()
+    }
+
+    /// One bit per dimension, set where the row is positive, as 64-bit words (appended to
+    /// `out`): read from the int8 values, with no dequantising.
+    pub fn row_sign_code(&self, row: u32, out: &mut Vec<u64>) {
+        let r = row as usize;
+        let flip = self.scale(r) < 0.0;
+        let at = out.len();
+        out.resize(at + self.dims.div_ceil(64), 0);
+        for (i, &q) in self.values(r).iter().enumerate() {
+            let q = q as i8;
+            if (q > 0 && !flip) || (q < 0 && flip) {
+                out[at + i / 64] |= 1 << (i % 64);
+            }
+        }
+    }
+
     /// `row · v` (dequantised).
     pub fn row_dot(&self, row: u32, v: &[f32]) -> f32 {
         let r = row as usize;
@@ -162,16 +188,5 @@ impl Table {
             .map(|(&q, x)| f32::from(q as i8) * x)
             .sum();
         raw * self.scale(r)
-    }
-
-    /// The length of a row (dequantised).
-    pub fn row_norm(&self, row: u32) -> f32 {
-        let r = row as usize;
-        let sq: f32 = self
-            .values(r)
-            .iter()
-            .map(|&q| f32::from(q as i8) * f32::from(q as i8))
-            .sum();
-        sq.sqrt() * self.scale(r).abs()
     }
 }
