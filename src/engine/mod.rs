@@ -43,8 +43,8 @@ pub struct EngineConfig {
     pub sources: crate::config::SourcesConfig,
     /// TUI key overrides from the config file.
     pub keys: std::collections::BTreeMap<String, Vec<String>>,
-    /// `[search] semantic`: the built-in lanes run their vector arm (opt-in, default off: see
-    /// docs/RELEVANCE.md, "Semantic arm", for what it gains and what it costs today).
+    /// `[search] semantic`: the built-in lanes run their vector arm and Russian query words are
+    /// expanded to their English translations (default on; docs/RELEVANCE.md, "Semantic arm").
     pub semantic: bool,
 }
 
@@ -57,7 +57,7 @@ impl EngineConfig {
             dispatch: actors::DispatchAvailability::default(),
             sources: Default::default(),
             keys: Default::default(),
-            semantic: false,
+            semantic: true,
         }
     }
 
