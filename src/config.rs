@@ -190,7 +190,7 @@ impl Config {
     }
 
     pub fn semantic(&self) -> bool {
-        self.search.semantic.unwrap_or(false)
+        self.search.semantic.unwrap_or(true)
     }
 
     pub fn lane_timeout(&self) -> Duration {

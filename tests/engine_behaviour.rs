@@ -85,6 +85,7 @@ impl CodeSource for Slow {
 #[test]
 fn a_slow_lane_times_out_alone_and_trace_says_so() {
     let mut engine = common::world::demo().engine();
+    engine.config.lane_timeout = Duration::from_millis(250);
     engine.code = Arc::new(Slow(Duration::from_secs(3)));
     let mut req = SearchRequest::new("кто чинил доступ к MySQL");
     req.trace = true;

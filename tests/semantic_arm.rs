@@ -30,7 +30,7 @@ fn engine_at(data_dir: &std::path::Path, semantic: bool) -> Engine {
     })
 }
 
-/// The demo world indexed with `[search] semantic = true` (semantic search is opt-in), once.
+/// The demo world indexed with `[search] semantic = true` (the default, written out), once.
 fn semantic_demo() -> &'static common::world::Indexed {
     static WORLD: std::sync::OnceLock<common::world::Indexed> = std::sync::OnceLock::new();
     WORLD.get_or_init(|| common::world::fresh_demo_with_config("[search]\nsemantic = true\n"))
@@ -64,14 +64,15 @@ fn episode_sessions(resp: &SearchResponse) -> Vec<(String, bool)> {
 fn a_russian_question_finds_the_english_session_that_answers_it() {
     let engine = demo_engine();
     let resp = search(&engine, RU_QUESTION);
+    // Found by the semantic arm: its Russian words' English terms match X2 lexically, or its
+    // vector is near X2's events.
     let top: Vec<_> = episode_sessions(&resp).into_iter().take(3).collect();
     assert!(
-        top.iter()
-            .any(|(s, by_vec)| s == IDEMPOTENCY_SESSION && *by_vec),
-        "X2 not among the top 3 by the vector arm: {top:?}"
+        top.iter().any(|(s, _)| s == IDEMPOTENCY_SESSION),
+        "X2 not among the top 3: {top:?}"
     );
     assert_eq!(resp.lanes.code.capability, "full");
-    // Without the vector arm the lexical arm alone finds nothing of X2.
+    // With semantic search off (no vector, no English terms) the lexical arm finds nothing of X2.
     let lexical = engine_at(&semantic_demo().data_dir, false);
     let before = episode_sessions(&search(&lexical, RU_QUESTION));
     assert!(
@@ -87,8 +88,10 @@ fn a_paraphrase_without_a_shared_word_finds_its_session() {
     let resp = search(&engine, "which function calculates the basket sum");
     let top: Vec<_> = episode_sessions(&resp).into_iter().take(3).collect();
     assert!(
-        top.iter()
-            .any(|(s, by_vec)| CART_TOTAL_SESSIONS.contains(&s.as_str()) && *by_vec),
+        top.iter().any(|(s, by_vec)| {
+            // A subagent's events count for the session that started it.
+            CART_TOTAL_SESSIONS.iter().any(|c| s.starts_with(c)) && *by_vec
+        }),
         "neither C6 nor C13 among the top 3 by the vector arm: {top:?}"
     );
 }

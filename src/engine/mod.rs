@@ -44,8 +44,8 @@ pub struct EngineConfig {
     pub dispatch: crate::config::DispatchAvailability,
     /// External sources from the config file (none: the built-in indexes).
     pub sources: crate::config::SourcesConfig,
-    /// `[search] semantic`: the built-in lanes run their vector arm (opt-in, default off: see
-    /// docs/RELEVANCE.md, "Semantic arm", for what it gains and what it costs today).
+    /// `[search] semantic`: the built-in lanes run their vector arm and Russian query words are
+    /// expanded to their English translations (default on; docs/RELEVANCE.md, "Semantic arm").
     pub semantic: bool,
 }
 
@@ -57,7 +57,7 @@ impl EngineConfig {
             log: true,
             dispatch: crate::config::DispatchAvailability::default(),
             sources: Default::default(),
-            semantic: false,
+            semantic: true,
         }
     }
 

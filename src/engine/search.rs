@@ -94,10 +94,10 @@ impl Engine {
         let started = Instant::now();
         let route = route(&req.query, req.mode, &req.include);
         let mut lane_req = lane_request(req);
-        // The query's vector is computed here, before the lanes' deadlines start: the first use
-        // parses the embedding table.
+        // The query's vector and the English terms of its Russian words are computed here,
+        // before the lanes' deadlines start: the first use parses the embedding table.
         if self.config.semantic {
-            lane_req.vector = embed::shared().ok().and_then(|e| e.embed(&req.query));
+            lane_req.vector = embed::prepare_query(&req.query, &mut lane_req.terms);
         }
         let lane_req = Arc::new(lane_req);
         let answers = run_lanes(self, &req.include, lane_req.clone());

@@ -311,11 +311,15 @@ fn to_words(code: &[u8]) -> [u64; CODE_WORDS] {
 /// Reciprocal-rank fusion constant inside a lane (the contract's lanes use 60 too).
 pub const RRF_K: f64 = 60.0;
 
-/// The vector arm's weight relative to the lexical arm in the fusion.
+/// The weight of a vector-only hit above [`CONFIDENT_COSINE`] relative to a lexical hit.
 pub const VEC_WEIGHT: f64 = 0.8;
 
 /// A vector hit below this cosine is noise, not a paraphrase: it is not fused at all.
 pub const MIN_COSINE: f32 = 0.35;
+
+/// A vector-only hit at or above this cosine competes with lexical hits by RRF; below it, it
+/// enters after every lexical hit (calibrated on the relevance benchmark, `docs/RELEVANCE.md`).
+pub const CONFIDENT_COSINE: f32 = 0.7;
 
 /// One fused row: its id, its lexical rank and score, its cosine.
 #[derive(Debug, Clone, PartialEq)]
@@ -340,26 +344,35 @@ fn slot<'a>(by_id: &'a mut HashMap<i64, Fused>, order: &mut Vec<i64>, id: i64) -
 }
 
 /// Fuse the lexical ranking (id, score; best first) with the vector ranking (id, cosine; best
-/// first) by weighted RRF. Vector hits below [`MIN_COSINE`] are dropped first, so a lexical
-/// question with a confident lexical answer is not diluted by weak neighbours.
+/// first). Lexical hits keep their order: BM25 is precise when the query's words (or their
+/// cross-lingual expansions) occur, and a vector arm that reordered them cost the questions
+/// lexical search already answers. A vector-only hit competes with them by weighted RRF only
+/// when its cosine is at least [`CONFIDENT_COSINE`]; a weaker one (down to [`MIN_COSINE`]) fills
+/// in after them, in vector order. A lexical hit the vector arm also found carries its cosine.
 pub fn fuse(lexical: &[(i64, f64)], vector: &[(i64, f32)]) -> Vec<Fused> {
     let mut by_id: HashMap<i64, Fused> = HashMap::new();
     let mut order = Vec::new();
     for (rank, (id, score)) in lexical.iter().enumerate() {
         let f = slot(&mut by_id, &mut order, *id);
         f.lexical = Some(*score);
-        f.score += 1.0 / (RRF_K + rank as f64 + 1.0);
+        f.score = 1.0 / (RRF_K + rank as f64 + 1.0);
     }
     for (rank, (id, cos)) in vector.iter().filter(|(_, c)| *c >= MIN_COSINE).enumerate() {
         let f = slot(&mut by_id, &mut order, *id);
         f.cosine = Some(*cos);
-        f.score += VEC_WEIGHT / (RRF_K + rank as f64 + 1.0);
+        if f.lexical.is_none() {
+            f.score = if *cos >= CONFIDENT_COSINE {
+                VEC_WEIGHT / (RRF_K + rank as f64 + 1.0)
+            } else {
+                // Negative: after every lexical hit, in vector order.
+                -((rank + 1) as f64)
+            };
+        }
     }
     let mut out: Vec<Fused> = order
         .into_iter()
         .filter_map(|id| by_id.remove(&id))
         .collect();
-    // Stable: ties keep the lexical order first.
     out.sort_by(|a, b| b.score.total_cmp(&a.score));
     out
 }
@@ -384,5 +397,21 @@ mod tests {
         assert!(!ids.contains(&4), "a weak neighbour is not fused");
         assert_eq!(fused[0].lexical, Some(9.0));
         assert_eq!(fused[0].cosine, Some(0.6));
+    }
+
+    #[test]
+    fn a_weak_vector_only_hit_fills_in_after_every_lexical_hit() {
+        let lex = [(1, 9.0), (2, 5.0), (3, 1.0)];
+        let vec = [(7, CONFIDENT_COSINE - 0.05), (3, 0.9), (8, MIN_COSINE)];
+        let ids: Vec<i64> = fuse(&lex, &vec).iter().map(|f| f.id).collect();
+        assert_eq!(
+            ids,
+            [1, 2, 3, 7, 8],
+            "lexical order kept, weak neighbours after it"
+        );
+        assert!(
+            fuse(&[], &[(5, MIN_COSINE - 0.01)]).is_empty(),
+            "noise is no answer"
+        );
     }
 }

@@ -62,7 +62,7 @@ const STOPWORDS: &[&str] = &[
     "whom", "whose", "why", "will", "with", "would", "you", "your",
 ];
 
-fn is_stopword(folded: &str) -> bool {
+pub(crate) fn is_stopword(folded: &str) -> bool {
     STOPWORDS.contains(&folded)
 }
 

@@ -16,8 +16,10 @@ pub struct Indexed {
 }
 
 impl Indexed {
+    /// An engine with the data dir's `config.toml` applied (the shared worlds' generous lane
+    /// timeout, see [`GENEROUS_LANES`]).
     pub fn engine(&self) -> Engine {
-        Engine::open(EngineConfig::new(&self.data_dir))
+        Engine::open(EngineConfig::load(&self.data_dir).expect("config.toml"))
     }
 }
 
@@ -27,18 +29,13 @@ pub fn index_world(world: &DemoWorld, data_dir: &Path) {
         .expect("index the demo world");
 }
 
+/// The config of the shared worlds: a generous lane timeout, so that a debug build on a busy
+/// machine answers every lane (the semantic arm's first query embeds and scans in each lane).
+pub const GENEROUS_LANES: &str = "[lanes]\ntimeout_ms = 10000\n";
+
 /// A fresh copy of the demo world, indexed into its own data dir (for tests that write).
 pub fn fresh_demo() -> Indexed {
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let world = demo::materialize(&demo::bundled_world(), &tmp.path().join("world"))
-        .expect("materialise the demo world");
-    let data_dir = tmp.path().join("data");
-    index_world(&world, &data_dir);
-    Indexed {
-        world,
-        data_dir,
-        _tmp: tmp,
-    }
+    fresh_demo_with_config(GENEROUS_LANES)
 }
 
 /// A fresh copy of the demo world with `config.toml` written into its data dir before indexing.

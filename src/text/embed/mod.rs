@@ -7,12 +7,14 @@
 //! neural network at run time. An unknown word falls back to the rows of its pieces (greedy
 //! longest match). The table is compiled into the binary and parsed once, on first use.
 
+mod expand;
 mod table;
 mod words;
 
 use std::ops::ControlFlow;
 use std::sync::OnceLock;
 
+pub use expand::{EXPAND_MIN_COSINE, EXPAND_PER_WORD};
 pub use table::{Table, TableError};
 pub use words::{for_each_word, MAX_WORD_CHARS};
 
@@ -33,19 +35,34 @@ pub type Vector = Vec<f32>;
 /// The embedder over a parsed table.
 pub struct Embedder {
     table: Table,
+    /// The rows a cross-lingual expansion may pick, indexed on first use.
+    english: OnceLock<expand::EnglishRows>,
 }
 
 /// The shared embedder, parsed on first use; `None` (with the reason) when the compiled-in table
 /// is unusable, so the lanes answer lexically instead.
 pub fn shared() -> Result<&'static Embedder, &'static TableError> {
     static CELL: OnceLock<Result<Embedder, TableError>> = OnceLock::new();
-    CELL.get_or_init(|| Table::parse(TABLE_BYTES).map(|table| Embedder { table }))
+    CELL.get_or_init(|| Table::parse(TABLE_BYTES).map(Embedder::from_table))
         .as_ref()
+}
+
+/// What the semantic arm adds to a query whose lexical terms are `terms`: the English terms of
+/// its Russian words (appended to `terms`) and its vector (`None` without a usable table or
+/// without a known word).
+pub fn prepare_query(query: &str, terms: &mut Vec<String>) -> Option<Vector> {
+    let emb = shared().ok()?;
+    let extra = emb.cross_lingual_terms(query, terms);
+    terms.extend(extra);
+    emb.embed_query(query)
 }
 
 impl Embedder {
     pub fn from_table(table: Table) -> Self {
-        Embedder { table }
+        Embedder {
+            table,
+            english: OnceLock::new(),
+        }
     }
 
     pub fn dims(&self) -> usize {
@@ -58,6 +75,27 @@ impl Embedder {
         let mut any = false;
         for_each_word(text, |w| {
             any |= self.add_word(w, &mut acc);
+            ControlFlow::Continue(())
+        });
+        any.then(|| normalise(acc)).flatten()
+    }
+
+    /// The vector of a query, from the words that carry meaning: a word's own row (or the
+    /// word-start piece it is), else the mean row of the words sharing its Russian stem. Unlike
+    /// an indexed text, a query word known only by its pieces (`zanzibarquokka`, a hash) adds
+    /// nothing: a query made only of such words has no vector, so nothing answers it by
+    /// meaning and its lanes can stay empty.
+    pub fn embed_query(&self, text: &str) -> Option<Vector> {
+        let mut acc = vec![0f32; self.dims()];
+        let mut any = false;
+        for_each_word(text, |w| {
+            if let Some(row) = self.table.word(w).or_else(|| self.table.piece(w, true)) {
+                self.table.add_row(row, &mut acc);
+                any = true;
+            } else if let Some(mean) = self.stem_siblings_mean(w) {
+                acc.iter_mut().zip(&mean).for_each(|(a, m)| *a += m);
+                any = true;
+            }
             ControlFlow::Continue(())
         });
         any.then(|| normalise(acc)).flatten()

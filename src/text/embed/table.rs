@@ -124,14 +124,69 @@ impl Table {
         }
     }
 
+    /// Every whole-word row.
+    pub fn words(&self) -> impl Iterator<Item = (&'static str, u32)> + '_ {
+        self.words.iter().map(|(w, r)| (*w, *r))
+    }
+
+    /// Every piece that starts a word (keyed without its `▁`).
+    pub fn word_start_pieces(&self) -> impl Iterator<Item = (&'static str, u32)> + '_ {
+        self.starts.iter().map(|(w, r)| (*w, *r))
+    }
+
+    fn scale(&self, r: usize) -> f32 {
+        let s = &self.scales[4 * r..4 * r + 4];
+        f32::from_le_bytes([s[0], s[1], s[2], s[3]])
+    }
+
+    fn values(&self, r: usize) -> &'static [u8] {
+        &self.rows[r * self.dims..(r + 1) * self.dims]
+    }
+
     /// `acc += row` (dequantised).
     pub fn add_row(&self, row: u32, acc: &mut [f32]) {
         let r = row as usize;
-        let s = &self.scales[4 * r..4 * r + 4];
-        let scale = f32::from_le_bytes([s[0], s[1], s[2], s[3]]);
-        let values = &self.rows[r * self.dims..(r + 1) * self.dims];
-        for (a, &q) in acc.iter_mut().zip(values) {
+        let scale = self.scale(r);
+        for (a, &q) in acc.iter_mut().zip(self.values(r)) {
             *a += f32::from(q as i8) * scale;
         }
+    }
+
+    /// The length of a row (dequantised).
+    pub fn row_norm(&self, row: u32) -> f32 {
+        let r = row as usize;
+        let sq: i32 = self
+            .values(r)
+            .iter()
+            .map(|&q| i32::from(q as i8) * i32::from(q as i8))
+            .sum();
+        (sq as f32).sqrt() * self.scale(r).abs()
+    }
+
+    /// One bit per dimension, set where the row is positive, as 64-bit words (appended to
+    /// `out`): read from the int8 values, with no dequantising.
+    pub fn row_sign_code(&self, row: u32, out: &mut Vec<u64>) {
+        let r = row as usize;
+        let flip = self.scale(r) < 0.0;
+        let at = out.len();
+        out.resize(at + self.dims.div_ceil(64), 0);
+        for (i, &q) in self.values(r).iter().enumerate() {
+            let q = q as i8;
+            if (q > 0 && !flip) || (q < 0 && flip) {
+                out[at + i / 64] |= 1 << (i % 64);
+            }
+        }
+    }
+
+    /// `row · v` (dequantised).
+    pub fn row_dot(&self, row: u32, v: &[f32]) -> f32 {
+        let r = row as usize;
+        let raw: f32 = self
+            .values(r)
+            .iter()
+            .zip(v)
+            .map(|(&q, x)| f32::from(q as i8) * x)
+            .sum();
+        raw * self.scale(r)
     }
 }

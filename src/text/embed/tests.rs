@@ -80,3 +80,19 @@ fn a_damaged_table_is_refused_not_read() {
     assert!(matches!(Table::parse(bytes), Err(TableError::Size(..))));
     assert_eq!(Table::parse(b"nope").err(), Some(TableError::Header));
 }
+
+#[test]
+fn a_query_of_unknown_words_has_no_vector() {
+    let e = embedder();
+    assert!(
+        e.embed("zanzibarquokka").is_some(),
+        "an indexed text keeps its pieces"
+    );
+    assert!(e.embed_query("zanzibarquokka qwxzvbnmkjh").is_none());
+    let q = e.embed_query("ошибку в тестах").expect("known words");
+    let answer = e.embed("Fixed the failing unit tests").expect("vector");
+    let other = e
+        .embed("added a dark theme to the settings page")
+        .expect("vector");
+    assert!(dot(&q, &answer) > dot(&q, &other));
+}

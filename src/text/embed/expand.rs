@@ -1,0 +1,227 @@
+//! Cross-lingual query expansion for the lexical arm, and the Snowball-stem fallback for
+//! inflected Russian words the table has no row for.
+//!
+//! BM25 is precise once a query's words occur in the text, but a Russian question shares no word
+//! with an English session. The table puts a Russian word's row near the rows of its English
+//! translations (both live in the encoder's additive space), so each Russian word of a query is
+//! mapped to its nearest English rows above a cosine threshold, and their search terms join the
+//! lexical query as alternatives. The vector arm then only has to add what no word can match.
+
+use std::ops::ControlFlow;
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+use super::table::Table;
+use super::{for_each_word, normalise, Embedder, Vector};
+use crate::text::tokens;
+
+/// Below this cosine an English row is not a translation of the Russian word but a neighbour
+/// of its topic (calibrated on the relevance benchmark, see `docs/RELEVANCE.md`).
+pub const EXPAND_MIN_COSINE: f32 = 0.7;
+
+/// English rows kept per Russian word: a translation and its closest synonym or inflection.
+pub const EXPAND_PER_WORD: usize = 3;
+
+/// Shorter words (and stems) are too ambiguous to translate.
+const MIN_WORD_CHARS: usize = 3;
+
+/// Candidates kept from the Hamming pre-scan for exact rescoring: the sign codes put a word's
+/// translations among its nearest few dozen rows, so a search scans 16 bytes a row, not 128.
+const RESCORE: usize = 128;
+
+/// The rows an expansion may pick: ASCII-letter words and word-start pieces (common English
+/// words such as `server` or `test` are single pieces, not word rows), with their sign codes
+/// for the pre-scan (about 1 MB for 44k rows; read from the int8 values, so building is cheap).
+pub(super) struct EnglishRows {
+    rows: Vec<u32>,
+    words: Vec<&'static str>,
+    codes: Vec<u64>,
+    code_words: usize,
+}
+
+impl EnglishRows {
+    pub(super) fn build(table: &Table) -> Self {
+        let english =
+            |w: &str| w.len() >= MIN_WORD_CHARS && w.bytes().all(|b| b.is_ascii_lowercase());
+        let mut pairs: Vec<(&'static str, u32)> =
+            table.words().filter(|(w, _)| english(w)).collect();
+        pairs.extend(
+            table
+                .word_start_pieces()
+                .filter(|(w, _)| english(w) && table.word(w).is_none()),
+        );
+        // A stable order, so equal cosines always resolve the same way.
+        pairs.sort_unstable();
+        let code_words = table.dims().div_ceil(64);
+        let mut codes = Vec::with_capacity(pairs.len() * code_words);
+        for (_, r) in &pairs {
+            table.row_sign_code(*r, &mut codes);
+        }
+        EnglishRows {
+            rows: pairs.iter().map(|p| p.1).collect(),
+            words: pairs.iter().map(|p| p.0).collect(),
+            codes,
+            code_words,
+        }
+    }
+}
+
+/// One bit per dimension (set when positive), as 64-bit words.
+fn code_of(v: &[f32], words: usize) -> Vec<u64> {
+    let mut out = vec![0u64; words];
+    for (i, x) in v.iter().enumerate() {
+        if *x > 0.0 {
+            out[i / 64] |= 1 << (i % 64);
+        }
+    }
+    out
+}
+
+fn is_russian(word: &str) -> bool {
+    word.chars().all(|c| matches!(c, 'а'..='я' | 'ё'))
+}
+
+impl Embedder {
+    /// The direction of one lowercased word: its row, else the word-start piece it is, else the
+    /// mean of the rows of table words sharing its Russian stem. `None` otherwise: the pieces of
+    /// an unknown word carry too little meaning to translate.
+    pub fn word_vector(&self, word: &str) -> Option<Vector> {
+        if let Some(row) = self
+            .table
+            .word(word)
+            .or_else(|| self.table.piece(word, true))
+        {
+            let mut acc = vec![0f32; self.dims()];
+            self.table.add_row(row, &mut acc);
+            return normalise(acc);
+        }
+        self.stem_siblings_mean(word).and_then(normalise)
+    }
+
+    /// The mean row of the table words with the same Russian Snowball stem as `word` (`сумму`,
+    /// `суммой` for `суммы`), or `None` when it is not Russian or no word shares its stem.
+    pub(super) fn stem_siblings_mean(&self, word: &str) -> Option<Vector> {
+        if !is_russian(word) || word.chars().count() < MIN_WORD_CHARS {
+            return None;
+        }
+        let ru = Stemmer::create(Algorithm::Russian);
+        let stem = ru.stem(word);
+        if stem.chars().count() < MIN_WORD_CHARS {
+            return None;
+        }
+        let mut acc = vec![0f32; self.dims()];
+        let mut n = 0usize;
+        for (w, row) in self.table.words() {
+            // The Russian stemmer only cuts endings, so a sibling starts with the stem.
+            if w.starts_with(&*stem) && is_russian(w) && ru.stem(w) == stem {
+                self.table.add_row(row, &mut acc);
+                n += 1;
+            }
+        }
+        if n == 0 {
+            return None;
+        }
+        acc.iter_mut().for_each(|x| *x /= n as f32);
+        Some(acc)
+    }
+
+    /// The `k` English rows nearest to the unit vector `v` with cosine at least `min`, nearest
+    /// first: a Hamming pre-scan of the sign codes, then exact cosines of the best [`RESCORE`].
+    pub fn english_neighbours(&self, v: &[f32], k: usize, min: f32) -> Vec<(&'static str, f32)> {
+        let en = self.english.get_or_init(|| EnglishRows::build(&self.table));
+        let q = code_of(v, en.code_words);
+        let mut near: Vec<(u32, u32)> = en
+            .codes
+            .chunks_exact(en.code_words)
+            .enumerate()
+            .map(|(i, c)| {
+                let d = c.iter().zip(&q).map(|(a, b)| (a ^ b).count_ones()).sum();
+                (d, i as u32)
+            })
+            .collect();
+        if near.len() > RESCORE {
+            near.select_nth_unstable(RESCORE - 1);
+            near.truncate(RESCORE);
+        }
+        let mut best: Vec<(f32, usize)> = near
+            .into_iter()
+            .map(|(_, i)| {
+                let (i, row) = (i as usize, en.rows[i as usize]);
+                let norm = self.table.row_norm(row);
+                let cos = if norm > 0.0 {
+                    self.table.row_dot(row, v) / norm
+                } else {
+                    0.0
+                };
+                (cos, i)
+            })
+            .filter(|(cos, _)| *cos >= min)
+            .collect();
+        best.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        best.truncate(k);
+        best.into_iter().map(|(c, i)| (en.words[i], c)).collect()
+    }
+
+    /// Search terms to add to a query whose own terms are `terms`: for each Russian word that
+    /// is one of them (stopwords are not), the terms of its nearest English rows. Terms already
+    /// in the query are not repeated.
+    pub fn cross_lingual_terms(&self, query: &str, terms: &[String]) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut seen: Vec<String> = Vec::new();
+        for_each_word(query, |w| {
+            if !is_russian(w) || w.chars().count() < MIN_WORD_CHARS || seen.iter().any(|s| s == w) {
+                return ControlFlow::Continue(());
+            }
+            seen.push(w.to_string());
+            if !tokens::query_terms(w).iter().all(|t| terms.contains(t)) {
+                return ControlFlow::Continue(());
+            }
+            let Some(v) = self.word_vector(w) else {
+                return ControlFlow::Continue(());
+            };
+            for (english, _) in self.english_neighbours(&v, EXPAND_PER_WORD, EXPAND_MIN_COSINE) {
+                if tokens::is_stopword(english) {
+                    continue;
+                }
+                for t in tokens::query_terms(english) {
+                    if !terms.contains(&t) && !out.contains(&t) {
+                        out.push(t);
+                    }
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::shared;
+
+    #[test]
+    fn a_russian_word_expands_to_its_english_translation() {
+        let e = shared().expect("table");
+        let terms = crate::text::tokens::query_terms("ошибку в тестах");
+        let added = e.cross_lingual_terms("ошибку в тестах", &terms);
+        assert!(added.iter().any(|t| t == "error"), "{added:?}");
+        assert!(added.iter().any(|t| t == "test"), "{added:?}");
+    }
+
+    #[test]
+    fn english_and_stopwords_are_not_expanded() {
+        let e = shared().expect("table");
+        let q = "fix the failing tests где";
+        let terms = crate::text::tokens::query_terms(q);
+        assert!(e.cross_lingual_terms(q, &terms).is_empty());
+    }
+
+    #[test]
+    fn an_inflected_word_without_a_row_falls_back_to_its_stem_siblings() {
+        let e = shared().expect("table");
+        assert!(e.table.word("изменения").is_none());
+        let v = e.word_vector("изменения").expect("stem siblings");
+        let near = e.english_neighbours(&v, 3, 0.5);
+        assert!(near.iter().any(|(w, _)| w.starts_with("chang")), "{near:?}");
+    }
+}
