@@ -128,6 +128,7 @@ fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
         s2.knowledge.map_or(0.0, |k| k.elapsed_ms as f64 / 1e3)
     );
     let lexical_bytes = store_bytes(&data);
+    index_semantic_from_scratch(&plan, ep.elapsed_ms + cs.elapsed_ms, lexical_bytes, dir.path());
     std::fs::write(&config, "[search]\nsemantic = true\n").expect("config");
     let (s3, secs3) = time(|| index_all(&data, &plan, &mut |_| {}).expect("vectors"));
     let v = s3.vectors.expect("vectors step");
@@ -256,7 +257,11 @@ fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
         println!("  baseline: rg not installed (apt-get install ripgrep) — skipped");
     }
 
-    let exe = env!("CARGO_BIN_EXE_knowledge");
+    // `KNOWLEDGE_BENCH_EXE` runs another build's CLI (a saved "before" binary, so before and
+    // after can be interleaved on a shared machine).
+    let exe = std::env::var("KNOWLEDGE_BENCH_EXE")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_knowledge").to_string());
+    let exe = exe.as_str();
     // A one-shot CLI call with semantic search off (the default) and on (it loads the codes).
     for (label, on) in [("off", false), ("on", true)] {
         std::fs::write(&config, format!("[search]\nsemantic = {on}\n")).expect("config");
@@ -300,6 +305,37 @@ fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
             println!("  CLI search peak RSS, semantic {label}: {} MB", max / 1024);
         }
     }
+}
+
+/// Index the same world into a fresh data dir with semantic search on from the start (the way a
+/// new user indexes): its cost over the lexical run is the indexing-throughput figure. The dir is
+/// deleted afterwards (disk is limited at 10×).
+fn index_semantic_from_scratch(plan: &IndexPlan, lexical_ms: u64, lexical_bytes: u64, tmp: &Path) {
+    let data = tmp.join("data-semantic");
+    std::fs::create_dir_all(&data).expect("data dir");
+    std::fs::write(data.join("config.toml"), "[search]\nsemantic = true\n").expect("config");
+    let (s, _) = time(|| index_all(&data, plan, &mut |_| {}).expect("index"));
+    let ep = s.episodes.expect("episodes");
+    let cs = s.code.expect("code");
+    let vectors_ms = s.vectors.map_or(0, |v| v.elapsed_ms);
+    let semantic_ms = ep.elapsed_ms + cs.elapsed_ms + vectors_ms;
+    let bytes = store_bytes(&data);
+    println!(
+        "  index with semantic on from scratch: episodes {:.2} s + code {:.2} s + vector step \
+         {:.2} s = {:.2} s vs {:.2} s lexical: +{:.1} % time, throughput −{:.1} %; stores \
+         {:.1} → {:.1} MB (+{:.1} %)",
+        ep.elapsed_ms as f64 / 1e3,
+        cs.elapsed_ms as f64 / 1e3,
+        vectors_ms as f64 / 1e3,
+        semantic_ms as f64 / 1e3,
+        lexical_ms as f64 / 1e3,
+        100.0 * (semantic_ms as f64 / lexical_ms as f64 - 1.0),
+        100.0 * (1.0 - lexical_ms as f64 / semantic_ms as f64),
+        lexical_bytes as f64 / 1e6,
+        bytes as f64 / 1e6,
+        100.0 * (bytes as f64 / lexical_bytes as f64 - 1.0),
+    );
+    std::fs::remove_dir_all(&data).expect("remove the semantic data dir");
 }
 
 /// Bytes of the episodes and code stores (with their WAL files).
