@@ -107,10 +107,14 @@ pub fn index_all(
         clear_for_rebuild(&config)?;
     }
     let mut out = IndexAllSummary::default();
+    let semantic = semantic_on(&config);
     if !plan.sessions.is_empty() || !config.episodes_db().exists() {
         out.episodes = Some(index_episodes(
             &config.episodes_db(),
-            &IndexOptions::new(plan.sessions.clone()),
+            &IndexOptions {
+                semantic,
+                ..IndexOptions::new(plan.sessions.clone())
+            },
             &mut |p| {
                 progress(Progress {
                     stage: Stage::Sessions,
@@ -128,6 +132,7 @@ pub fn index_all(
             &plan.code,
             &CodeIndexOptions {
                 exclude_dirs: std::fs::canonicalize(data_dir).into_iter().collect(),
+                semantic,
                 ..CodeIndexOptions::default()
             },
             &mut |p| {
@@ -141,7 +146,7 @@ pub fn index_all(
             },
         )?);
     }
-    out.vectors = embed_stores(&config)?;
+    out.vectors = embed_stores(&config, semantic)?;
     progress(Progress {
         stage: Stage::Knowledge,
         done: 0,
@@ -165,13 +170,21 @@ pub fn index_all(
     Ok(out)
 }
 
-/// Give every stored event and chunk without a vector its vectors, from the stored (redacted)
-/// text: `knowledge index` thus also upgrades an index built before vectors existed, without
-/// re-reading any transcript or file. With `[search] semantic = false` the vectors are dropped.
-fn embed_stores(config: &EngineConfig) -> Result<Option<VectorSummary>, IndexAllError> {
-    let semantic = crate::config::Config::load(&config.data_dir)
+/// Whether the data dir's config asks for semantic search (on unless it says otherwise).
+fn semantic_on(config: &EngineConfig) -> bool {
+    crate::config::Config::load(&config.data_dir)
         .map(|c| c.semantic())
-        .unwrap_or(true);
+        .unwrap_or(true)
+}
+
+/// Give every stored event and chunk without a vector its vectors, from the stored (redacted)
+/// text: `knowledge index` thus also upgrades an index built before vectors existed (or under
+/// an older vector layout), without re-reading any transcript or file; rows the indexers already
+/// embedded are skipped. With `[search] semantic = false` the vectors are dropped.
+fn embed_stores(
+    config: &EngineConfig,
+    semantic: bool,
+) -> Result<Option<VectorSummary>, IndexAllError> {
     let started = std::time::Instant::now();
     let embedder = crate::text::embed::shared().ok().filter(|_| semantic);
     let mut summary = VectorSummary::default();
