@@ -27,11 +27,26 @@ struct Codes {
     words: Vec<[u64; CODE_WORDS]>,
 }
 
+/// Candidates a streamed scan keeps: a caller deepening under filters (32, then 128, 512 …)
+/// is served from them without streaming the blocks again.
+const STREAM_KEEP: usize = 4096;
+
+/// The ranking of the last streamed scan, for the same query asking for more.
+struct Streamed {
+    rev: String,
+    query: [u64; CODE_WORDS],
+    /// Vector ids, nearest first.
+    ranked: Vec<u32>,
+    /// Whether `ranked` holds every stored vector.
+    complete: bool,
+}
+
 /// The reader side of one store's vectors: the scan cache and the nearest-neighbour query.
 pub struct VectorIndex {
     table: VectorTable,
     resident: AtomicBool,
     cache: Mutex<Option<Arc<Codes>>>,
+    last_stream: Mutex<Option<Streamed>>,
 }
 
 /// The best `want` (distance, vector id) pairs seen so far; ties go to the lower id.
@@ -84,6 +99,7 @@ impl VectorIndex {
             table,
             resident: AtomicBool::new(false),
             cache: Mutex::new(None),
+            last_stream: Mutex::new(None),
         }
     }
 
@@ -120,12 +136,17 @@ impl VectorIndex {
         Ok(())
     }
 
-    fn resident_codes(&self, conn: &Connection) -> rusqlite::Result<Arc<Codes>> {
-        let rev = format!(
+    /// Changes whenever the stored codes may have.
+    fn revision(&self, conn: &Connection) -> String {
+        format!(
             "{}|{}",
             sqlite::meta_get(conn, "index_rev").unwrap_or_default(),
             sqlite::meta_get(conn, &format!("{}_rev", self.table.name)).unwrap_or_default()
-        );
+        )
+    }
+
+    fn resident_codes(&self, conn: &Connection) -> rusqlite::Result<Arc<Codes>> {
+        let rev = self.revision(conn);
         // Held while loading, so concurrent first queries (or the warm-up) load once.
         let mut cache = self
             .cache
@@ -166,19 +187,13 @@ impl VectorIndex {
         let n = code.len().min(CODE_BYTES);
         q[..n].copy_from_slice(&code[..n]);
         let q = words_at(&q);
+        if !self.resident.load(Ordering::Relaxed) {
+            return self.streamed(conn, q, skip, k);
+        }
         let mut best = Nearest::new(skip + k);
-        if self.resident.load(Ordering::Relaxed) {
-            let codes = self.resident_codes(conn)?;
-            for (w, id) in codes.words.iter().zip(&codes.ids) {
-                best.push(distance(w, &q), *id);
-            }
-        } else {
-            self.for_each_block(conn, |blob| {
-                for e in blob.chunks_exact(ENTRY_BYTES) {
-                    let id = u32::from_le_bytes([e[0], e[1], e[2], e[3]]);
-                    best.push(distance(&words_at(&e[4..]), &q), id);
-                }
-            })?;
+        let codes = self.resident_codes(conn)?;
+        for (w, id) in codes.words.iter().zip(&codes.ids) {
+            best.push(distance(w, &q), *id);
         }
         Ok(best
             .sorted()
@@ -186,6 +201,51 @@ impl VectorIndex {
             .skip(skip)
             .map(|(_, id)| i64::from(id))
             .collect())
+    }
+
+    /// [`VectorIndex::nearest`] by streaming the blocks (no copy of the codes is kept), or from
+    /// the last streamed ranking when the same query asks for more.
+    fn streamed(
+        &self,
+        conn: &Connection,
+        q: [u64; CODE_WORDS],
+        skip: usize,
+        k: usize,
+    ) -> rusqlite::Result<Vec<i64>> {
+        let rev = self.revision(conn);
+        let mut last = self
+            .last_stream
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let reusable = last.as_ref().is_some_and(|s| {
+            s.rev == rev && s.query == q && (s.complete || skip + k <= s.ranked.len())
+        });
+        if !reusable {
+            let keep = (skip + k).max(STREAM_KEEP);
+            let mut best = Nearest::new(keep);
+            let mut total = 0usize;
+            self.for_each_block(conn, |blob| {
+                for e in blob.chunks_exact(ENTRY_BYTES) {
+                    let id = u32::from_le_bytes([e[0], e[1], e[2], e[3]]);
+                    best.push(distance(&words_at(&e[4..]), &q), id);
+                    total += 1;
+                }
+            })?;
+            *last = Some(Streamed {
+                rev,
+                query: q,
+                ranked: best.sorted().into_iter().map(|(_, id)| id).collect(),
+                complete: total <= keep,
+            });
+        }
+        Ok(last.as_ref().map_or_else(Vec::new, |s| {
+            s.ranked
+                .iter()
+                .skip(skip)
+                .take(k)
+                .map(|&id| i64::from(id))
+                .collect()
+        }))
     }
 
     /// Keep the codes in memory from now on and load them now (a long-running front end calls
