@@ -54,6 +54,8 @@ struct Nearest {
     want: usize,
     /// Pairs held before the worst are dropped (twice `want`, so dropping is amortised).
     cap: usize,
+    /// Once `want` pairs are kept, a farther one can never make it: it is not even held.
+    bound: u32,
     seen: Vec<(u32, u32)>,
 }
 
@@ -62,11 +64,15 @@ impl Nearest {
         Nearest {
             want,
             cap: 2 * want.max(512),
+            bound: u32::MAX,
             seen: Vec::new(),
         }
     }
 
     fn push(&mut self, distance: u32, id: u32) {
+        if distance > self.bound {
+            return;
+        }
         self.seen.push((distance, id));
         if self.seen.len() >= self.cap {
             self.keep_best();
@@ -79,6 +85,7 @@ impl Nearest {
         } else if self.seen.len() > self.want {
             self.seen.select_nth_unstable(self.want - 1);
             self.seen.truncate(self.want);
+            self.bound = self.seen[self.want - 1].0;
         }
     }
 
@@ -284,4 +291,22 @@ fn words_at(bits: &[u8]) -> [u64; CODE_WORDS] {
         ]);
     }
     w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Nearest;
+
+    #[test]
+    fn the_bounded_selection_keeps_exactly_the_nearest() {
+        let pairs: Vec<(u32, u32)> = (0..20_000u32).map(|i| ((i * 7919) % 97, i)).collect();
+        let mut best = Nearest::new(700);
+        for &(d, id) in &pairs {
+            best.push(d, id);
+        }
+        let mut all = pairs.clone();
+        all.sort_unstable();
+        all.truncate(700);
+        assert_eq!(best.sorted(), all);
+    }
 }
