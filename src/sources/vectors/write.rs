@@ -54,6 +54,9 @@ pub fn ensure_schema(conn: &Connection, t: &VectorTable) -> rusqlite::Result<()>
     let marker = format!("{}_schema", t.name);
     if sqlite::meta_get(conn, &marker).as_deref() != Some(SCHEMA) {
         drop_all(conn, t)?;
+    } else {
+        // An older build run on this store since may have added the first layout again.
+        drop_layout(conn, t.legacy)?;
     }
     let (name, parent, cols, s) = (t.name, t.parent, t.text_cols, BLOCK_SHIFT);
     let invalidate = format!(
@@ -74,20 +77,24 @@ pub fn ensure_schema(conn: &Connection, t: &VectorTable) -> rusqlite::Result<()>
 /// Drop every vector, of this layout and the older one (writer side): `[search] semantic =
 /// false` keeps the store lexical, and a layout change starts from nothing.
 pub fn drop_all(conn: &Connection, t: &VectorTable) -> rusqlite::Result<()> {
-    for name in [t.name, t.legacy] {
-        conn.execute_batch(&format!(
-            "DROP TRIGGER IF EXISTS {name}_del; DROP TRIGGER IF EXISTS {name}_upd;
-             DROP TABLE IF EXISTS {name}; DROP TABLE IF EXISTS {name}_dirty;"
-        ))?;
-        conn.execute(
-            "DELETE FROM meta WHERE key IN (?1, ?2, ?3)",
-            [
-                format!("{name}_schema"),
-                format!("{name}_rev"),
-                format!("{name}_upto"),
-            ],
-        )?;
-    }
+    drop_layout(conn, t.name)?;
+    drop_layout(conn, t.legacy)
+}
+
+/// Drop the codes table `name`, its dirty list, triggers and `meta` keys.
+fn drop_layout(conn: &Connection, name: &str) -> rusqlite::Result<()> {
+    conn.execute_batch(&format!(
+        "DROP TRIGGER IF EXISTS {name}_del; DROP TRIGGER IF EXISTS {name}_upd;
+         DROP TABLE IF EXISTS {name}; DROP TABLE IF EXISTS {name}_dirty;"
+    ))?;
+    conn.execute(
+        "DELETE FROM meta WHERE key IN (?1, ?2, ?3)",
+        [
+            format!("{name}_schema"),
+            format!("{name}_rev"),
+            format!("{name}_upto"),
+        ],
+    )?;
     Ok(())
 }
 
