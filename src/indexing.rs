@@ -61,8 +61,9 @@ pub struct IndexAllSummary {
     pub vectors: Option<VectorSummary>,
 }
 
-/// What the vector step did: rows embedded per store (new rows, or all rows of a store indexed
-/// before vectors existed), and its wall time.
+/// What the vector step did: rows embedded from stored text per store (rows the indexers did not
+/// embed as they stored them, or all rows of a store indexed before vectors or under the older
+/// layout), and its wall time.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct VectorSummary {
     pub events: u64,
