@@ -61,8 +61,9 @@ pub struct IndexAllSummary {
     pub vectors: Option<VectorSummary>,
 }
 
-/// What the vector step did: rows embedded per store (new rows, or all rows of a store indexed
-/// before vectors existed), and its wall time.
+/// What the vector step did: rows embedded from stored text per store (rows the indexers did not
+/// embed as they stored them, or all rows of a store indexed before vectors or under the older
+/// layout), and its wall time.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct VectorSummary {
     pub events: u64,
@@ -107,10 +108,14 @@ pub fn index_all(
         clear_for_rebuild(&dir)?;
     }
     let mut out = IndexAllSummary::default();
+    let semantic = semantic_on(&dir);
     if !plan.sessions.is_empty() || !dir.episodes_db().exists() {
         out.episodes = Some(index_episodes(
             &dir.episodes_db(),
-            &IndexOptions::new(plan.sessions.clone()),
+            &IndexOptions {
+                semantic,
+                ..IndexOptions::new(plan.sessions.clone())
+            },
             &mut |p| {
                 progress(Progress {
                     stage: Stage::Sessions,
@@ -128,6 +133,7 @@ pub fn index_all(
             &plan.code,
             &CodeIndexOptions {
                 exclude_dirs: std::fs::canonicalize(data_dir).into_iter().collect(),
+                semantic,
                 ..CodeIndexOptions::default()
             },
             &mut |p| {
@@ -141,7 +147,7 @@ pub fn index_all(
             },
         )?);
     }
-    out.vectors = embed_stores(&dir)?;
+    out.vectors = embed_stores(&dir, semantic)?;
     progress(Progress {
         stage: Stage::Knowledge,
         done: 0,
@@ -165,13 +171,18 @@ pub fn index_all(
     Ok(out)
 }
 
-/// Give every stored event and chunk without a vector its vectors, from the stored (redacted)
-/// text: `knowledge index` thus also upgrades an index built before vectors existed, without
-/// re-reading any transcript or file. With `[search] semantic = false` the vectors are dropped.
-fn embed_stores(dir: &DataDir) -> Result<Option<VectorSummary>, IndexAllError> {
-    let semantic = crate::config::Config::load(dir.path())
+/// Whether the data dir's config asks for semantic search (on unless it says otherwise).
+fn semantic_on(dir: &DataDir) -> bool {
+    crate::config::Config::load(dir.path())
         .map(|c| c.semantic())
-        .unwrap_or(true);
+        .unwrap_or(true)
+}
+
+/// Give every stored event and chunk without a vector its vectors, from the stored (redacted)
+/// text: `knowledge index` thus also upgrades an index built before vectors existed (or under
+/// an older vector layout), without re-reading any transcript or file; rows the indexers already
+/// embedded are skipped. With `[search] semantic = false` the vectors are dropped.
+fn embed_stores(dir: &DataDir, semantic: bool) -> Result<Option<VectorSummary>, IndexAllError> {
     let started = std::time::Instant::now();
     let embedder = crate::text::embed::shared().ok().filter(|_| semantic);
     let mut summary = VectorSummary::default();

@@ -5,6 +5,8 @@
 //! only re-stamped; anything else is re-chunked, and its old chunks are replaced. Files of a
 //! walked root that are gone (or no longer indexable) are removed. Chunk text is redacted before
 //! it is stored, and the FTS terms are made from the redacted text, the path and the symbol.
+//! With semantic search on, each stored chunk is also handed to the vector builder, which embeds
+//! it on other threads while the walk goes on (see `vectors::Builder`).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -16,7 +18,8 @@ use super::chunk::chunk_file;
 use super::model::{CodeIndexError, CodeIndexOptions, CodeIndexProgress, CodeIndexSummary};
 use super::store;
 use super::walk::{walk_root, WalkedFile};
-use crate::text::tokens;
+use crate::sources::vectors::{self, Builder};
+use crate::text::{embed, tokens};
 
 /// Files handled per write transaction.
 const BATCH: usize = 256;
@@ -44,6 +47,10 @@ pub fn index_code(
         source,
     };
     let mut conn = store::open_rw(db).map_err(store_err)?;
+    let mut vectors = match opts.semantic.then(embed::shared) {
+        Some(Ok(emb)) => Some(Builder::start(&conn, vectors::CHUNKS, emb).map_err(store_err)?),
+        _ => None,
+    };
     let mut summary = CodeIndexSummary::default();
     let roots = canonical_roots(roots, &mut summary.failed);
 
@@ -81,6 +88,7 @@ pub fn index_code(
                 known[*k].get(&file.rel),
                 opts,
                 &mut summary,
+                vectors.as_mut(),
             )
             .map_err(store_err)?;
             if keep {
@@ -128,6 +136,9 @@ pub fn index_code(
     let rev = store::compute_index_rev(&tx).map_err(store_err)?;
     store::meta_set(&tx, "index_rev", &rev).map_err(store_err)?;
     tx.commit().map_err(store_err)?;
+    if let Some(v) = vectors {
+        v.finish(&mut conn).map_err(store_err)?;
+    }
     // Fold the WAL into the main file: readers then see one self-contained, unchanging file.
     let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
     summary.index_rev = rev;
@@ -203,6 +214,7 @@ fn index_file(
     known: Option<&Known>,
     opts: &CodeIndexOptions,
     summary: &mut CodeIndexSummary,
+    vectors: Option<&mut Builder>,
 ) -> rusqlite::Result<bool> {
     if let Some(k) = known {
         if k.size == file.size && k.mtime_ns == file.mtime_ns {
@@ -296,6 +308,7 @@ fn index_file(
     )?;
     let mut fts =
         tx.prepare_cached("INSERT INTO chunks_fts(rowid, body, sym, path) VALUES(?1, ?2, ?3, ?4)")?;
+    let mut vectors = vectors;
     for c in &chunked.chunks {
         let sym_terms = c
             .symbol
@@ -320,7 +333,14 @@ fn index_file(
             path_terms
         ])?;
         if inserted == 1 {
-            fts.execute(params![tx.last_insert_rowid(), body, sym_terms, path_terms])?;
+            let id = tx.last_insert_rowid();
+            fts.execute(params![id, body, sym_terms, path_terms])?;
+            if let Some(v) = vectors.as_deref_mut() {
+                v.add(
+                    id,
+                    vectors::chunk_text(&c.path, c.symbol.as_deref(), &c.text),
+                );
+            }
             summary.chunks_written += 1;
         }
     }

@@ -46,6 +46,8 @@ pub struct CodeIndexOptions {
     /// Directories never walked, by canonical path: the data dir itself, when it sits inside a
     /// repository, so the indexes never index their own stores and logs.
     pub exclude_dirs: Vec<PathBuf>,
+    /// Embed each stored chunk for the vector arm while indexing (`[search] semantic`).
+    pub semantic: bool,
 }
 
 impl Default for CodeIndexOptions {
@@ -57,6 +59,7 @@ impl Default for CodeIndexOptions {
             symbol_max_lines: 150,
             extra_skip_dirs: Vec::new(),
             exclude_dirs: Vec::new(),
+            semantic: false,
         }
     }
 }

@@ -6,7 +6,9 @@
 //! size did not grow). A session's identity is its id, not its path: a file that moved takes its
 //! session over with the same ids, a copy stores nothing twice (see `identity`). Event text
 //! is redacted before it is stored, and the stemmed terms that FTS5 indexes are made from the
-//! redacted text, so a secret can be found by neither value nor query.
+//! redacted text, so a secret can be found by neither value nor query. With semantic search on,
+//! each stored event's text is also handed to the vector builder, which embeds it beside the
+//! writer (see `vectors::Builder`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -24,7 +26,8 @@ use super::model::{ParseStats, SessionMeta};
 use super::parser::TranscriptParser;
 use super::prepare::{prepare, FileRow, Prepared, PreparedEvent, Work};
 use super::store;
-use crate::text::redact;
+use crate::sources::vectors::{self, Builder};
+use crate::text::{embed, redact};
 
 pub use super::prepare::parse_time_ms;
 
@@ -35,6 +38,8 @@ pub struct IndexOptions {
     pub max_line_bytes: usize,
     /// A session whose file changed this recently is reported `live`.
     pub live_window: Duration,
+    /// Embed each stored event for the vector arm while indexing (`[search] semantic`).
+    pub semantic: bool,
 }
 
 impl IndexOptions {
@@ -43,6 +48,7 @@ impl IndexOptions {
             roots,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             live_window: Duration::from_secs(300),
+            semantic: false,
         }
     }
 }
@@ -121,6 +127,10 @@ pub fn index_episodes(
         ..IndexSummary::default()
     };
     let olds = load_file_rows(&conn).map_err(store_err)?;
+    let mut vectors = match opts.semantic.then(embed::shared) {
+        Some(Ok(emb)) => Some(Builder::start(&conn, vectors::EVENTS, emb).map_err(store_err)?),
+        _ => None,
+    };
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 4);
@@ -165,8 +175,9 @@ pub fn index_episodes(
                 match out {
                     Ok(Prepared::Unchanged) => summary.files_unchanged += 1,
                     Ok(Prepared::Changed(work)) => {
-                        if let Err(e) =
-                            write_file(&mut conn, file, olds.get(&key), *work, &mut summary)
+                        let old = olds.get(&key);
+                        let vecs = vectors.as_mut();
+                        if let Err(e) = write_file(&mut conn, file, old, *work, &mut summary, vecs)
                         {
                             failure = Some(e);
                             stop.store(true, Ordering::SeqCst);
@@ -192,6 +203,9 @@ pub fn index_episodes(
     });
     if let Some(e) = failure {
         return Err(store_err(e));
+    }
+    if let Some(v) = vectors {
+        v.finish(&mut conn).map_err(store_err)?;
     }
     summary.files_gone = count_gone(&conn).map_err(store_err)?;
     let rev = compute_index_rev(&conn).map_err(store_err)?;
@@ -260,6 +274,7 @@ fn write_file(
     old: Option<&FileRow>,
     work: Work,
     summary: &mut IndexSummary,
+    vectors: Option<&mut Builder>,
 ) -> rusqlite::Result<()> {
     let path_str = file.path.to_string_lossy().to_string();
     summary.bytes_read += work.end.saturating_sub(work.start);
@@ -298,7 +313,8 @@ fn write_file(
                     |r| r.get(0),
                 )
                 .unwrap_or(0);
-            summary.events_added += insert_events(&tx, &session_id, next_seq, &work.events)?;
+            summary.events_added +=
+                insert_events(&tx, &session_id, next_seq, &work.events, vectors)?;
             summary.secrets_redacted += work.secrets;
             upsert_session(&tx, &session_id, file, &work.parser, &path_str, work.live)?;
             // The saved parser state holds titles, descriptions and paths as the records wrote
@@ -385,6 +401,7 @@ fn insert_events(
     session_id: &str,
     last_seq: i64,
     events: &[PreparedEvent],
+    mut vectors: Option<&mut Builder>,
 ) -> rusqlite::Result<u64> {
     let mut ins = tx.prepare_cached(
         "INSERT INTO events(session_id, seq, event_type, time, time_ms, text, human, tool_name,
@@ -408,7 +425,11 @@ fn insert_events(
             ev.sidechain_agent,
             p.facts,
         ])?;
-        fts.execute(params![tx.last_insert_rowid(), p.terms])?;
+        let id = tx.last_insert_rowid();
+        fts.execute(params![id, p.terms])?;
+        if let Some(v) = vectors.as_deref_mut() {
+            v.add(id, ev.text.clone());
+        }
     }
     Ok(events.len() as u64)
 }
