@@ -314,3 +314,64 @@ fn titles_never_carry_a_secret_planted_in_the_first_prompt() {
     assert!(!text.contains("Канарейка-42"));
     assert!(resp.actors.iter().any(|a| a.title.is_some()));
 }
+
+/// A lane that fails or times out adds a degraded header and a warning to the response; the
+/// budget must still hold, and `truncated` must still say whether something was dropped.
+#[test]
+fn a_failed_or_timed_out_lane_keeps_the_budget_and_the_truncation_honest() {
+    use knowledge::contract::Code as C;
+    use knowledge::engine::lanes::{SourceFailure, Unavailable};
+    use std::sync::Arc;
+    let failing = |lane: &str| {
+        let mut engine = demo_engine();
+        let source = Unavailable {
+            name: format!("{lane}-gone"),
+            failure: SourceFailure::new(
+                C::SourceUnavailable,
+                "the lane timed out after 250 ms; the other lanes answered",
+            ),
+        };
+        match lane {
+            "episodes" => engine.episodes = Arc::new(source),
+            _ => engine.code = Arc::new(source),
+        }
+        engine
+    };
+    for lane in ["episodes", "code"] {
+        let engine = failing(lane);
+        for q in [
+            "кто чинил доступ к MySQL на 176.99.5.35",
+            "почему падал деплой",
+            "encoding-janitor",
+            "stripe webhook signature",
+            "nightly backup S3 SignatureDoesNotMatch",
+        ] {
+            for max_tokens in [500, 700, 1000, 1500] {
+                let mut req = SearchRequest::new(q);
+                req.max_tokens = max_tokens;
+                req.limit = 20;
+                let resp = engine.search(&req);
+                valid(&resp);
+                let over = resp
+                    .warnings
+                    .iter()
+                    .any(|w| w.code == Code::BudgetExceeded && w.message.contains("cannot hold"));
+                let real = o200k(&resp);
+                assert!(
+                    over || real <= max_tokens as usize,
+                    "{lane} failed, {q}, {max_tokens}: {real} o200k tokens"
+                );
+                assert!(
+                    over || resp.limits.budget.used_tokens <= max_tokens,
+                    "{lane} failed, {q}, {max_tokens}: used_tokens {}",
+                    resp.limits.budget.used_tokens
+                );
+                assert_eq!(
+                    resp.limits.truncated,
+                    !resp.limits.dropped.is_empty(),
+                    "{lane} failed, {q}, {max_tokens}: truncated without a dropped list"
+                );
+            }
+        }
+    }
+}

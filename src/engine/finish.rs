@@ -46,7 +46,8 @@ pub fn finish(resp: &mut SearchResponse, req: &SearchRequest, primary: &str) {
         + resp.lanes.skills.as_ref().map_or(0, |s| s.items.len()))
         as u32;
     if over {
-        resp.limits.truncated = true;
+        // `truncated` names what was dropped (§8); a skeleton too big with nothing left to drop
+        // is said by this warning instead.
         resp.warnings.push(Issue::new(
             Code::BudgetExceeded,
             format!(

@@ -106,7 +106,15 @@ impl Engine {
         if !req.trace {
             resp.trace = None;
         }
-        let primary = route.lanes.first().map_or("episodes", |l| l.as_str());
+        // The lane the question is about is the first routed lane that has something to keep: a
+        // failed or empty primary lane must not make the budget offer nothing at all.
+        let primary = route
+            .lanes
+            .iter()
+            .map(|l| l.as_str())
+            .find(|l| !resp.lane_ids(l).is_empty())
+            .or_else(|| route.lanes.first().map(|l| l.as_str()))
+            .unwrap_or("episodes");
         super::finish::finish(&mut resp, req, primary);
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         self.logger
