@@ -117,7 +117,7 @@ fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
     let lexical_cpu = cpu_s() - cpu_before;
     let ep = s.episodes.expect("episodes");
     let cs = s.code.expect("code");
-    let k = s.knowledge.expect("knowledge");
+    let k = s.agent_knowledge.expect("knowledge");
     println!(
         "  index all: {secs:.1} s; episodes {} events in {:.2} s = {:.1} MB/s; code {} chunks, {} \
          lines in {:.2} s = {:.0} lines/s; L3 {} actors in {:.2} s; peak RSS {} MB",
@@ -142,7 +142,8 @@ fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
         ep2.files_unchanged,
         cs2.elapsed_ms as f64 / 1e3,
         cs2.files_unchanged,
-        s2.knowledge.map_or(0.0, |k| k.elapsed_ms as f64 / 1e3)
+        s2.agent_knowledge
+            .map_or(0.0, |k| k.elapsed_ms as f64 / 1e3)
     );
     let lexical_bytes = store_bytes(&data);
     index_semantic_from_scratch(

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::config::DataDir;
+use crate::sources::agent_knowledge::{self, BuildSummary};
 use crate::sources::code::index::index_code;
 use crate::sources::code::model::{CodeIndexOptions, CodeIndexSummary};
 use crate::sources::episodes::index::{index_episodes, IndexOptions, IndexSummary};
-use crate::sources::knowledge::{self, BuildSummary};
 use crate::sources::vectors;
 
 /// What to index. Empty lists mean "nothing of that kind" (the CLI fills in defaults).
@@ -30,7 +30,7 @@ pub struct IndexPlan {
 pub enum Stage {
     Sessions,
     Code,
-    Knowledge,
+    AgentKnowledge,
 }
 
 impl Stage {
@@ -38,7 +38,7 @@ impl Stage {
         match self {
             Stage::Sessions => "sessions",
             Stage::Code => "code",
-            Stage::Knowledge => "skills and actors",
+            Stage::AgentKnowledge => "skills and actors",
         }
     }
 }
@@ -56,7 +56,9 @@ pub struct Progress {
 pub struct IndexAllSummary {
     pub episodes: Option<IndexSummary>,
     pub code: Option<CodeIndexSummary>,
-    pub knowledge: Option<BuildSummary>,
+    /// Serialised as `knowledge` (the name `knowledge index --json` has always printed).
+    #[serde(rename = "knowledge")]
+    pub agent_knowledge: Option<BuildSummary>,
     /// Rows given text vectors in this run (none when semantic search is off).
     pub vectors: Option<VectorSummary>,
 }
@@ -88,7 +90,7 @@ pub enum IndexAllError {
     #[error(transparent)]
     Code(#[from] crate::sources::code::model::CodeIndexError),
     #[error(transparent)]
-    Knowledge(#[from] crate::sources::knowledge::KnowledgeError),
+    AgentKnowledge(#[from] crate::sources::agent_knowledge::AgentKnowledgeError),
     #[error("cannot store text vectors in {0}: {1}")]
     Vectors(PathBuf, rusqlite::Error),
 }
@@ -149,20 +151,20 @@ pub fn index_all(
     }
     out.vectors = embed_stores(&dir, semantic)?;
     progress(Progress {
-        stage: Stage::Knowledge,
+        stage: Stage::AgentKnowledge,
         done: 0,
         total: 1,
         bytes_done: 0,
         bytes_total: 0,
     });
-    out.knowledge = Some(knowledge::build(
+    out.agent_knowledge = Some(agent_knowledge::build(
         &dir.knowledge_db(),
         &dir.episodes_db(),
         &plan.skills,
         &plan.agents,
     )?);
     progress(Progress {
-        stage: Stage::Knowledge,
+        stage: Stage::AgentKnowledge,
         done: 1,
         total: 1,
         bytes_done: 0,
@@ -212,8 +214,8 @@ pub fn default_plan(cwd: &Path) -> IndexPlan {
     IndexPlan {
         sessions: crate::sources::episodes::discover::default_roots(),
         code: repos.clone(),
-        skills: knowledge::default_skill_roots(&repos),
-        agents: knowledge::default_agent_roots(&repos),
+        skills: agent_knowledge::default_skill_roots(&repos),
+        agents: agent_knowledge::default_agent_roots(&repos),
         rebuild: false,
     }
 }

@@ -342,7 +342,7 @@ fn review_approve_and_reject_are_final_and_idempotent() {
 #[test]
 fn a_decision_the_store_holds_but_the_package_lacks_is_brought_to_the_package() {
     use knowledge::contract::dispatch::Review;
-    use knowledge::sources::knowledge::assignments::AssignmentStore;
+    use knowledge::sources::agent_knowledge::assignments::AssignmentStore;
     let world = common::world::fresh_demo();
     let engine = world.engine();
     let config = EngineConfig::new(&world.data_dir);

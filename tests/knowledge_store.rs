@@ -7,8 +7,10 @@
 
 use std::path::{Path, PathBuf};
 
+use knowledge::sources::agent_knowledge::{
+    self as ak, audit, AgentKnowledgeError, AgentKnowledgeStore,
+};
 use knowledge::sources::episodes::index::{index_episodes, IndexOptions};
-use knowledge::sources::knowledge::{self as ak, audit, KnowledgeError, KnowledgeStore};
 use knowledge::text::tokens::query_terms;
 use rusqlite::Connection;
 use serde_json::{json, Value};
@@ -248,7 +250,7 @@ fn skill_uses_count_once_and_actors_agree() {
         vec![(main_actor(S1), 1), (main_actor(S2), 2), (fixer(), 1)]
     );
 
-    let store = KnowledgeStore::open(&fx.knowledge).expect("open");
+    let store = AgentKnowledgeStore::open(&fx.knowledge).expect("open");
     let stats = store.stats().expect("stats");
     assert_eq!(stats.index_rev.as_deref(), Some(summary.index_rev.as_str()));
     assert_eq!((stats.skills, stats.actors, stats.skill_uses), (3, 3, 6));
@@ -315,7 +317,7 @@ fn skill_uses_count_once_and_actors_agree() {
 fn skill_search_ranks_named_skills_by_use() {
     let fx = fixture();
     fx.build();
-    let store = KnowledgeStore::open(&fx.knowledge).expect("open");
+    let store = AgentKnowledgeStore::open(&fx.knowledge).expect("open");
     let search = |q: &str, f: &[&str]| {
         let f: Vec<String> = f.iter().map(|s| s.to_string()).collect();
         store
@@ -387,7 +389,7 @@ fn rebuild_is_deterministic_and_keeps_assignments() {
     fx.build();
     let first = dump(&fx.knowledge);
     assert!(first.iter().any(|l| l.starts_with("ak_skill_use|")));
-    let store = KnowledgeStore::open(&fx.knowledge).expect("open");
+    let store = AgentKnowledgeStore::open(&fx.knowledge).expect("open");
     let before = store.stats().expect("stats");
 
     // What dispatch `commit` would write.
@@ -446,7 +448,7 @@ fn unreadable_old_store_is_kept_and_missing_episodes_still_build() {
     let junk = b"not a database, but maybe someone's assignments";
     std::fs::write(&fx.knowledge, junk).expect("write");
     let err = ak::build(&fx.knowledge, &fx.episodes, &[], &[]).expect_err("must fail");
-    assert!(matches!(err, KnowledgeError::Preserve { .. }), "{err}");
+    assert!(matches!(err, AgentKnowledgeError::Preserve { .. }), "{err}");
     assert_eq!(std::fs::read(&fx.knowledge).expect("read"), junk);
     std::fs::remove_file(&fx.knowledge).expect("rm");
 
@@ -458,8 +460,8 @@ fn unreadable_old_store_is_kept_and_missing_episodes_still_build() {
         (3, 0, None)
     );
     assert!(!s.warnings.is_empty());
-    let missing = KnowledgeStore::open(&fx.root.join("missing.sqlite"));
-    assert!(matches!(missing, Err(KnowledgeError::Missing(_))));
+    let missing = AgentKnowledgeStore::open(&fx.root.join("missing.sqlite"));
+    assert!(matches!(missing, Err(AgentKnowledgeError::Missing(_))));
 }
 
 /// No text column of L3 repeats 40+ bytes of session text, except path/id locators (and those
@@ -534,7 +536,7 @@ fn marot_spotter_skill_use_goes_to_the_root_session() {
         return;
     };
     let (_dir, ep, kdb, _) = build_real(root);
-    let store = KnowledgeStore::open(&kdb).expect("open");
+    let store = AgentKnowledgeStore::open(&kdb).expect("open");
     let parent = "ae4a77f8-aedd-4bc1-888f-c94edc91af04";
     let want = Some((main_actor(parent), 1));
     assert_eq!(

@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use knowledge::demo;
 use knowledge::engine::EngineConfig;
 use knowledge::indexing::{default_plan, index_all, IndexAllSummary, IndexPlan, Stage};
-use knowledge::sources::knowledge::{default_agent_roots, default_skill_roots};
+use knowledge::sources::agent_knowledge::{default_agent_roots, default_skill_roots};
 
 use super::args::{DemoArgs, IndexArgs};
 use super::render;
@@ -216,12 +216,12 @@ fn print_summary(data_dir: &Path, s: &IndexAllSummary) {
             );
         }
     }
-    if let Some(k) = s.knowledge.as_ref().filter(|k| k.unchanged) {
+    if let Some(k) = s.agent_knowledge.as_ref().filter(|k| k.unchanged) {
         eprintln!(
             "skills and actors: unchanged ({} skills, {} actors, {} skill uses)",
             k.skills, k.actors, k.skill_uses
         );
-    } else if let Some(k) = &s.knowledge {
+    } else if let Some(k) = &s.agent_knowledge {
         eprintln!(
             "skills and actors: {} skills, {} agent definitions, {} actors, {} skill uses, {} \
              edits, {} assignments kept, in {} ms",

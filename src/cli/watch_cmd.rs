@@ -54,7 +54,7 @@ pub fn follow(f: Following, json: bool) -> Result<i32> {
                         c.files_deleted
                     ));
                 }
-                if let Some(k) = b.summary.knowledge.as_ref().filter(|k| !k.unchanged) {
+                if let Some(k) = b.summary.agent_knowledge.as_ref().filter(|k| !k.unchanged) {
                     what.push(format!("{} skills, {} actors", k.skills, k.actors));
                 }
                 eprintln!(

@@ -30,7 +30,7 @@ pub const NAMED_ACTOR_WEIGHT: f64 = 1.5;
 pub const HUMAN_PROMPT_WEIGHT: f64 = 0.5;
 
 /// Actor facts from L3 that the lanes alone cannot give.
-pub use crate::sources::knowledge::ActorFacts;
+pub use crate::sources::agent_knowledge::ActorFacts;
 
 /// L3's lookup of the actor behind an event.
 pub type ResolveActor<'a> = dyn Fn(&EpisodeHit) -> Option<ActorKey> + 'a;

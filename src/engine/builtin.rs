@@ -13,9 +13,9 @@ use super::lanes::{
     ReadCodeError, SkillHit, SkillsAnswer, SkillsSource, SourceFailure, Unavailable,
 };
 use crate::contract::Code;
+use crate::sources::agent_knowledge::AgentKnowledgeStore;
 use crate::sources::code::{model::CodeQuery, search::CodeStore, CodeStoreError};
 use crate::sources::episodes::search::{self as episodes, EpisodeQuery, EpisodeStore};
-use crate::sources::knowledge::KnowledgeStore;
 use crate::text::redact;
 
 /// The built-in episodes source over `episodes.sqlite`.
@@ -234,7 +234,7 @@ pub fn read_indexed(
 
 /// The skills lane over the agent-knowledge store.
 pub struct BuiltinSkills {
-    pub store: Arc<KnowledgeStore>,
+    pub store: Arc<AgentKnowledgeStore>,
 }
 
 impl SkillsSource for BuiltinSkills {
@@ -242,7 +242,7 @@ impl SkillsSource for BuiltinSkills {
         "builtin.skills+agent-knowledge".to_string()
     }
     fn search(&self, req: &LaneRequest) -> Result<SkillsAnswer, SourceFailure> {
-        let fail = |e: crate::sources::knowledge::KnowledgeError| {
+        let fail = |e: crate::sources::agent_knowledge::AgentKnowledgeError| {
             SourceFailure::new(Code::SourceUnavailable, e.to_string())
         };
         let stats = self.store.stats().map_err(fail)?;
@@ -302,11 +302,11 @@ pub fn code_lane(path: &Path) -> (Arc<dyn CodeSource>, Option<Arc<CodeStore>>) {
 }
 
 /// The skills lane over the agent-knowledge store, and the store when it opened.
-pub fn skills_lane(path: &Path) -> (Arc<dyn SkillsSource>, Option<Arc<KnowledgeStore>>) {
+pub fn skills_lane(path: &Path) -> (Arc<dyn SkillsSource>, Option<Arc<AgentKnowledgeStore>>) {
     let name = "builtin.skills+agent-knowledge";
     open_lane(
         path,
-        KnowledgeStore::open,
+        AgentKnowledgeStore::open,
         name,
         None,
         |store| -> Arc<dyn SkillsSource> { Arc::new(BuiltinSkills { store }) },

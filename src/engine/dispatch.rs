@@ -8,7 +8,7 @@ use super::outbox;
 use super::Engine;
 use crate::contract::dispatch::*;
 use crate::contract::{Code, DispatchInfo, Issue, Lane, Mode, SearchRequest, SearchResponse};
-use crate::sources::knowledge::ActorRow;
+use crate::sources::agent_knowledge::ActorRow;
 use crate::text::{redact, snippet, tokens};
 
 /// At most this many prior episodes, code refs and skills in a context pack.

@@ -26,9 +26,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::DataDir;
+use crate::sources::agent_knowledge::AgentKnowledgeStore;
 use crate::sources::code::search::CodeStore;
 use crate::sources::episodes::search::EpisodeStore;
-use crate::sources::knowledge::KnowledgeStore;
 use lanes::{CodeSource, EpisodesSource, SkillsSource};
 pub use lanes::{Episode, EpisodeError, EpisodeEvent, EpisodeSession};
 
@@ -102,7 +102,7 @@ pub struct Engine {
     pub skills: Arc<dyn SkillsSource>,
     episode_store: Option<Arc<EpisodeStore>>,
     code_store: Option<Arc<CodeStore>>,
-    knowledge_store: Option<Arc<KnowledgeStore>>,
+    knowledge_store: Option<Arc<AgentKnowledgeStore>>,
     logger: log::RequestLog,
 }
 
@@ -153,7 +153,7 @@ impl Engine {
         self.code_store.as_deref()
     }
 
-    pub fn knowledge_store(&self) -> Option<&KnowledgeStore> {
+    pub fn knowledge_store(&self) -> Option<&AgentKnowledgeStore> {
         self.knowledge_store.as_deref()
     }
 

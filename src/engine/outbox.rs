@@ -1,6 +1,6 @@
 //! The outbox: one handoff package per assignment, as a JSON file in `<data_dir>/outbox/`,
 //! written atomically (temp file, fsync, rename), plus its `ak_assignment` row in the
-//! agent-knowledge store (written by [`crate::sources::knowledge::assignments`], the table's only
+//! agent-knowledge store (written by [`crate::sources::agent_knowledge::assignments`], the table's only
 //! writer). A person approves or rejects a recorded plan here; the lead agent reads the decision
 //! from the package's `review`. Nothing here executes anything.
 
@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::EngineConfig;
 use crate::contract::dispatch::{Assignment, Handoff, Review};
-use crate::sources::knowledge::assignments::{AssignmentStore, NewAssignment, RECORDED_PLAN};
+use crate::sources::agent_knowledge::assignments::{AssignmentStore, NewAssignment, RECORDED_PLAN};
 
 #[derive(Debug, thiserror::Error)]
 pub enum OutboxError {

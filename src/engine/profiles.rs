@@ -10,8 +10,8 @@
 
 use crate::contract::Actor;
 use crate::sources::actor_id::{ROOT, SUBAGENT, TEAM_MEMBER};
+use crate::sources::agent_knowledge::AgentKnowledgeStore;
 use crate::sources::episodes::search::{EpisodeStore, SessionRow};
-use crate::sources::knowledge::KnowledgeStore;
 use crate::text::snippet::clip_chars;
 use crate::text::{redact, sanitize};
 
@@ -43,7 +43,7 @@ pub fn profile(
     actor_id: &str,
     seen_sessions: &[String],
     episodes: &EpisodeStore,
-    knowledge: Option<&KnowledgeStore>,
+    knowledge: Option<&AgentKnowledgeStore>,
 ) -> Profile {
     let Some((kind, root)) = root_of(actor_id) else {
         return Profile::default();
@@ -164,7 +164,7 @@ pub fn label_with(a: &Actor, title_chars: usize, workspace: bool, day: bool) -> 
 pub fn fill(
     actors: &mut [Actor],
     episodes: Option<&EpisodeStore>,
-    knowledge: Option<&KnowledgeStore>,
+    knowledge: Option<&AgentKnowledgeStore>,
 ) {
     let Some(episodes) = episodes else {
         return;

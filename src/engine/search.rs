@@ -41,7 +41,7 @@ use super::Engine;
 use crate::contract::*;
 use crate::engine::lanes::EpisodeHit;
 use crate::sources::actor_id::ActorKey;
-use crate::sources::knowledge::KnowledgeStore;
+use crate::sources::agent_knowledge::AgentKnowledgeStore;
 use crate::text::{embed, tokens};
 
 /// Candidate depth of each lane before fusion (DECISIONS §2).
@@ -69,7 +69,7 @@ impl SearchOutcome {
 
 /// What L3 says about the evidence of this response.
 struct L3Lookup<'s> {
-    store: Option<&'s KnowledgeStore>,
+    store: Option<&'s AgentKnowledgeStore>,
     /// The actor behind each returned event, by episode id (a subagent by its spawn's name).
     resolved: HashMap<String, ActorKey>,
     /// Editors of the returned paths, the actors' outcomes and skill uses.
@@ -243,7 +243,7 @@ impl Engine {
         limit: usize,
         fused: &mut Fused,
         actors: &mut Vec<Actor>,
-        l3: Option<&KnowledgeStore>,
+        l3: Option<&AgentKnowledgeStore>,
     ) {
         fused.truncate(limit);
         actors.truncate(limit);

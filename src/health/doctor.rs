@@ -15,11 +15,11 @@ use crate::config::{DataDir, SourcesConfig};
 use crate::contract::Code;
 use crate::engine::lanes::{CodeSource, EpisodesSource, LaneRequest, SourceFailure, Unavailable};
 use crate::engine::{Engine, EngineConfig};
+use crate::sources::agent_knowledge::AgentKnowledgeStats;
 use crate::sources::code::model::CodeStats;
 use crate::sources::code::read::{file_is_stale, FileRow};
 use crate::sources::episodes::discover::discover;
 use crate::sources::episodes::search::LaneStats;
-use crate::sources::knowledge::KnowledgeStats;
 use crate::sources::sqlite::open_ro;
 
 /// At most this many example paths per finding.
@@ -251,7 +251,7 @@ impl StoreStats for CodeStats {
     }
 }
 
-impl StoreStats for KnowledgeStats {
+impl StoreStats for AgentKnowledgeStats {
     fn count_into(self, indexed: &mut Indexed) -> Option<String> {
         indexed.skills = self.skills;
         indexed.actors = self.actors;

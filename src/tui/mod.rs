@@ -71,7 +71,11 @@ fn watch_action(ev: knowledge::watch::WatchEvent) -> Action {
                 .code
                 .as_ref()
                 .is_some_and(|c| c.files_new + c.files_changed + c.files_deleted > 0);
-            let skills = b.summary.knowledge.as_ref().is_some_and(|k| !k.unchanged);
+            let skills = b
+                .summary
+                .agent_knowledge
+                .as_ref()
+                .is_some_and(|k| !k.unchanged);
             Action::IndexUpdated {
                 new_events: b.new_events,
                 other_changes: code || skills,

@@ -6,13 +6,13 @@ use std::collections::{HashMap, HashSet};
 
 use rusqlite::{params, Connection};
 
-use super::{use_filter, KnowledgeError, KnowledgeStore, SkillRow, USED_BY_MAX};
-use crate::sources::knowledge::uses::split_skill_name;
+use super::{use_filter, AgentKnowledgeError, AgentKnowledgeStore, SkillRow, USED_BY_MAX};
+use crate::sources::agent_knowledge::uses::split_skill_name;
 use crate::text::tokens;
 
 type UsedBy = Vec<(String, String, u64)>;
 
-impl KnowledgeStore {
+impl AgentKnowledgeStore {
     /// Skills for stemmed query `terms` (BM25 over name, description, when_to_use and tags),
     /// plus skills the query names. A skill the query names ranks first, by uses; the rest by
     /// BM25, then uses. A non-empty `skills_filter` keeps only those skills (and with no terms,
@@ -22,7 +22,7 @@ impl KnowledgeStore {
         terms: &[String],
         skills_filter: &[String],
         limit: usize,
-    ) -> Result<Vec<SkillRow>, KnowledgeError> {
+    ) -> Result<Vec<SkillRow>, AgentKnowledgeError> {
         let terms: Vec<String> = terms
             .iter()
             .map(|t| t.trim().to_string())

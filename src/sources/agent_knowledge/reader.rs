@@ -13,7 +13,7 @@ use std::time::SystemTime;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use super::uses::split_skill_name;
-use super::{schema, KnowledgeError};
+use super::{schema, AgentKnowledgeError};
 use crate::sources::actor_id::{self, ActorKey};
 
 /// At most this many recorded uses are listed per skill (most recent first).
@@ -21,7 +21,7 @@ pub const USED_BY_MAX: usize = 10;
 
 /// Counts and revision of the store.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KnowledgeStats {
+pub struct AgentKnowledgeStats {
     pub index_rev: Option<String>,
     pub built_at: Option<String>,
     pub skills: u64,
@@ -135,7 +135,7 @@ struct Pool {
 }
 
 /// The read-only agent-knowledge store.
-pub struct KnowledgeStore {
+pub struct AgentKnowledgeStore {
     path: PathBuf,
     pool: Mutex<Pool>,
 }
@@ -180,12 +180,12 @@ fn use_filter(q: &str) -> (&'static str, [String; 2]) {
     }
 }
 
-impl KnowledgeStore {
-    pub fn open(path: &Path) -> Result<Self, KnowledgeError> {
+impl AgentKnowledgeStore {
+    pub fn open(path: &Path) -> Result<Self, AgentKnowledgeError> {
         if !path.exists() {
-            return Err(KnowledgeError::Missing(path.to_path_buf()));
+            return Err(AgentKnowledgeError::Missing(path.to_path_buf()));
         }
-        let store = KnowledgeStore {
+        let store = AgentKnowledgeStore {
             path: path.to_path_buf(),
             pool: Mutex::new(Pool::default()),
         };
@@ -200,10 +200,10 @@ impl KnowledgeStore {
     fn with_conn<T>(
         &self,
         f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
-    ) -> Result<T, KnowledgeError> {
+    ) -> Result<T, AgentKnowledgeError> {
         let ident = file_ident(&self.path);
         if ident.is_none() {
-            return Err(KnowledgeError::Missing(self.path.clone()));
+            return Err(AgentKnowledgeError::Missing(self.path.clone()));
         }
         let pooled = self.pool.lock().ok().and_then(|mut p| {
             if p.ident != ident {
@@ -212,7 +212,7 @@ impl KnowledgeStore {
             }
             p.conns.pop()
         });
-        let sql = |source| KnowledgeError::Sql {
+        let sql = |source| AgentKnowledgeError::Sql {
             path: self.path.clone(),
             source,
         };
@@ -229,12 +229,12 @@ impl KnowledgeStore {
         out
     }
 
-    pub fn stats(&self) -> Result<KnowledgeStats, KnowledgeError> {
+    pub fn stats(&self) -> Result<AgentKnowledgeStats, AgentKnowledgeError> {
         self.with_conn(|c| {
             let count = |sql: &str| -> rusqlite::Result<u64> {
                 Ok(c.query_row(sql, [], |r| r.get::<_, i64>(0))?.max(0) as u64)
             };
-            Ok(KnowledgeStats {
+            Ok(AgentKnowledgeStats {
                 index_rev: schema::meta_get(c, "index_rev"),
                 built_at: schema::meta_get(c, "built_at"),
                 skills: count("SELECT count(*) FROM ak_skill")?,
@@ -248,7 +248,7 @@ impl KnowledgeStore {
     pub fn top_actor_for_skill(
         &self,
         skill: &str,
-    ) -> Result<Option<(String, u64)>, KnowledgeError> {
+    ) -> Result<Option<(String, u64)>, AgentKnowledgeError> {
         let (cond, args) = use_filter(skill);
         if args[1].is_empty() {
             return Ok(None);
@@ -269,7 +269,7 @@ impl KnowledgeStore {
     }
 
     /// Facts of the given actors (all actors when `actor_ids` is empty).
-    pub fn actor_facts(&self, actor_ids: &[String]) -> Result<ActorFacts, KnowledgeError> {
+    pub fn actor_facts(&self, actor_ids: &[String]) -> Result<ActorFacts, AgentKnowledgeError> {
         let only: HashSet<&str> = actor_ids.iter().map(String::as_str).collect();
         let keep = |id: &str| only.is_empty() || only.contains(id);
         self.with_conn(|c| {
@@ -332,7 +332,7 @@ impl KnowledgeStore {
         &self,
         abs_paths: &[String],
         actor_ids: &[String],
-    ) -> Result<ActorFacts, KnowledgeError> {
+    ) -> Result<ActorFacts, AgentKnowledgeError> {
         self.with_conn(|c| {
             let mut facts = ActorFacts::default();
             let mut wanted: BTreeMap<String, ()> =

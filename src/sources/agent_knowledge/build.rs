@@ -17,7 +17,7 @@ use super::assignments::{copy_assignments, ASSIGNMENT_SCHEMA};
 use super::catalog::{scan_agents, scan_skills, AgentDoc, SkillDoc};
 use super::derive::{derive, Derived, EventIn, GroupIn, SessionIn};
 use super::schema::{self, SCHEMA, SCHEMA_VERSION};
-use super::{KnowledgeError, KnowledgeStats, KnowledgeStore};
+use super::{AgentKnowledgeError, AgentKnowledgeStats, AgentKnowledgeStore};
 use crate::sources::episodes::model::Fact;
 
 mod rows;
@@ -49,7 +49,7 @@ pub fn build(
     episodes_db: &Path,
     skill_roots: &[PathBuf],
     agent_roots: &[PathBuf],
-) -> Result<BuildSummary, KnowledgeError> {
+) -> Result<BuildSummary, AgentKnowledgeError> {
     build_with(knowledge_db, episodes_db, skill_roots, agent_roots, false)
 }
 
@@ -60,7 +60,7 @@ pub fn build_with(
     skill_roots: &[PathBuf],
     agent_roots: &[PathBuf],
     force: bool,
-) -> Result<BuildSummary, KnowledgeError> {
+) -> Result<BuildSummary, AgentKnowledgeError> {
     let started = Instant::now();
     let mut summary = BuildSummary::default();
     let skills = scan_skills(skill_roots);
@@ -87,7 +87,7 @@ pub fn build_with(
     }
 
     let (sessions, events, groups, ep_rev) = if episodes_db.exists() {
-        read_episodes(episodes_db).map_err(|source| KnowledgeError::Episodes {
+        read_episodes(episodes_db).map_err(|source| AgentKnowledgeError::Episodes {
             path: episodes_db.to_path_buf(),
             source,
         })?
@@ -133,21 +133,21 @@ pub fn build_with(
 
 /// The store's stats when it is already what a build would write: its revision is `wanted`
 /// (same episodes revision, same catalog files), so it is left alone.
-fn unchanged(knowledge_db: &Path, wanted: &str) -> Option<KnowledgeStats> {
+fn unchanged(knowledge_db: &Path, wanted: &str) -> Option<AgentKnowledgeStats> {
     if !knowledge_db.exists() {
         return None;
     }
-    let stats = KnowledgeStore::open(knowledge_db).ok()?.stats().ok()?;
+    let stats = AgentKnowledgeStore::open(knowledge_db).ok()?.stats().ok()?;
     (stats.index_rev.as_deref() == Some(wanted)).then_some(stats)
 }
 
 /// A fresh temporary file beside the store (same directory, so the rename is atomic).
-fn temp_path(knowledge_db: &Path) -> Result<PathBuf, KnowledgeError> {
+fn temp_path(knowledge_db: &Path) -> Result<PathBuf, AgentKnowledgeError> {
     let dir = match knowledge_db.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    std::fs::create_dir_all(&dir).map_err(|source| KnowledgeError::Io {
+    std::fs::create_dir_all(&dir).map_err(|source| AgentKnowledgeError::Io {
         path: dir.clone(),
         source,
     })?;
@@ -184,10 +184,10 @@ fn write_and_swap(
     target: &Path,
     content: &Content<'_>,
     summary: &mut BuildSummary,
-) -> Result<(), KnowledgeError> {
+) -> Result<(), AgentKnowledgeError> {
     let sql_err = |path: &Path| {
         let path = path.to_path_buf();
-        move |source| KnowledgeError::Sql {
+        move |source| AgentKnowledgeError::Sql {
             path: path.clone(),
             source,
         }
@@ -208,16 +208,18 @@ fn write_and_swap(
     // Hold a write lock on the old store while its assignments are copied and the new file is
     // renamed into place, so a concurrent `commit` lands before the copy or waits.
     let old = if target.exists() {
-        Some(open_old(target).map_err(|source| KnowledgeError::Preserve {
-            path: target.to_path_buf(),
-            source,
-        })?)
+        Some(
+            open_old(target).map_err(|source| AgentKnowledgeError::Preserve {
+                path: target.to_path_buf(),
+                source,
+            })?,
+        )
     } else {
         None
     };
     if let Some(old) = &old {
         let locked = old.execute_batch("BEGIN IMMEDIATE").is_ok();
-        let copied = copy_assignments(old, &conn).map_err(|source| KnowledgeError::Preserve {
+        let copied = copy_assignments(old, &conn).map_err(|source| AgentKnowledgeError::Preserve {
             path: target.to_path_buf(),
             source,
         });
@@ -248,7 +250,7 @@ fn write_and_swap(
     if let Ok(f) = std::fs::File::open(tmp) {
         let _ = f.sync_all();
     }
-    let renamed = std::fs::rename(tmp, target).map_err(|source| KnowledgeError::Io {
+    let renamed = std::fs::rename(tmp, target).map_err(|source| AgentKnowledgeError::Io {
         path: target.to_path_buf(),
         source,
     });

@@ -12,7 +12,7 @@
 //! * [`derive`]: actors, skill uses and edits from the facts of L1 ([`uses`]: naming and
 //!   de-duplication of skill uses, path normalisation).
 //! * [`build()`]: writes the store atomically.
-//! * [`reader`]: the read-only [`KnowledgeStore`].
+//! * [`reader`]: the read-only [`AgentKnowledgeStore`].
 //! * [`assignments`]: `ak_assignment`, the dispatch plans, and every statement that writes them.
 //! * [`audit`]: the check that no session text reached L3.
 
@@ -34,11 +34,11 @@ pub use build::{build, build_with, BuildSummary};
 pub use catalog::{
     default_agent_roots, default_skill_roots, scan_agents, scan_skills, AgentDoc, SkillDoc,
 };
-pub use reader::{ActorFacts, ActorRow, KnowledgeStats, KnowledgeStore, SkillRow};
+pub use reader::{ActorFacts, ActorRow, AgentKnowledgeStats, AgentKnowledgeStore, SkillRow};
 
 /// Why the store could not be built or read.
 #[derive(Debug, thiserror::Error)]
-pub enum KnowledgeError {
+pub enum AgentKnowledgeError {
     #[error("the agent-knowledge store {0} does not exist yet; run `knowledge index`")]
     Missing(PathBuf),
     #[error("the agent-knowledge store {path} cannot be written or read: {source}")]

@@ -7,11 +7,11 @@ use std::collections::{BTreeSet, HashMap};
 use rusqlite::{params, Transaction};
 
 use super::Content;
-use crate::sources::knowledge::catalog::{AgentDoc, SkillDoc};
-use crate::sources::knowledge::derive::{ActorSessions, EditRow, SessionIn, UseRow};
-use crate::sources::knowledge::ms_to_rfc3339;
-use crate::sources::knowledge::schema::SCHEMA_VERSION;
-use crate::sources::knowledge::uses::split_skill_name;
+use crate::sources::agent_knowledge::catalog::{AgentDoc, SkillDoc};
+use crate::sources::agent_knowledge::derive::{ActorSessions, EditRow, SessionIn, UseRow};
+use crate::sources::agent_knowledge::ms_to_rfc3339;
+use crate::sources::agent_knowledge::schema::SCHEMA_VERSION;
+use crate::sources::agent_knowledge::uses::split_skill_name;
 use crate::text::tokens;
 
 /// Every row of the new store, table by table, in a fixed order.

@@ -13,7 +13,7 @@ use std::path::Path;
 use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 
-use super::{schema, KnowledgeError};
+use super::{schema, AgentKnowledgeError};
 
 /// Length of the shared run that counts as repeated text (bytes, so at most 40 chars).
 pub const WINDOW: usize = 40;
@@ -141,17 +141,17 @@ pub fn text_values(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>>
 pub fn shared_session_text(
     knowledge_db: &Path,
     episodes_db: &Path,
-) -> Result<Vec<SharedText>, KnowledgeError> {
-    let k = schema::open_ro(knowledge_db).map_err(|source| KnowledgeError::Sql {
+) -> Result<Vec<SharedText>, AgentKnowledgeError> {
+    let k = schema::open_ro(knowledge_db).map_err(|source| AgentKnowledgeError::Sql {
         path: knowledge_db.to_path_buf(),
         source,
     })?;
-    let values = text_values(&k).map_err(|source| KnowledgeError::Sql {
+    let values = text_values(&k).map_err(|source| AgentKnowledgeError::Sql {
         path: knowledge_db.to_path_buf(),
         source,
     })?;
     let mut scanner = Scanner::new(&values, WINDOW);
-    let ep_err = |source| KnowledgeError::Episodes {
+    let ep_err = |source| AgentKnowledgeError::Episodes {
         path: episodes_db.to_path_buf(),
         source,
     };

@@ -3,11 +3,11 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use super::{actor_from_row, ActorRow, KnowledgeError, KnowledgeStore, ACTOR_COLS};
+use super::{actor_from_row, ActorRow, AgentKnowledgeError, AgentKnowledgeStore, ACTOR_COLS};
 use crate::sources::actor_id::ActorKey;
 
-impl KnowledgeStore {
-    pub fn actor(&self, actor_id: &str) -> Result<Option<ActorRow>, KnowledgeError> {
+impl AgentKnowledgeStore {
+    pub fn actor(&self, actor_id: &str) -> Result<Option<ActorRow>, AgentKnowledgeError> {
         self.with_conn(|c| {
             let sql = format!("SELECT {ACTOR_COLS} FROM ak_actor WHERE actor_id = ?1");
             c.query_row(&sql, [actor_id], actor_from_row).optional()
@@ -15,7 +15,7 @@ impl KnowledgeStore {
     }
 
     /// The sessions an actor wrote events in (a subagent's own transcript, a root's session).
-    pub fn sessions_of(&self, actor_id: &str) -> Result<Vec<String>, KnowledgeError> {
+    pub fn sessions_of(&self, actor_id: &str) -> Result<Vec<String>, AgentKnowledgeError> {
         self.with_conn(|c| {
             let mut stmt = c.prepare_cached(
                 "SELECT DISTINCT session_id FROM ak_actor_session
@@ -27,7 +27,7 @@ impl KnowledgeStore {
     }
 
     /// Actors, most recently seen first.
-    pub fn list_actors(&self, limit: usize) -> Result<Vec<ActorRow>, KnowledgeError> {
+    pub fn list_actors(&self, limit: usize) -> Result<Vec<ActorRow>, AgentKnowledgeError> {
         self.with_conn(|c| {
             let sql = format!(
                 "SELECT {ACTOR_COLS} FROM ak_actor
@@ -46,7 +46,7 @@ impl KnowledgeStore {
         &self,
         session_id: &str,
         sidechain_agent: Option<&str>,
-    ) -> Result<Option<ActorKey>, KnowledgeError> {
+    ) -> Result<Option<ActorKey>, AgentKnowledgeError> {
         self.with_conn(|c| {
             let sql = format!(
                 "SELECT {ACTOR_COLS} FROM ak_actor WHERE actor_id = (
