@@ -27,17 +27,7 @@ impl DemoWorld {
         vec![self.root.join("claude"), self.root.join("codex")]
     }
     pub fn repo_roots(&self) -> Vec<PathBuf> {
-        let repos = self.root.join("repos");
-        let mut out: Vec<PathBuf> = fs::read_dir(&repos)
-            .map(|rd| {
-                rd.filter_map(|e| e.ok())
-                    .map(|e| e.path())
-                    .filter(|p| p.is_dir())
-                    .collect()
-            })
-            .unwrap_or_default();
-        out.sort();
-        out
+        crate::sources::agent_knowledge::catalog::subdirs(&self.root.join("repos"))
     }
     pub fn skills_root(&self) -> PathBuf {
         self.root.join("skills")

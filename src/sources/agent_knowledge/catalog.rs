@@ -297,7 +297,8 @@ fn existing(roots: Vec<PathBuf>) -> Vec<PathBuf> {
         .collect()
 }
 
-fn subdirs(dir: &Path) -> Vec<PathBuf> {
+/// The directories directly under `dir`, sorted; none when it cannot be read.
+pub(crate) fn subdirs(dir: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(Result::ok)
