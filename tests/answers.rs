@@ -375,3 +375,83 @@ fn a_failed_or_timed_out_lane_keeps_the_budget_and_the_truncation_honest() {
         }
     }
 }
+
+/// The "limit was lowered" warning appears exactly when the lowered limit left something out:
+/// without it, every item a generous budget returns is either returned or listed as dropped.
+#[test]
+fn the_lowered_limit_warning_appears_only_when_something_was_left_out() {
+    let mut lexical = demo_engine();
+    lexical.config.semantic = false;
+    let mut quiet = 0;
+    for (engine, q) in [demo_engine(), lexical].iter().flat_map(|e| {
+        [
+            "кто чинил доступ к MySQL на 176.99.5.35",
+            "почему падал деплой",
+            "encoding-janitor",
+            "stripe webhook signature",
+            "where is the cart total computed",
+            "nightly backup S3 SignatureDoesNotMatch",
+            "getUserName",
+            "SignatureDoesNotMatch",
+            "shebang CRLF",
+            "MySQL 1045",
+            "идемпотентность",
+        ]
+        .map(|q| (e, q))
+    }) {
+        for (limit, max_tokens) in [
+            (10, 1000),
+            (10, 2000),
+            (10, 4000),
+            (50, 3000),
+            (50, 5000),
+            (50, 8000),
+        ] {
+            let mut full_req = SearchRequest::new(q);
+            full_req.limit = limit;
+            full_req.max_tokens = 50_000;
+            let full = engine.search(&full_req);
+            let mut req = full_req.clone();
+            req.max_tokens = max_tokens;
+            let resp = engine.search(&req);
+            let lowered = resp
+                .warnings
+                .iter()
+                .find_map(|w| w.message.split("was lowered to ").nth(1))
+                .map(|rest| {
+                    rest.split(';')
+                        .next()
+                        .unwrap_or("")
+                        .parse::<usize>()
+                        .unwrap()
+                });
+            match lowered {
+                Some(n) => assert!(
+                    ["episodes", "code", "skills"]
+                        .iter()
+                        .any(|l| lane_len(&full, l) > n)
+                        // At one item, the lanes beside the primary one are cut to none.
+                        || n == 1,
+                    "{q} at {max_tokens}: lowered to {n} but no lane held more"
+                ),
+                None => {
+                    quiet += 1;
+                    for lane in ["episodes", "code", "skills"] {
+                        let dropped = resp
+                            .limits
+                            .dropped
+                            .iter()
+                            .filter(|d| d.lane == lane && d.what == "item")
+                            .count();
+                        assert_eq!(
+                            lane_len(&resp, lane) + dropped,
+                            lane_len(&full, lane),
+                            "{q} at {max_tokens}: {lane} items left out without a word"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(quiet > 0, "some answer needs no lowered limit");
+}

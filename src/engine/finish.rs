@@ -88,6 +88,7 @@ fn fit_limit_to_budget(resp: &mut SearchResponse, req: &SearchRequest, primary: 
     ));
     let (max, limit) = (req.max_tokens as usize, req.limit as usize);
     let mut fitted = budget::affordable_limit(resp, max, limit, true);
+    let actors_offered = resp.actors.len();
     // Not even one item a lane beside every actor: keep the best actors that still leave room
     // for a row of items (an actor without its evidence means nothing).
     if fitted == Some(0) {
@@ -107,7 +108,22 @@ fn fit_limit_to_budget(resp: &mut SearchResponse, req: &SearchRequest, primary: 
     // is about, so what is dropped cannot outgrow the budget.
     let primary_only = fitted == Some(0);
     let used = fitted.map(|k| (OFFERED_PER_AFFORDABLE * k + 1).min(limit));
-    let Some(used) = used.filter(|u| *u < limit) else {
+    let cap = |lane: &str, used: usize| {
+        if primary_only && lane != primary {
+            0
+        } else {
+            used
+        }
+    };
+    // A lowered limit that cuts nothing (no actor left out, every lane already holding fewer
+    // items) is not news.
+    let cuts = |used: usize| {
+        resp.actors.len() < actors_offered
+            || ["episodes", "code", "skills"]
+                .into_iter()
+                .any(|lane| resp.lane_ids(lane).len() > cap(lane, used))
+    };
+    let Some(used) = used.filter(|u| *u < limit && cuts(*u)) else {
         resp.warnings.pop();
         return;
     };
@@ -115,13 +131,7 @@ fn fit_limit_to_budget(resp: &mut SearchResponse, req: &SearchRequest, primary: 
         w.message = message(used);
     }
     let SearchResponse { actors, lanes, .. } = &mut *resp;
-    let cap = |lane: &str| {
-        if primary_only && lane != primary {
-            0
-        } else {
-            used
-        }
-    };
+    let cap = |lane: &str| cap(lane, used);
     lanes.episodes.items.truncate(cap("episodes"));
     lanes.code.items.truncate(cap("code"));
     if let Some(s) = lanes.skills.as_mut() {
