@@ -14,8 +14,8 @@ use std::time::Instant;
 
 use rusqlite::{params, Connection, Transaction};
 
-use super::chunk::chunk_file;
-use super::model::{CodeIndexError, CodeIndexOptions, CodeIndexProgress, CodeIndexSummary};
+use super::chunk::{chunk_file, ChunkedFile};
+use super::model::{Chunk, CodeIndexError, CodeIndexOptions, CodeIndexProgress, CodeIndexSummary};
 use super::store;
 use super::walk::{walk_root, WalkedFile};
 use crate::sources::vectors::{self, Builder};
@@ -265,7 +265,30 @@ fn index_file(
     if chunked.parse_fallback {
         summary.parse_fallbacks += 1;
     }
-    let file_id = match known {
+    let file_id = upsert_file(tx, root, file, known, (size, &sha), &chunked, summary)?;
+    insert_chunks(
+        tx,
+        root,
+        &file.rel,
+        file_id,
+        &chunked.chunks,
+        summary,
+        vectors,
+    )?;
+    Ok(true)
+}
+
+/// The file's row, written new or updated in place (its old chunks deleted); returns its id.
+fn upsert_file(
+    tx: &Transaction<'_>,
+    root: &str,
+    file: &WalkedFile,
+    known: Option<&Known>,
+    (size, sha): (i64, &str),
+    chunked: &ChunkedFile,
+    summary: &mut CodeIndexSummary,
+) -> rusqlite::Result<i64> {
+    Ok(match known {
         Some(k) => {
             delete_chunks(tx, k.id)?;
             tx.execute(
@@ -299,8 +322,21 @@ fn index_file(
             summary.files_new += 1;
             tx.last_insert_rowid()
         }
-    };
-    let path_terms = tokens::index_text(&file.rel);
+    })
+}
+
+/// The chunks of one file into the table, its full-text index and (when semantic search is on)
+/// the vector builder; a chunk id already stored (the same text elsewhere) is kept once.
+fn insert_chunks(
+    tx: &Transaction<'_>,
+    root: &str,
+    rel: &str,
+    file_id: i64,
+    chunks: &[Chunk],
+    summary: &mut CodeIndexSummary,
+    vectors: Option<&mut Builder>,
+) -> rusqlite::Result<()> {
+    let path_terms = tokens::index_text(rel);
     let mut insert = tx.prepare_cached(
         "INSERT OR IGNORE INTO chunks(chunk_id, file_id, root, path, start_line, end_line,
             source_kind, symbol, symbol_kind, text, terms, sym_terms, path_terms)
@@ -309,7 +345,7 @@ fn index_file(
     let mut fts =
         tx.prepare_cached("INSERT INTO chunks_fts(rowid, body, sym, path) VALUES(?1, ?2, ?3, ?4)")?;
     let mut vectors = vectors;
-    for c in &chunked.chunks {
+    for c in chunks {
         let sym_terms = c
             .symbol
             .as_deref()
@@ -344,7 +380,7 @@ fn index_file(
             summary.chunks_written += 1;
         }
     }
-    Ok(true)
+    Ok(())
 }
 
 fn delete_chunks(tx: &Transaction<'_>, file_id: i64) -> rusqlite::Result<()> {
