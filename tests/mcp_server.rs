@@ -389,12 +389,7 @@ fn stdout_is_protocol_only_even_with_garbage_input() {
     use std::io::{Read, Write};
     let world = common::world::demo();
     let mut child = common::cli::raw_mcp_server(&world.data_dir);
-    let lines = [
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"}}})
-        .to_string(),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+    let rest = [
         "this is not json at all".to_string(),
         "{\"jsonrpc\": \"2.0\", \"id\": 2, \"method\": ".to_string(),
         json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
@@ -413,6 +408,11 @@ fn stdout_is_protocol_only_even_with_garbage_input() {
             "arguments": {"schema": "knowledge.search/v1", "query": "mysql"}}})
         .to_string(),
     ];
+    let lines: Vec<String> = common::cli::mcp_handshake(1)
+        .iter()
+        .map(|m| m.to_string())
+        .chain(rest)
+        .collect();
     {
         let mut stdin = child.stdin.take().expect("stdin");
         for l in &lines {

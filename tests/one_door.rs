@@ -129,12 +129,7 @@ fn cli_and_mcp_answers(data: &Path, paths: &[String]) -> Vec<(String, String)> {
         .collect();
     let mut child = common::cli::raw_mcp_server(data);
     let mut stdin = child.stdin.take().expect("stdin");
-    let mut messages = vec![
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"}}}),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    ];
+    let mut messages = common::cli::mcp_handshake(0).to_vec();
     for (i, p) in paths.iter().enumerate() {
         messages.push(
             json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": {

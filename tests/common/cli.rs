@@ -31,6 +31,16 @@ pub fn raw_mcp_server(data_dir: &std::path::Path) -> std::process::Child {
         .expect("start knowledge mcp")
 }
 
+/// The two messages that open a raw MCP session: `initialize` (with `id`), then `initialized`.
+pub fn mcp_handshake(id: u64) -> [serde_json::Value; 2] {
+    [
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ]
+}
+
 /// The `--sessions/--code/--skills/--agents` arguments naming the whole world.
 pub fn plan_args(w: &DemoWorld) -> Vec<String> {
     let plan = w.plan();

@@ -105,23 +105,27 @@ fn a_full_disk_is_a_clear_error() {
     );
 }
 
-#[test]
-fn a_fifo_in_place_of_a_code_file_does_not_hang_a_read() {
+/// A repository of one file `name`, indexed, whose file is then replaced by a FIFO; returns the
+/// temp dir (kept alive by the caller) and the data dir.
+fn indexed_file_turned_fifo(name: &str, text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().expect("tmp");
     let repo = dir.path().join("repo");
     std::fs::create_dir_all(&repo).expect("repo");
-    std::fs::write(
-        repo.join("main.rs"),
-        "fn main() {\n    println!(\"hi\");\n}\n",
-    )
-    .expect("w");
+    std::fs::write(repo.join(name), text).expect("w");
     let data = dir.path().join("data");
     let plan = knowledge::indexing::IndexPlan {
         code: vec![repo.clone()],
         ..Default::default()
     };
     knowledge::indexing::index_all(&data, &plan, &mut |_| {}).expect("index");
-    mkfifo(&repo.join("main.rs"));
+    mkfifo(&repo.join(name));
+    (dir, data)
+}
+
+#[test]
+fn a_fifo_in_place_of_a_code_file_does_not_hang_a_read() {
+    let (_dir, data) =
+        indexed_file_turned_fifo("main.rs", "fn main() {\n    println!(\"hi\");\n}\n");
     let mut cmd = knowledge(&data);
     cmd.args(["code", "main.rs:1-2"]);
     let out = finish(cmd);
@@ -132,27 +136,12 @@ fn a_fifo_in_place_of_a_code_file_does_not_hang_a_read() {
 
 #[test]
 fn a_fifo_in_place_of_a_code_file_does_not_hang_the_mcp_code_tool() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let repo = dir.path().join("repo");
-    std::fs::create_dir_all(&repo).expect("repo");
-    std::fs::write(repo.join("lib.rs"), "pub fn a() {}\n").expect("w");
-    let data = dir.path().join("data");
-    let plan = knowledge::indexing::IndexPlan {
-        code: vec![repo.clone()],
-        ..Default::default()
-    };
-    knowledge::indexing::index_all(&data, &plan, &mut |_| {}).expect("index");
-    mkfifo(&repo.join("lib.rs"));
+    let (_dir, data) = indexed_file_turned_fifo("lib.rs", "pub fn a() {}\n");
     let mut child = common::cli::raw_mcp_server(&data);
     let mut stdin = child.stdin.take().expect("stdin");
-    for message in [
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"}}}),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-            "name": "knowledge_code", "arguments": {"path": "lib.rs", "start_line": 1}}}),
-    ] {
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "knowledge_code", "arguments": {"path": "lib.rs", "start_line": 1}}});
+    for message in common::cli::mcp_handshake(1).iter().chain([&call]) {
         let _ = writeln!(stdin, "{message}");
     }
     let _ = stdin.flush();
@@ -197,21 +186,17 @@ fn a_fifo_in_the_outbox_does_not_hang_list_or_show() {
 fn every_line_the_mcp_server_cannot_decode_gets_a_json_rpc_error() {
     let world = common::world::demo();
     let mut child = common::cli::raw_mcp_server(&world.data_dir);
-    let mut lines: Vec<Vec<u8>> = vec![
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"}}})
-        .to_string()
-        .into_bytes(),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
-            .to_string()
-            .into_bytes(),
+    let mut lines: Vec<Vec<u8>> = common::cli::mcp_handshake(1)
+        .iter()
+        .map(|m| m.to_string().into_bytes())
+        .collect();
+    lines.extend([
         b"{\"jsonrpc\": \"2.0\", \"id\": 2, \"method\": ".to_vec(),
         b"{\"jsonrpc\": \"2.0\", \"id\": 3, \"method\": \"ping\", \"x\": \"\xff\xfe\"}".to_vec(),
         br#"{"jsonrpc": "2.0", "id": 4, "method": "ping", "x": "\ud800"}"#.to_vec(),
         format!("{}{}", "[".repeat(100_000), "]".repeat(100_000)).into_bytes(),
         vec![b'x'; 17 * 1024 * 1024],
-    ];
+    ]);
     lines.push(
         json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": [1, 2]})
             .to_string()
