@@ -109,12 +109,18 @@ impl Embedder {
         if stem.chars().count() < MIN_WORD_CHARS {
             return None;
         }
+        // The Russian stemmer only cuts endings, so a sibling starts with the stem: only the
+        // words in the stem's range of the sorted Russian words are stemmed.
+        let words = self.russian_words();
+        let from = words.partition_point(|(w, _)| *w < &*stem);
         let mut acc = vec![0f32; self.dims()];
         let mut n = 0usize;
-        for (w, row) in self.table.words() {
-            // The Russian stemmer only cuts endings, so a sibling starts with the stem.
-            if w.starts_with(&*stem) && is_russian(w) && ru.stem(w) == stem {
-                self.table.add_row(row, &mut acc);
+        for (w, row) in words[from..]
+            .iter()
+            .take_while(|(w, _)| w.starts_with(&*stem))
+        {
+            if ru.stem(w) == stem {
+                self.table.add_row(*row, &mut acc);
                 n += 1;
             }
         }
@@ -123,6 +129,17 @@ impl Embedder {
         }
         acc.iter_mut().for_each(|x| *x /= n as f32);
         Some(acc)
+    }
+
+    /// The table's Russian words with their rows, sorted: built once, on the first query word
+    /// the table does not hold (a sort, no stemming), instead of a scan of every word per lookup.
+    fn russian_words(&self) -> &[(&'static str, u32)] {
+        self.russian.get_or_init(|| {
+            let mut words: Vec<(&'static str, u32)> =
+                self.table.words().filter(|(w, _)| is_russian(w)).collect();
+            words.sort_unstable();
+            words
+        })
     }
 
     /// The `k` English rows nearest to the unit vector `v` with cosine at least `min`, nearest

@@ -37,6 +37,8 @@ pub struct Embedder {
     table: Table,
     /// The rows a cross-lingual expansion may pick, indexed on first use.
     english: OnceLock<expand::EnglishRows>,
+    /// The table's Russian words, sorted, for the stem fallback (built on first use).
+    russian: OnceLock<Vec<(&'static str, u32)>>,
 }
 
 /// The shared embedder, parsed on first use; `None` (with the reason) when the compiled-in table
@@ -62,6 +64,7 @@ impl Embedder {
         Embedder {
             table,
             english: OnceLock::new(),
+            russian: OnceLock::new(),
         }
     }
 
