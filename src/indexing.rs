@@ -186,7 +186,10 @@ fn semantic_on(dir: &DataDir) -> bool {
 /// embedded are skipped. With `[search] semantic = false` the vectors are dropped.
 fn embed_stores(dir: &DataDir, semantic: bool) -> Result<Option<VectorSummary>, IndexAllError> {
     let started = std::time::Instant::now();
-    let embedder = crate::text::embed::shared().ok().filter(|_| semantic);
+    // The table is parsed only when it is needed.
+    let embedder = semantic
+        .then(|| crate::text::embed::shared().ok())
+        .flatten();
     let mut summary = VectorSummary::default();
     for (db, table, count) in [
         (dir.episodes_db(), vectors::EVENTS, &mut summary.events),

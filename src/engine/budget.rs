@@ -133,22 +133,12 @@ fn estimate_json<T: serde::Serialize>(v: &T) -> usize {
 ///
 /// Asking the lanes for fewer up front keeps what is fetched and then dropped small, so the list
 /// of dropped items cannot itself break the budget (KC-9 at `max_tokens` 500 and `limit` 50).
-/// With `with_actors` false the actors are left out of the skeleton (for a budget that cannot
-/// carry them all: the caller then keeps only as many actors as items).
-pub fn affordable_limit(
-    resp: &SearchResponse,
-    max_tokens: usize,
-    limit: usize,
-    with_actors: bool,
-) -> Option<usize> {
+pub fn affordable_limit(resp: &SearchResponse, max_tokens: usize, limit: usize) -> Option<usize> {
     let mut skeleton = resp.clone();
     skeleton.lanes.episodes.items.clear();
     skeleton.lanes.code.items.clear();
     if let Some(s) = skeleton.lanes.skills.as_mut() {
         s.items.clear();
-    }
-    if !with_actors {
-        skeleton.actors.clear();
     }
     let base = estimate_json(&skeleton);
     let locator = |mut v: serde_json::Value| {

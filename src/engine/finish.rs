@@ -87,22 +87,22 @@ fn fit_limit_to_budget(resp: &mut SearchResponse, req: &SearchRequest, primary: 
         message(req.limit as usize),
     ));
     let (max, limit) = (req.max_tokens as usize, req.limit as usize);
-    let mut fitted = budget::affordable_limit(resp, max, limit, true);
+    let mut fitted = budget::affordable_limit(resp, max, limit);
     let actors_offered = resp.actors.len();
     // Not even one item a lane beside every actor: keep the best actors that still leave room
     // for a row of items (an actor without its evidence means nothing).
     if fitted == Some(0) {
         let mut keep = resp.actors.len();
+        let mut probe = resp.clone();
         while keep > 0 {
-            let mut probe = resp.clone();
             probe.actors.truncate(keep);
-            if budget::affordable_limit(&probe, max, limit, true) != Some(0) {
+            if budget::affordable_limit(&probe, max, limit) != Some(0) {
                 break;
             }
             keep -= 1;
         }
         resp.actors.truncate(keep);
-        fitted = budget::affordable_limit(resp, max, limit, true);
+        fitted = budget::affordable_limit(resp, max, limit);
     }
     // Not even one item of every lane fits: offer only the best item of the lane the question
     // is about, so what is dropped cannot outgrow the budget.

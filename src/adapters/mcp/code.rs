@@ -79,7 +79,7 @@ impl CodeSource for McpLane<Ragraf> {
 
 /// A `ragraf_code` answer → the lines asked for, redacted, or the failure it stands for. The
 /// lines come as `lines` (strings, or objects with `text`) or as one `text`/`content` string.
-pub fn parse_lines(
+fn parse_lines(
     source: &str,
     path: &str,
     range: LineRange,

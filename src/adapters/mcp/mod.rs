@@ -61,10 +61,6 @@ impl<P: Protocol> McpLane<P> {
             protocol: PhantomData,
         }
     }
-
-    pub fn client(&self) -> &McpClient {
-        &self.client
-    }
 }
 
 /// The deadline of one call for a lane timeout: a little shorter, so that the adapter gives up
