@@ -86,16 +86,25 @@ impl Embedder {
     /// mean of the rows of table words sharing its Russian stem. `None` otherwise: the pieces of
     /// an unknown word carry too little meaning to translate.
     pub fn word_vector(&self, word: &str) -> Option<Vector> {
-        if let Some(row) = self
+        self.query_word(word).and_then(normalise)
+    }
+
+    /// A query word's row (or the word-start piece it is), else the mean row of the table words
+    /// sharing its Russian stem; not normalised. The one lookup the query vector and the
+    /// expansion share.
+    pub(super) fn query_word(&self, word: &str) -> Option<Vector> {
+        match self
             .table
             .word(word)
             .or_else(|| self.table.piece(word, true))
         {
-            let mut acc = vec![0f32; self.dims()];
-            self.table.add_row(row, &mut acc);
-            return normalise(acc);
+            Some(row) => {
+                let mut acc = vec![0f32; self.dims()];
+                self.table.add_row(row, &mut acc);
+                Some(acc)
+            }
+            None => self.stem_siblings_mean(word),
         }
-        self.stem_siblings_mean(word).and_then(normalise)
     }
 
     /// The mean row of the table words with the same Russian Snowball stem as `word` (`сумму`,

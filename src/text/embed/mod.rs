@@ -92,11 +92,8 @@ impl Embedder {
         let mut acc = vec![0f32; self.dims()];
         let mut any = false;
         for_each_word(text, |w| {
-            if let Some(row) = self.table.word(w).or_else(|| self.table.piece(w, true)) {
-                self.table.add_row(row, &mut acc);
-                any = true;
-            } else if let Some(mean) = self.stem_siblings_mean(w) {
-                acc.iter_mut().zip(&mean).for_each(|(a, m)| *a += m);
+            if let Some(v) = self.query_word(w) {
+                acc.iter_mut().zip(&v).for_each(|(a, x)| *a += x);
                 any = true;
             }
             ControlFlow::Continue(())
