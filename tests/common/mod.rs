@@ -3,5 +3,6 @@
 
 pub mod cli;
 pub mod fake_mcp;
+pub mod realdata;
 pub mod schema;
 pub mod world;
