@@ -285,33 +285,48 @@ pub fn explore(data_dir: &Path, watch: bool) -> Result<i32> {
     status(data_dir)
 }
 
-/// What is indexed and what to run next.
+/// What is indexed and what to run next: the engine's counts, the numbers `doctor` reports.
 pub fn status(data_dir: &Path) -> Result<i32> {
+    use knowledge::engine::counts::StoreState;
     let engine = knowledge::open_engine(EngineConfig::load(data_dir)?);
-    let mut any = false;
-    if let Some(store) = engine.episode_store() {
-        let st = store.stats()?;
+    let counts = engine.store_counts();
+    /// A store that is there and cannot be read, said as such (not as "nothing indexed").
+    fn trouble<T>(store: &str, state: &StoreState<T>) -> Result<bool> {
+        match state {
+            StoreState::Damaged { reason } => outln!(
+                "{store}: damaged ({}); run `knowledge index --rebuild`",
+                render::clean(reason)
+            )?,
+            StoreState::Unreadable { reason } => {
+                outln!("{store}: cannot be read ({})", render::clean(reason))?
+            }
+            StoreState::Missing | StoreState::Counted { .. } => return Ok(false),
+        }
+        Ok(true)
+    }
+    let mut any = trouble("episodes", &counts.episodes)?;
+    any |= trouble("code", &counts.code)?;
+    trouble("skills and actors", &counts.knowledge)?;
+    if let Some(st) = counts.episodes.counts() {
         outln!(
             "episodes: {} sessions, {} events ({})",
             st.sessions,
             st.events,
-            st.index_rev.unwrap_or_default()
+            st.index_rev.as_deref().unwrap_or_default()
         )?;
         any = true;
     }
-    if let Some(store) = engine.code_store() {
-        let st = store.stats()?;
+    if let Some(st) = counts.code.counts() {
         outln!(
             "code: {} files, {} chunks in {} roots ({})",
             st.files,
             st.chunks,
             st.roots.len(),
-            st.index_rev.unwrap_or_default()
+            st.index_rev.as_deref().unwrap_or_default()
         )?;
         any = true;
     }
-    if let Some(store) = engine.knowledge_store() {
-        let st = store.stats()?;
+    if let Some(st) = counts.knowledge.counts() {
         outln!(
             "skills and actors: {} skills, {} actors, {} skill uses",
             st.skills,

@@ -163,6 +163,20 @@ impl Drop for Watch {
     }
 }
 
+/// A background watch for the explorer or `knowledge mcp` over the roots `knowledge index` last
+/// indexed into this data dir, catching up first on what changed while nobody watched.
+/// `Ok(None)` when nothing was ever indexed here with the CLI: a watch never starts indexing
+/// folders the person did not choose.
+pub fn background(
+    data_dir: &Path,
+    on_event: impl FnMut(WatchEvent) + Send + 'static,
+) -> Result<Option<Watch>, WatchError> {
+    let Some(plan) = crate::saved_plan::load(data_dir) else {
+        return Ok(None);
+    };
+    Watch::start(data_dir, &plan, WatchOptions::default(), on_event).map(Some)
+}
+
 fn native_watcher(
     roots: &[PathBuf],
     tx: mpsc::Sender<notify::Result<notify::Event>>,
