@@ -98,7 +98,26 @@ pub fn run(data_dir: &Path, a: IndexArgs) -> Result<i32> {
     if let Some(w) = watching {
         return super::watch_cmd::follow(w, a.json);
     }
+    // Everything readable is indexed; a file that was not is an error a script must see.
+    let unreadable = unreadable(&summary).len();
+    if unreadable > 0 {
+        eprintln!(
+            "knowledge: {unreadable} files could not be read and are not indexed (named above; \
+             `knowledge doctor` lists them)"
+        );
+        return Ok(1);
+    }
     Ok(0)
+}
+
+/// Every file a pass could not read, with why: transcripts, then code files.
+pub fn unreadable(s: &IndexAllSummary) -> Vec<(&str, &str)> {
+    s.episodes
+        .iter()
+        .flat_map(|e| &e.failed)
+        .chain(s.code.iter().flat_map(|c| &c.failed))
+        .map(|(path, why)| (path.as_str(), why.as_str()))
+        .collect()
 }
 
 /// Run a plan with one progress bar per stage on a terminal.

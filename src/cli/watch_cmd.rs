@@ -57,6 +57,10 @@ pub fn follow(f: Following, json: bool) -> Result<i32> {
                 if let Some(k) = b.summary.agent_knowledge.as_ref().filter(|k| !k.unchanged) {
                     what.push(format!("{} skills, {} actors", k.skills, k.actors));
                 }
+                let unreadable = super::index_cmd::unreadable(&b.summary);
+                if !unreadable.is_empty() {
+                    what.push(format!("{} files could not be read", unreadable.len()));
+                }
                 eprintln!(
                     "indexed in {} ms: {}",
                     b.elapsed_ms,
@@ -66,6 +70,9 @@ pub fn follow(f: Following, json: bool) -> Result<i32> {
                         what.join("; ")
                     }
                 );
+                for (path, why) in unreadable {
+                    eprintln!("  could not read {}: {}", render::clean(path), render::clean(why));
+                }
             }
             WatchEvent::Busy(why) => eprintln!("waiting: {}", render::clean(&why)),
             WatchEvent::Failed(why) => eprintln!("indexing failed: {}", render::clean(&why)),

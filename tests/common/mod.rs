@@ -4,4 +4,5 @@
 pub mod cli;
 pub mod fake_mcp;
 pub mod schema;
+pub mod watching;
 pub mod world;
