@@ -83,8 +83,17 @@ fn an_unreadable_transcript_is_named_in_every_summary_and_counted_by_doctor() {
         .join(format!("{NEW_SESSION}.jsonl"));
     // Written outside the roots, made unreadable, then moved in: the watcher never sees it
     // readable.
-    let staged = w.data.parent().expect("temp dir").join(format!("{NEW_SESSION}.jsonl"));
-    append_line(&staged, NEW_SESSION, &w.world.repo("billing"), "a private note");
+    let staged = w
+        .data
+        .parent()
+        .expect("temp dir")
+        .join(format!("{NEW_SESSION}.jsonl"));
+    append_line(
+        &staged,
+        NEW_SESSION,
+        &w.world.repo("billing"),
+        "a private note",
+    );
     hand_to_nobody(&w);
     chmod(&staged, "000");
     std::fs::rename(&staged, &secret).expect("move the transcript in");
@@ -94,12 +103,20 @@ fn an_unreadable_transcript_is_named_in_every_summary_and_counted_by_doctor() {
         .lines()
         .into_iter()
         .find(|l| l.contains("files could not be read"));
-    assert!(summary.is_some(), "the batch line counts it: {:?}", watch.lines());
+    assert!(
+        summary.is_some(),
+        "the batch line counts it: {:?}",
+        watch.lines()
+    );
     drop(watch);
 
     // A one-shot index names it and does not exit 0.
     let mut index = bin();
-    index.arg("--data-dir").arg(&w.data).arg("index").arg("--quiet");
+    index
+        .arg("--data-dir")
+        .arg(&w.data)
+        .arg("index")
+        .arg("--quiet");
     index.args(common::cli::plan_args(&w.world));
     let out = unprivileged(index).output().expect("run knowledge index");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -107,7 +124,10 @@ fn an_unreadable_transcript_is_named_in_every_summary_and_counted_by_doctor() {
     assert!(stderr.contains(NEW_SESSION), "{stderr}");
 
     let mut doctor = bin();
-    doctor.arg("--data-dir").arg(&w.data).args(["doctor", "--json"]);
+    doctor
+        .arg("--data-dir")
+        .arg(&w.data)
+        .args(["doctor", "--json"]);
     let out = unprivileged(doctor).output().expect("run knowledge doctor");
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("doctor JSON");
     assert_eq!(report["unreadable_transcripts"]["count"], 1, "{report}");

@@ -71,7 +71,11 @@ pub fn follow(f: Following, json: bool) -> Result<i32> {
                     }
                 );
                 for (path, why) in unreadable {
-                    eprintln!("  could not read {}: {}", render::clean(path), render::clean(why));
+                    eprintln!(
+                        "  could not read {}: {}",
+                        render::clean(path),
+                        render::clean(why)
+                    );
                 }
             }
             WatchEvent::Busy(why) => eprintln!("waiting: {}", render::clean(&why)),

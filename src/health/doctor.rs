@@ -13,8 +13,8 @@ use serde::Serialize;
 
 use crate::config::{DataDir, SourcesConfig};
 use crate::contract::Code;
-use crate::engine::lanes::{CodeSource, EpisodesSource, LaneRequest, SourceFailure, Unavailable};
 use crate::engine::counts::StoreState;
+use crate::engine::lanes::{CodeSource, EpisodesSource, LaneRequest, SourceFailure, Unavailable};
 use crate::engine::{Engine, EngineConfig};
 use crate::sources::agent_knowledge::AgentKnowledgeStats;
 use crate::sources::code::model::CodeStats;
@@ -470,14 +470,14 @@ struct Transcripts {
 fn transcripts(db: &Path, roots: &[PathBuf]) -> rusqlite::Result<Transcripts> {
     let mut out = Transcripts::default();
     let conn = open_ro(db)?;
-    let rows: Vec<(String, i64)> = conn
-        .prepare("SELECT path, size FROM files")
-        .and_then(|mut stmt| {
-            let rows = stmt
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect();
-            rows
-        })?;
+    let rows: Vec<(String, i64)> =
+        conn.prepare("SELECT path, size FROM files")
+            .and_then(|mut stmt| {
+                let rows = stmt
+                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect();
+                rows
+            })?;
     out.indexed = rows.len() as u64;
     let known: std::collections::HashMap<PathBuf, i64> = rows
         .iter()

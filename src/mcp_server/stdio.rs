@@ -87,7 +87,9 @@ impl Ids {
         let is_request = obj.contains_key("method") && obj.get("id").is_some_and(|i| !i.is_null());
         if is_request {
             self.next += 1;
-            let theirs = obj.insert("id".into(), json!(self.next)).unwrap_or(Value::Null);
+            let theirs = obj
+                .insert("id".into(), json!(self.next))
+                .unwrap_or(Value::Null);
             self.in_flight.insert(self.next, theirs);
         } else if obj.get("method").and_then(Value::as_str) == Some("notifications/cancelled") {
             let ours = obj
@@ -287,7 +289,7 @@ fn check(line: &[u8]) -> Verdict {
                 id,
                 -32600,
                 &format!("Invalid Request: the key {field} appears twice"),
-            ))
+            ));
         }
     };
     let Some(obj) = message.as_object() else {

@@ -165,7 +165,10 @@ fn a_broken_config_puts_the_error_document_on_stdout() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let doc: Value = serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|_| panic!("{args:?}: an error document on stdout"));
-        assert_eq!(doc["errors"][0]["code"], "KNOWLEDGE_INVALID_REQUEST", "{doc}");
+        assert_eq!(
+            doc["errors"][0]["code"], "KNOWLEDGE_INVALID_REQUEST",
+            "{doc}"
+        );
         assert_eq!(doc["errors"][0]["field"], "config.toml", "{doc}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("config.toml"), "{stderr}");

@@ -81,7 +81,10 @@ pub(super) fn looks_like_credential(v: &str) -> bool {
     let special = v
         .chars()
         .any(|c| !c.is_alphanumeric() && !matches!(c, '-' | '_' | '.' | '\''));
-    let classes = [lower, upper, digit, special].iter().filter(|b| **b).count();
+    let classes = [lower, upper, digit, special]
+        .iter()
+        .filter(|b| **b)
+        .count();
     if !(lower || upper) {
         return false;
     }

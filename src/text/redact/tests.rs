@@ -439,7 +439,11 @@ fn secrets_said_in_prose_go_and_the_sentence_stays() {
             "zqa1b2c3d000x",
             "the wifi password is [REDACTED].",
         ),
-        ("пароль это Kv9tRpl2Lm от базы", "Kv9tRpl2Lm", "пароль это [REDACTED] от базы"),
+        (
+            "пароль это Kv9tRpl2Lm от базы",
+            "Kv9tRpl2Lm",
+            "пароль это [REDACTED] от базы",
+        ),
     ] {
         let r = redact(input);
         assert!(!r.text.contains(secret), "{input:?} -> {:?}", r.text);
@@ -458,5 +462,9 @@ fn secrets_said_in_prose_go_and_the_sentence_stays() {
     let kind = TextKind::Code {
         single_quoted_strings: false,
     };
-    assert_eq!(redact_as(code, kind).text, code, "prose rules stay out of code");
+    assert_eq!(
+        redact_as(code, kind).text,
+        code,
+        "prose rules stay out of code"
+    );
 }
