@@ -1,6 +1,7 @@
 //! The data dir in the states a hostile user leaves it in (issue 22, items 7–9): a store
-//! truncated, zeroed or overwritten with noise; a data dir that does not exist; the request log
-//! replaced by a FIFO or a symlink to `/dev/zero`; a `config.toml` that does not parse.
+//! truncated, zeroed, overwritten with noise, or replaced by a FIFO or `/dev/zero`; a data dir
+//! that does not exist; the request log replaced by a FIFO or a symlink to `/dev/zero`; a
+//! `config.toml` that does not parse.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -62,12 +63,26 @@ fn doctor_recognises_a_damaged_store_and_names_index_rebuild() {
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
     for (how, bytes) in [
-        ("truncated to nothing", Vec::new()),
-        ("truncated to half", half),
-        ("zeroed", zeroed),
-        ("random", noise),
+        ("truncated to nothing", Some(Vec::new())),
+        ("truncated to half", Some(half)),
+        ("zeroed", Some(zeroed)),
+        ("random", Some(noise)),
+        // Not a file at all: SQLite's open would wait on a FIFO for a writer forever.
+        ("a fifo", None),
+        ("a symlink to /dev/zero", None),
     ] {
-        std::fs::write(&store, &bytes).expect("damage the store");
+        let _ = std::fs::remove_file(&store);
+        match bytes {
+            Some(bytes) => std::fs::write(&store, &bytes).expect("damage the store"),
+            None if how == "a fifo" => mkfifo(&store),
+            None => std::os::unix::fs::symlink("/dev/zero", &store).expect("symlink"),
+        }
+        let search = knowledge(&w.data, &["search", "-q", "mysql"]);
+        assert_eq!(
+            search.status.code(),
+            Some(0),
+            "{how}: search answers, degraded"
+        );
         let report = doctor_json(&w.data);
         let found = problems(&report);
         let episodes = found
