@@ -83,7 +83,8 @@ fn state<T, E: std::fmt::Display, O: std::fmt::Display>(
             None => "it did not open when the engine started".to_string(),
         },
     };
-    match std::fs::File::open(db) {
+    // Opened without blocking: a FIFO in the store's place must not hang the question.
+    match crate::sources::regular_file::open(db) {
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => StoreState::Unreadable {
             reason: format!("{}: {e}", db.display()),
         },
