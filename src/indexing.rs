@@ -78,6 +78,11 @@ pub enum IndexAllError {
     #[error("cannot create the data dir {0}: {1}")]
     DataDir(PathBuf, std::io::Error),
     #[error(
+        "the data dir {0} exists but cannot be written ({1}): give yourself write access \
+         (chmod u+rwx {0}), or index into another --data-dir"
+    )]
+    NotWritable(PathBuf, std::io::Error),
+    #[error(
         "another `knowledge index`{} is writing to this data dir ({}); wait for it to finish",
         .0.map(|pid| format!(" (pid {pid})")).unwrap_or_default(),
         .1.display()
@@ -101,8 +106,8 @@ pub fn index_all(
     plan: &IndexPlan,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<IndexAllSummary, IndexAllError> {
-    std::fs::create_dir_all(data_dir)
-        .map_err(|e| IndexAllError::DataDir(data_dir.to_path_buf(), e))?;
+    std::fs::create_dir_all(data_dir).map_err(|e| data_dir_error(data_dir, e))?;
+    writable(data_dir)?;
     // One indexer at a time: two runs over the same files would both add their events.
     let dir = DataDir::new(data_dir);
     let _lock = IndexLock::take(&dir)?;
@@ -280,6 +285,38 @@ fn clear_for_rebuild(dir: &DataDir) -> Result<(), IndexAllError> {
     Ok(())
 }
 
+/// A data dir that exists and refuses a write is said as such, not as "cannot create" it.
+fn data_dir_error(data_dir: &Path, e: std::io::Error) -> IndexAllError {
+    if data_dir.is_dir() {
+        IndexAllError::NotWritable(data_dir.to_path_buf(), e)
+    } else {
+        IndexAllError::DataDir(data_dir.to_path_buf(), e)
+    }
+}
+
+/// Whether this process may create files in the data dir (the stores' WAL files are made next
+/// to them): asked before any store is opened, so a read-only data dir is one clear error and
+/// not a SQLite one about a read-only database.
+fn writable(data_dir: &Path) -> Result<(), IndexAllError> {
+    let probe = data_dir.join(format!(".write-check-{}", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        // Left by a process of the same pid that was killed: the dir is writable.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(IndexAllError::NotWritable(data_dir.to_path_buf(), e)),
+    }
+}
+
 /// `<data_dir>/index.lock`, locked by the OS while an indexer runs. The lock goes when the
 /// process does (even on `kill -9` or a reboot), so no stale lock can block a later run; the
 /// pid written into the file only names the holder in the "busy" message.
@@ -298,7 +335,7 @@ impl IndexLock {
             .create(true)
             .truncate(false)
             .open(&path)
-            .map_err(|e| IndexAllError::DataDir(data_dir.to_path_buf(), e))?;
+            .map_err(|e| data_dir_error(data_dir, e))?;
         match file.try_lock() {
             Ok(()) => {
                 let _ = file.set_len(0);
@@ -311,9 +348,7 @@ impl IndexLock {
                     .and_then(|s| s.trim().parse().ok());
                 Err(IndexAllError::Busy(pid, path))
             }
-            Err(std::fs::TryLockError::Error(e)) => {
-                Err(IndexAllError::DataDir(data_dir.to_path_buf(), e))
-            }
+            Err(std::fs::TryLockError::Error(e)) => Err(data_dir_error(data_dir, e)),
         }
     }
 }

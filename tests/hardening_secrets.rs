@@ -175,6 +175,9 @@ const PROSE_SHAPES: &[&str] = &[
     "<password>@V@</password>",
     "export DB_PASSWORD='@V@'",
     "PuTTY-User-Key-File-3: ssh-ed25519\nPrivate-Lines: 1\n@C@\nPrivate-MAC: 0a1b2c3d4e5f",
+    "the password is @V@ for prod",
+    "password @V@ ok",
+    "пароль это @V@ от базы",
 ];
 
 /// Prefixes and suffixes that make a value look like a placeholder, a variable or a token end.
@@ -490,5 +493,59 @@ proptest! {
     #[test]
     fn planted_secrets_never_leave_in_clear_from_any_entry_point(plants in plant_strategy()) {
         assert_planted_secrets_stay_hidden(&plants);
+    }
+}
+
+/// Issue 22, item 11: a password said in a sentence, typed into a dispatched task (through the
+/// binary) and written in a transcript, comes back in clear from nothing.
+#[test]
+fn passwords_said_in_prose_leave_no_dispatch_and_no_store_in_clear() {
+    const CANARIES: [&str; 3] = ["Hunter2CanaryA!", "Hunter2CanaryB!", "Kv9tRpl2Lm"];
+    let texts: Vec<String> = (0..PLACES.len())
+        .map(|_| {
+            "the password is Hunter2CanaryA! for prod\npassword Hunter2CanaryB! ok\n\
+             пароль это Kv9tRpl2Lm от базы"
+                .to_string()
+        })
+        .collect();
+    let world = build_world(&texts, &[]);
+    let out = common::cli::bin()
+        .arg("--data-dir")
+        .arg(&world.data)
+        .args(["dispatch", "--task", texts[10].as_str(), "--commit"])
+        .output()
+        .expect("run knowledge dispatch");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let doc: Value = serde_json::from_str(&stdout).expect("a dispatch response");
+    // The goal is built from the task's text, with the values redacted (stdout as a whole —
+    // goal, task, the handoff's prompt — is checked below).
+    assert!(
+        doc["context_pack"]["goal"]
+            .as_str()
+            .is_some_and(|g| g.contains("[REDACTED]")),
+        "{doc}"
+    );
+    let search = common::cli::bin()
+        .arg("--data-dir")
+        .arg(&world.data)
+        .args(["search", "-q", "password for prod"])
+        .output()
+        .expect("run knowledge search");
+    let found = String::from_utf8_lossy(&search.stdout);
+    assert!(found.contains("REDACTED"), "the event is found: {found}");
+    for c in CANARIES {
+        assert!(!stdout.contains(c), "dispatch echoed {c}: {stdout}");
+        assert!(!found.contains(c), "search returned {c}: {found}");
+    }
+    for f in files_under(&world.data) {
+        let bytes = std::fs::read(&f).expect("read a data dir file");
+        for c in CANARIES {
+            assert!(
+                !bytes.windows(c.len()).any(|w| w == c.as_bytes()),
+                "{} holds {c}",
+                f.display()
+            );
+        }
     }
 }

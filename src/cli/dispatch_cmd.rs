@@ -44,7 +44,15 @@ pub fn run(data_dir: &Path, a: DispatchArgs) -> Result<i32> {
             return Ok(2);
         }
     };
-    let engine = knowledge::open_engine(EngineConfig::load(data_dir)?);
+    let config = match EngineConfig::load(data_dir) {
+        Ok(c) => c,
+        Err(e) => {
+            let issue = super::search_cmd::config_issue(&e);
+            render::print_json(&DispatchOutcome::refused(issue).to_json(), a.pretty)?;
+            return Err(e.into());
+        }
+    };
+    let engine = knowledge::open_engine(config);
     let outcome = engine.dispatch_json(&text, true);
     let doc = outcome.to_json();
     render::print_json(&doc, a.pretty)?;

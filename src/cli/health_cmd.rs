@@ -23,7 +23,7 @@ pub fn run_stats(data_dir: &Path, a: StatsArgs) -> Result<i32> {
     if a.json {
         render::print_json(&report, true)?;
     } else {
-        print!("{}", stats_text(&report, &log));
+        render::write_out(&stats_text(&report, &log))?;
     }
     Ok(0)
 }
@@ -105,7 +105,7 @@ pub fn run_doctor(data_dir: &Path, a: DoctorArgs) -> Result<i32> {
     if a.json {
         render::print_json(&report, true)?;
     } else {
-        print!("{}", doctor_text(&report));
+        render::write_out(&doctor_text(&report))?;
     }
     Ok(if report.healthy { 0 } else { 1 })
 }

@@ -98,7 +98,26 @@ pub fn run(data_dir: &Path, a: IndexArgs) -> Result<i32> {
     if let Some(w) = watching {
         return super::watch_cmd::follow(w, a.json);
     }
+    // Everything readable is indexed; a file that was not is an error a script must see.
+    let unreadable = unreadable(&summary).len();
+    if unreadable > 0 {
+        eprintln!(
+            "knowledge: {unreadable} files could not be read and are not indexed (named above; \
+             `knowledge doctor` lists them)"
+        );
+        return Ok(1);
+    }
     Ok(0)
+}
+
+/// Every file a pass could not read, with why: transcripts, then code files.
+pub fn unreadable(s: &IndexAllSummary) -> Vec<(&str, &str)> {
+    s.episodes
+        .iter()
+        .flat_map(|e| &e.failed)
+        .chain(s.code.iter().flat_map(|c| &c.failed))
+        .map(|(path, why)| (path.as_str(), why.as_str()))
+        .collect()
 }
 
 /// Run a plan with one progress bar per stage on a terminal.
@@ -285,40 +304,48 @@ pub fn explore(data_dir: &Path, watch: bool) -> Result<i32> {
     status(data_dir)
 }
 
-/// What is indexed and what to run next.
+/// What is indexed and what to run next: the engine's counts, the numbers `doctor` reports.
 pub fn status(data_dir: &Path) -> Result<i32> {
+    use knowledge::engine::counts::StoreState;
     let engine = knowledge::open_engine(EngineConfig::load(data_dir)?);
-    let mut any = false;
-    let lanes = engine.builtin();
-    if lanes.opened[0] {
-        let st = lanes
-            .episodes
-            .stats()
-            .map_err(|f| anyhow::anyhow!(f.reason))?;
+    let counts = engine.store_counts();
+    /// A store that is there and cannot be read, said as such (not as "nothing indexed").
+    fn trouble<T>(store: &str, state: &StoreState<T>) -> Result<bool> {
+        match state {
+            StoreState::Damaged { reason } => outln!(
+                "{store}: damaged ({}); run `knowledge index --rebuild`",
+                render::clean(reason)
+            )?,
+            StoreState::Unreadable { reason } => {
+                outln!("{store}: cannot be read ({})", render::clean(reason))?
+            }
+            StoreState::Missing | StoreState::Counted { .. } => return Ok(false),
+        }
+        Ok(true)
+    }
+    let mut any = trouble("episodes", &counts.episodes)?;
+    any |= trouble("code", &counts.code)?;
+    trouble("skills and actors", &counts.knowledge)?;
+    if let Some(st) = counts.episodes.counts() {
         outln!(
             "episodes: {} sessions, {} events ({})",
             st.sessions,
             st.events,
-            st.index_rev.unwrap_or_default()
+            st.index_rev.as_deref().unwrap_or_default()
         )?;
         any = true;
     }
-    if lanes.opened[1] {
-        let st = lanes.code.stats().map_err(|f| anyhow::anyhow!(f.reason))?;
+    if let Some(st) = counts.code.counts() {
         outln!(
             "code: {} files, {} chunks in {} roots ({})",
             st.files,
             st.chunks,
             st.roots.len(),
-            st.index_rev.unwrap_or_default()
+            st.index_rev.as_deref().unwrap_or_default()
         )?;
         any = true;
     }
-    if lanes.opened[2] {
-        let st = lanes
-            .skills
-            .stats()
-            .map_err(|f| anyhow::anyhow!(f.reason))?;
+    if let Some(st) = counts.knowledge.counts() {
         outln!(
             "skills and actors: {} skills, {} actors, {} skill uses",
             st.skills,

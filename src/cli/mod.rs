@@ -17,7 +17,7 @@ mod health_cmd;
 mod index_cmd;
 mod render;
 mod search_cmd;
-pub(crate) mod watch_cmd;
+mod watch_cmd;
 
 use std::path::PathBuf;
 

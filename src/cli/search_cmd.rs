@@ -41,7 +41,15 @@ pub fn run(data_dir: &Path, a: SearchArgs) -> Result<i32> {
         eprintln!("knowledge: {why}");
         return Ok(2);
     }
-    let engine = knowledge::open_engine(EngineConfig::load(data_dir)?);
+    let config = match EngineConfig::load(data_dir) {
+        Ok(c) => c,
+        Err(e) => {
+            let issue = config_issue(&e);
+            render::print_json(&SearchOutcome::refused(issue).to_json(), a.pretty)?;
+            return Err(e.into());
+        }
+    };
+    let engine = knowledge::open_engine(config);
     let outcome = engine.search_json(&text);
     let doc = outcome.to_json();
     render::print_json(&doc, a.pretty)?;
@@ -54,6 +62,16 @@ pub fn run(data_dir: &Path, a: SearchArgs) -> Result<i32> {
             Ok(2)
         }
     }
+}
+
+/// The error document's issue for a `config.toml` that does not load: an agent parses stdout, so
+/// the reason is there too, not only on stderr (the exit code stays 2, a usage error).
+pub fn config_issue(e: &knowledge::config::ConfigError) -> Issue {
+    Issue::field(
+        Code::InvalidRequest,
+        "config.toml",
+        format!("config.toml: {e} (fix the file, or move it away to use the defaults)"),
+    )
 }
 
 /// The request text from a file or stdin (`-`); a text that is not UTF-8 is refused, saying

@@ -1,6 +1,6 @@
-//! `knowledge index --watch` in the foreground, and the watch the explorer and `knowledge mcp`
-//! run in the background (over the roots the last `knowledge index` was given), and one line per
-//! indexed batch for a person (or one JSON line for a script).
+//! `knowledge index --watch` in the foreground: one line per indexed batch for a person (or one
+//! JSON line for a script). The background watch the explorer and `knowledge mcp` run is
+//! [`knowledge::watch::background`], so no front end imports another.
 
 use std::path::Path;
 use std::sync::mpsc;
@@ -57,6 +57,10 @@ pub fn follow(f: Following, json: bool) -> Result<i32> {
                 if let Some(k) = b.summary.agent_knowledge.as_ref().filter(|k| !k.unchanged) {
                     what.push(format!("{} skills, {} actors", k.skills, k.actors));
                 }
+                let unreadable = super::index_cmd::unreadable(&b.summary);
+                if !unreadable.is_empty() {
+                    what.push(format!("{} files could not be read", unreadable.len()));
+                }
                 eprintln!(
                     "indexed in {} ms: {}",
                     b.elapsed_ms,
@@ -66,6 +70,13 @@ pub fn follow(f: Following, json: bool) -> Result<i32> {
                         what.join("; ")
                     }
                 );
+                for (path, why) in unreadable {
+                    eprintln!(
+                        "  could not read {}: {}",
+                        render::clean(path),
+                        render::clean(why)
+                    );
+                }
             }
             WatchEvent::Busy(why) => eprintln!("waiting: {}", render::clean(&why)),
             WatchEvent::Failed(why) => eprintln!("indexing failed: {}", render::clean(&why)),
@@ -75,22 +86,9 @@ pub fn follow(f: Following, json: bool) -> Result<i32> {
     Ok(0)
 }
 
-pub fn backend_label(b: Backend) -> &'static str {
+fn backend_label(b: Backend) -> &'static str {
     match b {
         Backend::Native => "file-system notifications",
         Backend::Poll => "polling",
     }
-}
-
-/// A background watch for the explorer or `knowledge mcp` over the roots `knowledge index` last
-/// indexed into this data dir. `Ok(None)` when nothing was ever indexed here with the CLI: a
-/// watch never starts indexing folders the person did not choose.
-pub fn background(
-    data_dir: &Path,
-    on_event: impl FnMut(WatchEvent) + Send + 'static,
-) -> Result<Option<Watch>, knowledge::watch::WatchError> {
-    let Some(plan) = knowledge::saved_plan::load(data_dir) else {
-        return Ok(None);
-    };
-    Watch::start(data_dir, &plan, WatchOptions::default(), on_event).map(Some)
 }

@@ -92,10 +92,26 @@ impl RequestLog {
         if std::fs::metadata(path).is_ok_and(|m| m.len() >= self.max_bytes) {
             rotate(path, self.generations);
         }
-        if let Ok(mut f) = OpenOptions::new().create(true).append(true).open(path) {
+        if let Some(mut f) = open_for_append(path) {
             let _ = writeln!(f, "{text}");
         }
     }
+}
+
+/// The log file opened for appending, when it is (or becomes) a regular file. A FIFO put in
+/// its place would block the open until a reader came (every search and `get-episode` hung on
+/// one), a device such as `/dev/zero` takes writes forever: both are refused, and the request
+/// goes unlogged.
+fn open_for_append(path: &Path) -> Option<std::fs::File> {
+    let mut options = OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).ok()?;
+    file.metadata().ok()?.is_file().then_some(file)
 }
 
 /// The log line of a search: timings, counts, codes and per-lane evidence; never the query.

@@ -6,6 +6,7 @@
 pub mod actors;
 pub mod budget;
 pub mod builtin;
+pub mod counts;
 pub mod dispatch;
 pub mod filters;
 pub mod finish;

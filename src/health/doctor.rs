@@ -11,6 +11,7 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 
 use crate::config::{DataDir, SourcesConfig};
+use crate::engine::counts::StoreState;
 use crate::engine::lanes::{LaneRequest, SourceFailure};
 use crate::engine::{Engine, EngineConfig};
 use crate::sources::agent_knowledge::AgentKnowledgeStats;
@@ -33,6 +34,9 @@ pub struct DoctorReport {
     pub stores: Vec<StoreReport>,
     pub stale_code_files: Finding,
     pub changed_transcripts: Finding,
+    /// Transcripts under the session roots that cannot be opened for reading (permissions, a
+    /// FIFO or device in place of the file): indexing skips them until that is fixed.
+    pub unreadable_transcripts: Finding,
     pub sources: Vec<SourceReport>,
     pub config: ConfigReport,
     /// Bytes of the request log with its rotated generations.
@@ -121,15 +125,38 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
         skill_roots: display_all(&plan.skills),
         ..Indexed::default()
     };
+    if !data_dir.is_dir() {
+        problems.push(Problem {
+            problem: format!(
+                "the data dir {} does not exist: nothing was indexed there",
+                data_dir.display()
+            ),
+            fix: "knowledge index --sessions PATH (creates it), or pass the --data-dir (or \
+                  KNOWLEDGE_DATA_DIR) you indexed into"
+                .into(),
+        });
+    }
     let engine = Engine::open(config.clone());
-    let stores = examine_stores(&engine, &files, &mut indexed, &mut problems);
+    let (stores, episodes_read) = examine_stores(&engine, &files, &mut indexed, &mut problems);
 
     let stale_code_files = stale_code(&files.code_db());
     if stale_code_files.count > 0 {
         problems.push(stale_code_problem(&stale_code_files, &indexed.code_roots));
     }
-    let (transcript_files, changed_transcripts) =
-        changed_transcripts(&files.episodes_db(), &plan.sessions);
+    // A damaged episodes store has no file list to compare with: every transcript would look new.
+    let Transcripts {
+        indexed: transcript_files,
+        changed: changed_transcripts,
+        unreadable: unreadable_transcripts,
+    } = match episodes_read.then(|| transcripts(&files.episodes_db(), &plan.sessions)) {
+        Some(Ok(t)) => t,
+        // Its counts read, its file list does not: damaged past the first pages.
+        Some(Err(e)) => {
+            problems.push(damaged("episodes", &files.episodes_db(), &e.to_string()));
+            Transcripts::default()
+        }
+        None => Transcripts::default(),
+    };
     indexed.transcript_files = transcript_files;
     if changed_transcripts.count > 0 {
         problems.push(Problem {
@@ -139,6 +166,18 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
                 changed_transcripts.examples.join(", ")
             ),
             fix: "knowledge index (or keep `knowledge index --watch` running)".into(),
+        });
+    }
+    if unreadable_transcripts.count > 0 {
+        problems.push(Problem {
+            problem: format!(
+                "{} transcripts cannot be read, so they are not indexed (e.g. {})",
+                unreadable_transcripts.count,
+                unreadable_transcripts.examples.join("; ")
+            ),
+            fix: "let yourself read them (chmod u+r FILE) or move what is not a transcript out \
+                  of the session root, then knowledge index"
+                .into(),
         });
     }
     problems.extend(gone_roots(&plan));
@@ -163,6 +202,7 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
         stores,
         stale_code_files,
         changed_transcripts,
+        unreadable_transcripts,
         sources,
         config: ConfigReport {
             path: config_path.display().to_string(),
@@ -193,22 +233,24 @@ const STORES: [(&str, &str, &str); 3] = [
     ),
 ];
 
-/// The three stores on disk, with what each holds counted into `indexed`; a store that is
-/// missing or unreadable is a problem.
+/// The three stores on disk, with what each holds counted into `indexed` (the engine's
+/// counts); a store that is missing, damaged or unreadable is a problem with its own fix.
+/// Returns whether the episodes store was read, so its freshness can be checked.
 fn examine_stores(
     engine: &Engine,
     files: &DataDir,
     indexed: &mut Indexed,
     problems: &mut Vec<Problem>,
-) -> Vec<StoreReport> {
+) -> (Vec<StoreReport>, bool) {
+    let counts = engine.store_counts();
+    let episodes_read = counts.episodes.counts().is_some();
     let paths = [files.episodes_db(), files.code_db(), files.knowledge_db()];
-    let (lanes, opened) = (engine.builtin(), engine.builtin().opened);
     let examined = [
-        examine(opened[0].then(|| lanes.episodes.stats()), indexed),
-        examine(opened[1].then(|| lanes.code.stats()), indexed),
-        examine(opened[2].then(|| lanes.skills.stats()), indexed),
+        examine(counts.episodes, indexed),
+        examine(counts.code, indexed),
+        examine(counts.knowledge, indexed),
     ];
-    STORES
+    let reports = STORES
         .iter()
         .zip(paths)
         .zip(examined)
@@ -216,7 +258,7 @@ fn examine_stores(
             let mut report = store_report(store, &path);
             match examined {
                 Ok(index_rev) => report.index_rev = index_rev,
-                Err(Some(e)) => problems.push(unreadable(store, &e)),
+                Err(Some(p)) => problems.push(p(store, &path)),
                 Err(None) => problems.push(Problem {
                     problem: problem.into(),
                     fix: fix.into(),
@@ -224,7 +266,8 @@ fn examine_stores(
             }
             report
         })
-        .collect()
+        .collect();
+    (reports, episodes_read)
 }
 
 /// What a store's stats add to the report: its counts, and its index revision.
@@ -259,16 +302,42 @@ impl StoreStats for AgentKnowledgeStats {
     }
 }
 
-/// A store's index revision (its counts go into `indexed`), or why it cannot be read (`None`:
-/// it did not open).
+/// A store file SQLite cannot read as the store, and the command that rebuilds it.
+fn damaged(store: &str, path: &Path, reason: &str) -> Problem {
+    Problem {
+        problem: format!(
+            "the {store} store {} is damaged (it exists, but is not a readable {store} store): \
+             {reason}",
+            path.display()
+        ),
+        fix: "knowledge index --rebuild (rebuilds every store from the files on disk; dispatch \
+              assignments are kept)"
+            .into(),
+    }
+}
+
+/// The problem a store that is there but cannot be used is, given its name and path.
+type StoreProblem = Box<dyn FnOnce(&str, &Path) -> Problem>;
+
+/// A store's index revision (its counts go into `indexed`), or the problem it is (`None`: it
+/// is missing).
 fn examine<S: StoreStats>(
-    stats: Option<Result<S, SourceFailure>>,
+    state: StoreState<S>,
     indexed: &mut Indexed,
-) -> Result<Option<String>, Option<String>> {
-    match stats {
-        Some(Ok(st)) => Ok(st.count_into(indexed)),
-        Some(Err(e)) => Err(Some(e.reason)),
-        None => Err(None),
+) -> Result<Option<String>, Option<StoreProblem>> {
+    match state {
+        StoreState::Counted { counts } => Ok(counts.count_into(indexed)),
+        StoreState::Missing => Err(None),
+        StoreState::Damaged { reason } => Err(Some(Box::new(move |store, path| {
+            damaged(store, path, &reason)
+        }))),
+        StoreState::Unreadable { reason } => Err(Some(Box::new(move |store, path| Problem {
+            problem: format!("the {store} store cannot be read: {reason}"),
+            fix: format!(
+                "give yourself read and write access: chmod u+rw {} (or run as its owner)",
+                path.display()
+            ),
+        }))),
     }
 }
 
@@ -323,13 +392,6 @@ fn unreachable_source(s: &SourceReport, config_path: &Path) -> Problem {
 
 fn display_all(paths: &[PathBuf]) -> Vec<String> {
     paths.iter().map(|p| p.display().to_string()).collect()
-}
-
-fn unreadable(store: &str, error: &str) -> Problem {
-    Problem {
-        problem: format!("the {store} store cannot be read: {error}"),
-        fix: format!("knowledge index (rebuilds the {store} store from the files on disk)"),
-    }
 }
 
 fn store_report(store: &'static str, db: &Path) -> StoreReport {
@@ -392,22 +454,29 @@ fn stale_code(db: &Path) -> Finding {
     out
 }
 
-/// Transcripts under the session roots that are new or of another size than when indexed.
-/// Returns the number of indexed transcript files too.
-fn changed_transcripts(db: &Path, roots: &[PathBuf]) -> (u64, Finding) {
-    let mut out = Finding::default();
-    let Ok(conn) = open_ro(db) else {
-        return (0, out);
-    };
-    let rows: Vec<(String, i64)> = conn
-        .prepare("SELECT path, size FROM files")
-        .and_then(|mut stmt| {
-            let rows = stmt
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect();
-            rows
-        })
-        .unwrap_or_default();
+/// The transcripts under the session roots against the index.
+#[derive(Default)]
+struct Transcripts {
+    /// Transcript files the index holds.
+    indexed: u64,
+    /// New, or of another size than when indexed.
+    changed: Finding,
+    /// Cannot be opened for reading (with why, in the examples).
+    unreadable: Finding,
+}
+
+fn transcripts(db: &Path, roots: &[PathBuf]) -> rusqlite::Result<Transcripts> {
+    let mut out = Transcripts::default();
+    let conn = open_ro(db)?;
+    let rows: Vec<(String, i64)> =
+        conn.prepare("SELECT path, size FROM files")
+            .and_then(|mut stmt| {
+                let rows = stmt
+                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect();
+                rows
+            })?;
+    out.indexed = rows.len() as u64;
     let known: std::collections::HashMap<PathBuf, i64> = rows
         .iter()
         .map(|(p, size)| (canonical(Path::new(p)), *size))
@@ -419,17 +488,27 @@ fn changed_transcripts(db: &Path, roots: &[PathBuf]) -> (u64, Finding) {
             if !seen.insert(path.clone()) {
                 continue;
             }
-            out.checked += 1;
+            out.changed.checked += 1;
+            out.unreadable.checked += 1;
+            if let Err(why) = crate::sources::regular_file::open(&path) {
+                out.unreadable.count += 1;
+                if out.unreadable.examples.len() < EXAMPLES {
+                    out.unreadable
+                        .examples
+                        .push(format!("{}: {why}", path.display()));
+                }
+                continue;
+            }
             let size = std::fs::metadata(&path).map(|m| m.len() as i64).ok();
             if known.get(&path).copied() != size {
-                out.count += 1;
-                if out.examples.len() < EXAMPLES {
-                    out.examples.push(path.display().to_string());
+                out.changed.count += 1;
+                if out.changed.examples.len() < EXAMPLES {
+                    out.changed.examples.push(path.display().to_string());
                 }
             }
         }
     }
-    (rows.len() as u64, out)
+    Ok(out)
 }
 
 fn canonical(p: &Path) -> PathBuf {

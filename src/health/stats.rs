@@ -2,13 +2,17 @@
 //! rotated generations. The log holds no query text, so neither does anything computed here.
 
 use std::collections::BTreeMap;
-use std::io::BufRead;
+use std::io::{BufRead, Read, Seek};
 use std::path::Path;
 
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
-use crate::engine::log::{log_files, LogLine};
+use crate::engine::log::{log_files, LogLine, MAX_LOG_BYTES};
+
+/// At most this much of each log file is read (its newest part): four times the size at which
+/// the log rotates.
+pub const MAX_READ_BYTES: u64 = 4 * MAX_LOG_BYTES;
 
 /// Latency percentiles in milliseconds (nearest rank).
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -102,8 +106,21 @@ pub fn stats(log_path: &Path, since: Option<DateTime<Utc>>) -> std::io::Result<S
     let mut lines = Vec::new();
     let mut unreadable = 0;
     for file in log_files(log_path) {
-        let f = std::fs::File::open(&file)?;
-        for raw in std::io::BufReader::new(f).lines() {
+        // A FIFO or device in place of the log would block or never end: refused.
+        let mut f = crate::sources::regular_file::open(&file)?;
+        // Rotation keeps each file near `MAX_LOG_BYTES`; of a bigger one (written by hand, or
+        // grown by another program) only the newest `MAX_READ_BYTES` are read.
+        let len = f.metadata()?.len();
+        let cut = len.saturating_sub(MAX_READ_BYTES);
+        f.seek(std::io::SeekFrom::Start(cut))?;
+        let mut reader = std::io::BufReader::new(f.take(MAX_READ_BYTES));
+        if cut > 0 {
+            // The first line read is the tail of one cut in the middle.
+            let mut torn = Vec::new();
+            reader.read_until(b'\n', &mut torn)?;
+            unreadable += 1;
+        }
+        for raw in reader.lines() {
             let Ok(raw) = raw else {
                 unreadable += 1;
                 continue;

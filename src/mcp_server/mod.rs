@@ -51,7 +51,7 @@ pub fn run(data_dir: &Path, allow_commit: bool, watch: bool) -> Result<i32> {
     // Nothing may print on stdout; a watch that cannot start leaves the index as it is.
     let watch = if watch {
         let slot = engine.clone();
-        crate::cli::watch_cmd::background(data_dir, move |ev| {
+        knowledge::watch::background(data_dir, move |ev| {
             if matches!(ev, WatchEvent::Indexed(_)) {
                 slot.refresh();
             }

@@ -7,8 +7,15 @@
 //! So every line from stdin is checked here first: a line that passes goes to rmcp unchanged,
 //! one that does not is answered here. Both rmcp's messages and these replies reach stdout
 //! through one writer, a whole line at a time, so stdout stays one JSON-RPC message a line.
+//!
+//! rmcp also keys the requests in flight by their id, so a client that reused an id (three
+//! pipelined `tools/list` with `id: 7`, a `tools/call` and a `ping` both `id: 9`) got one answer.
+//! A reused id is the client's mistake, not a reason for silence: every request is handed to rmcp
+//! under an id of this server's own ([`Ids`]), and its answer goes back under the client's.
 
+use std::collections::HashMap;
 use std::io;
+use std::sync::{Arc, Mutex};
 
 use knowledge::contract::strict_json::{self, StrictJsonError};
 use rmcp::model::{CallToolRequestParams, InitializeRequestParams, PaginatedRequestParams};
@@ -35,12 +42,14 @@ pub fn start() -> FilteredStdio {
     let (to_server, from_client) = tokio::io::duplex(PIPE_BYTES);
     let (to_client, from_server) = tokio::io::duplex(PIPE_BYTES);
     let (lines, outgoing) = mpsc::channel::<Vec<u8>>(64);
+    let ids = Arc::new(Mutex::new(Ids::default()));
     tokio::spawn(read_client(
         BufReader::new(tokio::io::stdin()),
         to_server,
         lines.clone(),
+        ids.clone(),
     ));
-    tokio::spawn(forward_server(from_server, lines));
+    tokio::spawn(forward_server(from_server, lines, ids));
     let writer = tokio::spawn(write_stdout(outgoing));
     FilteredStdio {
         from_client,
@@ -52,18 +61,87 @@ pub fn start() -> FilteredStdio {
 /// What to do with one line from the client.
 #[derive(Debug, PartialEq)]
 enum Verdict {
-    /// Hand it to rmcp.
-    Pass,
+    /// Hand it to rmcp (the message as read).
+    Pass(Value),
     /// Nothing to do (a blank line).
     Skip,
     /// Answer it here with this JSON-RPC error document.
     Reply(Value),
 }
 
+/// The ids of the client's requests in flight, under the ids rmcp sees.
+#[derive(Default)]
+pub struct Ids {
+    next: u64,
+    /// rmcp's id → the client's.
+    in_flight: HashMap<u64, Value>,
+}
+
+impl Ids {
+    /// A request from the client, under an id no other request in flight has; a cancellation
+    /// names the newest request the client sent under that id.
+    fn inbound(&mut self, mut message: Value) -> Value {
+        let Some(obj) = message.as_object_mut() else {
+            return message;
+        };
+        let is_request = obj.contains_key("method") && obj.get("id").is_some_and(|i| !i.is_null());
+        if is_request {
+            self.next += 1;
+            let theirs = obj
+                .insert("id".into(), json!(self.next))
+                .unwrap_or(Value::Null);
+            self.in_flight.insert(self.next, theirs);
+        } else if obj.get("method").and_then(Value::as_str) == Some("notifications/cancelled") {
+            let ours = obj
+                .get("params")
+                .and_then(|p| p.get("requestId"))
+                .and_then(|theirs| {
+                    self.in_flight
+                        .iter()
+                        .filter(|(_, t)| *t == theirs)
+                        .map(|(ours, _)| *ours)
+                        .max()
+                });
+            if let (Some(ours), Some(params)) = (ours, obj.get_mut("params")) {
+                params["requestId"] = json!(ours);
+            }
+        }
+        message
+    }
+
+    /// A line from rmcp: an answer to one of the client's requests goes back under the
+    /// client's id; anything else (rmcp's own requests and notifications) is unchanged.
+    fn outbound(&mut self, line: Vec<u8>) -> Vec<u8> {
+        let Ok(mut message) = serde_json::from_slice::<Value>(&line) else {
+            return line;
+        };
+        let Some(obj) = message.as_object_mut() else {
+            return line;
+        };
+        let is_answer = !obj.contains_key("method")
+            && (obj.contains_key("result") || obj.contains_key("error"));
+        let theirs = obj
+            .get("id")
+            .and_then(Value::as_u64)
+            .filter(|_| is_answer)
+            .and_then(|ours| self.in_flight.remove(&ours));
+        match theirs {
+            Some(theirs) => {
+                obj.insert("id".into(), theirs);
+                let mut bytes = message.to_string().into_bytes();
+                bytes.push(b'\n');
+                bytes
+            }
+            None => line,
+        }
+    }
+}
+
 async fn read_client<R: AsyncBufRead + Unpin>(
     mut input: R,
     mut to_server: DuplexStream,
     replies: mpsc::Sender<Vec<u8>>,
+    ids: Arc<Mutex<Ids>>,
 ) {
     loop {
         let line = match next_line(&mut input, MAX_LINE_BYTES).await {
@@ -79,7 +157,12 @@ async fn read_client<R: AsyncBufRead + Unpin>(
             )),
         };
         match (verdict, line) {
-            (Verdict::Pass, Line::Complete(mut bytes)) => {
+            (Verdict::Pass(message), _) => {
+                let message = match ids.lock() {
+                    Ok(mut ids) => ids.inbound(message),
+                    Err(_) => break,
+                };
+                let mut bytes = message.to_string().into_bytes();
                 bytes.push(b'\n');
                 if to_server.write_all(&bytes).await.is_err() {
                     break;
@@ -98,7 +181,11 @@ async fn read_client<R: AsyncBufRead + Unpin>(
     // Dropping `to_server` is rmcp's end of input: the service stops as it did on stdin's EOF.
 }
 
-async fn forward_server(from_server: DuplexStream, lines: mpsc::Sender<Vec<u8>>) {
+async fn forward_server(
+    from_server: DuplexStream,
+    lines: mpsc::Sender<Vec<u8>>,
+    ids: Arc<Mutex<Ids>>,
+) {
     let mut reader = BufReader::new(from_server);
     loop {
         let mut line = Vec::new();
@@ -108,6 +195,10 @@ async fn forward_server(from_server: DuplexStream, lines: mpsc::Sender<Vec<u8>>)
                 if !line.ends_with(b"\n") {
                     line.push(b'\n');
                 }
+                let line = match ids.lock() {
+                    Ok(mut ids) => ids.outbound(line),
+                    Err(_) => break,
+                };
                 if lines.send(line).await.is_err() {
                     break;
                 }
@@ -188,11 +279,17 @@ fn check(line: &[u8]) -> Verdict {
             ))
         }
         Err(StrictJsonError::DuplicateKey { field }) => {
+            // The id is still readable unless it is the key given twice.
+            let id = serde_json::from_str::<Value>(text)
+                .ok()
+                .and_then(|v| v.get("id").cloned())
+                .filter(|id| field != "id" && (id.is_string() || id.is_number()))
+                .unwrap_or(Value::Null);
             return Verdict::Reply(error_doc(
-                Value::Null,
+                id,
                 -32600,
                 &format!("Invalid Request: the key {field} appears twice"),
-            ))
+            ));
         }
     };
     let Some(obj) = message.as_object() else {
@@ -216,10 +313,10 @@ fn check(line: &[u8]) -> Verdict {
         ));
     }
     let (Some(method), false) = (method, id.is_null()) else {
-        return Verdict::Pass;
+        return Verdict::Pass(message);
     };
     match params_fit(method, obj.get("params")) {
-        Ok(()) => Verdict::Pass,
+        Ok(()) => Verdict::Pass(message),
         Err(why) => Verdict::Reply(error_doc(
             id,
             -32602,
@@ -281,10 +378,10 @@ mod tests {
         );
         assert_eq!(code_of(br#"{"id": 1, "method": "ping"}"#), Some(-32600));
         assert_eq!(code_of(br#"{"jsonrpc": "2.0", "id": 1}"#), Some(-32600));
-        assert_eq!(
+        assert!(matches!(
             check(br#"{"jsonrpc": "2.0", "id": 1, "result": {}}"#),
-            Verdict::Pass
-        );
+            Verdict::Pass(_)
+        ));
         assert_eq!(check(b"   "), Verdict::Skip);
     }
 
@@ -298,12 +395,15 @@ mod tests {
             code_of(call(json!({"name": "knowledge_search", "arguments": 17})).as_bytes()),
             Some(-32602)
         );
-        assert_eq!(
+        assert!(matches!(
             check(call(json!({"name": "knowledge_search", "arguments": {}})).as_bytes()),
-            Verdict::Pass
-        );
+            Verdict::Pass(_)
+        ));
         let unknown = json!({"jsonrpc": "2.0", "id": 8, "method": "x/y", "params": 3});
-        assert_eq!(check(unknown.to_string().as_bytes()), Verdict::Pass);
+        assert!(matches!(
+            check(unknown.to_string().as_bytes()),
+            Verdict::Pass(_)
+        ));
     }
 
     #[tokio::test]

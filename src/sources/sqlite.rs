@@ -7,6 +7,19 @@ use std::sync::Mutex;
 
 use rusqlite::{Connection, OpenFlags};
 
+/// A store path that exists and is not a regular file (a FIFO, where SQLite's open would wait
+/// for a writer forever; a device such as `/dev/zero`) is refused as not a database, so every
+/// front end calls it damaged and `knowledge index --rebuild` replaces it.
+pub fn regular_or_absent(path: &Path) -> rusqlite::Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_NOTADB),
+            Some(format!("{} is not a regular file", path.display())),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Open (creating if needed) a store for its one writer, in WAL mode. A store written by
 /// another schema version is dropped (`drop_sql`) and recreated (`schema`): every store is
 /// derived from files on disk, so rebuilding loses nothing.
@@ -16,6 +29,7 @@ pub fn open_owned(
     version: i64,
     drop_sql: &str,
 ) -> rusqlite::Result<Connection> {
+    regular_or_absent(path)?;
     let conn = Connection::open(path)?;
     conn.execute_batch(
         "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;",
@@ -34,6 +48,7 @@ pub fn open_owned(
 /// Open an existing store for its writer without touching its schema (a step that only adds
 /// its own tables, such as the vectors, after the store's indexer has run).
 pub fn open_writer(path: &Path) -> rusqlite::Result<Connection> {
+    regular_or_absent(path)?;
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
     conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;")?;
     Ok(conn)
@@ -41,6 +56,7 @@ pub fn open_writer(path: &Path) -> rusqlite::Result<Connection> {
 
 /// Open a store read-only: a reader can never write into it.
 pub fn open_ro(path: &Path) -> rusqlite::Result<Connection> {
+    regular_or_absent(path)?;
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,

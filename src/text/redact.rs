@@ -4,7 +4,8 @@
 //! A secret VALUE becomes `[REDACTED]`; the key name around it stays, so a redacted config is
 //! still findable by its keys. Covered: passwords in URLs, `key = value` style assignments whose
 //! key names a secret (code, JSON, YAML, `.env`, INI, CLI flags, XML, connection strings such as
-//! `Password=…;` or `AccountKey=…`, Russian `пароль: …`), `.netrc` lines, values continued on the
+//! `Password=…;` or `AccountKey=…`, Russian `пароль: …`), secrets said in a sentence in prose
+//! (`the password is …`, `пароль — …`, [`prose`]), `.netrc` lines, values continued on the
 //! next lines (YAML block scalars, a backslash-newline), well-known token shapes (AWS, GitHub,
 //! GitLab, Slack, OpenAI/Anthropic, Google, Stripe, JWT, npm, Hugging Face, Telegram, Yandex
 //! Cloud), `Authorization`/`Bearer` credentials, PEM and PuTTY private keys.
@@ -18,6 +19,7 @@
 
 mod keys;
 mod patterns;
+mod prose;
 mod value;
 
 use std::borrow::Cow;
@@ -175,6 +177,9 @@ fn redact_pass(text: Cow<'_, str>, kind: TextKind) -> (Cow<'_, str>, usize) {
         };
         let body = &t[s..e];
         (!value::is_exempt(body, quoted, Some(key.as_str()), TextKind::Config)).then_some((s, e))
+    });
+    out = apply(out, &prose::PROSE_SECRET, &mut count, |c, t| {
+        prose::pick(c, t, kind)
     });
     (out, count)
 }

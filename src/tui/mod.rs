@@ -100,7 +100,7 @@ pub fn run(engine: Engine, query: Option<String>, watch: bool) -> Result<i32> {
     let _watch = if watch {
         let tx = tx.clone();
         let slot = engine.clone();
-        crate::cli::watch_cmd::background(&config.data_dir, move |ev| {
+        knowledge::watch::background(&config.data_dir, move |ev| {
             if matches!(ev, knowledge::watch::WatchEvent::Indexed(_)) {
                 slot.refresh();
             }

@@ -6,4 +6,5 @@ pub mod conformance;
 pub mod fake_mcp;
 pub mod realdata;
 pub mod schema;
+pub mod watching;
 pub mod world;

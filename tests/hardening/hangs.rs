@@ -63,6 +63,8 @@ fn a_reader_closing_the_pipe_ends_the_output_quietly() {
     for args in [
         vec!["get-episode", id.as_str(), "--context", "50"],
         vec!["search", "-q", "mysql", "--pretty"],
+        vec!["doctor"],
+        vec!["stats"],
     ] {
         let mut child = knowledge(&world.data_dir)
             .args(&args)

@@ -12,6 +12,9 @@
 //! - `limits`: oversized filter lists and values, dispatch acceptance and constraints, a stale
 //!   or corrupt index, a mistyped data dir, a data dir inside a code root, invalid UTF-8 and
 //!   duplicate keys on stdin.
+//! - `stores`: a store truncated, zeroed or random; a data dir that does not exist; the log
+//!   replaced by a FIFO or a symlink to `/dev/zero`; a broken `config.toml`.
+//! - `mcp`: requests that reuse an id, a key given twice inside `arguments`.
 //! - `fuzz`: properties over the line parser and the request validator, bounded in time.
 
 #[path = "../common/mod.rs"]
@@ -22,3 +25,5 @@ mod earlier;
 mod fuzz;
 mod hangs;
 mod limits;
+mod mcp;
+mod stores;

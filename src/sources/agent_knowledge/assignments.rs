@@ -68,6 +68,7 @@ impl AssignmentStore {
     /// Open (or create) the store at `path` and make sure the table exists. A build may hold
     /// the file for a moment while it copies assignments: the writer waits for it.
     pub fn open(path: &Path) -> rusqlite::Result<Self> {
+        crate::sources::sqlite::regular_or_absent(path)?;
         let conn = Connection::open(path)?;
         conn.busy_timeout(Duration::from_secs(10))?;
         conn.execute_batch(ASSIGNMENT_SCHEMA)?;

@@ -262,6 +262,7 @@ fn write_and_swap(
 }
 
 fn open_old(path: &Path) -> rusqlite::Result<Connection> {
+    crate::sources::sqlite::regular_or_absent(path)?;
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,

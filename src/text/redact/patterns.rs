@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-fn re(pattern: &str) -> Regex {
+pub(super) fn re(pattern: &str) -> Regex {
     match Regex::new(pattern) {
         Ok(r) => r,
         Err(e) => panic!("bad built-in redaction pattern {pattern:?}: {e}"),

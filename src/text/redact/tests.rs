@@ -420,3 +420,51 @@ fn redaction_keeps_the_line_count() {
         );
     }
 }
+
+#[test]
+fn secrets_said_in_prose_go_and_the_sentence_stays() {
+    for (input, secret, kept) in [
+        (
+            "the password is Hunter2CanaryA! for prod",
+            "Hunter2CanaryA!",
+            "the password is [REDACTED] for prod",
+        ),
+        (
+            "password Hunter2CanaryB! ok",
+            "Hunter2CanaryB!",
+            "password [REDACTED] ok",
+        ),
+        (
+            "the wifi password is zqa1b2c3d000x.",
+            "zqa1b2c3d000x",
+            "the wifi password is [REDACTED].",
+        ),
+        (
+            "пароль это Kv9tRpl2Lm от базы",
+            "Kv9tRpl2Lm",
+            "пароль это [REDACTED] от базы",
+        ),
+    ] {
+        let r = redact(input);
+        assert!(!r.text.contains(secret), "{input:?} -> {:?}", r.text);
+        assert_eq!(r.text, kept);
+    }
+    // Sentences about passwords and tokens keep their words, and code keeps its own rules.
+    for input in [
+        "the token is expired",
+        "password is required",
+        "the secret is base64-encoded",
+        "token 0x1F3a9c is a number without a verb",
+    ] {
+        assert_eq!(redact(input).text, input);
+    }
+    let code = "// the password is Hunter2CanaryA!\nlet s = secrets_seen;\n";
+    let kind = TextKind::Code {
+        single_quoted_strings: false,
+    };
+    assert_eq!(
+        redact_as(code, kind).text,
+        code,
+        "prose rules stay out of code"
+    );
+}
