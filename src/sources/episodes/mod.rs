@@ -10,6 +10,7 @@ pub mod bounds;
 pub mod claude;
 pub mod codex;
 pub mod discover;
+pub mod gemini;
 mod identity;
 pub mod index;
 pub mod lines;
