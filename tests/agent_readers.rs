@@ -319,3 +319,210 @@ fn gemini_real_legacy_json_and_shape_fixtures_read_without_broken_records() {
     assert!(sink.sessions.iter().all(|s| s.events.is_empty()));
     assert_eq!(end.total.skipped_unknown, 1);
 }
+
+/// What one agent's own fixture must give once indexed.
+struct Expect {
+    agent: &'static str,
+    session: &'static str,
+    cwd: &'static str,
+    title: &'static str,
+    secrets: &'static [&'static str],
+    resume: &'static str,
+}
+
+const FIXTURES: &[Expect] = &[
+    Expect {
+        agent: "pi",
+        session: "0199e1a4-7c2b-7d3e-9f10-4a5b6c7d8e9f",
+        cwd: "/home/dev/ledger",
+        title: "Fix ledger reconciliation decimal overflow",
+        secrets: &["p4ssw0rd-ledger-77"],
+        resume: "cd /home/dev/ledger && pi --resume",
+    },
+    Expect {
+        agent: "copilot",
+        session: "5b6c7d8e-1a2b-4c3d-8e9f-0a1b2c3d4e5f",
+        cwd: "/home/dev/webhooks",
+        title: "",
+        secrets: &["sk_live_51HxT9aQ2eZvKYlo2C8w3fX7"],
+        resume: "cd /home/dev/webhooks && copilot --resume 5b6c7d8e-1a2b-4c3d-8e9f-0a1b2c3d4e5f",
+    },
+    Expect {
+        agent: "qwen",
+        session: "7e8f9a0b1c2d4e3f8a9b0c1d2e3f4a5b",
+        cwd: "/home/dev/mailer",
+        title: "Fix double-escaped reset email",
+        secrets: &["mailer-Secr3t-2026"],
+        resume: "cd /home/dev/mailer && qwen --resume 7e8f9a0b1c2d4e3f8a9b0c1d2e3f4a5b",
+    },
+];
+
+#[test]
+fn pi_copilot_and_qwen_fixtures_index_with_ids_cwd_errors_spawns_and_redaction() {
+    for x in FIXTURES {
+        let dir = tempfile::tempdir().expect("tmp");
+        let db = dir.path().join("episodes.sqlite");
+        let root = fixture(x.agent);
+        let found = discover(&root);
+        assert_eq!(found.len(), 1, "{}: {found:?}", x.agent);
+        assert_eq!(found[0].kind.as_str(), x.agent);
+        let s = index(&db, vec![root.clone()]);
+        assert_eq!(
+            (s.files_new, s.lines.skipped()),
+            (1, 0),
+            "{}: {s:?}",
+            x.agent
+        );
+        let got = session(&db, x.session);
+        assert_eq!(got.source, x.agent);
+        assert_eq!(got.cwd.as_deref(), Some(x.cwd), "{}", x.agent);
+        if !x.title.is_empty() {
+            assert_eq!(got.title.as_deref(), Some(x.title), "{}", x.agent);
+        }
+        assert_eq!(got.outcome, "success", "{}", x.agent);
+        let errors = count(
+            &db,
+            "SELECT count(*) FROM events WHERE event_type='tool/result' AND is_error=1",
+        );
+        assert_eq!(errors, 1, "{}: one failing tool", x.agent);
+        let text = all_text(&db);
+        for secret in x.secrets {
+            assert!(
+                !text.contains(secret),
+                "{}: {secret} stored in clear",
+                x.agent
+            );
+        }
+        assert_eq!(
+            agents::resume_command(x.agent, x.session, Some(x.cwd)).as_deref(),
+            Some(x.resume)
+        );
+        // Nothing changed: the second run skips the file by fingerprint.
+        let again = index(&db, vec![root]);
+        assert_eq!(
+            (again.files_unchanged, again.events_added),
+            (1, 0),
+            "{}",
+            x.agent
+        );
+    }
+}
+
+#[test]
+fn copilot_and_qwen_fixtures_carry_their_subagent_spawns() {
+    for (agent, name) in [("copilot", "test-writer"), ("qwen", "general-purpose")] {
+        let file = discover(&fixture(agent)).remove(0);
+        let (sink, _) = read_whole(&file).expect("read");
+        let spawned = sink.sessions[0]
+            .events
+            .iter()
+            .flat_map(|e| &e.facts)
+            .any(|f| matches!(f, Fact::Spawn { subagent_type: Some(t), .. } if t == name));
+        assert!(spawned, "{agent}: no spawn of {name}");
+    }
+}
+
+#[test]
+fn pi_real_sessions_with_compaction_aborts_and_bash_executions() {
+    let Some(root) = common::realdata::path("pi") else {
+        return;
+    };
+    let big = root.join("badlogic-pi-mono/packages/coding-agent/test/fixtures/large-session.jsonl");
+    let (sink, events) = one(big, Agent::Pi);
+    assert!(events.len() > 1000, "{}", events.len());
+    assert!(sink.sessions[0].meta.cwd.is_some());
+    let before =
+        root.join("badlogic-pi-mono/packages/coding-agent/test/fixtures/before-compaction.jsonl");
+    let (sink, events) = one(before, Agent::Pi);
+    let s = &sink.sessions[0];
+    assert_eq!(
+        s.meta.cwd.as_deref(),
+        Some("/Users/badlogic/workspaces/pi-mono")
+    );
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e.event_type == "system/summary")
+            .count(),
+        2
+    );
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e.event_type == "user/message")
+            .count(),
+        55
+    );
+    assert!(events
+        .iter()
+        .any(|e| e.event_type == "user/command" && e.text.starts_with("!ls")));
+    let calls = events
+        .iter()
+        .filter(|e| e.event_type == "assistant/tool_use")
+        .count();
+    let results = events
+        .iter()
+        .filter(|e| e.event_type == "tool/result")
+        .count();
+    assert_eq!(
+        results,
+        448 + 3,
+        "every toolResult and bashExecution output"
+    );
+    assert!(calls >= 448);
+    for rel in [
+        "kvsankar-agent-history/tests/fixtures/real_sessions/pi/session-01.jsonl",
+        "jazzyalex-agent-sessions/small.jsonl",
+        "kenn-io-agentsview/session.jsonl",
+    ] {
+        let file = TranscriptFile {
+            path: root.join(rel),
+            kind: Agent::Pi,
+            layout: Layout::Main,
+        };
+        let (sink, end) = read_whole(&file).expect("read");
+        assert!(!sink.sessions[0].events.is_empty(), "{rel}");
+        assert!(sink.sessions[0].meta.session_id.is_some(), "{rel}");
+        // agentsview's fixture plants one malformed line and one unknown entry type.
+        let planted = u64::from(rel.starts_with("kenn-io"));
+        assert_eq!(end.total.skipped_broken, planted, "{rel}");
+        assert_eq!(end.total.skipped_unknown, planted, "{rel}");
+    }
+}
+
+#[test]
+fn copilot_and_qwen_shape_fixtures_read_without_broken_records() {
+    let Some(root) = common::realdata::root() else {
+        return;
+    };
+    let cases: &[(&str, Agent)] = &[
+        ("copilot/jazzyalex-agent-sessions/subdir_v1/aaaabbbb-1111-2222-3333-ccccddddeeee/events.jsonl", Agent::Copilot),
+        ("copilot/jazzyalex-agent-sessions/small.jsonl", Agent::Copilot),
+        ("copilot/jazzyalex-agent-sessions/large.jsonl", Agent::Copilot),
+        ("copilot/jazzyalex-agent-sessions/schema_drift.jsonl", Agent::Copilot),
+        ("qwen/jazzyalex-agent-sessions/019f0000-0000-7000-8000-000000000001.jsonl", Agent::Qwen),
+        ("qwen/jazzyalex-agent-sessions/019f0000-0000-7000-8000-000000000002.jsonl", Agent::Qwen),
+        ("qwen/jazzyalex-agent-sessions/019f0000000070008000000000000003.jsonl", Agent::Qwen),
+        ("qwen/jazzyalex-agent-sessions/019f0000-0000-7000-8000-000000000004.jsonl", Agent::Qwen),
+        ("qwen/jazzyalex-agent-sessions/019f0000-0000-7000-8000-000000000005.jsonl", Agent::Qwen),
+    ];
+    for (rel, agent) in cases {
+        let path = root.join(rel);
+        let (sink, events) = one(path, *agent);
+        assert!(!events.is_empty(), "{rel}");
+        assert!(sink.sessions[0].meta.session_id.is_some(), "{rel}");
+        let file = agents::recognise(&root.join(rel)).expect("recognised");
+        let (_, end) = read_whole(&file).expect("read");
+        assert_eq!(end.total.skipped_broken, 0, "{rel}: {:?}", end.total);
+    }
+    let (_, events) = one(
+        root.join("copilot/jazzyalex-agent-sessions/subdir_v1/aaaabbbb-1111-2222-3333-ccccddddeeee/events.jsonl"),
+        Agent::Copilot,
+    );
+    let result = events
+        .iter()
+        .find(|e| e.event_type == "tool/result")
+        .expect("a result");
+    assert_eq!(result.tool_name.as_deref(), Some("bash"));
+    assert!(result.text.contains("file1"));
+}

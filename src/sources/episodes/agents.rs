@@ -17,7 +17,7 @@ use super::agent::{AgentReader, Env, Head, Recognised};
 use super::discover::TranscriptFile;
 use super::model::ParsedEvent;
 use super::parser::{Ctx, Handled};
-use super::{claude, codex, gemini};
+use super::{claude, codex, copilot, gemini, pi, qwen};
 
 /// Which agent wrote a session. Stored (as [`Agent::as_str`]) in each session's `source`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -26,12 +26,22 @@ pub enum Agent {
     Claude,
     Codex,
     Gemini,
+    Pi,
+    Qwen,
+    Copilot,
 }
 
 impl Agent {
     /// Every agent, in the order readers are asked to recognise a file (a tie in
     /// [`super::agent::Rank`] goes to the earlier one).
-    pub const ALL: [Agent; 3] = [Agent::Codex, Agent::Gemini, Agent::Claude];
+    pub const ALL: [Agent; 6] = [
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Pi,
+        Agent::Qwen,
+        Agent::Copilot,
+        Agent::Claude,
+    ];
 
     /// This agent's reader.
     pub fn reader(self) -> &'static dyn AgentReader {
@@ -39,6 +49,9 @@ impl Agent {
             Agent::Claude => &claude::Reader,
             Agent::Codex => &codex::Reader,
             Agent::Gemini => &gemini::Reader,
+            Agent::Pi => &pi::Reader,
+            Agent::Qwen => &qwen::Reader,
+            Agent::Copilot => &copilot::Reader,
         }
     }
 
@@ -68,6 +81,9 @@ pub(crate) enum LineState {
     Claude(claude::ClaudeState),
     Codex(codex::CodexState),
     Gemini(gemini::GeminiState),
+    Pi(pi::PiState),
+    Qwen(qwen::QwenState),
+    Copilot(copilot::CopilotState),
 }
 
 impl LineState {
@@ -77,6 +93,9 @@ impl LineState {
             Agent::Claude => LineState::Claude(claude::ClaudeState::default()),
             Agent::Codex => LineState::Codex(codex::CodexState::default()),
             Agent::Gemini => LineState::Gemini(gemini::GeminiState::default()),
+            Agent::Pi => LineState::Pi(pi::PiState::default()),
+            Agent::Qwen => LineState::Qwen(qwen::QwenState::default()),
+            Agent::Copilot => LineState::Copilot(copilot::CopilotState::default()),
         }
     }
 
@@ -91,6 +110,9 @@ impl LineState {
             LineState::Claude(st) => claude::feed(cx, st, record, out),
             LineState::Codex(st) => codex::feed(cx, st, record, out),
             LineState::Gemini(st) => gemini::feed(cx, st, record, out),
+            LineState::Pi(st) => pi::feed(cx, st, record, out),
+            LineState::Qwen(st) => qwen::feed(cx, st, record, out),
+            LineState::Copilot(st) => copilot::feed(cx, st, record, out),
         }
     }
 }

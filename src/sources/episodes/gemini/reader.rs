@@ -11,13 +11,12 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::sources::episodes::agent::{
-    small_sidecar, AgentReader, Env, EventSink, Head, Rank, ReadEnd, ReadLimits, Recognised,
-    Resume, SessionStart, StoreKind,
+    small_sidecar, AgentReader, Env, EventSink, FillCwd, Head, Rank, ReadEnd, ReadLimits,
+    Recognised, Resume, StoreKind,
 };
 use crate::sources::episodes::agents::Agent;
 use crate::sources::episodes::discover::{Layout, TranscriptFile};
-use crate::sources::episodes::model::{ParsedEvent, SessionMeta};
-use crate::sources::episodes::outcome::Outcome;
+use crate::sources::episodes::model::ParsedEvent;
 use crate::sources::episodes::parser::{read_jsonl, TranscriptParser};
 use crate::sources::regular_file;
 
@@ -86,7 +85,9 @@ impl AgentReader for Reader {
         if !jsonl {
             return None;
         }
-        if in_chats(path, 2) {
+        // `tmp/<slot>/chats/<parent>/<id>.jsonl` (Qwen Code keeps `chats/archive/` elsewhere).
+        let under_tmp = path.ancestors().nth(4).and_then(|d| d.file_name()) == Some("tmp".as_ref());
+        if in_chats(path, 2) && under_tmp {
             let parent = path.parent()?.file_name()?.to_str()?.to_string();
             return Some(Recognised {
                 layout: Layout::Subagent {
@@ -111,7 +112,7 @@ impl AgentReader for Reader {
         limits: ReadLimits,
         sink: &mut dyn EventSink,
     ) -> io::Result<ReadEnd> {
-        let mut sink = WithCwd {
+        let mut sink = FillCwd {
             inner: sink,
             cwd: project_root(&file.path),
         };
@@ -177,29 +178,6 @@ fn read_legacy(file: &TranscriptFile, sink: &mut dyn EventSink) -> io::Result<Re
         lines: *parser.stats(),
         total: *parser.stats(),
     })
-}
-
-/// Fills the working directory the records do not carry.
-struct WithCwd<'a> {
-    inner: &'a mut dyn EventSink,
-    cwd: Option<String>,
-}
-
-impl EventSink for WithCwd<'_> {
-    fn session(&mut self, start: SessionStart) {
-        self.inner.session(start);
-    }
-
-    fn event(&mut self, event: ParsedEvent) {
-        self.inner.event(event);
-    }
-
-    fn end_session(&mut self, mut meta: SessionMeta, outcome: Outcome) {
-        if meta.cwd.is_none() {
-            meta.cwd = self.cwd.take();
-        }
-        self.inner.end_session(meta, outcome);
-    }
 }
 
 /// The project directory of the slot holding `path` (`<root>/tmp/<slot>/chats/…`).
