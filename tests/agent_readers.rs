@@ -526,3 +526,38 @@ fn copilot_and_qwen_shape_fixtures_read_without_broken_records() {
     assert_eq!(result.tool_name.as_deref(), Some("bash"));
     assert!(result.text.contains("file1"));
 }
+
+#[test]
+fn one_demo_question_returns_evidence_from_three_new_agents() {
+    use knowledge::contract::SearchRequest;
+    let engine = common::world::demo().engine();
+    let resp = engine.search(&SearchRequest::new("newsletter unsubscribe"));
+    let mut agents_seen: Vec<&str> = resp
+        .lanes
+        .episodes
+        .items
+        .iter()
+        .filter_map(|it| Agent::from_source(&it.surface))
+        .map(|a| a.as_str())
+        .collect();
+    agents_seen.sort();
+    agents_seen.dedup();
+    for want in ["copilot", "gemini", "pi"] {
+        assert!(
+            agents_seen.contains(&want),
+            "{want} missing from {agents_seen:?}"
+        );
+    }
+    let gemini = resp
+        .lanes
+        .episodes
+        .items
+        .iter()
+        .find(|it| it.surface == "gemini")
+        .expect("a Gemini episode");
+    assert!(gemini
+        .session
+        .cwd
+        .as_deref()
+        .is_some_and(|c| c.ends_with("/repos/webshop")));
+}
