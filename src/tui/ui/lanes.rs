@@ -332,6 +332,14 @@ fn empty_text(app: &App, lane: Lane, theme: Theme) -> Vec<Line<'static>> {
     ))]
 }
 
+/// Which agent an episode came from (` · Gemini CLI`), from the registry; an external source's
+/// surface that names no known agent shows nothing.
+fn agent_label(surface: &str) -> String {
+    knowledge::sources::episodes::agents::Agent::from_source(surface)
+        .map(|a| format!(" · {}", a.label()))
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::arm_marker;
@@ -346,12 +354,4 @@ mod tests {
         assert_eq!(arm_marker(&why(&["vec: 0.71"])), " vec");
         assert_eq!(arm_marker(&why(&["lex: user", "vec: 0.52"])), " lex+vec");
     }
-}
-
-/// Which agent an episode came from (` · Gemini CLI`), from the registry; an external source's
-/// surface that names no known agent shows nothing.
-fn agent_label(surface: &str) -> String {
-    knowledge::sources::episodes::agents::Agent::from_source(surface)
-        .map(|a| format!(" · {}", a.label()))
-        .unwrap_or_default()
 }
