@@ -23,8 +23,18 @@ pub struct DemoWorld {
 }
 
 impl DemoWorld {
+    /// Each agent's store in the world, laid out as on a real machine.
     pub fn sessions_roots(&self) -> Vec<PathBuf> {
-        vec![self.root.join("claude"), self.root.join("codex")]
+        [
+            "claude",
+            "codex",
+            "gemini/tmp",
+            "pi/sessions",
+            "copilot/session-state",
+        ]
+        .iter()
+        .map(|r| self.root.join(r))
+        .collect()
     }
     pub fn repo_roots(&self) -> Vec<PathBuf> {
         crate::sources::agent_knowledge::catalog::subdirs(&self.root.join("repos"))

@@ -123,7 +123,19 @@ fn doctor_is_healthy_on_the_demo_world_and_finds_what_breaks() {
     ] {
         assert!(i[key].as_u64().unwrap() > 0, "{key}: {i}");
     }
-    assert_eq!(i["session_roots"].as_array().unwrap().len(), 2);
+    // One root per agent the demo world holds: Claude Code, Codex, Gemini CLI, Pi, Copilot CLI.
+    assert_eq!(i["session_roots"].as_array().unwrap().len(), 5);
+    let agents = d["agents"].as_array().unwrap();
+    let sessions = |name: &str| {
+        agents
+            .iter()
+            .find(|a| a["agent"] == name)
+            .and_then(|a| a["sessions"].as_u64())
+    };
+    for name in ["gemini", "pi", "copilot"] {
+        assert_eq!(sessions(name), Some(1), "{name}: {agents:?}");
+    }
+    assert_eq!(sessions("qwen"), Some(0));
     for s in d["stores"].as_array().unwrap() {
         assert_eq!(s["exists"], true);
         assert!(s["index_rev"].is_string(), "{s}");

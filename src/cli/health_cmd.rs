@@ -148,6 +148,18 @@ fn doctor_text(r: &DoctorReport) -> String {
             let _ = writeln!(o, "  {label}: {}", clean(root));
         }
     }
+    for a in &r.agents {
+        let roots = if a.roots.is_empty() {
+            "no default root on this machine".to_string()
+        } else {
+            a.roots
+                .iter()
+                .map(|r| clean(r))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = writeln!(o, "  agent {}: {} sessions; {roots}", a.label, a.sessions);
+    }
     let _ = writeln!(o, "\nstores:");
     for s in &r.stores {
         if !s.exists {

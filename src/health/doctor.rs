@@ -38,6 +38,8 @@ pub struct DoctorReport {
     /// FIFO or device in place of the file): indexing skips them until that is fixed.
     pub unreadable_transcripts: Finding,
     pub sources: Vec<SourceReport>,
+    /// Every agent of the registry: its default roots on this machine and its indexed sessions.
+    pub agents: Vec<AgentReport>,
     pub config: ConfigReport,
     /// Bytes of the request log with its rotated generations.
     pub log_bytes: u64,
@@ -70,6 +72,18 @@ pub struct StoreReport {
     pub age_seconds: Option<u64>,
     /// The database with its WAL and shared-memory files.
     pub bytes: u64,
+}
+
+/// One agent as doctor sees it.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentReport {
+    /// The stored `source` name (`gemini`).
+    pub agent: &'static str,
+    pub label: &'static str,
+    /// Its default roots on this machine that exist (env overrides honoured).
+    pub roots: Vec<String>,
+    /// Sessions of this agent in the episodes store.
+    pub sessions: u64,
 }
 
 /// Files that no longer match the index, with a few examples.
@@ -182,6 +196,7 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
     }
     problems.extend(gone_roots(&plan));
 
+    let agents = agent_reports(&files.episodes_db());
     let sources = probe_sources(&config.sources);
     problems.extend(
         sources
@@ -204,6 +219,7 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
         changed_transcripts,
         unreadable_transcripts,
         sources,
+        agents,
         config: ConfigReport {
             path: config_path.display().to_string(),
             exists: config_path.exists(),
@@ -509,6 +525,37 @@ fn transcripts(db: &Path, roots: &[PathBuf]) -> rusqlite::Result<Transcripts> {
         }
     }
     Ok(out)
+}
+
+/// Each agent of the registry with its existing default roots and its stored session count.
+fn agent_reports(db: &Path) -> Vec<AgentReport> {
+    use crate::sources::episodes::agent::Env;
+    use crate::sources::episodes::agents::{roots_in, Agent};
+    let counts: std::collections::HashMap<String, u64> = open_ro(db)
+        .and_then(|c| {
+            let mut stmt = c.prepare("SELECT source, count(*) FROM sessions GROUP BY source")?;
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+                })?
+                .collect();
+            rows
+        })
+        .unwrap_or_default();
+    let roots = roots_in(&Env::current());
+    Agent::ALL
+        .into_iter()
+        .map(|a| AgentReport {
+            agent: a.as_str(),
+            label: a.label(),
+            roots: roots
+                .iter()
+                .filter(|(of, r)| *of == a && r.exists())
+                .map(|(_, r)| r.display().to_string())
+                .collect(),
+            sessions: counts.get(a.as_str()).copied().unwrap_or(0),
+        })
+        .collect()
 }
 
 fn canonical(p: &Path) -> PathBuf {

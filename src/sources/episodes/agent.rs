@@ -158,9 +158,8 @@ fn sniff(path: &Path) -> Vec<Value> {
             return;
         }
         seen += 1;
-        if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
-            out.push(v);
-        }
+        // Records spliced onto one line (a torn write) are told apart, as the parser does.
+        out.extend(super::parser::split_records(bytes).0);
     });
     out
 }
@@ -221,8 +220,8 @@ pub trait AgentReader: Sync {
     /// The agent's product name, for people (`Claude Code`, `Gemini CLI`).
     fn label(&self) -> &'static str;
 
-    /// How this agent keeps sessions.
-    fn store_kind(&self) -> StoreKind {
+    /// How this agent keeps the sessions of `file` (one agent may have several eras).
+    fn store_kind(&self, _file: &TranscriptFile) -> StoreKind {
         StoreKind::AppendOnly
     }
 
@@ -325,4 +324,28 @@ pub fn small_sidecar(path: &Path, name: &str) -> Option<String> {
     let text = fs::read_to_string(p).ok()?;
     let t = text.trim();
     (!t.is_empty()).then(|| t.to_string())
+}
+
+/// A sink wrapper that fills the working directory a reader found beside the records (a Gemini
+/// slot's `.project_root`, a Copilot `workspace.yaml`) when the records carry none.
+pub struct FillCwd<'a> {
+    pub inner: &'a mut dyn EventSink,
+    pub cwd: Option<String>,
+}
+
+impl EventSink for FillCwd<'_> {
+    fn session(&mut self, start: SessionStart) {
+        self.inner.session(start);
+    }
+
+    fn event(&mut self, event: ParsedEvent) {
+        self.inner.event(event);
+    }
+
+    fn end_session(&mut self, mut meta: SessionMeta, outcome: Outcome) {
+        if meta.cwd.is_none() {
+            meta.cwd = self.cwd.take();
+        }
+        self.inner.end_session(meta, outcome);
+    }
 }

@@ -17,7 +17,7 @@ use super::agent::{AgentReader, Env, Head, Recognised};
 use super::discover::TranscriptFile;
 use super::model::ParsedEvent;
 use super::parser::{Ctx, Handled};
-use super::{claude, codex};
+use super::{claude, codex, copilot, gemini, pi, qwen};
 
 /// Which agent wrote a session. Stored (as [`Agent::as_str`]) in each session's `source`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -25,18 +25,33 @@ use super::{claude, codex};
 pub enum Agent {
     Claude,
     Codex,
+    Gemini,
+    Pi,
+    Qwen,
+    Copilot,
 }
 
 impl Agent {
     /// Every agent, in the order readers are asked to recognise a file (a tie in
     /// [`super::agent::Rank`] goes to the earlier one).
-    pub const ALL: [Agent; 2] = [Agent::Codex, Agent::Claude];
+    pub const ALL: [Agent; 6] = [
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Pi,
+        Agent::Qwen,
+        Agent::Copilot,
+        Agent::Claude,
+    ];
 
     /// This agent's reader.
     pub fn reader(self) -> &'static dyn AgentReader {
         match self {
             Agent::Claude => &claude::Reader,
             Agent::Codex => &codex::Reader,
+            Agent::Gemini => &gemini::Reader,
+            Agent::Pi => &pi::Reader,
+            Agent::Qwen => &qwen::Reader,
+            Agent::Copilot => &copilot::Reader,
         }
     }
 
@@ -65,6 +80,10 @@ impl Agent {
 pub(crate) enum LineState {
     Claude(claude::ClaudeState),
     Codex(codex::CodexState),
+    Gemini(gemini::GeminiState),
+    Pi(pi::PiState),
+    Qwen(qwen::QwenState),
+    Copilot(copilot::CopilotState),
 }
 
 impl LineState {
@@ -73,6 +92,10 @@ impl LineState {
         match agent {
             Agent::Claude => LineState::Claude(claude::ClaudeState::default()),
             Agent::Codex => LineState::Codex(codex::CodexState::default()),
+            Agent::Gemini => LineState::Gemini(gemini::GeminiState::default()),
+            Agent::Pi => LineState::Pi(pi::PiState::default()),
+            Agent::Qwen => LineState::Qwen(qwen::QwenState::default()),
+            Agent::Copilot => LineState::Copilot(copilot::CopilotState::default()),
         }
     }
 
@@ -86,6 +109,10 @@ impl LineState {
         match self {
             LineState::Claude(st) => claude::feed(cx, st, record, out),
             LineState::Codex(st) => codex::feed(cx, st, record, out),
+            LineState::Gemini(st) => gemini::feed(cx, st, record, out),
+            LineState::Pi(st) => pi::feed(cx, st, record, out),
+            LineState::Qwen(st) => qwen::feed(cx, st, record, out),
+            LineState::Copilot(st) => copilot::feed(cx, st, record, out),
         }
     }
 }

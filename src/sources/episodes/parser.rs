@@ -75,20 +75,32 @@ impl TranscriptParser {
         let (records, broken) = split_records(&bounds::valid_utf8(line));
         self.cx.stats.skipped_broken += broken;
         for record in &records {
-            if bounds::has_absurd_id(record) {
-                self.cx.stats.skipped_bad_id += 1;
-                continue;
-            }
-            let before = out.len();
-            let handled = self.format.feed(&mut self.cx, record, out);
-            match handled {
-                Handled::Known if out.len() == before => self.cx.stats.ignored += 1,
-                Handled::Known => {}
-                Handled::Unknown => self.cx.stats.skipped_unknown += 1,
-                Handled::Broken => self.cx.stats.skipped_broken += 1,
-            }
+            self.feed_record(record, out);
         }
         bounds::bound_meta(&mut self.cx.meta);
+    }
+
+    /// Feeds one record already parsed (a line's, or one element of a whole-file JSON document
+    /// such as a legacy Gemini CLI session), counting it like a line's.
+    pub fn feed_record(&mut self, record: &Value, out: &mut Vec<ParsedEvent>) {
+        if bounds::has_absurd_id(record) {
+            self.cx.stats.skipped_bad_id += 1;
+            return;
+        }
+        let before = out.len();
+        let handled = self.format.feed(&mut self.cx, record, out);
+        match handled {
+            Handled::Known if out.len() == before => self.cx.stats.ignored += 1,
+            Handled::Known => {}
+            Handled::Unknown => self.cx.stats.skipped_unknown += 1,
+            Handled::Broken => self.cx.stats.skipped_broken += 1,
+        }
+        bounds::bound_meta(&mut self.cx.meta);
+    }
+
+    /// Counts one record of a whole-file document, as [`TranscriptParser::feed`] counts a line.
+    pub fn count_line(&mut self) {
+        self.cx.stats.lines += 1;
     }
 
     /// Counts a line that was over the size cap and skipped unread.

@@ -210,6 +210,7 @@ fn item_lines(
                     theme.accent(),
                 ),
                 Span::raw(format!(" {}", one_line(&it.event_type))),
+                Span::styled(agent_label(&it.surface), theme.dim()),
                 Span::styled(outcome, theme.dim()),
                 Span::styled(arm_marker(&it.why), theme.dim()),
             ];
@@ -329,6 +330,14 @@ fn empty_text(app: &App, lane: Lane, theme: Theme) -> Vec<Line<'static>> {
         fit(&format!("{mark}{reason}"), 2000),
         style,
     ))]
+}
+
+/// Which agent an episode came from (` · Gemini CLI`), from the registry; an external source's
+/// surface that names no known agent shows nothing.
+fn agent_label(surface: &str) -> String {
+    knowledge::sources::episodes::agents::Agent::from_source(surface)
+        .map(|a| format!(" · {}", a.label()))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
