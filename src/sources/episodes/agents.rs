@@ -17,7 +17,7 @@ use super::agent::{AgentReader, Env, Head, Recognised};
 use super::discover::TranscriptFile;
 use super::model::ParsedEvent;
 use super::parser::{Ctx, Handled};
-use super::{claude, codex};
+use super::{aider, claude, codex};
 
 /// Which agent wrote a session. Stored (as [`Agent::as_str`]) in each session's `source`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -25,18 +25,20 @@ use super::{claude, codex};
 pub enum Agent {
     Claude,
     Codex,
+    Aider,
 }
 
 impl Agent {
     /// Every agent, in the order readers are asked to recognise a file (a tie in
     /// [`super::agent::Rank`] goes to the earlier one).
-    pub const ALL: [Agent; 2] = [Agent::Codex, Agent::Claude];
+    pub const ALL: [Agent; 3] = [Agent::Codex, Agent::Claude, Agent::Aider];
 
     /// This agent's reader.
     pub fn reader(self) -> &'static dyn AgentReader {
         match self {
             Agent::Claude => &claude::Reader,
             Agent::Codex => &codex::Reader,
+            Agent::Aider => &aider::Reader,
         }
     }
 
@@ -65,6 +67,8 @@ impl Agent {
 pub(crate) enum LineState {
     Claude(claude::ClaudeState),
     Codex(codex::CodexState),
+    /// An agent whose reader is not driven by the line parser (Aider's Markdown).
+    NotJsonl,
 }
 
 impl LineState {
@@ -73,6 +77,7 @@ impl LineState {
         match agent {
             Agent::Claude => LineState::Claude(claude::ClaudeState::default()),
             Agent::Codex => LineState::Codex(codex::CodexState::default()),
+            Agent::Aider => LineState::NotJsonl,
         }
     }
 
@@ -86,6 +91,7 @@ impl LineState {
         match self {
             LineState::Claude(st) => claude::feed(cx, st, record, out),
             LineState::Codex(st) => codex::feed(cx, st, record, out),
+            LineState::NotJsonl => Handled::Unknown,
         }
     }
 }
@@ -127,6 +133,23 @@ pub fn default_roots() -> Vec<PathBuf> {
         .collect();
     roots.dedup();
     roots
+}
+
+/// The stores agents keep inside the given projects (repositories, the working directory)
+/// that exist: Aider's `.aider.chat.history.md`. A bare `knowledge index` reads them for the
+/// repository it indexes and the directory it runs in.
+pub fn project_stores(projects: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for project in projects {
+        for agent in Agent::ALL {
+            for store in agent.reader().project_stores(project) {
+                if store.is_file() && !out.contains(&store) {
+                    out.push(store);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The store a changed path belongs to, if any agent keeps one there (watch mode).

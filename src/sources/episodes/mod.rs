@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod agents;
+pub mod aider;
 pub mod bounds;
 pub mod claude;
 pub mod codex;
