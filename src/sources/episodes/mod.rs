@@ -14,6 +14,7 @@ pub mod discover;
 mod identity;
 pub mod index;
 pub mod lines;
+mod merge;
 pub mod model;
 pub mod outcome;
 pub mod parser;
