@@ -219,8 +219,16 @@ fn embed_stores(dir: &DataDir, semantic: bool) -> Result<Option<VectorSummary>, 
 pub fn default_plan(cwd: &Path) -> IndexPlan {
     let repo = git_root(cwd);
     let repos: Vec<PathBuf> = repo.into_iter().collect();
+    let mut sessions = crate::sources::episodes::discover::default_roots();
+    // Agents that keep their history inside the project (Aider): the repository and the cwd.
+    let projects: Vec<PathBuf> = repos.iter().cloned().chain([cwd.to_path_buf()]).collect();
+    for store in crate::sources::episodes::agents::project_stores(&projects) {
+        if !sessions.contains(&store) {
+            sessions.push(store);
+        }
+    }
     IndexPlan {
-        sessions: crate::sources::episodes::discover::default_roots(),
+        sessions,
         code: repos.clone(),
         skills: agent_knowledge::default_skill_roots(&repos),
         agents: agent_knowledge::default_agent_roots(&repos),

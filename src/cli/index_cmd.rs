@@ -46,8 +46,15 @@ pub fn run(data_dir: &Path, a: IndexArgs) -> Result<i32> {
         skills.extend(default_skill_roots(&code));
         let mut agents = abs(&a.agents);
         agents.extend(default_agent_roots(&code));
+        // A repository indexed for its code brings the history an agent keeps in it (Aider).
+        let mut sessions = abs(&a.sessions);
+        for store in knowledge::sources::episodes::agents::project_stores(&code) {
+            if !sessions.contains(&store) {
+                sessions.push(store);
+            }
+        }
         IndexPlan {
-            sessions: abs(&a.sessions),
+            sessions,
             code,
             skills,
             agents,
@@ -76,7 +83,8 @@ pub fn run(data_dir: &Path, a: IndexArgs) -> Result<i32> {
         if plan.sessions.is_empty() {
             eprintln!(
                 "knowledge: no transcript folders found (looked for ~/.claude/projects, \
-                 ~/.codex/sessions, ~/.codex/archived_sessions); pass --sessions PATH"
+                 ~/.codex/sessions, ~/.codex/archived_sessions, .aider.chat.history.md in this \
+                 repository); pass --sessions PATH"
             );
         }
         plan

@@ -195,13 +195,15 @@ fn lines_inserted_in_the_middle_are_re_read_not_taken_as_an_append() {
     let inserted = head + &a + &claude("s1", "u2", "beta") + &c + &claude("s1", "u4", "delta");
     std::fs::write(&path, inserted).expect("rewrite");
     let s = b.index();
-    assert_eq!(s.files_rewritten, 1, "{s:?}");
+    assert_eq!((s.files_rewritten, s.events_added), (1, 2), "{s:?}");
+    // Every stored id keeps its text (docs/EVENTS.md, "Event identity"): the inserted line is
+    // a new event after the last seq, not a renumbering of the ones after it.
     assert_eq!(
         b.texts("s1").get(1..).map(<[String]>::to_vec),
         Some(vec![
             "alpha".into(),
-            "beta".into(),
             "gamma".into(),
+            "beta".into(),
             "delta".into()
         ])
     );
@@ -219,9 +221,11 @@ fn a_same_size_edit_past_the_head_is_picked_up() {
     std::fs::write(&path, long + &claude("s1", "u2", "omega")).expect("edit in place");
     // The same size: only the mtime says something changed.
     let s = b.index();
-    assert_eq!(s.files_rewritten, 1, "{s:?}");
+    assert_eq!((s.files_rewritten, s.events_added), (1, 1), "{s:?}");
+    // The edited line is a new event; the old text stays under its id.
     assert_eq!(b.texts("s1").last().map(String::as_str), Some("omega"));
-    assert_eq!(b.texts("s1").len(), 2);
+    assert_eq!(b.texts("s1").get(1).map(String::as_str), Some("alpha"));
+    assert_eq!(b.texts("s1").len(), 3);
 }
 
 #[test]

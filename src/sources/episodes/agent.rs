@@ -228,6 +228,12 @@ pub trait AgentReader: Sync {
     /// The default roots on this machine (existing or not), env overrides honoured.
     fn roots(&self, env: &Env) -> Vec<PathBuf>;
 
+    /// The stores this agent keeps inside a project directory (Aider's history file in each
+    /// repository), existing or not; most agents keep none.
+    fn project_stores(&self, _project: &Path) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
     /// Whether `path` is one of this agent's stores, and where it sits in the layout.
     fn recognise(&self, path: &Path, head: &mut Head<'_>) -> Option<Recognised>;
 

@@ -17,7 +17,7 @@ use super::agent::{AgentReader, Env, Head, Recognised};
 use super::discover::TranscriptFile;
 use super::model::ParsedEvent;
 use super::parser::{Ctx, Handled};
-use super::{claude, codex, copilot, gemini, pi, qwen};
+use super::{aider, claude, codex, copilot, gemini, pi, qwen};
 
 /// Which agent wrote a session. Stored (as [`Agent::as_str`]) in each session's `source`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -29,18 +29,20 @@ pub enum Agent {
     Pi,
     Qwen,
     Copilot,
+    Aider,
 }
 
 impl Agent {
     /// Every agent, in the order readers are asked to recognise a file (a tie in
     /// [`super::agent::Rank`] goes to the earlier one).
-    pub const ALL: [Agent; 6] = [
+    pub const ALL: [Agent; 7] = [
         Agent::Codex,
         Agent::Gemini,
         Agent::Pi,
         Agent::Qwen,
         Agent::Copilot,
         Agent::Claude,
+        Agent::Aider,
     ];
 
     /// This agent's reader.
@@ -52,6 +54,7 @@ impl Agent {
             Agent::Pi => &pi::Reader,
             Agent::Qwen => &qwen::Reader,
             Agent::Copilot => &copilot::Reader,
+            Agent::Aider => &aider::Reader,
         }
     }
 
@@ -84,6 +87,8 @@ pub(crate) enum LineState {
     Pi(pi::PiState),
     Qwen(qwen::QwenState),
     Copilot(copilot::CopilotState),
+    /// An agent whose reader is not driven by the line parser (Aider's Markdown).
+    NotJsonl,
 }
 
 impl LineState {
@@ -96,6 +101,7 @@ impl LineState {
             Agent::Pi => LineState::Pi(pi::PiState::default()),
             Agent::Qwen => LineState::Qwen(qwen::QwenState::default()),
             Agent::Copilot => LineState::Copilot(copilot::CopilotState::default()),
+            Agent::Aider => LineState::NotJsonl,
         }
     }
 
@@ -113,6 +119,7 @@ impl LineState {
             LineState::Pi(st) => pi::feed(cx, st, record, out),
             LineState::Qwen(st) => qwen::feed(cx, st, record, out),
             LineState::Copilot(st) => copilot::feed(cx, st, record, out),
+            LineState::NotJsonl => Handled::Unknown,
         }
     }
 }
@@ -154,6 +161,23 @@ pub fn default_roots() -> Vec<PathBuf> {
         .collect();
     roots.dedup();
     roots
+}
+
+/// The stores agents keep inside the given projects (repositories, the working directory)
+/// that exist: Aider's `.aider.chat.history.md`. A bare `knowledge index` reads them for the
+/// repository it indexes and the directory it runs in.
+pub fn project_stores(projects: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for project in projects {
+        for agent in Agent::ALL {
+            for store in agent.reader().project_stores(project) {
+                if store.is_file() && !out.contains(&store) {
+                    out.push(store);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The store a changed path belongs to, if any agent keeps one there (watch mode).

@@ -19,9 +19,11 @@ use std::time::{Duration, Instant};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use sha2::{Digest, Sha256};
 
+use super::agent::StoreKind;
 use super::discover::{discover, Layout, TranscriptFile};
-use super::identity::{claim_session, session_path, Claim};
+use super::identity::{claim_session, Claim};
 use super::lines::DEFAULT_MAX_LINE_BYTES;
+use super::merge::merge_events;
 use super::model::{ParseStats, SessionMeta};
 use super::outcome::Outcome;
 use super::prepare::{prepare, FileRow, Prepared, PreparedEvent, Work};
@@ -116,6 +118,8 @@ pub fn index_episodes(
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     files.dedup_by(|a, b| a.path == b.path);
+    let olds = load_file_rows(&conn).map_err(store_err)?;
+    let links = drop_hard_links(&mut files, &olds);
 
     let sizes: Vec<u64> = files
         .iter()
@@ -123,10 +127,10 @@ pub fn index_episodes(
         .collect();
     let bytes_total = sizes.iter().sum();
     let mut summary = IndexSummary {
-        files_seen: files.len() as u64,
+        files_seen: files.len() as u64 + links,
+        files_copies: links,
         ..IndexSummary::default()
     };
-    let olds = load_file_rows(&conn).map_err(store_err)?;
     let mut vectors = match opts.semantic.then(embed::shared) {
         Some(Ok(emb)) => Some(Builder::start(&conn, vectors::EVENTS, emb).map_err(store_err)?),
         _ => None,
@@ -218,6 +222,44 @@ pub fn index_episodes(
     let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
     summary.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(summary)
+}
+
+/// Drops every further name of a file with several hard links: a hard link is the same file,
+/// read once. The name the index already knows is kept, else the first. Returns how many names
+/// were dropped (reported as copies stored once).
+#[cfg(unix)]
+fn drop_hard_links(files: &mut Vec<TranscriptFile>, olds: &HashMap<String, FileRow>) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let mut first: HashMap<(u64, u64), usize> = HashMap::new();
+    let mut keep = vec![true; files.len()];
+    for (i, f) in files.iter().enumerate() {
+        let Ok(m) = std::fs::metadata(&f.path) else {
+            continue;
+        };
+        if m.nlink() < 2 {
+            continue;
+        }
+        let known = |j: usize| olds.contains_key(files[j].path.to_string_lossy().as_ref());
+        match first.get(&(m.dev(), m.ino())).copied() {
+            None => {
+                first.insert((m.dev(), m.ino()), i);
+            }
+            Some(j) if known(i) && !known(j) => {
+                keep[j] = false;
+                first.insert((m.dev(), m.ino()), i);
+            }
+            Some(_) => keep[i] = false,
+        }
+    }
+    let before = files.len();
+    let mut it = keep.into_iter();
+    files.retain(|_| it.next().unwrap_or(true));
+    (before - files.len()) as u64
+}
+
+#[cfg(not(unix))]
+fn drop_hard_links(_files: &mut Vec<TranscriptFile>, _olds: &HashMap<String, FileRow>) -> u64 {
+    0
 }
 
 /// Indexed files that are no longer on disk (their sessions are kept).
@@ -323,21 +365,13 @@ fn write_file_session(
 ) -> rusqlite::Result<(String, String)> {
     let path_str = file.path.to_string_lossy().to_string();
     let (meta, outcome) = work.file_session();
+    let moved_before = summary.files_moved;
     let claim = match (old, work.appended) {
         (Some(o), true) => {
             summary.files_appended += 1;
             Claim::Own(o.session_id.clone())
         }
         _ => {
-            if let Some(o) = old {
-                // A copy's session belongs to another file: only an owner's rewrite drops it.
-                if session_path(tx, &o.session_id)?.as_deref() == Some(path_str.as_str()) {
-                    delete_session(tx, &o.session_id)?;
-                }
-                summary.files_rewritten += 1;
-            } else {
-                summary.files_new += 1;
-            }
             let key = session_key(file, &meta);
             claim_session(tx, &key, file, work, summary)?
         }
@@ -345,12 +379,31 @@ fn write_file_session(
     Ok(match claim {
         Claim::Copy(session_id) => {
             summary.files_copies += 1;
+            match old {
+                Some(_) => summary.files_rewritten += 1,
+                None => summary.files_new += 1,
+            }
             // No cursor: if the copy ever changes, it is re-read and claimed again.
             (session_id, String::new())
         }
         Claim::Own(session_id) => {
             let events = work.sessions.iter().flat_map(|s| &s.events);
-            summary.events_added += append_events(tx, &session_id, events, vectors)?;
+            let added = if work.appended {
+                append_events(tx, &session_id, events, vectors)?
+            } else {
+                // A re-read keeps every stored event's seq; only what is new is added.
+                merge_events(tx, &session_id, events, vectors)?
+            };
+            if !work.appended {
+                match old {
+                    // Touched, same bytes: nothing was rewritten.
+                    Some(o) if added == 0 && o.size == work.size => summary.files_unchanged += 1,
+                    Some(_) => summary.files_rewritten += 1,
+                    None if summary.files_moved > moved_before => {}
+                    None => summary.files_new += 1,
+                }
+            }
+            summary.events_added += added;
             summary.secrets_redacted += work.secrets;
             upsert_session(tx, &session_id, file, &meta, outcome, &path_str, work.live)?;
             (session_id, saved_cursor(&work.cursor))
@@ -369,22 +422,21 @@ fn write_sessions(
     mut vectors: Option<&mut Builder>,
 ) -> rusqlite::Result<(String, String)> {
     let path_str = file.path.to_string_lossy().to_string();
-    match old {
-        Some(_) if work.appended => summary.files_appended += 1,
-        Some(_) => summary.files_rewritten += 1,
-        None => summary.files_new += 1,
-    }
+    // A database pushes a changed session whole, as it is now; a file holding many sessions
+    // (Aider) is re-read whole only when it is not an append, and then merges like any file.
+    let database = file.kind.reader().store_kind(file) == StoreKind::Database;
+    let mut added = 0;
     for s in &work.sessions {
         let Some(start) = &s.start else { continue };
-        if start.replace {
-            delete_session(tx, &start.session_id)?;
-        }
-        summary.events_added += append_events(
-            tx,
-            &start.session_id,
-            s.events.iter(),
-            vectors.as_deref_mut(),
-        )?;
+        let vecs = vectors.as_deref_mut();
+        added += match (start.replace, database) {
+            (true, true) => {
+                delete_session(tx, &start.session_id)?;
+                append_events(tx, &start.session_id, s.events.iter(), vecs)?
+            }
+            (true, false) => merge_events(tx, &start.session_id, s.events.iter(), vecs)?,
+            (false, _) => append_events(tx, &start.session_id, s.events.iter(), vecs)?,
+        };
         upsert_session(
             tx,
             &start.session_id,
@@ -395,6 +447,13 @@ fn write_sessions(
             work.live,
         )?;
     }
+    match old {
+        Some(_) if work.appended => summary.files_appended += 1,
+        Some(o) if added == 0 && o.size == work.size => summary.files_unchanged += 1,
+        Some(_) => summary.files_rewritten += 1,
+        None => summary.files_new += 1,
+    }
+    summary.events_added += added;
     summary.secrets_redacted += work.secrets;
     Ok((String::new(), saved_cursor(&work.cursor)))
 }
@@ -406,7 +465,7 @@ fn saved_cursor(cursor: &str) -> String {
 }
 
 /// Appends events after the session's last `seq`.
-fn append_events<'a>(
+pub(super) fn append_events<'a>(
     tx: &Transaction<'_>,
     session_id: &str,
     events: impl Iterator<Item = &'a PreparedEvent>,

@@ -35,7 +35,18 @@ pub fn read_lines<R: Read + Seek>(
     max_line_bytes: usize,
     f: impl FnMut(LineItem<'_>),
 ) -> io::Result<u64> {
-    read_impl(reader, start_offset, max_line_bytes, false, f)
+    read_impl(reader, start_offset, max_line_bytes, false, false, f)
+}
+
+/// Like [`read_lines`] but empty lines are delivered too (as empty [`LineItem::Line`]s): in a
+/// Markdown history a blank line is structure (Aider).
+pub fn read_lines_with_blanks<R: Read + Seek>(
+    reader: R,
+    start_offset: u64,
+    max_line_bytes: usize,
+    f: impl FnMut(LineItem<'_>),
+) -> io::Result<u64> {
+    read_impl(reader, start_offset, max_line_bytes, false, true, f)
 }
 
 /// Like [`read_lines`] but also delivers a trailing line without `'\n'` (for files known to be
@@ -46,7 +57,7 @@ pub fn read_all_lines<R: Read + Seek>(
     max_line_bytes: usize,
     f: impl FnMut(LineItem<'_>),
 ) -> io::Result<u64> {
-    read_impl(reader, start_offset, max_line_bytes, true, f)
+    read_impl(reader, start_offset, max_line_bytes, true, false, f)
 }
 
 fn read_impl<R: Read + Seek>(
@@ -54,6 +65,7 @@ fn read_impl<R: Read + Seek>(
     start_offset: u64,
     max_line_bytes: usize,
     deliver_partial: bool,
+    keep_empty: bool,
     mut f: impl FnMut(LineItem<'_>),
 ) -> io::Result<u64> {
     reader.seek(SeekFrom::Start(start_offset))?;
@@ -88,7 +100,7 @@ fn read_impl<R: Read + Seek>(
             pos += part.len() as u64;
             if nl.is_some() {
                 pos += 1;
-                emit(&mut f, &line, line_len, oversized);
+                emit(&mut f, &line, line_len, oversized, keep_empty);
                 committed = pos;
                 line.clear();
                 line_len = 0;
@@ -100,19 +112,25 @@ fn read_impl<R: Read + Seek>(
         }
     }
     if deliver_partial && line_len > 0 {
-        emit(&mut f, &line, line_len, oversized);
+        emit(&mut f, &line, line_len, oversized, keep_empty);
         committed = pos;
     }
     Ok(committed)
 }
 
-fn emit(f: &mut impl FnMut(LineItem<'_>), line: &[u8], len: u64, oversized: bool) {
+fn emit(
+    f: &mut impl FnMut(LineItem<'_>),
+    line: &[u8],
+    len: u64,
+    oversized: bool,
+    keep_empty: bool,
+) {
     if oversized {
         f(LineItem::Oversized { len });
         return;
     }
     let bytes = line.strip_suffix(b"\r").unwrap_or(line);
-    if !bytes.is_empty() {
+    if keep_empty || !bytes.is_empty() {
         f(LineItem::Line(bytes));
     }
 }

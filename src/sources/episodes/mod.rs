@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod agents;
+pub mod aider;
 pub mod bounds;
 pub mod claude;
 pub mod codex;
@@ -15,6 +16,7 @@ pub mod gemini;
 mod identity;
 pub mod index;
 pub mod lines;
+mod merge;
 pub mod model;
 pub mod outcome;
 pub mod parser;
