@@ -221,8 +221,8 @@ pub trait AgentReader: Sync {
     /// The agent's product name, for people (`Claude Code`, `Gemini CLI`).
     fn label(&self) -> &'static str;
 
-    /// How this agent keeps sessions.
-    fn store_kind(&self) -> StoreKind {
+    /// How this agent keeps the sessions of `file` (one agent may have several eras).
+    fn store_kind(&self, _file: &TranscriptFile) -> StoreKind {
         StoreKind::AppendOnly
     }
 

@@ -17,7 +17,7 @@ use super::agent::{AgentReader, Env, Head, Recognised};
 use super::discover::TranscriptFile;
 use super::model::ParsedEvent;
 use super::parser::{Ctx, Handled};
-use super::{claude, codex};
+use super::{claude, codex, opencode};
 
 /// Which agent wrote a session. Stored (as [`Agent::as_str`]) in each session's `source`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -25,18 +25,21 @@ use super::{claude, codex};
 pub enum Agent {
     Claude,
     Codex,
+    #[serde(rename = "opencode")]
+    OpenCode,
 }
 
 impl Agent {
     /// Every agent, in the order readers are asked to recognise a file (a tie in
     /// [`super::agent::Rank`] goes to the earlier one).
-    pub const ALL: [Agent; 2] = [Agent::Codex, Agent::Claude];
+    pub const ALL: [Agent; 3] = [Agent::Codex, Agent::Claude, Agent::OpenCode];
 
     /// This agent's reader.
     pub fn reader(self) -> &'static dyn AgentReader {
         match self {
             Agent::Claude => &claude::Reader,
             Agent::Codex => &codex::Reader,
+            Agent::OpenCode => &opencode::Reader,
         }
     }
 
@@ -65,6 +68,8 @@ impl Agent {
 pub(crate) enum LineState {
     Claude(claude::ClaudeState),
     Codex(codex::CodexState),
+    /// An agent whose reader is not line-based (a database): never fed a line.
+    NotLines,
 }
 
 impl LineState {
@@ -73,6 +78,7 @@ impl LineState {
         match agent {
             Agent::Claude => LineState::Claude(claude::ClaudeState::default()),
             Agent::Codex => LineState::Codex(codex::CodexState::default()),
+            Agent::OpenCode => LineState::NotLines,
         }
     }
 
@@ -86,6 +92,7 @@ impl LineState {
         match self {
             LineState::Claude(st) => claude::feed(cx, st, record, out),
             LineState::Codex(st) => codex::feed(cx, st, record, out),
+            LineState::NotLines => Handled::Unknown,
         }
     }
 }

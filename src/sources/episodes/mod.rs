@@ -14,6 +14,7 @@ mod identity;
 pub mod index;
 pub mod lines;
 pub mod model;
+pub mod opencode;
 pub mod outcome;
 pub mod parser;
 pub mod prepare;

@@ -127,7 +127,7 @@ pub fn prepare(
     live_window: Duration,
 ) -> std::io::Result<Prepared> {
     let reader = file.kind.reader();
-    let store = reader.store_kind();
+    let store = reader.store_kind(file);
     let (size, modified) = fingerprint(&file.path, store)?;
     let mtime_ns = modified
         .duration_since(SystemTime::UNIX_EPOCH)
