@@ -430,3 +430,292 @@ fn opencode_real_export_sample_reads_as_a_database() {
         "one prompt typed by the person"
     );
 }
+
+const COMPOSER: &str = "5f3c9e2a-1111-4a2b-9c3d-5e6f7a8b9c0d";
+const SUB_COMPOSER: &str = "7a1d4b6c-2222-4d3e-8f9a-0b1c2d3e4f5a";
+const CURSOR_SECRET: &str = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+
+/// A Cursor home in `tmp`: the IDE's global store (open, in WAL mode), one workspace, and the
+/// agent transcripts. Returns the global store and its writer.
+fn cursor_world(tmp: &Path) -> (PathBuf, Connection) {
+    let user = tmp.join("config/Cursor/User");
+    let global = user.join("globalStorage/state.vscdb");
+    let writer = build_wal_db(&global, &fixture_sql("cursor/state.vscdb.sql"));
+    let ws = user.join("workspaceStorage/0a1b2c3d4e5f");
+    build_wal_db(
+        &ws.join("state.vscdb"),
+        &fixture_sql("cursor/workspace.sql"),
+    );
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/agents/cursor/workspace.json"),
+        ws.join("workspace.json"),
+    )
+    .expect("workspace.json");
+    let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/agents/cursor/agent-transcripts");
+    copy_tree(
+        &fx,
+        &tmp.join("home/.cursor/projects/-home-dev-shop/agent-transcripts"),
+    );
+    (global, writer)
+}
+
+fn copy_tree(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).expect("mkdir");
+    for e in std::fs::read_dir(src).expect("ls").flatten() {
+        let to = dst.join(e.file_name());
+        if e.path().is_dir() {
+            copy_tree(&e.path(), &to);
+        } else {
+            std::fs::copy(e.path(), &to).expect("copy");
+        }
+    }
+}
+
+fn cursor_roots(tmp: &Path) -> Vec<PathBuf> {
+    let env = Env::of(&[
+        ("HOME", &tmp.join("home")),
+        ("XDG_CONFIG_HOME", &tmp.join("config")),
+    ]);
+    agents::roots_in(&env)
+        .into_iter()
+        .filter(|(a, r)| *a == Agent::Cursor && r.exists())
+        .map(|(_, r)| r)
+        .collect()
+}
+
+#[test]
+fn cursor_ide_composers_subagent_tool_error_workspace_and_secret_are_indexed() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (global, _writer) = cursor_world(tmp.path());
+    let roots = cursor_roots(tmp.path());
+    assert_eq!(
+        roots.len(),
+        2,
+        "the IDE store and the transcripts are found: {roots:?}"
+    );
+    assert!(roots.contains(&global));
+    let store = tmp.path().join("episodes.sqlite");
+    let s = index(&store, roots.clone());
+    assert!(s.failed.is_empty(), "{:?}", s.failed);
+
+    let q = |sql: &str, id: &str| -> String { one(&store, sql, &[&id]) };
+    assert_eq!(
+        q("SELECT source FROM sessions WHERE session_id=?1", COMPOSER),
+        "cursor"
+    );
+    assert_eq!(
+        q("SELECT cwd FROM sessions WHERE session_id=?1", COMPOSER),
+        "/home/dev/shop app",
+        "the workspace that lists the composer"
+    );
+    assert_eq!(
+        q("SELECT title FROM sessions WHERE session_id=?1", COMPOSER),
+        "Cache invalidation for product pages"
+    );
+    assert_eq!(
+        q("SELECT outcome FROM sessions WHERE session_id=?1", COMPOSER),
+        "success"
+    );
+    assert_eq!(
+        q(
+            "SELECT parent_session_id FROM sessions WHERE session_id=?1",
+            SUB_COMPOSER
+        ),
+        COMPOSER
+    );
+    assert_eq!(
+        q(
+            "SELECT agent_description FROM sessions WHERE session_id=?1",
+            SUB_COMPOSER
+        ),
+        "Find the price cache key"
+    );
+    assert_eq!(
+        q("SELECT cwd FROM sessions WHERE session_id=?1", SUB_COMPOSER),
+        "/home/dev/shop app",
+        "a subagent works in its parent's folder"
+    );
+    let errors: i64 = one(
+        &store,
+        "SELECT count(*) FROM events WHERE session_id=?1 AND event_type='tool/result' AND is_error=1",
+        &[&COMPOSER],
+    );
+    assert_eq!(errors, 1);
+    let first_time: String = one(
+        &store,
+        "SELECT time FROM events WHERE session_id=?1 ORDER BY seq LIMIT 1",
+        &[&COMPOSER],
+    );
+    assert_eq!(
+        first_time, "2026-05-30T00:13:20.000Z",
+        "the composer's createdAt"
+    );
+    let facts: String = one(
+        &store,
+        "SELECT group_concat(facts, ' ') FROM events WHERE session_id=?1 AND facts IS NOT NULL",
+        &[&COMPOSER],
+    );
+    assert!(facts.contains("app/models/page_cache.rb"), "{facts}");
+    assert!(facts.contains("\"program\":\"rails\""), "{facts}");
+    let leaked: i64 = one(
+        &store,
+        "SELECT count(*) FROM events WHERE instr(text, ?1) > 0",
+        &[&CURSOR_SECRET],
+    );
+    assert_eq!(leaked, 0, "the planted secret is redacted in both stores");
+
+    // Incremental: unchanged stores are skipped; a new bubble re-reads only its composer.
+    let again = index(&store, roots.clone());
+    assert_eq!(again.files_unchanged, 3, "{again:?}");
+    let before: i64 = one(
+        &store,
+        "SELECT count(*) FROM events WHERE session_id=?1",
+        &[&SUB_COMPOSER],
+    );
+    _writer
+        .execute_batch(&format!(
+            "INSERT INTO cursorDiskKV VALUES ('bubbleId:{SUB_COMPOSER}:s-0003',
+               '{{\"_v\":3,\"type\":2,\"bubbleId\":\"s-0003\",\"text\":\"Also the CDN caches for an hour.\"}}');"
+        ))
+        .expect("write");
+    let third = index(&store, roots);
+    assert_eq!(third.events_added as i64, before + 1, "{third:?}");
+    let after: i64 = one(
+        &store,
+        "SELECT count(*) FROM events WHERE session_id=?1",
+        &[&SUB_COMPOSER],
+    );
+    assert_eq!(after, before + 1);
+    assert_eq!(
+        agents::store_of_change(&PathBuf::from(format!("{}-wal", global.display()))),
+        Some(global)
+    );
+}
+
+#[test]
+fn cursor_agent_transcripts_prompt_subagent_tool_error_and_resume() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    cursor_world(tmp.path());
+    let store = tmp.path().join("episodes.sqlite");
+    let projects = tmp.path().join("home/.cursor/projects");
+    let s = index(&store, vec![projects.clone()]);
+    assert!(s.failed.is_empty(), "{:?}", s.failed);
+    let main = "c0ffee01-aaaa-4bbb-8ccc-000000000001";
+    let text: String = one(
+        &store,
+        "SELECT text FROM events WHERE session_id=?1 AND human=1 ORDER BY seq LIMIT 1",
+        &[&main],
+    );
+    assert_eq!(
+        text, "The nightly export job dies with an auth error. Fix it.",
+        "unwrapped"
+    );
+    let redacted_text: i64 = one(
+        &store,
+        "SELECT count(*) FROM events WHERE text = '[REDACTED]'",
+        &[],
+    );
+    assert_eq!(redacted_text, 0, "Cursor's placeholder text is not indexed");
+    let errors: i64 = one(
+        &store,
+        "SELECT count(*) FROM events WHERE session_id=?1 AND is_error=1",
+        &[&main],
+    );
+    assert_eq!(errors, 1);
+    let leaked: i64 = one(
+        &store,
+        "SELECT count(*) FROM events WHERE instr(text, ?1) > 0",
+        &[&CURSOR_SECRET],
+    );
+    assert_eq!(leaked, 0);
+    let (sid, parent, task): (String, String, String) = Connection::open(&store)
+        .expect("open")
+        .query_row(
+            "SELECT session_id, parent_session_id, agent_description FROM sessions
+             WHERE parent_session_id IS NOT NULL AND source='cursor'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("the subagent session");
+    assert_eq!(parent, main);
+    assert!(
+        sid.contains("d00dfeed-bbbb-4ccc-8ddd-000000000002"),
+        "{sid}"
+    );
+    assert_eq!(task, "Find where the nightly export reads its API token.");
+    let prompt: String = one(
+        &store,
+        "SELECT event_type FROM events WHERE session_id=?1 ORDER BY seq LIMIT 1",
+        &[&sid],
+    );
+    assert_eq!(prompt, "agent/prompt");
+    let main_desc: Option<String> = one(
+        &store,
+        "SELECT agent_description FROM sessions WHERE session_id=?1",
+        &[&main],
+    );
+    assert_eq!(main_desc, None);
+    let last: Option<String> = one(
+        &store,
+        "SELECT last_event_at FROM sessions WHERE session_id=?1",
+        &[&main],
+    );
+    assert!(
+        last.is_some(),
+        "the file's time stands in for the missing line times"
+    );
+
+    // Appended lines are read on from where the last run stopped.
+    let file = projects.join(format!(
+        "-home-dev-shop/agent-transcripts/{main}/{main}.jsonl"
+    ));
+    let mut body = std::fs::read_to_string(&file).expect("read");
+    body.push_str("{\"role\":\"user\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Rotate it weekly too.\"}]}}\n");
+    std::fs::write(&file, body).expect("append");
+    let again = index(&store, vec![projects]);
+    assert_eq!(again.files_appended, 1, "{again:?}");
+    assert_eq!(again.events_added, 1);
+    assert_eq!(
+        agents::resume_command("cursor", main, None).as_deref(),
+        Some("cursor-agent --resume c0ffee01-aaaa-4bbb-8ccc-000000000001")
+    );
+}
+
+#[test]
+fn cursor_real_transcript_samples_read_without_loss() {
+    let Some(dir) = common::realdata::path("cursor/jazzyalex-agent-sessions") else {
+        return;
+    };
+    let found = discover(&dir);
+    assert_eq!(found.len(), 5, "{found:?}");
+    for f in &found {
+        assert_eq!(f.kind, Agent::Cursor, "{}", f.path.display());
+        let (sink, end) = read_whole(f).expect("read");
+        assert_eq!(end.lines.skipped_broken, 0, "{}", f.path.display());
+        assert!(!sink.sessions[0].events.is_empty(), "{}", f.path.display());
+    }
+    let drift = found
+        .iter()
+        .find(|f| f.path.ends_with("schema_drift.jsonl"))
+        .expect("drift sample");
+    let (sink, _) = read_whole(drift).expect("read");
+    let kinds: Vec<EventType> = sink.sessions[0]
+        .events
+        .iter()
+        .map(|e| e.event_type)
+        .collect();
+    assert!(kinds.contains(&EventType::AssistantThinking));
+    assert!(
+        kinds.contains(&EventType::AssistantToolUse),
+        "tool_call blocks"
+    );
+    assert!(kinds.contains(&EventType::ToolResult), "tool-result blocks");
+    let child = found
+        .iter()
+        .find(|f| f.path.ends_with("subagents/child.jsonl"))
+        .expect("child");
+    assert!(matches!(
+        &child.layout,
+        knowledge::sources::episodes::discover::Layout::Subagent { parent_session_hint: Some(p), .. } if p == "subagent"
+    ));
+}

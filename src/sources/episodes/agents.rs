@@ -17,7 +17,7 @@ use super::agent::{AgentReader, Env, Head, Recognised};
 use super::discover::TranscriptFile;
 use super::model::ParsedEvent;
 use super::parser::{Ctx, Handled};
-use super::{claude, codex, opencode};
+use super::{claude, codex, cursor, opencode};
 
 /// Which agent wrote a session. Stored (as [`Agent::as_str`]) in each session's `source`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -27,12 +27,13 @@ pub enum Agent {
     Codex,
     #[serde(rename = "opencode")]
     OpenCode,
+    Cursor,
 }
 
 impl Agent {
     /// Every agent, in the order readers are asked to recognise a file (a tie in
     /// [`super::agent::Rank`] goes to the earlier one).
-    pub const ALL: [Agent; 3] = [Agent::Codex, Agent::Claude, Agent::OpenCode];
+    pub const ALL: [Agent; 4] = [Agent::Codex, Agent::Claude, Agent::OpenCode, Agent::Cursor];
 
     /// This agent's reader.
     pub fn reader(self) -> &'static dyn AgentReader {
@@ -40,6 +41,7 @@ impl Agent {
             Agent::Claude => &claude::Reader,
             Agent::Codex => &codex::Reader,
             Agent::OpenCode => &opencode::Reader,
+            Agent::Cursor => &cursor::Reader,
         }
     }
 
@@ -68,6 +70,7 @@ impl Agent {
 pub(crate) enum LineState {
     Claude(claude::ClaudeState),
     Codex(codex::CodexState),
+    Cursor(cursor::CursorState),
     /// An agent whose reader is not line-based (a database): never fed a line.
     NotLines,
 }
@@ -79,6 +82,7 @@ impl LineState {
             Agent::Claude => LineState::Claude(claude::ClaudeState::default()),
             Agent::Codex => LineState::Codex(codex::CodexState::default()),
             Agent::OpenCode => LineState::NotLines,
+            Agent::Cursor => LineState::Cursor(cursor::CursorState::default()),
         }
     }
 
@@ -92,6 +96,7 @@ impl LineState {
         match self {
             LineState::Claude(st) => claude::feed(cx, st, record, out),
             LineState::Codex(st) => codex::feed(cx, st, record, out),
+            LineState::Cursor(st) => cursor::feed(cx, st, record, out),
             LineState::NotLines => Handled::Unknown,
         }
     }

@@ -9,6 +9,7 @@ pub mod agents;
 pub mod bounds;
 pub mod claude;
 pub mod codex;
+pub mod cursor;
 pub mod discover;
 mod identity;
 pub mod index;
