@@ -255,8 +255,14 @@ mod tests {
             at("opencode/opencode.db-wal").session_files,
             BTreeSet::from([db.clone()])
         );
-        assert_eq!(at("opencode/opencode.db").session_files, BTreeSet::from([db]));
-        assert!(!at("opencode/opencode.db-shm").any(), "readers write the shm");
+        assert_eq!(
+            at("opencode/opencode.db").session_files,
+            BTreeSet::from([db])
+        );
+        assert!(
+            !at("opencode/opencode.db-shm").any(),
+            "readers write the shm"
+        );
         assert!(!at("opencode/log/2026.log").any());
     }
 }
