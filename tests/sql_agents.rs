@@ -342,13 +342,8 @@ fn opencode_real_export_sample_reads_as_a_database() {
         serde_json::from_slice(&std::fs::read(path).expect("read")).expect("json");
     let tmp = tempfile::tempdir().expect("tmp");
     let db = tmp.path().join("opencode.db");
-    let c = build_wal_db(
-        &db,
-        &fixture_sql("opencode/opencode.sql")
-            .split("\nINSERT")
-            .next()
-            .unwrap_or(""),
-    );
+    let schema = fixture_sql("opencode/opencode.sql");
+    let c = build_wal_db(&db, schema.split("\nINSERT").next().unwrap_or(""));
     let info = &export["info"];
     c.execute(
         "INSERT INTO project (id, worktree, time_created, time_updated) VALUES (?1, '/', 0, 0)",
