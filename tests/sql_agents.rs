@@ -714,3 +714,50 @@ fn cursor_real_transcript_samples_read_without_loss() {
         knowledge::sources::episodes::discover::Layout::Subagent { parent_session_hint: Some(p), .. } if p == "subagent"
     ));
 }
+
+/// `knowledge index --sessions <opencode.db>` then `knowledge doctor`: a database whose WAL holds
+/// the agent's last writes is not "changed" after indexing, and is once the agent writes again.
+#[test]
+fn doctor_counts_a_database_with_its_wal_like_the_indexer() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (db, writer) = opencode_world(tmp.path());
+    let data = tmp.path().join("data");
+    let run = |args: &[&str]| {
+        common::cli::bin()
+            .arg("--data-dir")
+            .arg(&data)
+            .args(args)
+            .output()
+            .expect("run knowledge")
+    };
+    let db_arg = db.display().to_string();
+    let out = run(&[
+        "index",
+        "--sessions",
+        &db_arg,
+        "--code",
+        &tmp.path().display().to_string(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doctor = |label: &str| -> serde_json::Value {
+        let out = run(&["doctor", "--json"]);
+        let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "{label}: not JSON ({e}): {}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        });
+        d["changed_transcripts"].clone()
+    };
+    assert_eq!(doctor("fresh")["count"], 0, "indexed just now");
+    writer
+        .execute_batch(
+            "UPDATE session SET title='later' WHERE id='ses_1a2b3c4d5ffeRootSessionAbCd'",
+        )
+        .expect("write");
+    assert_eq!(doctor("written")["count"], 1, "the agent wrote since");
+}

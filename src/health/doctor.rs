@@ -421,7 +421,7 @@ fn changed_transcripts(db: &Path, roots: &[PathBuf]) -> (u64, Finding) {
                 continue;
             }
             out.checked += 1;
-            let size = std::fs::metadata(&path).map(|m| m.len() as i64).ok();
+            let size = crate::sources::episodes::prepare::store_size(&t).map(|s| s as i64);
             if known.get(&path).copied() != size {
                 out.count += 1;
                 if out.examples.len() < EXAMPLES {
