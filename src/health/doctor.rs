@@ -515,7 +515,7 @@ fn transcripts(db: &Path, roots: &[PathBuf]) -> rusqlite::Result<Transcripts> {
                 }
                 continue;
             }
-            let size = std::fs::metadata(&path).map(|m| m.len() as i64).ok();
+            let size = crate::sources::episodes::prepare::store_size(&t).map(|s| s as i64);
             if known.get(&path).copied() != size {
                 out.changed.count += 1;
                 if out.changed.examples.len() < EXAMPLES {

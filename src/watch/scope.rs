@@ -94,10 +94,18 @@ impl Scope {
 
     /// Every root to watch, without duplicates and without roots inside another watched root.
     pub fn roots(&self) -> Vec<PathBuf> {
-        let mut all: Vec<PathBuf> = self
+        // A database root (`opencode.db`) is watched through its folder: its writes land in
+        // the `-wal` file beside it.
+        let session_dirs: Vec<PathBuf> = self
             .sessions
             .iter()
-            .map(|(c, _)| c)
+            .map(|(c, _)| match c.parent() {
+                Some(dir) if c.is_file() => dir.to_path_buf(),
+                _ => c.clone(),
+            })
+            .collect();
+        let mut all: Vec<PathBuf> = session_dirs
+            .iter()
             .chain(&self.code)
             .chain(&self.skills)
             .cloned()
@@ -122,8 +130,17 @@ impl Scope {
             if p.starts_with(&self.data_dir) {
                 continue;
             }
-            if let Some((canonical, given)) = self.sessions.iter().find(|(c, _)| p.starts_with(c)) {
-                if let Some(store) = store_of_change(p) {
+            let store = store_of_change(p);
+            if let Some((_, given)) = self
+                .sessions
+                .iter()
+                .find(|(c, _)| store.as_ref() == Some(c) && c.is_file())
+            {
+                d.session_files.insert(given.clone());
+            } else if let Some((canonical, given)) =
+                self.sessions.iter().find(|(c, _)| p.starts_with(c))
+            {
+                if let Some(store) = store {
                     let rel = store.strip_prefix(canonical).unwrap_or(&store);
                     d.session_files.insert(given.join(rel));
                 } else if p.is_dir() {
@@ -214,5 +231,38 @@ mod tests {
                 .skills
         );
         assert_eq!(scope.roots().len(), 3);
+    }
+
+    #[test]
+    fn a_database_root_is_watched_through_its_folder_and_its_wal() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = canonical(dir.path());
+        let db = base.join("opencode/opencode.db");
+        std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+        std::fs::write(&db, b"x").unwrap();
+        let plan = IndexPlan {
+            sessions: vec![db.clone()],
+            code: Vec::new(),
+            skills: Vec::new(),
+            agents: Vec::new(),
+            rebuild: false,
+        };
+        let scope = Scope::new(&base.join("data"), &plan);
+        assert_eq!(scope.roots(), vec![base.join("opencode")]);
+        let write = EventKind::Modify(ModifyKind::Data(notify::event::DataChange::Any));
+        let at = |p: &str| scope.classify(&write, &[base.join(p)]);
+        assert_eq!(
+            at("opencode/opencode.db-wal").session_files,
+            BTreeSet::from([db.clone()])
+        );
+        assert_eq!(
+            at("opencode/opencode.db").session_files,
+            BTreeSet::from([db])
+        );
+        assert!(
+            !at("opencode/opencode.db-shm").any(),
+            "readers write the shm"
+        );
+        assert!(!at("opencode/log/2026.log").any());
     }
 }

@@ -17,7 +17,7 @@ use super::agent::{AgentReader, Env, Head, Recognised};
 use super::discover::TranscriptFile;
 use super::model::ParsedEvent;
 use super::parser::{Ctx, Handled};
-use super::{aider, claude, codex, copilot, gemini, pi, qwen};
+use super::{aider, claude, codex, copilot, cursor, gemini, opencode, pi, qwen};
 
 /// Which agent wrote a session. Stored (as [`Agent::as_str`]) in each session's `source`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -30,12 +30,15 @@ pub enum Agent {
     Qwen,
     Copilot,
     Aider,
+    #[serde(rename = "opencode")]
+    OpenCode,
+    Cursor,
 }
 
 impl Agent {
     /// Every agent, in the order readers are asked to recognise a file (a tie in
     /// [`super::agent::Rank`] goes to the earlier one).
-    pub const ALL: [Agent; 7] = [
+    pub const ALL: [Agent; 9] = [
         Agent::Codex,
         Agent::Gemini,
         Agent::Pi,
@@ -43,6 +46,8 @@ impl Agent {
         Agent::Copilot,
         Agent::Claude,
         Agent::Aider,
+        Agent::OpenCode,
+        Agent::Cursor,
     ];
 
     /// This agent's reader.
@@ -55,6 +60,8 @@ impl Agent {
             Agent::Qwen => &qwen::Reader,
             Agent::Copilot => &copilot::Reader,
             Agent::Aider => &aider::Reader,
+            Agent::OpenCode => &opencode::Reader,
+            Agent::Cursor => &cursor::Reader,
         }
     }
 
@@ -87,8 +94,9 @@ pub(crate) enum LineState {
     Pi(pi::PiState),
     Qwen(qwen::QwenState),
     Copilot(copilot::CopilotState),
-    /// An agent whose reader is not driven by the line parser (Aider's Markdown).
-    NotJsonl,
+    Cursor(cursor::CursorState),
+    /// An agent whose reader is not line-based (a database, Aider's Markdown): never fed a line.
+    NotLines,
 }
 
 impl LineState {
@@ -101,7 +109,9 @@ impl LineState {
             Agent::Pi => LineState::Pi(pi::PiState::default()),
             Agent::Qwen => LineState::Qwen(qwen::QwenState::default()),
             Agent::Copilot => LineState::Copilot(copilot::CopilotState::default()),
-            Agent::Aider => LineState::NotJsonl,
+            Agent::Aider => LineState::NotLines,
+            Agent::OpenCode => LineState::NotLines,
+            Agent::Cursor => LineState::Cursor(cursor::CursorState::default()),
         }
     }
 
@@ -119,7 +129,8 @@ impl LineState {
             LineState::Pi(st) => pi::feed(cx, st, record, out),
             LineState::Qwen(st) => qwen::feed(cx, st, record, out),
             LineState::Copilot(st) => copilot::feed(cx, st, record, out),
-            LineState::NotJsonl => Handled::Unknown,
+            LineState::Cursor(st) => cursor::feed(cx, st, record, out),
+            LineState::NotLines => Handled::Unknown,
         }
     }
 }

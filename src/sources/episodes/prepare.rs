@@ -119,6 +119,14 @@ fn fingerprint(path: &Path, kind: StoreKind) -> std::io::Result<(u64, SystemTime
     Ok((size, modified))
 }
 
+/// The size the index records for a store (a database's counts its `-wal`), so a check that
+/// compares it with the disk (doctor) agrees with the indexer.
+pub fn store_size(file: &TranscriptFile) -> Option<u64> {
+    fingerprint(&file.path, file.kind.reader().store_kind(file))
+        .ok()
+        .map(|(size, _)| size)
+}
+
 /// Prepare one store against what the index knows of it.
 pub fn prepare(
     file: &TranscriptFile,

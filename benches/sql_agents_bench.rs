@@ -1,0 +1,123 @@
+//! Indexing throughput of the agents whose store is one SQLite database (run with
+//! `cargo bench --bench sql_agents_bench`): the OpenCode and Cursor IDE fixtures
+//! (`fixtures/agents/*/…sql`) copied many times under fresh ids into one database each, in WAL
+//! mode with a writer connection open, as the agent keeps it. Prints, per agent, the from-scratch
+//! index (MB/s of database + WAL, events/s; median of three runs), a re-run with nothing changed
+//! (the fingerprint check) and a re-run after one new row (the per-session fingerprint scan plus
+//! one session re-read).
+
+use std::path::Path;
+use std::time::Instant;
+
+use knowledge::sources::episodes::index::{index_episodes, IndexOptions};
+use rusqlite::Connection;
+
+const COPIES: usize = 2000;
+const RUNS: usize = 3;
+
+struct Agent {
+    name: &'static str,
+    sql: &'static str,
+    /// The fixture's rows start after this statement (the schema and shared rows come first).
+    data_after: &'static str,
+    /// Id fragments made unique per copy.
+    ids: &'static [&'static str],
+    db_name: &'static str,
+    /// One more row, for the incremental run.
+    append: &'static str,
+}
+
+fn build(dir: &Path, a: &Agent) -> (std::path::PathBuf, Connection) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(a.sql);
+    let sql = std::fs::read_to_string(path).expect("fixture");
+    let cut = sql.find(a.data_after).expect("marker") + a.data_after.len();
+    let (head, rows) = sql.split_at(cut);
+    let db = dir.join(a.db_name);
+    std::fs::create_dir_all(db.parent().expect("parent")).expect("mkdir");
+    let c = Connection::open(&db).expect("db");
+    c.execute_batch("PRAGMA journal_mode=WAL;").expect("wal");
+    c.execute_batch(head).expect("schema");
+    c.execute_batch("BEGIN").expect("begin");
+    for n in 0..COPIES {
+        let mut copy = rows.to_string();
+        for id in a.ids {
+            copy = copy.replace(id, &format!("{id}{n:05}"));
+        }
+        c.execute_batch(&copy).expect("rows");
+    }
+    c.execute_batch("COMMIT").expect("commit");
+    (db, c)
+}
+
+fn size(db: &Path) -> u64 {
+    let wal = std::path::PathBuf::from(format!("{}-wal", db.display()));
+    [db.to_path_buf(), wal]
+        .iter()
+        .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
+        .sum()
+}
+
+fn main() {
+    let agents = [
+        Agent {
+            name: "opencode",
+            sql: "fixtures/agents/opencode/opencode.sql",
+            data_after: "'/home/dev/shop', 'git', 'shop', 1780000000000, 1780000000000, '[]');\n",
+            ids: &["RootSessionAbCd", "ChildSessionXy", "msg_e5d4c3b", "prt_e5d4c3b"],
+            db_name: "opencode/opencode.db",
+            append: "INSERT INTO part VALUES ('prt_bench_new', 'msg_e5d4c3b000073b001ChildAnswer1',
+                'ses_1a2b3c5e6ffeChildSessionXy00007', 1780000030500, 1780000030500,
+                '{\"type\":\"text\",\"text\":\"one more line\"}');",
+        },
+        Agent {
+            name: "cursor",
+            sql: "fixtures/agents/cursor/state.vscdb.sql",
+            data_after: "'Cursor Dark');\n",
+            ids: &["5f3c9e2a-1111", "7a1d4b6c-2222"],
+            db_name: "Cursor/User/globalStorage/state.vscdb",
+            append: "INSERT INTO cursorDiskKV VALUES ('bubbleId:7a1d4b6c-222200007-4d3e-8f9a-0b1c2d3e4f5a:s-9',
+                '{\"_v\":3,\"type\":2,\"text\":\"one more line\"}');",
+        },
+    ];
+    println!(
+        "sql_agents_bench: {COPIES} copies of each fixture (2 sessions each), median of {RUNS}"
+    );
+    for a in &agents {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let (db, writer) = build(tmp.path(), a);
+        let bytes = size(&db);
+        let mut secs = Vec::new();
+        let mut events = 0;
+        for run in 0..RUNS {
+            let store = tmp.path().join(format!("episodes-{run}.sqlite"));
+            let t = Instant::now();
+            let s = index_episodes(&store, &IndexOptions::new(vec![db.clone()]), &mut |_| {})
+                .expect("index");
+            secs.push(t.elapsed().as_secs_f64());
+            events = s.events_added;
+        }
+        secs.sort_by(f64::total_cmp);
+        let median = secs[RUNS / 2];
+        let store = tmp.path().join("episodes-0.sqlite");
+        let t = Instant::now();
+        index_episodes(&store, &IndexOptions::new(vec![db.clone()]), &mut |_| {}).expect("index");
+        let unchanged = t.elapsed().as_secs_f64();
+        writer.execute_batch(a.append).expect("append");
+        let t = Instant::now();
+        let s = index_episodes(&store, &IndexOptions::new(vec![db.clone()]), &mut |_| {})
+            .expect("index");
+        let one = t.elapsed().as_secs_f64();
+        println!(
+            "  {:<8} {:>6.2} MB, {} sessions: {median:.3} s = {:>5.1} MB/s, {:>7.0} events/s; \
+             unchanged re-run {:.0} ms; one new row {:.0} ms ({} events added)",
+            a.name,
+            bytes as f64 / 1e6,
+            COPIES * 2,
+            bytes as f64 / 1e6 / median,
+            events as f64 / median,
+            unchanged * 1e3,
+            one * 1e3,
+            s.events_added,
+        );
+    }
+}

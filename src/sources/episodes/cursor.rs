@@ -1,0 +1,200 @@
+//! Cursor as an agent of the registry: its two stores, how each is recognised, and the reads.
+//!
+//! Cursor keeps chats in two places. The IDE writes every composer (chat) of every workspace
+//! into one SQLite key/value store, `<user data>/User/globalStorage/state.vscdb` (`~/.config/Cursor`
+//! on Linux, honouring `XDG_CONFIG_HOME`; `~/Library/Application Support/Cursor` on macOS;
+//! `%APPDATA%\Cursor` on Windows): a [`StoreKind::Database`] read by [`vscdb`]. The agent (IDE
+//! agent mode and the `cursor-agent` CLI) also writes JSONL transcripts under
+//! `~/.cursor/projects/<slug>/agent-transcripts/` (`CURSOR_CONFIG_DIR` moves `~/.cursor`), one
+//! append-only file per chat with an optional `subagents/` folder, read by the shared line
+//! parser with the rules in [`transcript`]. The formats as read are in `docs/EVENTS.md`.
+
+mod transcript;
+mod vscdb;
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+pub(crate) use transcript::feed;
+pub use transcript::CursorState;
+
+use crate::sources::episodes::agent::{
+    AgentReader, Env, EventSink, Head, Rank, ReadEnd, ReadLimits, Recognised, Resume, SessionStart,
+    StoreKind,
+};
+use crate::sources::episodes::agents::Agent;
+use crate::sources::episodes::discover::{parent_session_of, Layout, TranscriptFile};
+use crate::sources::episodes::model::{ParsedEvent, SessionMeta};
+use crate::sources::episodes::outcome::Outcome;
+use crate::sources::episodes::parser::{read_jsonl, TranscriptParser};
+
+/// The Cursor reader.
+pub struct Reader;
+
+fn is_global_store(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n == "state.vscdb")
+        && path
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == "globalStorage")
+}
+
+fn in_agent_transcripts(path: &Path) -> bool {
+    path.components()
+        .any(|c| c.as_os_str() == "agent-transcripts")
+}
+
+/// Passes a transcript's events on; gives the session the file's time when its lines carry
+/// none, and keeps the first prompt as the task only for a subagent's transcript.
+struct TranscriptSink<'a> {
+    inner: &'a mut dyn EventSink,
+    subagent: bool,
+    mtime: Option<String>,
+}
+
+impl EventSink for TranscriptSink<'_> {
+    fn session(&mut self, start: SessionStart) {
+        self.inner.session(start);
+    }
+
+    fn event(&mut self, mut event: ParsedEvent) {
+        if self.subagent && event.event_type.is_human() {
+            event.event_type = crate::sources::episodes::model::EventType::AgentPrompt;
+            event.human = false;
+        }
+        self.inner.event(event);
+    }
+
+    fn end_session(&mut self, mut meta: SessionMeta, outcome: Outcome) {
+        if !self.subagent {
+            meta.agent_description = None;
+        }
+        if meta.last_event_at.is_none() {
+            meta.last_event_at = self.mtime.clone();
+        }
+        self.inner.end_session(meta, outcome);
+    }
+}
+
+fn mtime_rfc3339(path: &Path) -> Option<String> {
+    let t = std::fs::metadata(path).ok()?.modified().ok()?;
+    let ms = t.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis() as i64;
+    crate::sources::agent_knowledge::ms_to_rfc3339(ms)
+}
+
+impl AgentReader for Reader {
+    fn agent(&self) -> Agent {
+        Agent::Cursor
+    }
+
+    fn name(&self) -> &'static str {
+        "cursor"
+    }
+
+    fn label(&self) -> &'static str {
+        "Cursor"
+    }
+
+    fn store_kind(&self, file: &TranscriptFile) -> StoreKind {
+        if file.path.extension().is_some_and(|e| e == "vscdb") {
+            StoreKind::Database
+        } else {
+            StoreKind::AppendOnly
+        }
+    }
+
+    fn roots(&self, env: &Env) -> Vec<PathBuf> {
+        let global = |base: PathBuf| base.join("Cursor/User/globalStorage/state.vscdb");
+        let mut roots = Vec::new();
+        if let Some(cfg) = env.dir_or_home("XDG_CONFIG_HOME", ".config") {
+            roots.push(global(cfg));
+        }
+        if let Some(home) = env.home() {
+            roots.push(global(home.join("Library/Application Support")));
+        }
+        if let Some(appdata) = env.dir("APPDATA") {
+            roots.push(global(appdata));
+        }
+        if let Some(dot) = env.dir_or_home("CURSOR_CONFIG_DIR", ".cursor") {
+            roots.push(dot.join("projects"));
+        }
+        roots
+    }
+
+    /// The global `state.vscdb` by place; a `.jsonl` under `agent-transcripts/` by place, any
+    /// other whose head holds a Cursor line by content. `subagents/<id>.jsonl` is a subagent.
+    fn recognise(&self, path: &Path, head: &mut Head<'_>) -> Option<Recognised> {
+        if is_global_store(path) {
+            return Some(Recognised {
+                layout: Layout::Main,
+                rank: Rank::Name,
+            });
+        }
+        let name = path.file_name()?.to_str()?;
+        let stem = name.strip_suffix(".jsonl")?;
+        let rank = if in_agent_transcripts(path) {
+            Rank::Name
+        } else {
+            Rank::Record(head.first(transcript::is_cursor_record)?)
+        };
+        let under_subagents = path
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == "subagents");
+        let layout = if under_subagents {
+            Layout::Subagent {
+                parent_session_hint: parent_session_of(path),
+                agent_id_hint: (!stem.is_empty()).then(|| stem.to_string()),
+                sidecar: None,
+            }
+        } else {
+            Layout::Main
+        };
+        Some(Recognised { layout, rank })
+    }
+
+    fn read(
+        &self,
+        file: &TranscriptFile,
+        from: Option<Resume<'_>>,
+        limits: ReadLimits,
+        sink: &mut dyn EventSink,
+    ) -> io::Result<ReadEnd> {
+        if self.store_kind(file) == StoreKind::Database {
+            return vscdb::read_vscdb(&file.path, from, limits, sink);
+        }
+        let mut wrapped = TranscriptSink {
+            inner: sink,
+            subagent: matches!(file.layout, Layout::Subagent { .. }),
+            mtime: mtime_rfc3339(&file.path),
+        };
+        read_jsonl(file, from, limits, &mut wrapped, || {
+            TranscriptParser::new(Agent::Cursor)
+        })
+    }
+
+    /// A transcript is `<composerId>.jsonl`: its stem is the chat id.
+    fn file_session_id(&self, file: &TranscriptFile, _meta: &SessionMeta) -> Option<String> {
+        file.path
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .filter(|s| !s.is_empty())
+    }
+
+    /// `cursor-agent --resume` reopens a CLI chat; an IDE composer is reopened from the IDE's
+    /// chat history, which has no command.
+    fn resume_command(&self, quoted_session_id: &str) -> Option<String> {
+        Some(format!("cursor-agent --resume {quoted_session_id}"))
+    }
+
+    fn store_of_change(&self, changed: &Path) -> Option<PathBuf> {
+        let name = changed.file_name()?.to_str()?;
+        if name == "state.vscdb-wal" {
+            return Some(changed.with_file_name("state.vscdb"));
+        }
+        if name == "state.vscdb" || name.ends_with(".jsonl") {
+            return Some(changed.to_path_buf());
+        }
+        None
+    }
+}
