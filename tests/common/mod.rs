@@ -4,5 +4,6 @@
 pub mod cli;
 pub mod conformance;
 pub mod fake_mcp;
+pub mod pg;
 pub mod schema;
 pub mod world;
