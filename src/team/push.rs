@@ -312,9 +312,15 @@ fn local_sessions(conn: &rusqlite::Connection) -> Result<Vec<(String, LocalSessi
     Ok(rows
         .into_iter()
         .map(|(sid, mut s)| {
-            // The title is shown to people: redacted again like the events.
+            // The title is shown to people: redacted again like the events. PostgreSQL text
+            // cannot hold NUL.
             if let Some(t) = s.row[6].as_mut() {
                 *t = redact::redact(t).text;
+            }
+            for f in s.row.iter_mut().flatten() {
+                if f.contains('\0') {
+                    *f = f.replace('\0', "");
+                }
             }
             (sid, s)
         })
@@ -449,7 +455,7 @@ fn send_batch(
                     get_s(1)?,
                     get_s(2)?,
                     get_i(3)?.map(|v| v.to_string()),
-                    Some(tsv_safe(&red.text)),
+                    Some(red.text.clone()),
                     Some(bool_text(get_i(5)?)),
                     tool.clone(),
                     Some(bool_text(get_i(7)?)),
@@ -468,11 +474,6 @@ fn send_batch(
     tx.commit()?;
     summary.batches += 1;
     Ok(())
-}
-
-/// PostgreSQL text cannot hold NUL.
-fn tsv_safe(text: &str) -> String {
-    text.replace('\0', "")
 }
 
 fn bool_text(v: Option<i64>) -> String {

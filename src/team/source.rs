@@ -507,9 +507,12 @@ impl CodeSource for TeamCode {
     }
 }
 
-/// The team's episodes and code lanes over one connection.
+/// The team's episodes and code lanes.
+pub type TeamLanes = (Arc<dyn EpisodesSource>, Arc<dyn CodeSource>);
+
+/// The team's episodes and code lanes for a URL.
 /// Each lane has its own connection, so the two are asked at once like local lanes.
-pub fn lanes(url: &str) -> Result<(Arc<dyn EpisodesSource>, Arc<dyn CodeSource>), TeamError> {
+pub fn lanes(url: &str) -> Result<TeamLanes, TeamError> {
     let url = TeamUrl::parse(url)?;
     Ok((
         Arc::new(TeamEpisodes(TeamConn::new(url.clone()))),

@@ -10,6 +10,9 @@ const MAX_POSITIONS: usize = 64;
 const MAX_POSITION: usize = 16383;
 /// A tsvector holds lexemes of at most 2047 bytes; longer terms are not worth matching.
 const MAX_LEXEME_BYTES: usize = 200;
+/// A tsvector is at most 1 MiB: a huge event keeps the lexemes that fit in well under that
+/// (its text is still stored whole), so one pasted log cannot fail a push.
+const MAX_VECTOR_BYTES: usize = 512 * 1024;
 
 /// A term quoted for tsvector / tsquery input.
 fn quote(term: &str, out: &mut String) {
@@ -49,6 +52,9 @@ pub fn from_terms(terms: &str) -> String {
     }
     let mut out = String::with_capacity(terms.len() + positions.len() * 4);
     for (t, ps) in positions {
+        if out.len() > MAX_VECTOR_BYTES {
+            break;
+        }
         if !out.is_empty() {
             out.push(' ');
         }
@@ -98,5 +104,12 @@ mod tests {
         let q = query(&["it's".into(), "a\\b".into()]).unwrap();
         assert_eq!(q, "'it''s' | 'a\\\\b'");
         assert_eq!(query(&[]), None);
+    }
+
+    #[test]
+    fn a_huge_text_stays_under_the_tsvector_limit() {
+        let words: Vec<String> = (0..200_000).map(|i| format!("w{i}x")).collect();
+        let v = vector(&words.join(" "), None);
+        assert!(v.len() < MAX_VECTOR_BYTES + 4096, "{}", v.len());
     }
 }

@@ -193,9 +193,7 @@ pub fn cluster() -> Option<&'static Cluster> {
     static CLUSTER: OnceLock<Option<Cluster>> = OnceLock::new();
     CLUSTER
         .get_or_init(|| {
-            if bin_dir().is_none() {
-                return None;
-            }
+            bin_dir()?;
             let c = Cluster::start().unwrap_or_else(|e| panic!("a PostgreSQL test cluster: {e}"));
             if let Ok(mut g) = STOP_DIR.lock() {
                 *g = Some((c.bin.clone(), c.dir.clone(), c.run_as.clone()));
