@@ -181,8 +181,12 @@ extern "C" fn stop_at_exit() {
             let _ = c
                 .arg("-D")
                 .arg(dir)
-                .args(["-m", "immediate", "stop"])
+                .args(["-m", "immediate", "-w", "stop"])
                 .output();
+            // The cluster lives in a static, whose temp dir is never dropped: remove it here.
+            if let Some(root) = dir.parent() {
+                let _ = std::fs::remove_dir_all(root);
+            }
         }
     }
 }
