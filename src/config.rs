@@ -25,6 +25,32 @@ pub struct Config {
     /// TUI key overrides: action name → key list (e.g. `search = ["enter", "ctrl-s"]`).
     #[serde(default)]
     pub keys: BTreeMap<String, Vec<String>>,
+    /// `[team]`: where `knowledge push` sends this data dir (docs/TEAM.md).
+    #[serde(default)]
+    pub team: TeamConfig,
+}
+
+/// `[team]`: the team index `knowledge push` writes to.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TeamConfig {
+    /// The PostgreSQL URL (`KNOWLEDGE_TEAM_URL` and `push --to` win over it).
+    pub url: Option<String>,
+    /// This machine's name in the team index (default: the host name).
+    pub machine: Option<String>,
+}
+
+static TEAM_SEARCH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Answer from this team index in every engine this process opens (`--team URL`, set once by
+/// the binary before any engine is opened).
+pub fn search_team(url: String) {
+    let _ = TEAM_SEARCH.set(url);
+}
+
+/// The team index set by [`search_team`], if any.
+pub fn team_searched() -> Option<&'static str> {
+    TEAM_SEARCH.get().map(String::as_str)
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]

@@ -17,6 +17,10 @@ pub struct Cli {
     /// The explorer without watching the indexed folders for new sessions and edits
     #[arg(long)]
     pub no_watch: bool,
+    /// Answer from a team index (PostgreSQL URL) instead of this machine's episodes and code:
+    /// search, the explorer and `mcp` (docs/TEAM.md)
+    #[arg(long, global = true, value_name = "URL")]
+    pub team: Option<String>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -43,6 +47,21 @@ pub enum Command {
     Stats(StatsArgs),
     /// What is indexed, how fresh, how big, what is broken and what to run about it
     Doctor(DoctorArgs),
+    /// Copy this data dir's redacted episodes and code chunks to the team index (PostgreSQL)
+    Push(PushArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// The team index: a PostgreSQL URL [default: `[team] url` in config.toml]
+    #[arg(long, env = "KNOWLEDGE_TEAM_URL", value_name = "URL")]
+    pub to: Option<String>,
+    /// This machine's name in the team index [default: `[team] machine`, else the host name]
+    #[arg(long, value_name = "NAME")]
+    pub machine: Option<String>,
+    /// Print the summary as JSON
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -15,6 +15,7 @@ mod args;
 mod dispatch_cmd;
 mod health_cmd;
 mod index_cmd;
+mod push_cmd;
 mod render;
 mod search_cmd;
 mod watch_cmd;
@@ -36,6 +37,9 @@ pub fn run() -> i32 {
         }
     };
     let data_dir = data_dir(cli.data_dir.clone());
+    if let Some(url) = cli.team.clone() {
+        knowledge::config::search_team(url);
+    }
     let reads_only = matches!(
         cli.command,
         Some(Command::GetEpisode(_) | Command::Code(_) | Command::Outbox(_))
@@ -57,6 +61,7 @@ pub fn run() -> i32 {
         Some(Command::Mcp(a)) => crate::mcp_server::run(&data_dir, a.allow_commit, !a.no_watch),
         Some(Command::Stats(a)) => health_cmd::run_stats(&data_dir, a),
         Some(Command::Doctor(a)) => health_cmd::run_doctor(&data_dir, a),
+        Some(Command::Push(a)) => push_cmd::run(&data_dir, a),
         None => index_cmd::explore(&data_dir, !cli.no_watch),
     };
     match result {

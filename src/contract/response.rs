@@ -138,6 +138,10 @@ pub struct SessionInfo {
     /// outcome, so people can see why an `outcome` filter kept it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
+    /// An optional v1 addition: the machine whose index holds the session, when the episodes
+    /// lane is a team index (`knowledge search --team`); absent for this machine's own index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -108,6 +108,7 @@ fn lane_hit(h: episodes::EpisodeHit) -> EpisodeHit {
             team_name: s.team_name,
             outcome: s.outcome,
             live: s.live,
+            machine: None,
         },
     }
 }

@@ -100,6 +100,8 @@ pub struct HitSession {
     /// `success`, `failure` or `unknown`.
     pub outcome: String,
     pub live: bool,
+    /// The machine that pushed the session to a team index (`None`: this machine's own).
+    pub machine: Option<String>,
 }
 
 /// An episodes answer: the lane's revision, coverage counts and hits, best first.

@@ -47,6 +47,9 @@ pub struct EngineConfig {
     /// `[search] semantic`: the built-in lanes run their vector arm and Russian query words are
     /// expanded to their English translations (default on; docs/RELEVANCE.md, "Semantic arm").
     pub semantic: bool,
+    /// A team index to answer from (`--team URL`): its episodes and code lanes replace the
+    /// local ones for search; lookups still ask the local stores first.
+    pub team: Option<String>,
 }
 
 impl EngineConfig {
@@ -58,6 +61,7 @@ impl EngineConfig {
             dispatch: crate::config::DispatchAvailability::default(),
             sources: Default::default(),
             semantic: true,
+            team: None,
         }
     }
 
@@ -70,6 +74,7 @@ impl EngineConfig {
             dispatch: file.dispatch_availability(),
             sources: file.sources.clone(),
             semantic: file.semantic(),
+            team: crate::config::team_searched().map(str::to_string),
             ..EngineConfig::new(data_dir)
         })
     }

@@ -4,6 +4,7 @@
 pub mod cli;
 pub mod conformance;
 pub mod fake_mcp;
+pub mod pg;
 pub mod realdata;
 pub mod schema;
 pub mod watching;

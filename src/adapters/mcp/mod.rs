@@ -72,12 +72,12 @@ pub fn call_deadline(lane_timeout: Duration) -> Duration {
         .max(Duration::from_millis(5))
 }
 
+/// The external episodes and code sources for `Engine::attach` (`None`: the lane keeps its own).
+pub type ExternalLanes = (Option<Arc<dyn EpisodesSource>>, Option<Arc<dyn CodeSource>>);
+
 /// The external sources the config names (`[sources.episodes]`, `[sources.code]`), for
 /// `Engine::attach`.
-pub fn wire(
-    sources: &SourcesConfig,
-    lane_timeout: Duration,
-) -> (Option<Arc<dyn EpisodesSource>>, Option<Arc<dyn CodeSource>>) {
+pub fn wire(sources: &SourcesConfig, lane_timeout: Duration) -> ExternalLanes {
     let deadline = call_deadline(lane_timeout);
     let episodes = sources
         .episodes

@@ -105,6 +105,7 @@ fn session_info(h: &EpisodeHit) -> SessionInfo {
         live: s.live,
         persisted: true,
         outcome: Some(s.outcome.clone()),
+        machine: s.machine.clone(),
     }
 }
 

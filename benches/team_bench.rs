@@ -1,0 +1,140 @@
+//! The team index's speed (run with `cargo bench --bench team_bench`): a throwaway PostgreSQL
+//! cluster (as the tests start it, `tests/common/pg.rs`), a synthetic world of
+//! `KNOWLEDGE_BENCH_SESSIONS` sessions (default 1,000) indexed once and pushed as
+//! `KNOWLEDGE_BENCH_MACHINES` machines (default 10), then
+//!
+//! - push throughput: events/s of each machine's first push (one after another, as each laptop
+//!   pushes its own), and of a second, idempotent push;
+//! - team search: P50/P95/max of `Engine::search` through the team lanes over every machine.
+//!
+//! Figures go to `docs/PERFORMANCE.md` ("Team index").
+
+#[path = "support/synth.rs"]
+#[allow(dead_code)]
+mod synth;
+
+#[path = "../tests/common/pg.rs"]
+mod pg;
+
+use std::time::Instant;
+
+use knowledge::contract::{Lane, SearchRequest};
+use knowledge::engine::EngineConfig;
+use knowledge::team::push::{push, PushPlan};
+use knowledge::team::TeamUrl;
+
+const QUERIES: &[&str] = &[
+    "who fixed the mysql access",
+    "кто чинил доступ к MySQL",
+    "webhook signature retry",
+    "grafana dashboard token",
+    "migration failed rollback",
+    "nginx upstream timeout",
+];
+
+fn env_num(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn main() {
+    let Some(c) = pg::cluster() else {
+        return;
+    };
+    let sessions = env_num("KNOWLEDGE_BENCH_SESSIONS", 1000);
+    let machines = env_num("KNOWLEDGE_BENCH_MACHINES", 10);
+    let tmp = tempfile::tempdir().expect("tmp");
+    let tree = tmp.path().join("tree");
+    synth::generate(&tree, sessions, 40).expect("world");
+    let data = tmp.path().join("data");
+    std::fs::create_dir_all(&data).expect("data");
+    std::fs::write(data.join("config.toml"), "[search]\nsemantic = false\n").expect("config");
+    let started = Instant::now();
+    knowledge::indexing::index_all(
+        &data,
+        &knowledge::indexing::IndexPlan {
+            sessions: vec![tree.join("claude"), tree.join("codex")],
+            ..Default::default()
+        },
+        &mut |_| {},
+    )
+    .expect("index");
+    println!(
+        "[team] world: {sessions} sessions indexed in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+    let db = c.database("bench");
+    let url = TeamUrl::parse(&c.url("admin", &db)).expect("url");
+    let mut events = 0u64;
+    let mut secs = 0.0;
+    for m in 0..machines {
+        let plan = PushPlan {
+            machine: format!("machine-{m:02}"),
+            person: None,
+        };
+        let t = Instant::now();
+        let s = push(&data, &url, &plan, &mut |_| {}).expect("push");
+        secs += t.elapsed().as_secs_f64();
+        events += s.events_sent;
+    }
+    println!(
+        "[team] push: {machines} machines × {sessions} sessions, {events} events in {secs:.1}s \
+         = {:.0} events/s",
+        events as f64 / secs
+    );
+    let t = Instant::now();
+    let again = push(
+        &data,
+        &url,
+        &PushPlan {
+            machine: "machine-00".into(),
+            person: None,
+        },
+        &mut |_| {},
+    )
+    .expect("push again");
+    println!(
+        "[team] second push of one machine: {} events sent in {:.3}s",
+        again.events_sent,
+        t.elapsed().as_secs_f64()
+    );
+    c.sql(&db, "ANALYZE");
+    let mut config = EngineConfig::new(&data);
+    config.log = false;
+    config.semantic = false;
+    config.team = Some(c.url("admin", &db));
+    config.lane_timeout = std::time::Duration::from_secs(10);
+    let engine = knowledge::open_engine(config);
+    let mut ms = Vec::new();
+    for round in 0..5 {
+        for q in QUERIES {
+            let mut req = SearchRequest::new(*q);
+            req.include = [Lane::Episodes, Lane::Code].into_iter().collect();
+            let t = Instant::now();
+            let resp = engine.search(&req);
+            let took = t.elapsed().as_secs_f64() * 1000.0;
+            if round > 0 {
+                ms.push(took);
+            }
+            assert!(!resp.lanes.episodes.header.degraded, "{q}: degraded");
+        }
+    }
+    ms.sort_by(f64::total_cmp);
+    println!(
+        "[team] search over {} sessions ({} events): P50 {:.1} ms, P95 {:.1} ms, max {:.1} ms \
+         ({} queries)",
+        sessions * machines,
+        events,
+        pct(&ms, 0.5),
+        pct(&ms, 0.95),
+        ms[ms.len() - 1],
+        ms.len()
+    );
+}

@@ -1,0 +1,162 @@
+//! A team on one index: every machine pushes its redacted episodes and code chunks to one
+//! PostgreSQL database, and anyone with the search role answers from it through the same lane
+//! traits as the local stores (`knowledge search --team URL`, the explorer, `knowledge mcp`).
+//!
+//! - `schema.rs`: the migrations (versioned SQL in `migrations/`), applied on an empty database
+//!   and refused on a newer one;
+//! - `push.rs`: `knowledge push`, incremental by each store's revision and per-session
+//!   watermarks, atomic per batch, redaction checked again;
+//! - `source.rs`: the team as a source behind the episodes and code lanes (a `tsvector` of our own
+//!   token stream, so the team matches the same stems as the local index).
+//!
+//! Who may see what is row-level security (docs/TEAM.md): a push role writes and reads only its
+//! own machine's rows, the search role reads everything and writes nothing.
+
+pub mod push;
+pub mod schema;
+pub mod source;
+mod tsv;
+
+use std::fmt;
+use std::time::Duration;
+
+/// How long a connection attempt may take before the team source is unavailable.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// A team database URL (`postgresql://user:password@host/db`, or `host=/run/pg user=…`), checked
+/// once; shown without its password.
+#[derive(Clone)]
+pub struct TeamUrl {
+    config: postgres::Config,
+    shown: String,
+}
+
+impl TeamUrl {
+    pub fn parse(url: &str) -> Result<TeamUrl, TeamError> {
+        let mut config: postgres::Config =
+            url.parse().map_err(|e| TeamError::BadUrl(format!("{e}")))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("knowledge");
+        }
+        let hosts: Vec<String> = config
+            .get_hosts()
+            .iter()
+            .map(|h| match h {
+                postgres::config::Host::Tcp(h) => h.clone(),
+                #[cfg(unix)]
+                postgres::config::Host::Unix(p) => p.display().to_string(),
+            })
+            .collect();
+        let shown = format!(
+            "postgresql://{}@{}/{}",
+            config.get_user().unwrap_or(""),
+            hosts.join(","),
+            config.get_dbname().unwrap_or("")
+        );
+        Ok(TeamUrl { config, shown })
+    }
+
+    /// A new connection (plain: put a TLS-terminating proxy or a unix socket in front of a
+    /// server outside the machine).
+    pub fn connect(&self) -> Result<postgres::Client, TeamError> {
+        self.config
+            .connect(postgres::NoTls)
+            .map_err(|e| TeamError::Unreachable {
+                url: self.shown.clone(),
+                why: describe(&e),
+            })
+    }
+}
+
+impl fmt::Display for TeamUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+impl fmt::Debug for TeamUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+/// A PostgreSQL error in one line, with the server's message when it sent one.
+pub fn describe(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => {
+            let mut s = e.to_string();
+            let mut src = std::error::Error::source(e);
+            while let Some(inner) = src {
+                s.push_str(": ");
+                s.push_str(&inner.to_string());
+                src = inner.source();
+            }
+            s
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TeamError {
+    #[error("team URL: {0}")]
+    BadUrl(String),
+    #[error("the team index at {url} cannot be reached: {why}")]
+    Unreachable { url: String, why: String },
+    #[error(
+        "the team index has schema version {found}, newer than this knowledge understands \
+         ({known}): upgrade knowledge on this machine"
+    )]
+    NewerSchema { found: i32, known: i32 },
+    #[error(
+        "the team index has no knowledge schema yet and this role cannot create it ({0}): run \
+         `knowledge push` once as the database owner (docs/TEAM.md)"
+    )]
+    CannotMigrate(String),
+    #[error(
+        "this role may not push machine {machine}: {why} (the database owner maps each push \
+         role to its machine in kn_pusher, docs/TEAM.md)"
+    )]
+    NotYourMachine { machine: String, why: String },
+    #[error("another push of machine {0} is running")]
+    Busy(String),
+    #[error("team index: {0}")]
+    Sql(String),
+    #[error("local store {store}: {why}")]
+    Local { store: &'static str, why: String },
+}
+
+impl From<postgres::Error> for TeamError {
+    fn from(e: postgres::Error) -> Self {
+        TeamError::Sql(describe(&e))
+    }
+}
+
+/// This machine's name when `--machine` does not give one: the host name.
+pub fn default_machine() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_string())
+}
+
+/// A machine name: 1 to 64 characters of letters, digits, `.`, `_` and `-`.
+pub fn check_machine(name: &str) -> Result<(), TeamError> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(TeamError::BadUrl(format!(
+            "--machine {name:?}: use 1 to 64 letters, digits, '.', '_' or '-'"
+        )))
+    }
+}

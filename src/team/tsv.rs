@@ -1,0 +1,115 @@
+//! Our own token stream in PostgreSQL's text search types: a `tsvector` literal of an indexed
+//! text's terms with their positions, and a `tsquery` of the query terms, both cast from text
+//! (no PostgreSQL parser or dictionary touches them, so the team matches exactly the stems the
+//! local FTS5 index matches).
+
+use crate::text::tokens;
+
+/// Positions kept per term (PostgreSQL keeps at most 256, each at most 16383).
+const MAX_POSITIONS: usize = 64;
+const MAX_POSITION: usize = 16383;
+/// A tsvector holds lexemes of at most 2047 bytes; longer terms are not worth matching.
+const MAX_LEXEME_BYTES: usize = 200;
+/// A tsvector is at most 1 MiB: a huge event keeps the lexemes that fit in well under that
+/// (its text is still stored whole), so one pasted log cannot fail a push.
+const MAX_VECTOR_BYTES: usize = 512 * 1024;
+
+/// A term quoted for tsvector / tsquery input.
+fn quote(term: &str, out: &mut String) {
+    out.push('\'');
+    for c in term.chars() {
+        match c {
+            '\'' => out.push_str("''"),
+            '\\' => out.push_str("\\\\"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+}
+
+/// The `tsvector` text of `text`'s index terms (and `extra`'s, e.g. a tool name).
+pub fn vector(text: &str, extra: Option<&str>) -> String {
+    let mut terms = tokens::index_text(text);
+    if let Some(x) = extra {
+        terms.push(' ');
+        terms.push_str(&tokens::index_text(x));
+    }
+    from_terms(&terms)
+}
+
+/// The `tsvector` text of terms already made by our tokenizer (space-separated, as stored in
+/// an FTS5 column).
+pub fn from_terms(terms: &str) -> String {
+    let mut positions: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+    for (i, t) in terms.split_whitespace().enumerate() {
+        if t.len() > MAX_LEXEME_BYTES {
+            continue;
+        }
+        let p = positions.entry(t).or_default();
+        if p.len() < MAX_POSITIONS {
+            p.push((i + 1).min(MAX_POSITION));
+        }
+    }
+    let mut out = String::with_capacity(terms.len() + positions.len() * 4);
+    for (t, ps) in positions {
+        if out.len() > MAX_VECTOR_BYTES {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        quote(t, &mut out);
+        out.push(':');
+        let mut last = 0;
+        let mut first = true;
+        for p in ps {
+            // Positions must rise; a clamped tail collapses into one.
+            if p == last {
+                continue;
+            }
+            if !first {
+                out.push(',');
+            }
+            out.push_str(&p.to_string());
+            last = p;
+            first = false;
+        }
+    }
+    out
+}
+
+/// The `tsquery` text matching any of `terms` (`None`: nothing to match).
+pub fn query(terms: &[String]) -> Option<String> {
+    let mut out = String::new();
+    for t in terms
+        .iter()
+        .filter(|t| !t.is_empty() && t.len() <= MAX_LEXEME_BYTES)
+    {
+        if !out.is_empty() {
+            out.push_str(" | ");
+        }
+        quote(t, &mut out);
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_are_quoted_and_positioned() {
+        let v = vector("MySQL access, mysql again; it's", None);
+        assert!(v.contains("'mysql':3,5") && v.contains("'access':4"), "{v}");
+        let q = query(&["it's".into(), "a\\b".into()]).unwrap();
+        assert_eq!(q, "'it''s' | 'a\\\\b'");
+        assert_eq!(query(&[]), None);
+    }
+
+    #[test]
+    fn a_huge_text_stays_under_the_tsvector_limit() {
+        let words: Vec<String> = (0..200_000).map(|i| format!("w{i}x")).collect();
+        let v = vector(&words.join(" "), None);
+        assert!(v.len() < MAX_VECTOR_BYTES + 4096, "{}", v.len());
+    }
+}

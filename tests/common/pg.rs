@@ -1,0 +1,219 @@
+//! A throwaway PostgreSQL cluster for the team tests: `initdb` into a temp dir as an
+//! unprivileged user (initdb refuses root; under root the cluster runs as `nobody`), listening
+//! only on a unix socket in that dir, started once per test binary and stopped at exit. Where
+//! the PostgreSQL binaries are absent, [`cluster`] says so and returns `None` (the test prints
+//! that it is skipped and passes); `.ci/run` installs them, so CI always runs the tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+pub struct Cluster {
+    bin: PathBuf,
+    pub dir: PathBuf,
+    pub socket: PathBuf,
+    run_as: Option<String>,
+    _tmp: tempfile::TempDir,
+}
+
+/// The directory holding `initdb` and `pg_ctl`, if PostgreSQL is installed.
+fn bin_dir() -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("bin"))
+        .filter(|b| b.join("initdb").exists() && b.join("pg_ctl").exists())
+        .collect();
+    found.sort();
+    found.pop()
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+impl Cluster {
+    fn cmd(&self, tool: &str) -> Command {
+        let exe = self.bin.join(tool);
+        match &self.run_as {
+            Some(user) => {
+                let mut c = Command::new("runuser");
+                c.arg("-u").arg(user).arg("--").arg(exe);
+                c
+            }
+            None => Command::new(exe),
+        }
+    }
+
+    fn start() -> Result<Cluster, String> {
+        let bin = bin_dir().ok_or("no PostgreSQL binaries under /usr/lib/postgresql")?;
+        let tmp = tempfile::Builder::new()
+            .prefix("kpg")
+            .tempdir_in("/tmp")
+            .map_err(|e| e.to_string())?;
+        let dir = tmp.path().join("data");
+        let socket = tmp.path().join("sock");
+        std::fs::create_dir_all(&socket).map_err(|e| e.to_string())?;
+        let run_as = is_root().then(|| "nobody".to_string());
+        if let Some(user) = &run_as {
+            let ok = Command::new("chown")
+                .arg("-R")
+                .arg(user)
+                .arg(tmp.path())
+                .status()
+                .map_err(|e| e.to_string())?
+                .success();
+            if !ok {
+                return Err(format!("chown {} to {user} failed", tmp.path().display()));
+            }
+        }
+        let cluster = Cluster {
+            bin,
+            dir,
+            socket,
+            run_as,
+            _tmp: tmp,
+        };
+        let out = cluster
+            .cmd("initdb")
+            .args([
+                "-U",
+                "admin",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+                "-D",
+            ])
+            .arg(&cluster.dir)
+            .output()
+            .map_err(|e| format!("initdb: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "initdb failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        cluster.pg_ctl_start()?;
+        Ok(cluster)
+    }
+
+    fn pg_ctl_start(&self) -> Result<(), String> {
+        let opts = format!(
+            "-k {} -c listen_addresses='' -c fsync=off -c max_connections=60",
+            self.socket.display()
+        );
+        let out = self
+            .cmd("pg_ctl")
+            .arg("-D")
+            .arg(&self.dir)
+            .arg("-o")
+            .arg(opts)
+            .arg("-l")
+            .arg(self.dir.join("server.log"))
+            .args(["-w", "start"])
+            .output()
+            .map_err(|e| format!("pg_ctl start: {e}"))?;
+        if !out.status.success() {
+            let log = std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default();
+            return Err(format!(
+                "pg_ctl start failed: {}{log}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(())
+    }
+
+    /// Stop the server (`immediate`: a crash, as far as clients can tell).
+    pub fn stop(&self) {
+        let _ = self
+            .cmd("pg_ctl")
+            .arg("-D")
+            .arg(&self.dir)
+            .args(["-m", "immediate", "-w", "stop"])
+            .output();
+    }
+
+    /// Start it again after [`Cluster::stop`].
+    pub fn restart(&self) {
+        self.pg_ctl_start().expect("restart");
+    }
+
+    /// A URL for `user` on database `db`.
+    pub fn url(&self, user: &str, db: &str) -> String {
+        format!("host={} user={user} dbname={db}", self.socket.display())
+    }
+
+    /// Run SQL as the superuser on `db`.
+    pub fn sql(&self, db: &str, sql: &str) {
+        let mut c = postgres::Client::connect(&self.url("admin", db), postgres::NoTls)
+            .expect("connect as admin");
+        c.batch_execute(sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+    }
+
+    /// A new, empty database for one test.
+    pub fn database(&self, tag: &str) -> String {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let name = format!("t_{tag}_{}", N.fetch_add(1, Ordering::SeqCst));
+        self.sql("postgres", &format!("CREATE DATABASE {name}"));
+        name
+    }
+}
+
+static STOP_DIR: Mutex<Option<(PathBuf, PathBuf, Option<String>)>> = Mutex::new(None);
+
+extern "C" fn stop_at_exit() {
+    if let Ok(guard) = STOP_DIR.lock() {
+        if let Some((bin, dir, run_as)) = guard.as_ref() {
+            let exe = bin.join("pg_ctl");
+            let mut c = match run_as {
+                Some(u) => {
+                    let mut c = Command::new("runuser");
+                    c.arg("-u").arg(u).arg("--").arg(exe);
+                    c
+                }
+                None => Command::new(exe),
+            };
+            let _ = c
+                .arg("-D")
+                .arg(dir)
+                .args(["-m", "immediate", "-w", "stop"])
+                .output();
+            // The cluster lives in a static, whose temp dir is never dropped: remove it here.
+            if let Some(root) = dir.parent() {
+                let _ = std::fs::remove_dir_all(root);
+            }
+        }
+    }
+}
+
+/// The cluster of this test binary, started on first use; `None` (after saying why) where
+/// PostgreSQL is not installed.
+pub fn cluster() -> Option<&'static Cluster> {
+    static CLUSTER: OnceLock<Option<Cluster>> = OnceLock::new();
+    CLUSTER
+        .get_or_init(|| {
+            bin_dir()?;
+            let c = Cluster::start().unwrap_or_else(|e| panic!("a PostgreSQL test cluster: {e}"));
+            if let Ok(mut g) = STOP_DIR.lock() {
+                *g = Some((c.bin.clone(), c.dir.clone(), c.run_as.clone()));
+            }
+            // SAFETY: registering a plain extern "C" fn with no captured state.
+            unsafe {
+                libc::atexit(stop_at_exit);
+            }
+            Some(c)
+        })
+        .as_ref()
+        .or_else(|| {
+            eprintln!(
+                "SKIPPED: PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb); \
+                 `.ci/run` installs postgresql-15"
+            );
+            None
+        })
+}
