@@ -17,6 +17,7 @@ pub mod profiles;
 pub mod read_code;
 pub mod routing;
 pub mod search;
+pub mod titles;
 
 /// The item builders under their first name (front ends and tests parse ids and order through it).
 pub use fusion::items;

@@ -4,8 +4,9 @@
 //! and when it was `last_active`, and names the session in its `why`.
 //!
 //! Titles come from L1 at query time (the agent-knowledge store keeps no transcript text):
-//! a root session's summary / custom title when the transcript has one, else the first prompt a
-//! person typed; a subagent's task description; a team member's assignment. Every title is
+//! a root session's summary / custom title when the transcript has one, else the first prompt
+//! that says something, the assistant's statement of the task or the files it edited
+//! (`titles.rs`); a subagent's task description; a team member's assignment. Every title is
 //! redacted again, made one line and clipped to [`TITLE_CHARS`] characters.
 
 use crate::contract::Actor;
@@ -65,7 +66,9 @@ pub fn profile(
         Some(r) => Some(r.clone()),
         None => episodes.session(root).ok().flatten(),
     };
-    let root_title = root_row.as_ref().and_then(|r| session_title(r, episodes));
+    let root_title = root_row
+        .as_ref()
+        .and_then(|r| super::titles::session_title(r, episodes));
     let title = match kind {
         ROOT => root_title.clone(),
         SUBAGENT | TEAM_MEMBER => rows
@@ -90,17 +93,6 @@ pub fn profile(
         workspace,
         last_active,
     }
-}
-
-/// A session's title: its summary or custom title, else the first prompt a person typed.
-fn session_title(row: &SessionRow, episodes: &EpisodeStore) -> Option<String> {
-    row.title.as_deref().and_then(clean).or_else(|| {
-        episodes
-            .first_human_text(&row.session_id)
-            .ok()
-            .flatten()
-            .and_then(|t| clean(&t))
-    })
 }
 
 /// Redacted (again), one line, at most [`TITLE_CHARS`] characters; `None` when empty.
