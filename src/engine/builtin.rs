@@ -8,9 +8,10 @@ use std::sync::Arc;
 
 use super::items::episode_id;
 use super::lanes::{
-    CodeAnswer, CodeHit, CodeLines, CodeSource, Episode, EpisodeError, EpisodeEvent, EpisodeHit,
-    EpisodeSession, EpisodesAnswer, EpisodesSource, HitSession, LaneRequest, LineRange,
-    ReadCodeError, SkillHit, SkillsAnswer, SkillsSource, SourceFailure, Unavailable,
+    ActivityQuery, ActivitySession, CodeAnswer, CodeHit, CodeLines, CodeSource, Episode,
+    EpisodeError, EpisodeEvent, EpisodeHit, EpisodeSession, EpisodesAnswer, EpisodesSource,
+    HitSession, LaneRequest, LineRange, ReadCodeError, SkillHit, SkillsActivity, SkillsAnswer,
+    SkillsSource, SourceFailure, Unavailable,
 };
 use crate::contract::Code;
 use crate::sources::agent_knowledge::AgentKnowledgeStore;
@@ -51,6 +52,11 @@ impl EpisodesSource for BuiltinEpisodes {
     }
     fn episode(&self, session_id: &str, seq: u64, context: u64) -> Result<Episode, EpisodeError> {
         read_episode(&self.store, session_id, seq, context)
+    }
+    fn activity_sessions(&self, q: &ActivityQuery) -> Result<Vec<ActivitySession>, SourceFailure> {
+        self.store
+            .activity_sessions(&q.workspaces, q.outcome.as_deref())
+            .map_err(|e| SourceFailure::new(Code::SourceUnavailable, e.to_string()))
     }
 }
 
@@ -275,6 +281,11 @@ impl SkillsSource for BuiltinSkills {
             index_rev: stats.index_rev,
             hits,
         })
+    }
+    fn activity(&self, q: &ActivityQuery) -> Result<SkillsActivity, SourceFailure> {
+        self.store
+            .activity(q.since_ms, q.until_ms)
+            .map_err(|e| SourceFailure::new(Code::SourceUnavailable, e.to_string()))
     }
 }
 

@@ -5,11 +5,16 @@
 //! The traits are also the only way to read what a hit points at — an event with its neighbours
 //! ([`EpisodesSource::episode`]) and the lines of a file ([`CodeSource::read`]) — so every front
 //! end reads through the same door (`Engine::get_episode`, `Engine::read_code`). The types here
-//! are the lanes' own: an external adapter fills them with what its server says and leaves the
+//! are the lanes' own; the activity view asks the episodes lane for its sessions and the skills
+//! lane for who was active when (`activity_sessions`, `activity`). An external adapter fills them with what its server says and leaves the
 //! rest empty, never a built-in row with made-up fields.
 
 use crate::contract::Code;
+pub use crate::sources::agent_knowledge::reader::{
+    ActivityActor, ActivityBucket, ActivitySkillUse, SkillsActivity,
+};
 pub use crate::sources::code::CodeLines;
+pub use crate::sources::episodes::activity::ActivitySession;
 pub use crate::sources::episodes::search::LaneStats;
 
 /// The part of a request a lane needs, already checked.
@@ -33,6 +38,17 @@ pub struct LaneRequest {
     /// The query's text vector for the built-in lanes' vector arm (`None`: semantic search is
     /// off, or no word of the query is in the embedding table).
     pub vector: Option<crate::text::embed::Vector>,
+}
+
+/// What the activity view asks the lanes: a period (`until_ms` exclusive) and a search's
+/// workspace and outcome filters, already checked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ActivityQuery {
+    pub since_ms: i64,
+    pub until_ms: i64,
+    pub workspaces: Vec<String>,
+    /// `success` or `failure`; `None` for any.
+    pub outcome: Option<String>,
 }
 
 /// Why a source could not answer; becomes the lane's degradation.
@@ -105,6 +121,17 @@ pub trait EpisodesSource: Send + Sync {
     fn search(&self, req: &LaneRequest) -> Result<EpisodesAnswer, SourceFailure>;
     /// The event `seq` of a session in full with `context` neighbours each side, redacted.
     fn episode(&self, session_id: &str, seq: u64, context: u64) -> Result<Episode, EpisodeError>;
+    /// The sessions under the query's workspace and outcome filters, for the activity view.
+    /// A source that cannot list its sessions says so; the view shows why it is empty.
+    fn activity_sessions(&self, _q: &ActivityQuery) -> Result<Vec<ActivitySession>, SourceFailure> {
+        Err(SourceFailure::new(
+            Code::LaneDegraded,
+            format!(
+                "{} does not list its sessions for the activity view",
+                self.name()
+            ),
+        ))
+    }
 }
 
 /// One event in full with its neighbours (`knowledge get-episode`, the TUI drill-in, MCP).
@@ -266,6 +293,13 @@ pub struct SkillsAnswer {
 pub trait SkillsSource: Send + Sync {
     fn name(&self) -> String;
     fn search(&self, req: &LaneRequest) -> Result<SkillsAnswer, SourceFailure>;
+    /// Events per session and hour with their actors, and the skill uses, of the query's period.
+    fn activity(&self, _q: &ActivityQuery) -> Result<SkillsActivity, SourceFailure> {
+        Err(SourceFailure::new(
+            Code::LaneDegraded,
+            format!("{} does not report activity", self.name()),
+        ))
+    }
 }
 
 /// A source that is not configured or could not be opened: it always fails the same way.
@@ -286,6 +320,9 @@ impl EpisodesSource for Unavailable {
             Code::IndexNotReady => EpisodeError::NoIndex,
             _ => EpisodeError::Source(self.failure.clone()),
         })
+    }
+    fn activity_sessions(&self, _: &ActivityQuery) -> Result<Vec<ActivitySession>, SourceFailure> {
+        Err(self.failure.clone())
     }
 }
 
@@ -310,6 +347,9 @@ impl SkillsSource for Unavailable {
         self.name.clone()
     }
     fn search(&self, _: &LaneRequest) -> Result<SkillsAnswer, SourceFailure> {
+        Err(self.failure.clone())
+    }
+    fn activity(&self, _: &ActivityQuery) -> Result<SkillsActivity, SourceFailure> {
         Err(self.failure.clone())
     }
 }

@@ -3,6 +3,7 @@
 //! `Engine::search` runs the whole pipeline of the crate doc. It opens every store read-only; the
 //! only writes it ever makes are dispatch assignments and outbox files (and its own log).
 
+pub mod activity;
 pub mod actors;
 pub mod budget;
 pub mod builtin;

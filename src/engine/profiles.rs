@@ -112,22 +112,49 @@ pub fn label(a: &Actor, title_chars: usize) -> String {
 
 /// [`label`] with the workspace and the day optional, for a narrow column.
 pub fn label_with(a: &Actor, title_chars: usize, workspace: bool, day: bool) -> String {
+    let p = Profile {
+        title: a.title.clone(),
+        root_title: a.root_title.clone(),
+        workspace: a.workspace.clone(),
+        last_active: a.last_active.clone(),
+    };
+    label_of(
+        &a.actor_id,
+        &a.kind,
+        &a.name,
+        &p,
+        title_chars,
+        workspace,
+        day,
+    )
+}
+
+/// [`label_with`] for an actor known by its id, kind, name and profile (the activity view).
+pub fn label_of(
+    actor_id: &str,
+    kind: &str,
+    name: &str,
+    p: &Profile,
+    title_chars: usize,
+    workspace: bool,
+    day: bool,
+) -> String {
     let clip = |t: &str| clip_chars(t, title_chars);
     let mut parts = Vec::new();
-    let root = root_of(&a.actor_id).map(|(_, r)| r).unwrap_or_default();
+    let root = root_of(actor_id).map(|(_, r)| r).unwrap_or_default();
     let short_root: String = root.chars().take(8).collect();
-    match (a.kind.as_str(), a.title.as_deref()) {
+    match (kind, p.title.as_deref()) {
         (ROOT, Some(t)) => parts.push(clip(t)),
-        (ROOT, None) if !short_root.is_empty() => parts.push(format!("{} @{short_root}", a.name)),
-        _ => parts.push(a.name.clone()),
+        (ROOT, None) if !short_root.is_empty() => parts.push(format!("{name} @{short_root}")),
+        _ => parts.push(name.to_string()),
     }
-    if a.kind != ROOT {
-        let whose = if a.kind == TEAM_MEMBER {
+    if kind != ROOT {
+        let whose = if kind == TEAM_MEMBER {
             "team member"
         } else {
             "subagent"
         };
-        match (a.root_title.as_deref(), a.title.as_deref()) {
+        match (p.root_title.as_deref(), p.title.as_deref()) {
             (Some(rt), _) => parts.push(format!("{whose} of «{}»", clip(rt))),
             (None, Some(t)) => parts.push(format!("{whose}: «{}»", clip(t))),
             (None, None) if !short_root.is_empty() => {
@@ -136,7 +163,7 @@ pub fn label_with(a: &Actor, title_chars: usize, workspace: bool, day: bool) -> 
             _ => {}
         }
     }
-    if let Some(w) = a.workspace.as_deref().filter(|_| workspace) {
+    if let Some(w) = p.workspace.as_deref().filter(|_| workspace) {
         let last = w
             .trim_end_matches(['/', '\\'])
             .rsplit(['/', '\\'])
@@ -146,7 +173,7 @@ pub fn label_with(a: &Actor, title_chars: usize, workspace: bool, day: bool) -> 
             parts.push(last.to_string());
         }
     }
-    if let Some(t) = a.last_active.as_deref().filter(|_| day) {
+    if let Some(t) = p.last_active.as_deref().filter(|_| day) {
         parts.push(t.chars().take(10).collect());
     }
     sanitize::one_line(&parts.join(" · "))

@@ -3,6 +3,7 @@
 //! Parsing (`claude`, `codex`, `lines`, `discover`) is kept apart from storage (`index`) and
 //! search (`search`): parsers emit the [`model`] types and know nothing of SQLite.
 
+pub mod activity;
 pub mod bounds;
 pub mod claude;
 pub mod codex;

@@ -154,7 +154,7 @@ impl EpisodeStore {
         self.pool.path()
     }
 
-    fn with_conn<T>(
+    pub(super) fn with_conn<T>(
         &self,
         f: impl FnOnce(&Connection) -> Result<T, EpisodeStoreError>,
     ) -> Result<T, EpisodeStoreError> {
