@@ -39,12 +39,12 @@ pub fn draw(frame: &mut Frame, r: Rect, app: &App, v: &ActivityView, theme: Them
         12..=23 => 6,
         _ => 10,
     };
-    let health_h = if h >= 30 {
-        5
-    } else if h >= 18 {
-        2
-    } else {
-        0
+    let logged = report.health.stats.as_ref().map_or(0, |s| s.requests) > 0;
+    let health_h = match (logged, h) {
+        (_, 0..=17) => 0,
+        (false, _) => 1,
+        (true, 18..=29) => 2,
+        (true, _) => 5,
     };
     let spark_h = if h >= 18 { 2 } else { 0 };
     let rows = Layout::vertical([
@@ -163,12 +163,26 @@ fn days_chart(frame: &mut Frame, r: Rect, v: &ActivityView, rep: &ActivityReport
                 .style(style)
         })
         .collect();
+    // The selected day is marked under its bar (visible without colours too).
+    let rows = Layout::vertical([Constraint::Min(0), Constraint::Length(1)]).split(r);
     let chart = BarChart::default()
         .data(BarGroup::default().bars(&bars))
         .bar_width(bar)
         .bar_gap(gap)
         .label_style(theme.dim());
-    frame.render_widget(chart, r);
+    frame.render_widget(chart, rows[0]);
+    let col = v.day.saturating_sub(first) as u16 * (bar + gap) + bar.saturating_sub(1) / 2;
+    if v.day >= first && col < rows[1].width {
+        let at = Rect {
+            x: rows[1].x + col,
+            width: 1,
+            ..rows[1]
+        };
+        frame.render_widget(
+            Paragraph::new(Span::styled("▲", theme.selected(focused))),
+            at,
+        );
+    }
 }
 
 fn day_line(frame: &mut Frame, r: Rect, v: &ActivityView, rep: &ActivityReport, theme: Theme) {
@@ -372,10 +386,20 @@ fn health(frame: &mut Frame, r: Rect, rep: &ActivityReport, theme: Theme) {
     if rows == 0 {
         return;
     }
+    let logged = h.stats.as_ref().map_or(0, |s| s.requests);
+    let title = if logged == 0 {
+        "lane health (request log): no requests logged in this period".to_string()
+    } else {
+        format!("lane health (request log): {logged} requests")
+    };
     let header = Line::from(Span::styled(
-        fit("lane health (request log)", r.width as usize),
+        fit(&title, r.width as usize),
         theme.title(false),
     ));
+    if logged == 0 {
+        frame.render_widget(Paragraph::new(header), r);
+        return;
+    }
     if rows == 1 {
         frame.render_widget(Paragraph::new(header), r);
         return;
