@@ -1,7 +1,8 @@
 //! The only place the explorer calls the engine (on the worker threads): search, the activity of
-//! a period, an episode with its neighbours, the lines around a code reference, dispatch and the outbox. Answers are turned
-//! into the state's own types or the contract's typed documents here, so a change of a document's
-//! shape fails to compile in the UI instead of showing an empty field.
+//! a period, an episode with its neighbours, the lines around a code reference, dispatch and the
+//! outbox. Answers are turned into the state's own types or the contract's typed documents here,
+//! so a change of a document's shape fails to compile in the UI instead of showing an empty
+//! field.
 
 use std::path::Path;
 
