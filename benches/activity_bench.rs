@@ -6,6 +6,7 @@
 //! change the world; figures go to stdout and `docs/PERFORMANCE.md` records them.
 
 #[path = "support/synth.rs"]
+#[allow(dead_code)]
 mod synth;
 
 use std::time::Instant;
@@ -52,7 +53,11 @@ fn main() {
     let engine = Engine::open(EngineConfig::load(&data).expect("config"));
     // A request log to read: a few hundred searches.
     for i in 0..300 {
-        let q = ["mysql connection timeout", "stripe webhook", "кто чинил деплой"][i % 3];
+        let q = [
+            "mysql connection timeout",
+            "stripe webhook",
+            "кто чинил деплой",
+        ][i % 3];
         engine.search(&SearchRequest::new(q));
     }
     // The synthetic sessions are in October 2026: "now" is the first of November.

@@ -18,6 +18,7 @@ pub const DEFAULTS: &[(Context, &str, &[&str])] = {
         (Query, "filters", &["ctrl-f"]),
         (Query, "cycle_mode", &["ctrl-o"]),
         (Query, "clear_query", &["ctrl-l"]),
+        (Query, "activity", &["ctrl-g", "f2"]),
         // Lanes and actors.
         (Results, "quit", &["q"]),
         (Results, "back", &["esc"]),
@@ -35,7 +36,7 @@ pub const DEFAULTS: &[(Context, &str, &[&str])] = {
         (Results, "focus_code", &["2"]),
         (Results, "focus_skills", &["3"]),
         (Results, "focus_actors", &["4"]),
-        (Results, "activity", &["a"]),
+        (Results, "activity", &["a", "f2"]),
         (Results, "open", &["enter"]),
         (Results, "open_editor", &["e"]),
         (Results, "copy_menu", &["y"]),

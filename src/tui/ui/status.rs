@@ -21,6 +21,7 @@ fn hint_actions(ctx: Context) -> &'static [(&'static str, &'static str)] {
         Context::Query => &[
             ("search", "search"),
             ("next_pane", "results"),
+            ("activity", "activity"),
             ("help", "help"),
             ("quit", "quit"),
         ],
