@@ -49,6 +49,10 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Copy this data dir's redacted episodes and code chunks to the team index (PostgreSQL)
     Push(PushArgs),
+    /// Print a shell completion script (bash, zsh or fish) on stdout
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) on stdout: `knowledge man | man -l -`
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -65,10 +69,27 @@ pub struct PushArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
 pub struct StatsArgs {
     /// Only requests since this RFC 3339 time or span back from now (30m, 12h, 7d)
     #[arg(long, value_name = "TIME")]
     pub since: Option<String>,
+    /// The activity view as text: sessions and events per day, who worked where, skills,
+    /// failed sessions and lane health (over --days, or --since)
+    #[arg(long)]
+    pub chart: bool,
+    /// With --chart: the last N days, today included
+    #[arg(long, default_value_t = 30, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=366))]
+    pub days: u32,
+    /// With --chart: only this workspace root (repeatable)
+    #[arg(long = "workspace", short = 'w', value_name = "ROOT")]
+    pub workspaces: Vec<String>,
     /// Print JSON
     #[arg(long)]
     pub json: bool,

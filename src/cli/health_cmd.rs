@@ -13,6 +13,9 @@ use super::args::{DoctorArgs, StatsArgs};
 use super::render::{self, clean};
 
 pub fn run_stats(data_dir: &Path, a: StatsArgs) -> Result<i32> {
+    if a.chart {
+        return super::chart_cmd::run(data_dir, &a);
+    }
     let since = match &a.since {
         Some(t) => Some(parse_since(t, chrono::Utc::now()).map_err(anyhow::Error::msg)?),
         None => None,

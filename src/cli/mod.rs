@@ -12,6 +12,7 @@ macro_rules! outln {
 }
 
 mod args;
+mod chart_cmd;
 mod dispatch_cmd;
 mod health_cmd;
 mod index_cmd;
@@ -22,13 +23,14 @@ mod watch_cmd;
 
 use std::path::PathBuf;
 
-use clap::Parser;
-
 pub use args::{Cli, Command};
 
 /// Run the CLI and return the process exit code.
 pub fn run() -> i32 {
-    let cli = match Cli::try_parse() {
+    let parsed = command()
+        .try_get_matches()
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -62,6 +64,8 @@ pub fn run() -> i32 {
         Some(Command::Stats(a)) => health_cmd::run_stats(&data_dir, a),
         Some(Command::Doctor(a)) => health_cmd::run_doctor(&data_dir, a),
         Some(Command::Push(a)) => push_cmd::run(&data_dir, a),
+        Some(Command::Completions(a)) => completions(a.shell),
+        Some(Command::Man) => man_page(),
         None => index_cmd::explore(&data_dir, !cli.no_watch),
     };
     match result {
@@ -78,6 +82,40 @@ pub fn run() -> i32 {
             1
         }
     }
+}
+
+/// The command line as clap sees it, with the version line naming the store schemas (a store
+/// written by another schema is rebuilt by the next `knowledge index`).
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    // clap keeps the version for the life of the process; it is built once.
+    let version: &'static str = Box::leak(version_text().into_boxed_str());
+    Cli::command().version(version)
+}
+
+/// `0.1.0 (stores: episodes schema 1, code schema 1, agent knowledge schema 2)`.
+pub fn version_text() -> String {
+    format!(
+        "{} (stores: episodes schema {}, code schema {}, agent knowledge schema {})",
+        env!("CARGO_PKG_VERSION"),
+        knowledge::sources::episodes::store::SCHEMA_VERSION,
+        knowledge::sources::code::store::SCHEMA_VERSION,
+        knowledge::sources::agent_knowledge::schema::SCHEMA_VERSION,
+    )
+}
+
+fn completions(shell: clap_complete::Shell) -> anyhow::Result<i32> {
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut command(), "knowledge", &mut out);
+    render::write_out(&String::from_utf8_lossy(&out))?;
+    Ok(0)
+}
+
+fn man_page() -> anyhow::Result<i32> {
+    let mut out = Vec::new();
+    clap_mangen::Man::new(command()).render(&mut out)?;
+    render::write_out(&String::from_utf8_lossy(&out))?;
+    Ok(0)
 }
 
 /// Why a command that only reads cannot run on `data_dir`: it does not exist (readers never

@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 use super::items::episode_id;
 use super::lanes::{
-    CodeAnswer, CodeHit, CodeLines, CodeSource, CodeStats, Episode, EpisodeError, EpisodeEvent,
-    EpisodeHit, EpisodeSession, EpisodesAnswer, EpisodesSource, HitSession, LaneRequest, LaneStats,
-    LineRange, ReadCodeError, SessionRow, SkillsSource, SourceFailure, Unavailable,
+    ActivityQuery, ActivitySession, CodeAnswer, CodeHit, CodeLines, CodeSource, CodeStats, Episode,
+    EpisodeError, EpisodeEvent, EpisodeHit, EpisodeSession, EpisodesAnswer, EpisodesSource,
+    HitSession, LaneRequest, LaneStats, LineRange, ReadCodeError, SessionRow, SkillsSource,
+    SourceFailure, Unavailable,
 };
 use crate::contract::Code;
 use crate::sources::agent_knowledge::AgentKnowledgeStore;
@@ -59,7 +60,28 @@ impl EpisodesSource for BuiltinEpisodes {
         self.store.session(session_id).map_err(unavailable)
     }
     fn first_human_text(&self, session_id: &str) -> Result<Option<String>, SourceFailure> {
-        self.store.first_human_text(session_id).map_err(unavailable)
+        let texts = self.session_texts(session_id, true, 1)?;
+        Ok(texts.into_iter().next())
+    }
+    fn session_texts(
+        &self,
+        session_id: &str,
+        human: bool,
+        limit: usize,
+    ) -> Result<Vec<String>, SourceFailure> {
+        (self.store)
+            .session_texts(session_id, human, limit)
+            .map_err(unavailable)
+    }
+    fn edited_paths(&self, session_id: &str, limit: usize) -> Result<Vec<String>, SourceFailure> {
+        self.store
+            .edited_paths(session_id, limit)
+            .map_err(unavailable)
+    }
+    fn activity_sessions(&self, q: &ActivityQuery) -> Result<Vec<ActivitySession>, SourceFailure> {
+        self.store
+            .activity_sessions(&q.workspaces, q.outcome.as_deref())
+            .map_err(unavailable)
     }
     fn event_time(&self, session_id: &str, seq: u64) -> Result<Option<String>, SourceFailure> {
         let events = self

@@ -5,7 +5,8 @@
 //! The traits are also the only way to read what a hit points at — an event with its neighbours
 //! ([`EpisodesSource::episode`]) and the lines of a file ([`CodeSource::read`]) — so every front
 //! end reads through the same door (`Engine::get_episode`, `Engine::read_code`). The types here
-//! are the lanes' own: an external adapter fills them with what its server says and leaves the
+//! are the lanes' own; the activity view asks the episodes lane for its sessions and the skills
+//! lane for who was active when (`activity_sessions`, `activity`). An external adapter fills them with what its server says and leaves the
 //! rest empty, never a built-in row with made-up fields.
 //!
 //! Everything else the engine needs to know about what a lane found goes through the traits too:
@@ -17,9 +18,13 @@
 
 use crate::contract::Code;
 pub use crate::sources::actor_id::ActorKey;
+pub use crate::sources::agent_knowledge::reader::{
+    ActivityActor, ActivityBucket, ActivitySkillUse, SkillsActivity,
+};
 pub use crate::sources::agent_knowledge::{ActorFacts, ActorRow, AgentKnowledgeStats};
 pub use crate::sources::code::CodeLines;
 pub use crate::sources::code::CodeStats;
+pub use crate::sources::episodes::activity::ActivitySession;
 pub use crate::sources::episodes::search::{LaneStats, SessionRow};
 
 /// The part of a request a lane needs, already checked.
@@ -43,6 +48,17 @@ pub struct LaneRequest {
     /// The query's text vector for the built-in lanes' vector arm (`None`: semantic search is
     /// off, or no word of the query is in the embedding table).
     pub vector: Option<crate::text::embed::Vector>,
+}
+
+/// What the activity view asks the lanes: a period (`until_ms` exclusive) and a search's
+/// workspace and outcome filters, already checked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ActivityQuery {
+    pub since_ms: i64,
+    pub until_ms: i64,
+    pub workspaces: Vec<String>,
+    /// `success` or `failure`; `None` for any.
+    pub outcome: Option<String>,
 }
 
 /// Why a source could not answer; becomes the lane's degradation.
@@ -125,8 +141,37 @@ pub trait EpisodesSource: Send + Sync {
     fn first_human_text(&self, session_id: &str) -> Result<Option<String>, SourceFailure>;
     /// When event `seq` of a session happened (RFC 3339; `Ok(None)`: not held or not known).
     fn event_time(&self, session_id: &str, seq: u64) -> Result<Option<String>, SourceFailure>;
+    /// The first `limit` texts of a session: what a person typed (`human`), else the assistant's
+    /// messages; what a session was about when it has no summary (`engine::titles`). A source
+    /// that holds no more than the first prompt answers with that.
+    fn session_texts(
+        &self,
+        session_id: &str,
+        human: bool,
+        limit: usize,
+    ) -> Result<Vec<String>, SourceFailure> {
+        if !human || limit == 0 {
+            return Ok(Vec::new());
+        }
+        Ok(self.first_human_text(session_id)?.into_iter().collect())
+    }
+    /// The paths of the first `limit` file edits of a session, in order (none: cannot say).
+    fn edited_paths(&self, _session_id: &str, _limit: usize) -> Result<Vec<String>, SourceFailure> {
+        Ok(Vec::new())
+    }
     /// Load what the vector arm needs ahead of the first search (a long-running front end).
     fn warm(&self) {}
+    /// The sessions under the query's workspace and outcome filters, for the activity view.
+    /// A source that cannot list its sessions says so; the view shows why it is empty.
+    fn activity_sessions(&self, _q: &ActivityQuery) -> Result<Vec<ActivitySession>, SourceFailure> {
+        Err(SourceFailure::new(
+            Code::LaneDegraded,
+            format!(
+                "{} does not list its sessions for the activity view",
+                self.name()
+            ),
+        ))
+    }
 }
 
 /// One event in full with its neighbours (`knowledge get-episode`, the TUI drill-in, MCP).
@@ -317,6 +362,13 @@ pub trait SkillsSource: Send + Sync {
     fn sessions_of(&self, actor_id: &str) -> Result<Vec<String>, SourceFailure>;
     /// The actor who applied a skill most, with how often (KD-3).
     fn top_actor_for_skill(&self, skill: &str) -> Result<Option<(String, u64)>, SourceFailure>;
+    /// Events per session and hour with their actors, and the skill uses, of the query's period.
+    fn activity(&self, _q: &ActivityQuery) -> Result<SkillsActivity, SourceFailure> {
+        Err(SourceFailure::new(
+            Code::LaneDegraded,
+            format!("{} does not report activity", self.name()),
+        ))
+    }
 }
 
 /// A source that is not configured or could not be opened: it always fails the same way.
@@ -348,6 +400,9 @@ impl EpisodesSource for Unavailable {
         Err(self.failure.clone())
     }
     fn event_time(&self, _: &str, _: u64) -> Result<Option<String>, SourceFailure> {
+        Err(self.failure.clone())
+    }
+    fn activity_sessions(&self, _: &ActivityQuery) -> Result<Vec<ActivitySession>, SourceFailure> {
         Err(self.failure.clone())
     }
 }
@@ -398,6 +453,9 @@ impl SkillsSource for Unavailable {
         Err(self.failure.clone())
     }
     fn top_actor_for_skill(&self, _: &str) -> Result<Option<(String, u64)>, SourceFailure> {
+        Err(self.failure.clone())
+    }
+    fn activity(&self, _: &ActivityQuery) -> Result<SkillsActivity, SourceFailure> {
         Err(self.failure.clone())
     }
 }

@@ -12,9 +12,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::lanes::{
-    ActorFacts, ActorKey, ActorRow, AgentKnowledgeStats, CodeAnswer, CodeLines, CodeSource,
-    CodeStats, Episode, EpisodeError, EpisodesAnswer, EpisodesSource, LaneRequest, LaneStats,
-    LineRange, ReadCodeError, SessionRow, SkillsAnswer, SkillsSource, SourceFailure,
+    ActivityQuery, ActivitySession, ActorFacts, ActorKey, ActorRow, AgentKnowledgeStats,
+    CodeAnswer, CodeLines, CodeSource, CodeStats, Episode, EpisodeError, EpisodesAnswer,
+    EpisodesSource, LaneRequest, LaneStats, LineRange, ReadCodeError, SessionRow, SkillsActivity,
+    SkillsAnswer, SkillsSource, SourceFailure,
 };
 
 /// A lane whose searches go to `external` and whose lookups ask `builtin` first.
@@ -43,6 +44,11 @@ impl<S: ?Sized> Layered<S> {
 /// A lookup that found something; a failed or empty built-in answer lets the external one speak.
 fn some<T>(r: &Result<Option<T>, SourceFailure>) -> bool {
     matches!(r, Ok(Some(_)))
+}
+
+/// A list lookup that found something.
+fn nonempty<T>(r: &Result<Vec<T>, SourceFailure>) -> bool {
+    matches!(r, Ok(v) if !v.is_empty())
 }
 
 impl EpisodesSource for Layered<dyn EpisodesSource> {
@@ -79,12 +85,35 @@ impl EpisodesSource for Layered<dyn EpisodesSource> {
             |e| e.first_human_text(session_id),
         )
     }
+    fn session_texts(
+        &self,
+        session_id: &str,
+        human: bool,
+        limit: usize,
+    ) -> Result<Vec<String>, SourceFailure> {
+        self.first(
+            |b| b.session_texts(session_id, human, limit),
+            nonempty,
+            |e| e.session_texts(session_id, human, limit),
+        )
+    }
+    fn edited_paths(&self, session_id: &str, limit: usize) -> Result<Vec<String>, SourceFailure> {
+        self.first(
+            |b| b.edited_paths(session_id, limit),
+            nonempty,
+            |e| e.edited_paths(session_id, limit),
+        )
+    }
     fn event_time(&self, session_id: &str, seq: u64) -> Result<Option<String>, SourceFailure> {
         self.first(
             |b| b.event_time(session_id, seq),
             some,
             |e| e.event_time(session_id, seq),
         )
+    }
+    /// The activity view counts this data dir's own sessions (an external source lists none).
+    fn activity_sessions(&self, q: &ActivityQuery) -> Result<Vec<ActivitySession>, SourceFailure> {
+        self.builtin.activity_sessions(q)
     }
     fn warm(&self) {
         self.builtin.warm();
@@ -123,6 +152,9 @@ impl CodeSource for Layered<dyn CodeSource> {
 impl SkillsSource for Layered<dyn SkillsSource> {
     fn name(&self) -> String {
         self.external.name()
+    }
+    fn activity(&self, q: &ActivityQuery) -> Result<SkillsActivity, SourceFailure> {
+        self.builtin.activity(q)
     }
     fn search(&self, req: &LaneRequest) -> Result<SkillsAnswer, SourceFailure> {
         self.external.search(req)

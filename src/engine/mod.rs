@@ -3,6 +3,7 @@
 //! `Engine::search` runs the whole pipeline of the crate doc. It opens every store read-only; the
 //! only writes it ever makes are dispatch assignments and outbox files (and its own log).
 
+pub mod activity;
 pub mod actors;
 pub mod budget;
 pub mod builtin;
@@ -19,6 +20,7 @@ pub mod profiles;
 pub mod read_code;
 pub mod routing;
 pub mod search;
+pub mod titles;
 
 /// The item builders under their first name (front ends and tests parse ids and order through it).
 pub use fusion::items;

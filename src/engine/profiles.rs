@@ -4,8 +4,9 @@
 //! and when it was `last_active`, and names the session in its `why`.
 //!
 //! Titles come from L1 at query time (the agent-knowledge store keeps no transcript text):
-//! a root session's summary / custom title when the transcript has one, else the first prompt a
-//! person typed; a subagent's task description; a team member's assignment. Every title is
+//! a root session's summary / custom title when the transcript has one, else the first prompt
+//! that says something, the assistant's statement of the task or the files it edited
+//! (`titles.rs`); a subagent's task description; a team member's assignment. Every title is
 //! redacted again, made one line and clipped to [`TITLE_CHARS`] characters.
 
 use crate::contract::Actor;
@@ -62,7 +63,9 @@ pub fn profile(
         Some(r) => Some(r.clone()),
         None => episodes.session(root).ok().flatten(),
     };
-    let root_title = root_row.as_ref().and_then(|r| session_title(r, episodes));
+    let root_title = root_row
+        .as_ref()
+        .and_then(|r| super::titles::session_title(r, episodes));
     let title = match kind {
         ROOT => root_title.clone(),
         SUBAGENT | TEAM_MEMBER => rows
@@ -89,17 +92,6 @@ pub fn profile(
     }
 }
 
-/// A session's title: its summary or custom title, else the first prompt a person typed.
-fn session_title(row: &SessionRow, episodes: &dyn EpisodesSource) -> Option<String> {
-    row.title.as_deref().and_then(clean).or_else(|| {
-        episodes
-            .first_human_text(&row.session_id)
-            .ok()
-            .flatten()
-            .and_then(|t| clean(&t))
-    })
-}
-
 /// Redacted (again), one line, at most [`TITLE_CHARS`] characters; `None` when empty.
 pub fn clean(text: &str) -> Option<String> {
     let line = sanitize::one_line(&redact::redact(text).text);
@@ -117,22 +109,49 @@ pub fn label(a: &Actor, title_chars: usize) -> String {
 
 /// [`label`] with the workspace and the day optional, for a narrow column.
 pub fn label_with(a: &Actor, title_chars: usize, workspace: bool, day: bool) -> String {
+    let p = Profile {
+        title: a.title.clone(),
+        root_title: a.root_title.clone(),
+        workspace: a.workspace.clone(),
+        last_active: a.last_active.clone(),
+    };
+    label_of(
+        &a.actor_id,
+        &a.kind,
+        &a.name,
+        &p,
+        title_chars,
+        workspace,
+        day,
+    )
+}
+
+/// [`label_with`] for an actor known by its id, kind, name and profile (the activity view).
+pub fn label_of(
+    actor_id: &str,
+    kind: &str,
+    name: &str,
+    p: &Profile,
+    title_chars: usize,
+    workspace: bool,
+    day: bool,
+) -> String {
     let clip = |t: &str| clip_chars(t, title_chars);
     let mut parts = Vec::new();
-    let root = root_of(&a.actor_id).map(|(_, r)| r).unwrap_or_default();
+    let root = root_of(actor_id).map(|(_, r)| r).unwrap_or_default();
     let short_root: String = root.chars().take(8).collect();
-    match (a.kind.as_str(), a.title.as_deref()) {
+    match (kind, p.title.as_deref()) {
         (ROOT, Some(t)) => parts.push(clip(t)),
-        (ROOT, None) if !short_root.is_empty() => parts.push(format!("{} @{short_root}", a.name)),
-        _ => parts.push(a.name.clone()),
+        (ROOT, None) if !short_root.is_empty() => parts.push(format!("{name} @{short_root}")),
+        _ => parts.push(name.to_string()),
     }
-    if a.kind != ROOT {
-        let whose = if a.kind == TEAM_MEMBER {
+    if kind != ROOT {
+        let whose = if kind == TEAM_MEMBER {
             "team member"
         } else {
             "subagent"
         };
-        match (a.root_title.as_deref(), a.title.as_deref()) {
+        match (p.root_title.as_deref(), p.title.as_deref()) {
             (Some(rt), _) => parts.push(format!("{whose} of «{}»", clip(rt))),
             (None, Some(t)) => parts.push(format!("{whose}: «{}»", clip(t))),
             (None, None) if !short_root.is_empty() => {
@@ -141,7 +160,7 @@ pub fn label_with(a: &Actor, title_chars: usize, workspace: bool, day: bool) -> 
             _ => {}
         }
     }
-    if let Some(w) = a.workspace.as_deref().filter(|_| workspace) {
+    if let Some(w) = p.workspace.as_deref().filter(|_| workspace) {
         let last = w
             .trim_end_matches(['/', '\\'])
             .rsplit(['/', '\\'])
@@ -151,7 +170,7 @@ pub fn label_with(a: &Actor, title_chars: usize, workspace: bool, day: bool) -> 
             parts.push(last.to_string());
         }
     }
-    if let Some(t) = a.last_active.as_deref().filter(|_| day) {
+    if let Some(t) = p.last_active.as_deref().filter(|_| day) {
         parts.push(t.chars().take(10).collect());
     }
     sanitize::one_line(&parts.join(" · "))

@@ -103,6 +103,19 @@ pub fn parse_since(text: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, Stri
 
 /// Read the log at `path` (with its rotated generations) and compute the report.
 pub fn stats(log_path: &Path, since: Option<DateTime<Utc>>) -> std::io::Result<StatsReport> {
+    let (mut lines, unreadable) = read_log(log_path)?;
+    if let Some(since) = since {
+        lines.retain(|l| DateTime::parse_from_rfc3339(&l.at).is_ok_and(|at| at >= since));
+    }
+    let mut report = summarise(&lines);
+    report.since = since.map(|s| s.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+    report.unreadable_lines = unreadable;
+    Ok(report)
+}
+
+/// Every readable line of the log and its rotated generations, oldest first, and how many
+/// lines could not be read.
+pub fn read_log(log_path: &Path) -> std::io::Result<(Vec<LogLine>, u64)> {
     let mut lines = Vec::new();
     let mut unreadable = 0;
     for file in log_files(log_path) {
@@ -134,13 +147,25 @@ pub fn stats(log_path: &Path, since: Option<DateTime<Utc>>) -> std::io::Result<S
             }
         }
     }
-    if let Some(since) = since {
-        lines.retain(|l| DateTime::parse_from_rfc3339(&l.at).is_ok_and(|at| at >= since));
+    Ok((lines, unreadable))
+}
+
+/// One report per day of `days` (each `(since_ms, until_ms)`, until exclusive) over the lines
+/// logged in it: the activity view's lane-health sparklines.
+pub fn by_day(lines: &[LogLine], days: &[(i64, i64)]) -> Vec<StatsReport> {
+    let mut per_day: Vec<Vec<LogLine>> = vec![Vec::new(); days.len()];
+    for l in lines {
+        let Ok(at) = DateTime::parse_from_rfc3339(&l.at) else {
+            continue;
+        };
+        let ms = at.timestamp_millis();
+        // Days are in order: find the one holding `ms`.
+        let i = days.partition_point(|(_, until)| *until <= ms);
+        if days.get(i).is_some_and(|(since, _)| *since <= ms) {
+            per_day[i].push(l.clone());
+        }
     }
-    let mut report = summarise(&lines);
-    report.since = since.map(|s| s.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
-    report.unreadable_lines = unreadable;
-    Ok(report)
+    per_day.iter().map(|d| summarise(d)).collect()
 }
 
 /// The report over parsed log lines.

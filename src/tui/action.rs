@@ -7,6 +7,7 @@
 
 use knowledge::contract::dispatch::{DispatchResponse, Handoff};
 use knowledge::contract::SearchResponse;
+use knowledge::engine::activity::ActivityReport;
 use knowledge::engine::outbox::OutboxEntry;
 use knowledge::engine::Episode;
 use ratatui_textarea::Input;
@@ -127,6 +128,12 @@ pub enum Action {
     /// Reload the current view (outbox list, episode).
     Refresh,
 
+    // --- the activity view -----------------------------------------------------------------
+    /// Open the activity view (sessions per day, who worked where, skills, lane health).
+    Activity,
+    /// Show the next period (last 7 / 30 / 90 days, the filters' since/until).
+    CyclePeriod,
+
     // --- the confirmation dialog -----------------------------------------------------------
     /// The explicit yes of a confirmation dialog.
     Confirm,
@@ -162,6 +169,8 @@ pub enum Action {
     OutboxShown(String, Result<Box<OutboxPackage>, String>),
     /// An approve/reject decision was recorded (or failed).
     OutboxDecided(String, Result<String, String>),
+    /// The activity report of job `u64` arrived (or why it could not be computed).
+    ActivityLoaded(u64, Result<Box<ActivityReport>, String>),
     /// A copy finished: how it was delivered, or why it failed.
     CopyDone(Result<String, String>),
     /// `$EDITOR` returned.
@@ -285,6 +294,8 @@ impl Action {
         ("approve", "approve the package"),
         ("reject", "reject the package"),
         ("refresh", "reload"),
+        ("activity", "activity: sessions per day, who worked where"),
+        ("cycle_period", "next period (7 / 30 / 90 days, filters)"),
         ("confirm", "yes, do it"),
         ("cancel", "no"),
     ];
@@ -342,6 +353,8 @@ impl Action {
             "approve" => Approve,
             "reject" => Reject,
             "refresh" => Refresh,
+            "activity" => Activity,
+            "cycle_period" => CyclePeriod,
             "confirm" => Confirm,
             "cancel" => Cancel,
             _ => return None,

@@ -1,7 +1,8 @@
-//! The only place the explorer calls the engine (on the worker threads): search, an episode with
-//! its neighbours, the lines around a code reference, dispatch and the outbox. Answers are turned
-//! into the state's own types or the contract's typed documents here, so a change of a document's
-//! shape fails to compile in the UI instead of showing an empty field.
+//! The only place the explorer calls the engine (on the worker threads): search, the activity of
+//! a period, an episode with its neighbours, the lines around a code reference, dispatch and the
+//! outbox. Answers are turned into the state's own types or the contract's typed documents here,
+//! so a change of a document's shape fails to compile in the UI instead of showing an empty
+//! field.
 
 use std::path::Path;
 
@@ -10,6 +11,7 @@ use super::state::TaskDraft;
 use knowledge::contract::dispatch::validate_dispatch_value;
 use knowledge::contract::dispatch::DispatchResponse;
 use knowledge::contract::{Issue, SearchRequest, SearchResponse};
+use knowledge::engine::activity::{ActivityReport, ActivityRequest};
 use knowledge::engine::outbox::{self, Decision};
 use knowledge::engine::{Engine, Episode};
 
@@ -19,6 +21,11 @@ const WINDOW: u64 = 2_000;
 
 pub fn search(engine: &Engine, req: &SearchRequest) -> SearchResponse {
     engine.search(req)
+}
+
+/// The activity of a period, counted by the engine through the lanes.
+pub fn activity(engine: &Engine, req: &ActivityRequest) -> ActivityReport {
+    engine.activity(req)
 }
 
 pub fn load_episode(

@@ -24,6 +24,7 @@ pub enum Context {
     DispatchEdit,
     DispatchPreview,
     Outbox,
+    Activity,
     Filters,
     FiltersText,
     FiltersChoice,
@@ -34,7 +35,7 @@ pub enum Context {
 }
 
 impl Context {
-    pub const ALL: [Context; 14] = [
+    pub const ALL: [Context; 15] = [
         Context::Global,
         Context::Query,
         Context::Results,
@@ -42,6 +43,7 @@ impl Context {
         Context::DispatchEdit,
         Context::DispatchPreview,
         Context::Outbox,
+        Context::Activity,
         Context::Filters,
         Context::FiltersText,
         Context::FiltersChoice,
@@ -60,6 +62,7 @@ impl Context {
             Context::DispatchEdit => "dispatch_edit",
             Context::DispatchPreview => "dispatch_preview",
             Context::Outbox => "outbox",
+            Context::Activity => "activity",
             Context::Filters => "filters",
             Context::FiltersText => "filters_text",
             Context::FiltersChoice => "filters_choice",
@@ -80,6 +83,7 @@ impl Context {
             Context::DispatchEdit => "Dispatch: editing the task",
             Context::DispatchPreview => "Dispatch: preview",
             Context::Outbox => "Outbox",
+            Context::Activity => "Activity view",
             Context::Filters => "Filter popup",
             Context::FiltersText => "Filter popup: text fields",
             Context::FiltersChoice => "Filter popup: choices",

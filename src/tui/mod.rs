@@ -54,11 +54,13 @@ pub fn new_app(engine: &Engine) -> App {
             keymap
         }
     };
-    App::new(
+    let mut app = App::new(
         keymap,
         engine.config.data_dir.display().to_string(),
         no_color(),
-    )
+    );
+    app.utc_offset_s = chrono::Local::now().offset().local_minus_utc();
+    app
 }
 
 /// A watch report as the action the explorer understands.

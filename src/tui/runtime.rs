@@ -200,5 +200,6 @@ fn loading(app: &App) -> bool {
         View::Code(c) => c.loading,
         View::Dispatch(d) => d.loading,
         View::Outbox(o) => o.loading || o.detail.as_ref().is_some_and(|d| d.loading),
+        View::Activity(a) => a.loading,
     })
 }

@@ -15,9 +15,11 @@ use ratatui_textarea::TextArea;
 use super::action::CodeText;
 use super::keymap::{Context, Keymap};
 
+mod activity;
 mod dispatch;
 mod live;
 mod overlay;
+pub use activity::*;
 pub use dispatch::*;
 pub use live::Live;
 pub use overlay::*;
@@ -51,6 +53,8 @@ pub struct App {
     pub tick: u64,
     /// Wall clock (ms since the epoch), from ticks; relative filter dates use it.
     pub now_ms: i64,
+    /// Local time's offset from UTC in seconds (the activity view's days are local days).
+    pub utc_offset_s: i32,
     /// Counter for non-search jobs, so late answers for a closed view are dropped.
     pub next_job: u64,
     pub quit: bool,
@@ -76,6 +80,8 @@ pub struct FilterSet {
     /// episodes, code, skills.
     pub include: [bool; 3],
     pub limit: u32,
+    /// Only these actors (set from the activity view; the filter popup shows and resets them).
+    pub actors: Vec<String>,
 }
 
 impl Default for FilterSet {
@@ -88,6 +94,7 @@ impl Default for FilterSet {
             outcome: Outcome::Any,
             include: [true; 3],
             limit: 10,
+            actors: Vec::new(),
         }
     }
 }
@@ -119,6 +126,13 @@ impl FilterSet {
         }
         if self.limit != 10 {
             out.push(format!("limit {}", self.limit));
+        }
+        for a in &self.actors {
+            // `actor:claude:root_session:5af11f95-…:main` → `main@5af11f95`.
+            let parts: Vec<&str> = a.split(':').collect();
+            let name = parts.last().copied().unwrap_or(a);
+            let root: String = parts.get(3).map_or("", |r| r).chars().take(8).collect();
+            out.push(format!("actor {name}@{root}"));
         }
         out
     }
@@ -195,6 +209,7 @@ pub enum View {
     Code(CodeView),
     Dispatch(Box<DispatchView>),
     Outbox(OutboxView),
+    Activity(Box<ActivityView>),
 }
 
 /// An event in full with its neighbours.
@@ -298,6 +313,9 @@ impl PathDisplay {
     }
 }
 
+/// What the empty query box says.
+pub const QUERY_PLACEHOLDER: &str = "who fixed …? where is …? which skill …?";
+
 /// A single-line text field with the explorer's look.
 pub fn text_field(text: &str, placeholder: &str) -> TextArea<'static> {
     let mut t = TextArea::new(vec![text.to_string()]);
@@ -340,7 +358,7 @@ impl App {
             keymap,
             data_dir,
             paths: PathDisplay::from_env(),
-            query: text_field("", "who fixed …? where is …? which skill …?"),
+            query: text_field("", QUERY_PLACEHOLDER),
             focus: Focus::Query,
             lane_tab: Lane::Episodes,
             filters: FilterSet::default(),
@@ -353,6 +371,7 @@ impl App {
             live: Live::default(),
             tick: 0,
             now_ms: 0,
+            utc_offset_s: 0,
             next_job: 0,
             quit: false,
         }
@@ -459,6 +478,7 @@ impl App {
                     Context::DispatchEdit
                 }),
                 Some(View::Outbox(_)) => out.push(Context::Outbox),
+                Some(View::Activity(_)) => out.push(Context::Activity),
                 None => out.push(if self.focus == Focus::Query {
                     Context::Query
                 } else {

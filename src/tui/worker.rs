@@ -98,6 +98,10 @@ fn job_loop(slot: &EngineSlot, rx: Receiver<Effect>, out: Sender<Action>) {
                 commit,
                 guard(|| backend::dispatch(engine, &draft, commit)),
             ),
+            Effect::LoadActivity { job, request } => Action::ActivityLoaded(
+                job,
+                guard(|| Ok(Box::new(backend::activity(engine, &request)))),
+            ),
             Effect::OutboxList => Action::OutboxListed(guard(|| backend::outbox_list(engine))),
             Effect::OutboxShow(id) => {
                 let res = guard(|| backend::outbox_show(engine, &id));

@@ -4,9 +4,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::unavailable;
+use crate::contract::Code;
 use crate::engine::lanes::{
-    ActorFacts, ActorKey, ActorRow, AgentKnowledgeStats, LaneRequest, SkillHit, SkillsAnswer,
-    SkillsSource, SourceFailure,
+    ActivityQuery, ActorFacts, ActorKey, ActorRow, AgentKnowledgeStats, LaneRequest, SkillHit,
+    SkillsActivity, SkillsAnswer, SkillsSource, SourceFailure,
 };
 use crate::sources::agent_knowledge::AgentKnowledgeStore;
 
@@ -81,5 +82,17 @@ impl SkillsSource for BuiltinSkills {
     }
     fn top_actor_for_skill(&self, skill: &str) -> Result<Option<(String, u64)>, SourceFailure> {
         self.store.top_actor_for_skill(skill).map_err(unavailable)
+    }
+    fn activity(&self, q: &ActivityQuery) -> Result<SkillsActivity, SourceFailure> {
+        self.store.activity(q.since_ms, q.until_ms).map_err(|e| {
+            // A store written before the activity counts existed: the next index rebuilds it.
+            let why = if e.to_string().contains("no such table") {
+                "the skills-and-actors store predates the activity counts: run `knowledge index`"
+                    .to_string()
+            } else {
+                e.to_string()
+            };
+            SourceFailure::new(Code::SourceUnavailable, why)
+        })
     }
 }

@@ -86,7 +86,7 @@ pub fn build_with(
         return Ok(summary);
     }
 
-    let (sessions, events, groups, ep_rev) = if episodes_db.exists() {
+    let (sessions, events, groups, hours, ep_rev) = if episodes_db.exists() {
         read_episodes(episodes_db).map_err(|source| AgentKnowledgeError::Episodes {
             path: episodes_db.to_path_buf(),
             source,
@@ -95,7 +95,7 @@ pub fn build_with(
         summary
             .warnings
             .push("no episodes store yet: only the skill catalog was built".to_string());
-        (Vec::new(), Vec::new(), Vec::new(), None)
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), None)
     };
     let derived = derive(&sessions, &events, &groups);
     let index_rev = fingerprint(ep_rev.as_deref(), &skills, &agents);
@@ -109,6 +109,7 @@ pub fn build_with(
             agents: &agents,
             derived: &derived,
             sessions: &sessions,
+            hours: &hours,
             index_rev: &index_rev,
             episodes_rev: ep_rev.as_deref(),
         },
@@ -175,6 +176,7 @@ struct Content<'a> {
     agents: &'a [AgentDoc],
     derived: &'a Derived,
     sessions: &'a [SessionIn],
+    hours: &'a [HourIn],
     index_rev: &'a str,
     episodes_rev: Option<&'a str>,
 }
@@ -274,9 +276,16 @@ fn open_old(path: &Path) -> rusqlite::Result<Connection> {
     Ok(conn)
 }
 
-type EpisodeRows = (Vec<SessionIn>, Vec<EventIn>, Vec<GroupIn>, Option<String>);
+type EpisodeRows = (
+    Vec<SessionIn>,
+    Vec<EventIn>,
+    Vec<GroupIn>,
+    Vec<HourIn>,
+    Option<String>,
+);
 
-/// Sessions, fact-carrying events and per-group counts, read-only, in a fixed order.
+/// Sessions, fact-carrying events, per-group counts and per-hour activity, read-only, in a fixed
+/// order.
 fn read_episodes(path: &Path) -> rusqlite::Result<EpisodeRows> {
     let conn = schema::open_ro(path)?;
     // An indexer may be finishing its write: wait longer than a search would.
@@ -335,23 +344,68 @@ fn read_episodes(path: &Path) -> rusqlite::Result<EpisodeRows> {
             facts,
         });
     }
+    // One pass gives both the per-hour activity and the per-group counts and time range.
     let mut stmt = conn.prepare(
-        "SELECT session_id, sidechain_agent, count(*), min(time_ms), max(time_ms)
-         FROM events GROUP BY session_id, sidechain_agent ORDER BY session_id, sidechain_agent",
+        "SELECT session_id, sidechain_agent, time_ms / 3600000 AS h, count(*), min(time_ms),
+                max(time_ms)
+         FROM events GROUP BY session_id, sidechain_agent, h
+         ORDER BY session_id, sidechain_agent, h",
     )?;
-    let groups = stmt
-        .query_map([], |r| {
-            Ok(GroupIn {
-                session_id: r.get(0)?,
-                sidechain_agent: r.get(1)?,
-                events: r.get::<_, i64>(2)?.max(0) as u64,
-                min_ms: r.get(3)?,
-                max_ms: r.get(4)?,
-            })
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut groups: Vec<GroupIn> = Vec::new();
+    let mut hours: Vec<HourIn> = Vec::new();
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let session_id: String = r.get(0)?;
+        let sidechain_agent: Option<String> = r.get(1)?;
+        let hour: Option<i64> = r.get(2)?;
+        let events = r.get::<_, i64>(3)?.max(0) as u64;
+        let (min_ms, max_ms): (Option<i64>, Option<i64>) = (r.get(4)?, r.get(5)?);
+        if let Some(hour) = hour {
+            hours.push(HourIn {
+                session_id: session_id.clone(),
+                sidechain_agent: sidechain_agent.clone().unwrap_or_default(),
+                hour,
+                events,
+            });
+        }
+        match groups.last_mut() {
+            Some(g) if g.session_id == session_id && g.sidechain_agent == sidechain_agent => {
+                g.events += events;
+                g.min_ms = min_opt(g.min_ms, min_ms, i64::min);
+                g.max_ms = min_opt(g.max_ms, max_ms, i64::max);
+            }
+            _ => groups.push(GroupIn {
+                session_id,
+                sidechain_agent,
+                events,
+                min_ms,
+                max_ms,
+            }),
+        }
+    }
+    drop(rows);
+    drop(stmt);
     let _ = conn.execute_batch("COMMIT");
-    Ok((sessions, events, groups, rev))
+    Ok((sessions, events, groups, hours, rev))
+}
+
+/// `pick` of two optional values, either alone when the other is missing.
+fn min_opt(a: Option<i64>, b: Option<i64>, pick: fn(i64, i64) -> i64) -> Option<i64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(pick(a, b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Events of one (session, sidechain agent) in one hour (`time_ms / 3_600_000`): the activity
+/// view's buckets (`ak_activity`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HourIn {
+    pub session_id: String,
+    /// Empty when the events are the session's own.
+    pub sidechain_agent: String,
+    pub hour: i64,
+    pub events: u64,
 }
 
 /// `events.facts` → facts; unknown or malformed entries are skipped one by one.

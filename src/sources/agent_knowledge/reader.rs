@@ -380,8 +380,11 @@ impl AgentKnowledgeStore {
     }
 }
 
+mod activity;
 mod actors;
 mod skills;
+
+pub use activity::{ActivityActor, ActivityBucket, ActivitySkillUse, SkillsActivity};
 
 fn kind_static(kind: &str) -> &'static str {
     match kind {

@@ -7,7 +7,7 @@
 //! self-contained when it is renamed into place.
 
 /// Bumped when the layout changes (it is part of the store's `index_rev`).
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Tables of the store. No column holds raw session or code text: only ids, locators, names,
 /// tags, outcomes and counts, plus catalog text from `SKILL.md`/agent files.
@@ -94,6 +94,14 @@ CREATE TABLE ak_edit(
 CREATE INDEX ak_edit_path ON ak_edit(path);
 CREATE INDEX ak_edit_abs ON ak_edit(abs_path);
 CREATE INDEX ak_edit_actor ON ak_edit(actor_id);
+CREATE TABLE ak_activity(
+    session_id TEXT NOT NULL,
+    sidechain_agent TEXT NOT NULL DEFAULT '',
+    hour INTEGER NOT NULL,
+    events INTEGER NOT NULL,
+    PRIMARY KEY(session_id, sidechain_agent, hour)
+);
+CREATE INDEX ak_activity_hour ON ak_activity(hour);
 "#;
 
 /// Readers open the store read-only (they never write L3; only dispatch writes assignments),

@@ -4,6 +4,7 @@
 //! listed in the registry [`agents`]; readers push the [`model`] types into a sink and know
 //! nothing of SQLite. Storage (`prepare`, `index`) and search (`search`) know nothing of formats.
 
+pub mod activity;
 pub mod agent;
 pub mod agents;
 pub mod aider;

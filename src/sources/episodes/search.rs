@@ -154,7 +154,7 @@ impl EpisodeStore {
         self.pool.path()
     }
 
-    fn with_conn<T>(
+    pub(super) fn with_conn<T>(
         &self,
         f: impl FnOnce(&Connection) -> Result<T, EpisodeStoreError>,
     ) -> Result<T, EpisodeStoreError> {
@@ -278,17 +278,45 @@ impl EpisodeStore {
         })
     }
 
-    /// The first thing a person typed in a session (injected context is not `human`), as
-    /// stored: redacted at index time. What a session was about when it has no summary.
-    pub fn first_human_text(&self, session_id: &str) -> Result<Option<String>, EpisodeStoreError> {
+    /// The first `limit` texts of a session, as stored (redacted at index time): what a person
+    /// typed (`human`; injected context is not human), else the assistant's messages. What a
+    /// session was about when it has no summary (`engine::titles`).
+    pub fn session_texts(
+        &self,
+        session_id: &str,
+        human: bool,
+        limit: usize,
+    ) -> Result<Vec<String>, EpisodeStoreError> {
         self.with_conn(|c| {
-            Ok(c.query_row(
+            let sql = if human {
                 "SELECT text FROM events WHERE session_id=?1 AND human=1 AND text <> ''
-                 ORDER BY seq LIMIT 1",
-                [session_id],
-                |r| r.get(0),
-            )
-            .optional()?)
+                 ORDER BY seq LIMIT ?2"
+            } else {
+                "SELECT text FROM events WHERE session_id=?1 AND event_type='assistant/message'
+                 AND text <> '' ORDER BY seq LIMIT ?2"
+            };
+            let mut stmt = c.prepare_cached(sql)?;
+            let rows = stmt.query_map(rusqlite::params![session_id, limit as i64], |r| r.get(0))?;
+            Ok(rows.collect::<Result<Vec<String>, _>>()?)
+        })
+    }
+
+    /// The paths of the first `limit` file edits of a session, in order (one per edit).
+    pub fn edited_paths(
+        &self,
+        session_id: &str,
+        limit: usize,
+    ) -> Result<Vec<String>, EpisodeStoreError> {
+        self.with_conn(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT json_extract(f.value, '$.path') FROM events e, json_each(e.facts) f
+                 WHERE e.session_id=?1 AND e.facts LIKE '%file_edit%'
+                   AND json_extract(f.value, '$.fact') = 'file_edit'
+                   AND json_extract(f.value, '$.path') IS NOT NULL
+                 ORDER BY e.seq LIMIT ?2",
+            )?;
+            let rows = stmt.query_map(rusqlite::params![session_id, limit as i64], |r| r.get(0))?;
+            Ok(rows.collect::<Result<Vec<String>, _>>()?)
         })
     }
 

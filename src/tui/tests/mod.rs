@@ -7,6 +7,7 @@
 //! temporary paths) and the handoff's creation time are fixed, timings are zeroed and the clock
 //! is fixed.
 
+mod activity;
 mod flows;
 mod live;
 mod snapshots;
@@ -194,6 +195,9 @@ impl Harness {
                     }
                 }
                 Action::DispatchDone(job, commit, res)
+            }
+            Effect::LoadActivity { job, request } => {
+                Action::ActivityLoaded(job, Ok(Box::new(backend::activity(e, &request))))
             }
             Effect::OutboxList => Action::OutboxListed(backend::outbox_list(e)),
             Effect::OutboxShow(id) => {

@@ -178,11 +178,26 @@ fn state(name: &str, w: u16, h: u16) -> Harness {
             hs.act(Action::Outbox);
             hs
         }
+        "activity" => {
+            let mut hs = fresh(w, h);
+            hs.act(Action::Activity);
+            // The demo world's sessions are in October; the harness's clock is at the end of
+            // November: the last 90 days hold them. The busiest day is selected.
+            hs.act(Action::CyclePeriod);
+            super::activity::select_busiest_day(&mut hs);
+            hs
+        }
+        "activity_actors" => {
+            let mut hs = state("activity", w, h);
+            hs.act(Action::NextPane);
+            hs.act(Action::Down);
+            hs
+        }
         other => panic!("no state {other}"),
     }
 }
 
-pub const STATES: [&str; 13] = [
+pub const STATES: [&str; 15] = [
     "empty",
     "results",
     "degraded",
@@ -196,6 +211,8 @@ pub const STATES: [&str; 13] = [
     "filters",
     "copy_menu",
     "outbox",
+    "activity",
+    "activity_actors",
 ];
 
 #[test]

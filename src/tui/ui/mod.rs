@@ -3,6 +3,7 @@
 //! string that came from a session, a file or the index goes through `knowledge::text::sanitize`
 //! before it is drawn.
 
+pub mod activity;
 pub mod actors;
 pub mod dispatch;
 pub mod lanes;
@@ -61,6 +62,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
         Some(View::Code(v)) => views::draw_code(frame, l.body, app, v, theme),
         Some(View::Dispatch(v)) => dispatch::draw_dispatch(frame, l.body, app, v, theme),
         Some(View::Outbox(v)) => outbox::draw(frame, l.body, app, v, theme),
+        Some(View::Activity(v)) => activity::draw(frame, l.body, app, v, theme),
     }
     if let Some(r) = l.status {
         status::draw(frame, r, app, theme);

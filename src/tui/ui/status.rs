@@ -21,6 +21,7 @@ fn hint_actions(ctx: Context) -> &'static [(&'static str, &'static str)] {
         Context::Query => &[
             ("search", "search"),
             ("next_pane", "results"),
+            ("activity", "activity"),
             ("help", "help"),
             ("quit", "quit"),
         ],
@@ -28,6 +29,7 @@ fn hint_actions(ctx: Context) -> &'static [(&'static str, &'static str)] {
             ("open", "open"),
             ("copy_menu", "copy"),
             ("dispatch", "dispatch"),
+            ("activity", "activity"),
             ("outbox", "outbox"),
             ("help", "help"),
             ("quit", "quit"),
@@ -57,6 +59,13 @@ fn hint_actions(ctx: Context) -> &'static [(&'static str, &'static str)] {
             ("approve", "approve"),
             ("reject", "reject"),
             ("refresh", "reload"),
+            ("back", "back"),
+        ],
+        Context::Activity => &[
+            ("open", "search this"),
+            ("decrease", "day"),
+            ("next_pane", "pane"),
+            ("cycle_period", "period"),
             ("back", "back"),
         ],
         Context::Filters | Context::FiltersText | Context::FiltersChoice => &[

@@ -37,6 +37,7 @@ pub fn choices(app: &App) -> Vec<CopyChoice> {
         Some(View::Code(v)) => code_choices(v, &mut out),
         Some(View::Dispatch(d)) => dispatch_choices(d, &mut out),
         Some(View::Outbox(o)) => outbox_choices(o, &mut out),
+        Some(View::Activity(_)) => {}
         None => main_choices(app, &mut out),
     }
     out

@@ -243,5 +243,7 @@ pub fn form_filters(f: &FilterForm, now_ms: i64) -> Result<FilterSet, String> {
         outcome: f.outcome,
         include: f.include,
         limit: f.limit.clamp(1, 50),
+        // The actor filter comes from the activity view; editing the filters drops it.
+        actors: Vec::new(),
     })
 }

@@ -6,7 +6,11 @@
 //!
 //! The main screen lives here; views, popups, dispatch/outbox and copying have their own files.
 
+mod activity;
 mod copy;
+
+#[cfg(test)]
+pub use activity::request as activity_request;
 mod dispatch;
 mod forms;
 mod live;
@@ -64,6 +68,11 @@ pub enum Effect {
         approve: bool,
         reason: Option<String>,
     },
+    /// Count the activity of a period on the worker; the answer is `Action::ActivityLoaded`.
+    LoadActivity {
+        job: u64,
+        request: knowledge::engine::activity::ActivityRequest,
+    },
     /// Put text on the clipboard; `what` names it in the status line.
     Copy {
         text: String,
@@ -107,6 +116,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::OutboxListed(res) => outbox::listed(app, res),
         Action::OutboxShown(id, res) => outbox::shown(app, id, res),
         Action::OutboxDecided(id, res) => outbox::decided(app, id, res, &mut fx),
+        Action::ActivityLoaded(job, res) => activity::loaded(app, job, res),
         Action::CopyDone(res) => match res {
             Ok(how) => app.say(Level::Info, how),
             Err(e) => app.say(Level::Error, format!("copy failed: {e}")),
@@ -203,7 +213,7 @@ fn main_action(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
             start_search(app, fx);
         }
         Action::ClearQuery => {
-            app.query = super::state::text_field("", "who fixed …? where is …? which skill …?");
+            app.query = super::state::text_field("", super::state::QUERY_PLACEHOLDER);
             query_changed(app, fx);
         }
         Action::Input(input) if app.focus == Focus::Query => type_in_query(app, input, fx),
@@ -246,6 +256,7 @@ fn main_action(app: &mut App, action: Action, fx: &mut Vec<Effect>) {
         Action::Dispatch => dispatch::open(app, fx, false),
         Action::DispatchAuto => dispatch::open(app, fx, true),
         Action::Outbox => outbox::open(app, fx),
+        Action::Activity => activity::open(app, fx),
         Action::CopyMenu => copy::open_menu(app),
         a if a.is_copy() => copy::copy_direct(app, &a, fx),
         _ => {}
@@ -332,6 +343,7 @@ pub fn build_request(app: &App) -> Result<SearchRequest, String> {
         }
     }
     req.filters.outcome = (f.outcome != Outcome::Any).then_some(f.outcome);
+    req.filters.actor_ids = f.actors.clone();
     req.include = Lane::ALL
         .into_iter()
         .zip(f.include)
@@ -592,6 +604,7 @@ pub(crate) fn update_inner(app: &mut App, action: Action, fx: &mut Vec<Effect>) 
         match app.views.last() {
             Some(View::Dispatch(_)) => dispatch::view_action(app, action, fx),
             Some(View::Outbox(_)) => outbox::view_action(app, action, fx),
+            Some(View::Activity(_)) => activity::view_action(app, action, fx),
             Some(_) => views::view_action(app, action, fx),
             None => main_action(app, action, fx),
         }

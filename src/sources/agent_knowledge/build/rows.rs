@@ -1,6 +1,6 @@
 //! The rows of a new `knowledge.sqlite`, table by table: meta, the skill catalog with its
 //! full-text rows, agent definitions, actors (with their outcome and definition), the sessions
-//! of each actor, skill uses and edits. Catalog text is redacted on the way in.
+//! of each actor, skill uses, edits and the per-hour activity. Catalog text is redacted on the way in.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -22,7 +22,23 @@ pub(super) fn insert_all(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Res
     insert_actors(tx, c)?;
     insert_actor_sessions(tx, &c.derived.actor_sessions)?;
     insert_skill_uses(tx, &c.derived.uses)?;
-    insert_edits(tx, &c.derived.edits)
+    insert_edits(tx, &c.derived.edits)?;
+    insert_activity(tx, c.hours)
+}
+
+fn insert_activity(tx: &Transaction<'_>, hours: &[super::HourIn]) -> rusqlite::Result<()> {
+    let mut ins = tx.prepare(
+        "INSERT INTO ak_activity(session_id, sidechain_agent, hour, events) VALUES(?1, ?2, ?3, ?4)",
+    )?;
+    for h in hours {
+        ins.execute(params![
+            h.session_id,
+            h.sidechain_agent,
+            h.hour,
+            h.events as i64
+        ])?;
+    }
+    Ok(())
 }
 
 fn insert_meta(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
