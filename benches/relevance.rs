@@ -1,7 +1,9 @@
 //! The relevance benchmark (run with `cargo bench --bench relevance`): labelled questions in
 //! `benches/relevance/questions.toml` (the tuning set) and `benches/relevance/heldout.toml` (the
-//! held-out set, written before the changes it judges; never tuned on) over the bundled demo world and the public transcripts and
-//! skills in `fixtures/real`, each asked exactly as a person would (a default request: every
+//! held-out set, written before the changes it judges; never tuned on) over the bundled demo
+//! world and the public transcripts and skills in `../shared/realdata` (its questions are
+//! skipped, with a note, where it is absent), each asked exactly as a person would (a default
+//! request: every
 //! lane, limit 10, the default budget), scored per lane, per intent and per kind of question.
 //!
 //! Why it exists: a ranking, routing, budget or embedding change is judged by these figures, not
@@ -39,14 +41,18 @@ fn main() {
 
     let tmp = tempfile::tempdir().expect("temp dir");
     let demo_engine = index_demo(tmp.path());
-    let real_engine = index_real(&manifest.join("fixtures/real"), tmp.path());
+    let real_engine = realdata(&manifest).map(|root| index_real(&root, tmp.path()));
+    if real_engine.is_none() {
+        println!("relevance: ../shared/realdata is absent: the real-world questions are skipped");
+    }
     let verbose = std::env::var_os("KNOWLEDGE_RELEVANCE_VERBOSE").is_some();
 
     let mut groups: BTreeMap<String, Tally> = BTreeMap::new();
     for q in &questions {
-        let engine = match q.world.as_str() {
-            "demo" => &demo_engine,
-            _ => &real_engine,
+        let engine = match (q.world.as_str(), &real_engine) {
+            ("demo", _) => &demo_engine,
+            (_, Some(real)) => real,
+            (_, None) => continue,
         };
         let resp = engine.search(&SearchRequest::new(q.query.clone()));
         let ranks = Ranks::of(q, &resp);
@@ -115,6 +121,17 @@ fn index_demo(tmp: &Path) -> Engine {
     open(&data)
 }
 
+/// The real transcripts, skills and agent definitions: `../shared/realdata` beside the checkout,
+/// else `/work/shared/realdata`; third-party data, never copied into the repository.
+fn realdata(manifest: &Path) -> Option<PathBuf> {
+    [
+        manifest.join("../shared/realdata"),
+        PathBuf::from("/work/shared/realdata"),
+    ]
+    .into_iter()
+    .find(|p| p.join("SOURCES.md").is_file())
+}
+
 fn index_real(root: &Path, tmp: &Path) -> Engine {
     let data = data_dir(tmp.join("real-data"));
     let existing = |p: PathBuf| p.exists().then_some(p);
@@ -125,7 +142,7 @@ fn index_real(root: &Path, tmp: &Path) -> Engine {
         agents: existing(root.join("agents")).into_iter().collect(),
         rebuild: false,
     };
-    index_all(&data, &plan, &mut |_| {}).expect("index fixtures/real");
+    index_all(&data, &plan, &mut |_| {}).expect("index realdata");
     open(&data)
 }
 

@@ -180,8 +180,11 @@ fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
         semantic: false,
         ..EngineConfig::new(&data)
     });
-    let store = engine.episode_store().expect("episodes store");
-    let code_store = engine.code_store().expect("code store");
+    let store =
+        knowledge::sources::episodes::search::EpisodeStore::open(&engine.config.episodes_db())
+            .expect("episodes store");
+    let code_store =
+        knowledge::sources::code::CodeStore::open(&engine.config.code_db()).expect("code store");
     let emb = knowledge::text::embed::shared().expect("embedding table");
     // A first vector query without warm-up: what a one-shot CLI call pays for the codes.
     let warm = EpisodeQuery {
@@ -421,7 +424,8 @@ fn run_code(chunks: usize) {
     };
     index_all(&data, &plan, &mut |_| {}).expect("index");
     let engine = Engine::open(EngineConfig::new(&data));
-    let store = engine.code_store().expect("code store");
+    let store =
+        knowledge::sources::code::CodeStore::open(&engine.config.code_db()).expect("code store");
     println!("\n[code lane alone] {chunks} chunks");
     for q in CODE_QUERIES {
         let query = CodeQuery {

@@ -36,16 +36,7 @@ pub mod watch;
 /// (`[sources.code]`, `[sources.episodes]`) in their place.
 pub fn open_engine(config: engine::EngineConfig) -> engine::Engine {
     let mut engine = engine::Engine::open(config);
-    let sources = engine.config.sources.clone();
-    if sources.code.is_some() || sources.episodes.is_some() {
-        let (episodes, code) = adapters::mcp::wire(
-            &sources,
-            engine.config.lane_timeout,
-            engine.episodes.clone(),
-            engine.code.clone(),
-        );
-        engine.episodes = episodes;
-        engine.code = code;
-    }
+    let (episodes, code) = adapters::mcp::wire(&engine.config.sources, engine.config.lane_timeout);
+    engine.attach(episodes, code, None);
     engine
 }

@@ -426,7 +426,7 @@ fn kc11_secret_canaries_never_appear_in_responses_logs_or_stores() {
                 .expect("episode");
             assert_no_canary("get_episode", &serde_json::to_string(&ep).expect("json"));
         }
-        if let Some(store) = engine.code_store() {
+        if let Ok(store) = knowledge::sources::code::CodeStore::open(&engine.config.code_db()) {
             for it in &resp.lanes.code.items {
                 let abs = format!("{}/{}", it.root.as_deref().unwrap_or(""), it.path);
                 let lines = store.read_code(&abs, 1, Some(400)).expect("read");

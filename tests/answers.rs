@@ -18,13 +18,14 @@ fn valid(resp: &SearchResponse) {
     }
 }
 
-/// The public transcripts with the public skills and agent definitions, indexed once.
-fn real_with_skills() -> &'static (tempfile::TempDir, PathBuf) {
+/// The public transcripts with the public skills and agent definitions (`../shared/realdata`),
+/// indexed once; `None` (with a note) where realdata is absent.
+fn real_with_skills() -> Option<&'static (tempfile::TempDir, PathBuf)> {
     static REAL: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    REAL.get_or_init(|| {
+    let root = common::realdata::root()?;
+    Some(REAL.get_or_init(|| {
         let tmp = tempfile::tempdir().expect("temp dir");
         let data = tmp.path().join("data");
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/real");
         let plan = IndexPlan {
             sessions: vec![root.join("claude"), root.join("codex")],
             code: Vec::new(),
@@ -32,9 +33,9 @@ fn real_with_skills() -> &'static (tempfile::TempDir, PathBuf) {
             agents: vec![root.join("agents")],
             rebuild: false,
         };
-        index_all(&data, &plan, &mut |_| {}).expect("index fixtures/real");
+        index_all(&data, &plan, &mut |_| {}).expect("index realdata");
         (tmp, data)
-    })
+    }))
 }
 
 /// An engine whose lanes never time out: these tests are about what is kept, and a loaded
@@ -62,7 +63,10 @@ fn o200k(resp: &SearchResponse) -> usize {
 
 #[test]
 fn a_skill_question_keeps_its_skills_under_the_default_budget() {
-    let engine = patient(&real_with_skills().1);
+    let Some(real) = real_with_skills() else {
+        return;
+    };
+    let engine = patient(&real.1);
     let resp = engine.search(&SearchRequest::new("brainstorming skill"));
     valid(&resp);
     assert_eq!(resp.routing.intent, "find_skill");

@@ -11,7 +11,8 @@ use knowledge::contract::dispatch::{ContextPack, DispatchTarget, Task};
 use knowledge::contract::{Code, DispatchInfo, Lane, Mode, SearchRequest};
 use knowledge::engine::dispatch::build_handoff;
 use knowledge::engine::lanes::{
-    CodeAnswer, CodeLines, CodeSource, LaneRequest, LineRange, ReadCodeError, SourceFailure,
+    CodeAnswer, CodeLines, CodeSource, CodeStats, LaneRequest, LineRange, ReadCodeError,
+    SourceFailure,
 };
 use knowledge::engine::routing::route;
 
@@ -79,6 +80,9 @@ impl CodeSource for Slow {
     }
     fn read(&self, path: &str, _: LineRange, _: Option<&str>) -> Result<CodeLines, ReadCodeError> {
         Err(ReadCodeError::NotInSource(format!("{path}: not held here")))
+    }
+    fn stats(&self) -> Result<CodeStats, SourceFailure> {
+        Ok(CodeStats::default())
     }
 }
 

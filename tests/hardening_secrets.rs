@@ -422,7 +422,8 @@ fn assert_planted_secrets_stay_hidden(plants: &[Plant]) {
             }
         }
     }
-    let store = engine.code_store().expect("code store");
+    let store =
+        knowledge::sources::code::CodeStore::open(&engine.config.code_db()).expect("code store");
     for (path, _) in &code {
         let read = store.read_code(path, 1, None).expect("read");
         assert_clean(

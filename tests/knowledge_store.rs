@@ -5,6 +5,8 @@
 //! use counts once, a spawn and its transcript are one actor, KD-3, rebuilds are deterministic and
 //! keep assignments, and no session text reaches L3.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use knowledge::sources::agent_knowledge::{
@@ -18,7 +20,6 @@ use serde_json::{json, Value};
 const S1: &str = "11111111-aaaa-4bbb-8ccc-000000000001";
 const S2: &str = "22222222-aaaa-4bbb-8ccc-000000000002";
 const AGENT: &str = "a1b2c3d";
-const REALDATA: &str = "/work/shared/realdata";
 
 fn main_actor(s: &str) -> String {
     format!("actor:claude:root_session:{s}:main")
@@ -522,17 +523,9 @@ fn build_real(root: PathBuf) -> (tempfile::TempDir, PathBuf, PathBuf, ak::BuildS
     (dir, ep, kdb, s)
 }
 
-fn existing(p: PathBuf) -> Option<PathBuf> {
-    if !p.is_dir() {
-        println!("note: {} is missing; this test is skipped", p.display());
-    }
-    p.is_dir().then_some(p)
-}
-
 #[test]
 fn marot_spotter_skill_use_goes_to_the_root_session() {
-    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/real/claude");
-    let Some(root) = existing(fixtures.join("marot-spotter")) else {
+    let Some(root) = common::realdata::path("claude/marot-spotter") else {
         return;
     };
     let (_dir, ep, kdb, _) = build_real(root);
@@ -567,8 +560,7 @@ fn marot_spotter_skill_use_goes_to_the_root_session() {
 
 #[test]
 fn every_real_fixture_builds_without_session_text() {
-    let Some(root) = existing(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/real"))
-    else {
+    let Some(root) = common::realdata::root() else {
         return;
     };
     let (_dir, ep, kdb, s) = build_real(root);
@@ -602,7 +594,7 @@ fn count_named(dir: &Path, name: &str) -> usize {
 
 #[test]
 fn catalog_reads_every_real_skill() {
-    let Some(root) = existing(Path::new(REALDATA).join("skills")) else {
+    let Some(root) = common::realdata::path("skills") else {
         return;
     };
     let skills = ak::scan_skills(std::slice::from_ref(&root));
@@ -642,7 +634,7 @@ fn catalog_reads_every_real_skill() {
 
 #[test]
 fn catalog_reads_real_agents_including_malformed_yaml() {
-    let Some(root) = existing(Path::new(REALDATA).join("agents")) else {
+    let Some(root) = common::realdata::path("agents") else {
         return;
     };
     let agents = ak::scan_agents(&[root]);

@@ -10,8 +10,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use knowledge::engine::lanes::{
-    Episode, EpisodeError, EpisodeSession, EpisodesAnswer, EpisodesSource, LaneRequest,
-    SourceFailure,
+    Episode, EpisodeError, EpisodeSession, EpisodesAnswer, EpisodesSource, LaneRequest, LaneStats,
+    SessionRow, SourceFailure,
 };
 use knowledge::engine::read_code::{ReadCodeError, MAX_FILE_BYTES};
 use serde_json::{json, Value};
@@ -226,12 +226,24 @@ impl EpisodesSource for Reader {
             events: Vec::new(),
         })
     }
+    fn stats(&self) -> Result<LaneStats, SourceFailure> {
+        Ok(LaneStats::default())
+    }
+    fn session(&self, _: &str) -> Result<Option<SessionRow>, SourceFailure> {
+        Ok(None)
+    }
+    fn first_human_text(&self, _: &str) -> Result<Option<String>, SourceFailure> {
+        Ok(None)
+    }
+    fn event_time(&self, _: &str, _: u64) -> Result<Option<String>, SourceFailure> {
+        Ok(None)
+    }
 }
 
 #[test]
 fn get_episode_reads_through_the_episodes_lane() {
     let mut engine = common::world::demo().engine();
-    engine.episodes = Arc::new(Reader);
+    engine.attach(Some(Arc::new(Reader)), None, None);
     let ep = engine
         .get_episode("elsewhere", 4, 2)
         .expect("the lane reads it");

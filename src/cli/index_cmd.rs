@@ -289,8 +289,12 @@ pub fn explore(data_dir: &Path, watch: bool) -> Result<i32> {
 pub fn status(data_dir: &Path) -> Result<i32> {
     let engine = knowledge::open_engine(EngineConfig::load(data_dir)?);
     let mut any = false;
-    if let Some(store) = engine.episode_store() {
-        let st = store.stats()?;
+    let lanes = engine.builtin();
+    if lanes.opened[0] {
+        let st = lanes
+            .episodes
+            .stats()
+            .map_err(|f| anyhow::anyhow!(f.reason))?;
         outln!(
             "episodes: {} sessions, {} events ({})",
             st.sessions,
@@ -299,8 +303,8 @@ pub fn status(data_dir: &Path) -> Result<i32> {
         )?;
         any = true;
     }
-    if let Some(store) = engine.code_store() {
-        let st = store.stats()?;
+    if lanes.opened[1] {
+        let st = lanes.code.stats().map_err(|f| anyhow::anyhow!(f.reason))?;
         outln!(
             "code: {} files, {} chunks in {} roots ({})",
             st.files,
@@ -310,8 +314,11 @@ pub fn status(data_dir: &Path) -> Result<i32> {
         )?;
         any = true;
     }
-    if let Some(store) = engine.knowledge_store() {
-        let st = store.stats()?;
+    if lanes.opened[2] {
+        let st = lanes
+            .skills
+            .stats()
+            .map_err(|f| anyhow::anyhow!(f.reason))?;
         outln!(
             "skills and actors: {} skills, {} actors, {} skill uses",
             st.skills,

@@ -1,22 +1,25 @@
 //! The built-in sources behind the lane traits: the episodes index, the code index and the
 //! agent-knowledge store (L3), each opened read-only. Each turns its store's rows into the lane's
-//! own types, and reads what its hits point at (an event in full, the lines of a file).
+//! own types, and reads what its hits point at (an event in full, the lines of a file), the
+//! session rows and event times the engine asks about, and (`builtin/skills.rs`) the actor facts.
 
-use std::collections::HashSet;
+mod skills;
+
 use std::path::Path;
 use std::sync::Arc;
 
 use super::items::episode_id;
 use super::lanes::{
-    CodeAnswer, CodeHit, CodeLines, CodeSource, Episode, EpisodeError, EpisodeEvent, EpisodeHit,
-    EpisodeSession, EpisodesAnswer, EpisodesSource, HitSession, LaneRequest, LineRange,
-    ReadCodeError, SkillHit, SkillsAnswer, SkillsSource, SourceFailure, Unavailable,
+    CodeAnswer, CodeHit, CodeLines, CodeSource, CodeStats, Episode, EpisodeError, EpisodeEvent,
+    EpisodeHit, EpisodeSession, EpisodesAnswer, EpisodesSource, HitSession, LaneRequest, LaneStats,
+    LineRange, ReadCodeError, SessionRow, SkillsSource, SourceFailure, Unavailable,
 };
 use crate::contract::Code;
 use crate::sources::agent_knowledge::AgentKnowledgeStore;
 use crate::sources::code::{model::CodeQuery, search::CodeStore, CodeStoreError};
 use crate::sources::episodes::search::{self as episodes, EpisodeQuery, EpisodeStore};
 use crate::text::redact;
+pub use skills::BuiltinSkills;
 
 /// The built-in episodes source over `episodes.sqlite`.
 pub struct BuiltinEpisodes {
@@ -28,10 +31,7 @@ impl EpisodesSource for BuiltinEpisodes {
         "builtin.episodes".to_string()
     }
     fn search(&self, req: &LaneRequest) -> Result<EpisodesAnswer, SourceFailure> {
-        let fail = |e: episodes::EpisodeStoreError| {
-            SourceFailure::new(Code::SourceUnavailable, e.to_string())
-        };
-        let stats = self.store.stats().map_err(fail)?;
+        let stats = self.store.stats().map_err(unavailable)?;
         let q = EpisodeQuery {
             terms: req.terms.clone(),
             workspaces: req.workspaces.clone(),
@@ -43,7 +43,7 @@ impl EpisodesSource for BuiltinEpisodes {
             snippet_chars: req.snippet_chars,
             vector: req.vector.clone(),
         };
-        let hits = self.store.search(&q).map_err(fail)?;
+        let hits = self.store.search(&q).map_err(unavailable)?;
         Ok(EpisodesAnswer {
             stats,
             hits: hits.into_iter().map(lane_hit).collect(),
@@ -52,6 +52,33 @@ impl EpisodesSource for BuiltinEpisodes {
     fn episode(&self, session_id: &str, seq: u64, context: u64) -> Result<Episode, EpisodeError> {
         read_episode(&self.store, session_id, seq, context)
     }
+    fn stats(&self) -> Result<LaneStats, SourceFailure> {
+        self.store.stats().map_err(unavailable)
+    }
+    fn session(&self, session_id: &str) -> Result<Option<SessionRow>, SourceFailure> {
+        self.store.session(session_id).map_err(unavailable)
+    }
+    fn first_human_text(&self, session_id: &str) -> Result<Option<String>, SourceFailure> {
+        self.store.first_human_text(session_id).map_err(unavailable)
+    }
+    fn event_time(&self, session_id: &str, seq: u64) -> Result<Option<String>, SourceFailure> {
+        let events = self
+            .store
+            .event_with_context(session_id, seq, 0)
+            .map_err(unavailable)?;
+        Ok(events
+            .into_iter()
+            .find(|e| e.seq == seq)
+            .and_then(|e| e.time))
+    }
+    fn warm(&self) {
+        let _ = self.store.warm_vectors();
+    }
+}
+
+/// A store that fails a read degrades the lane: the source is there but cannot answer.
+fn unavailable(e: impl std::fmt::Display) -> SourceFailure {
+    SourceFailure::new(Code::SourceUnavailable, e.to_string())
 }
 
 /// A row of the episodes index → the lane's hit.
@@ -155,10 +182,7 @@ impl CodeSource for BuiltinCode {
             snippet_chars: req.snippet_chars,
             vector: req.vector.clone(),
         };
-        let found = self
-            .store
-            .search(&q)
-            .map_err(|e| SourceFailure::new(Code::SourceUnavailable, e.to_string()))?;
+        let found = self.store.search(&q).map_err(unavailable)?;
         Ok(CodeAnswer {
             index_rev: found.index_rev,
             capability: found.capability,
@@ -193,6 +217,12 @@ impl CodeSource for BuiltinCode {
         chunk: Option<&str>,
     ) -> Result<CodeLines, ReadCodeError> {
         read_indexed(&self.store, path, range, chunk)
+    }
+    fn stats(&self) -> Result<CodeStats, SourceFailure> {
+        self.store.stats().map_err(unavailable)
+    }
+    fn warm(&self) {
+        let _ = self.store.warm_vectors();
     }
 }
 
@@ -230,52 +260,6 @@ pub fn read_indexed(
             ReadCodeError::NotReadable(e.to_string())
         }
     })
-}
-
-/// The skills lane over the agent-knowledge store.
-pub struct BuiltinSkills {
-    pub store: Arc<AgentKnowledgeStore>,
-}
-
-impl SkillsSource for BuiltinSkills {
-    fn name(&self) -> String {
-        "builtin.skills+agent-knowledge".to_string()
-    }
-    fn search(&self, req: &LaneRequest) -> Result<SkillsAnswer, SourceFailure> {
-        let fail = |e: crate::sources::agent_knowledge::AgentKnowledgeError| {
-            SourceFailure::new(Code::SourceUnavailable, e.to_string())
-        };
-        let stats = self.store.stats().map_err(fail)?;
-        let rows = self
-            .store
-            .search_skills(&req.terms, &req.skills, req.depth)
-            .map_err(fail)?;
-        let actor_filter: HashSet<&str> = req.actor_ids.iter().map(String::as_str).collect();
-        let hits = rows
-            .into_iter()
-            .map(|r| SkillHit {
-                name: r.qualified_name,
-                path: r.path,
-                description: r.description,
-                when_to_use: r.when_to_use,
-                content_hash: r.content_hash,
-                bm25: r.bm25,
-                uses: r.uses,
-                used_by: r
-                    .used_by
-                    .into_iter()
-                    .filter(|(a, _, _)| {
-                        actor_filter.is_empty() || actor_filter.contains(a.as_str())
-                    })
-                    .collect(),
-                why: r.why,
-            })
-            .collect();
-        Ok(SkillsAnswer {
-            index_rev: stats.index_rev,
-            hits,
-        })
-    }
 }
 
 /// The episodes lane over `episodes.sqlite`, and the store when it opened.

@@ -4,6 +4,7 @@
 
 use sha2::{Digest, Sha256};
 
+use super::lanes::LaneRequest;
 use super::outbox;
 use super::Engine;
 use crate::contract::dispatch::*;
@@ -111,12 +112,8 @@ impl Engine {
         }
         let target = chosen.as_ref().map(|c| {
             let mode = c.actor.dispatch_mode();
-            let profile = self
-                .episode_store()
-                .map(|e| {
-                    super::profiles::profile(&c.actor.actor_id, &[], e, self.knowledge_store())
-                })
-                .unwrap_or_default();
+            let profile =
+                super::profiles::profile(&c.actor.actor_id, &[], &*self.episodes, &*self.skills);
             DispatchTarget {
                 title: profile.title.or(profile.root_title),
                 workspace: profile.workspace,
@@ -179,19 +176,9 @@ impl Engine {
         search: &SearchResponse,
         warnings: &mut Vec<Issue>,
     ) -> Result<Option<Chosen>, Vec<Issue>> {
-        let store = self.knowledge_store();
+        let l3 = &self.skills;
         if let Target::Actor(id) = &req.target {
-            let Some(store) = store else {
-                return Err(vec![Issue::field(
-                    Code::InvalidRequest,
-                    "target",
-                    format!(
-                        "target: cannot check actor {id}: the agent-knowledge store is not built \
-                         (run `knowledge index`)"
-                    ),
-                )]);
-            };
-            return match store.actor(id) {
+            return match l3.actor(id) {
                 Ok(Some(actor)) => Ok(Some(Chosen {
                     actor,
                     why: vec!["chosen explicitly".to_string()],
@@ -201,29 +188,40 @@ impl Engine {
                     "target",
                     format!("target: no actor {id} (list actors with `knowledge search -q …`)"),
                 )]),
-                Err(e) => Err(vec![Issue::new(Code::Internal, e.to_string())]),
+                Err(f) if f.code == Code::IndexNotReady => Err(vec![Issue::field(
+                    Code::InvalidRequest,
+                    "target",
+                    format!(
+                        "target: cannot check actor {id}: the agent-knowledge store is not built \
+                         (run `knowledge index`)"
+                    ),
+                )]),
+                Err(f) => Err(vec![Issue::new(Code::Internal, f.reason)]),
             };
         }
-        let Some(store) = store else {
+        if matches!(l3.stats(), Err(ref f) if f.code == Code::IndexNotReady) {
             warnings.push(Issue::lane(
                 Code::IndexNotReady,
                 "skills",
                 "the agent-knowledge store is not built: the actor is inferred from sessions only",
             ));
             return Ok(None);
-        };
+        }
         // 1. A skill the task names: the actor who applied it most (KD-3).
-        let terms = tokens::query_terms(&req.task.text);
-        if let Ok(skills) = store.search_skills(&terms, &[], 10) {
-            for skill in skills.iter().filter(|s| s.named) {
-                if let Ok(Some((actor_id, uses))) = store.top_actor_for_skill(&skill.qualified_name)
-                {
-                    if let Ok(Some(actor)) = store.actor(&actor_id) {
+        let named = LaneRequest {
+            terms: tokens::query_terms(&req.task.text),
+            depth: 10,
+            ..LaneRequest::default()
+        };
+        if let Ok(found) = l3.search(&named) {
+            for skill in found.hits.iter().filter(|s| s.named) {
+                if let Ok(Some((actor_id, uses))) = l3.top_actor_for_skill(&skill.name) {
+                    if let Ok(Some(actor)) = l3.actor(&actor_id) {
                         return Ok(Some(Chosen {
                             actor,
                             why: vec![format!(
                                 "applied skill {} ({uses} times), more than anyone",
-                                skill.qualified_name
+                                skill.name
                             )],
                         }));
                     }
@@ -232,7 +230,7 @@ impl Engine {
         }
         // 2. Otherwise the best actor of a search on the task.
         for a in &search.actors {
-            if let Ok(Some(actor)) = store.actor(&a.actor_id) {
+            if let Ok(Some(actor)) = l3.actor(&a.actor_id) {
                 let mut why = vec!["best actor of a search on the task".to_string()];
                 why.extend(a.why.iter().cloned());
                 return Ok(Some(Chosen { actor, why }));
@@ -334,10 +332,7 @@ fn context_pack(
         })
         .collect();
     let mut skills: Vec<crate::contract::SkillUses> = Vec::new();
-    let facts = match (engine.knowledge_store(), actor) {
-        (Some(store), Some(actor)) => store.facts_for(&[], &[actor.to_string()]).ok(),
-        _ => None,
-    };
+    let facts = actor.and_then(|actor| engine.skills.facts_for(&[], &[actor.to_string()]).ok());
     if let (Some(facts), Some(actor)) = (facts, actor) {
         for (name, uses) in facts.skill_uses.get(actor).into_iter().flatten() {
             skills.push(crate::contract::SkillUses {

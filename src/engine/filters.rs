@@ -20,7 +20,7 @@ pub fn episode_filters_active(f: &Filters) -> bool {
 pub fn filter_skill_uses(
     items: &mut Vec<SkillItem>,
     f: &Filters,
-    store: &crate::sources::episodes::search::EpisodeStore,
+    episodes: &dyn crate::engine::lanes::EpisodesSource,
 ) {
     if !episode_filters_active(f) {
         return;
@@ -35,7 +35,7 @@ pub fn filter_skill_uses(
         let Some((sid, seq)) = super::items::parse_episode_id(episode_id) else {
             return false;
         };
-        let Ok(Some(session)) = store.session(&sid) else {
+        let Ok(Some(session)) = episodes.session(&sid) else {
             return false;
         };
         if !f.workspaces.is_empty() {
@@ -53,11 +53,10 @@ pub fn filter_skill_uses(
             }
         }
         if f.since.is_some() || f.until.is_some() {
-            let time = store
-                .event_with_context(&sid, seq, 0)
+            let time = episodes
+                .event_time(&sid, seq)
                 .ok()
-                .and_then(|e| e.into_iter().next())
-                .and_then(|e| e.time)
+                .flatten()
                 .and_then(|t| chrono::DateTime::parse_from_rfc3339(&t).ok());
             let Some(t) = time else { return false };
             if f.since.is_some_and(|s| t < s) || f.until.is_some_and(|u| t > u) {

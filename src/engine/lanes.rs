@@ -7,10 +7,20 @@
 //! end reads through the same door (`Engine::get_episode`, `Engine::read_code`). The types here
 //! are the lanes' own: an external adapter fills them with what its server says and leaves the
 //! rest empty, never a built-in row with made-up fields.
+//!
+//! Everything else the engine needs to know about what a lane found goes through the traits too:
+//! a session's row and the time of an event (profiles, the episode filters on skill uses), the
+//! actor facts of the agent-knowledge layer (who wrote a session, who edited a file, the skill
+//! uses of an actor) and each source's counts (`knowledge doctor`, `knowledge status`). So a
+//! source on another machine (the team's PostgreSQL) answers all of it the way the built-in
+//! stores do, and `tests/lane_conformance.rs` holds every source to the same rules.
 
 use crate::contract::Code;
+pub use crate::sources::actor_id::ActorKey;
+pub use crate::sources::agent_knowledge::{ActorFacts, ActorRow, AgentKnowledgeStats};
 pub use crate::sources::code::CodeLines;
-pub use crate::sources::episodes::search::LaneStats;
+pub use crate::sources::code::CodeStats;
+pub use crate::sources::episodes::search::{LaneStats, SessionRow};
 
 /// The part of a request a lane needs, already checked.
 #[derive(Debug, Clone, Default)]
@@ -105,6 +115,16 @@ pub trait EpisodesSource: Send + Sync {
     fn search(&self, req: &LaneRequest) -> Result<EpisodesAnswer, SourceFailure>;
     /// The event `seq` of a session in full with `context` neighbours each side, redacted.
     fn episode(&self, session_id: &str, seq: u64, context: u64) -> Result<Episode, EpisodeError>;
+    /// How many sessions and events the source holds, and its revision.
+    fn stats(&self) -> Result<LaneStats, SourceFailure>;
+    /// A session's row (`Ok(None)`: the source does not hold it, or cannot say).
+    fn session(&self, session_id: &str) -> Result<Option<SessionRow>, SourceFailure>;
+    /// The first text a person typed in a session: its title of last resort.
+    fn first_human_text(&self, session_id: &str) -> Result<Option<String>, SourceFailure>;
+    /// When event `seq` of a session happened (RFC 3339; `Ok(None)`: not held or not known).
+    fn event_time(&self, session_id: &str, seq: u64) -> Result<Option<String>, SourceFailure>;
+    /// Load what the vector arm needs ahead of the first search (a long-running front end).
+    fn warm(&self) {}
 }
 
 /// One event in full with its neighbours (`knowledge get-episode`, the TUI drill-in, MCP).
@@ -220,6 +240,10 @@ pub trait CodeSource: Send + Sync {
         range: LineRange,
         chunk: Option<&str>,
     ) -> Result<CodeLines, ReadCodeError>;
+    /// How many files and chunks the source holds, in which roots, and its revision.
+    fn stats(&self) -> Result<CodeStats, SourceFailure>;
+    /// Load what the vector arm needs ahead of the first search (a long-running front end).
+    fn warm(&self) {}
 }
 
 /// Lines `start..=end` of a file, 1-based (`end` `None`: as many as a read allows).
@@ -255,6 +279,8 @@ pub struct SkillHit {
     /// (actor_id, session_id, seq) of recorded uses.
     pub used_by: Vec<(String, String, u64)>,
     pub why: Vec<String>,
+    /// The query names the skill (its name, or its words, all of them): dispatch's KD-3.
+    pub named: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -263,9 +289,32 @@ pub struct SkillsAnswer {
     pub hits: Vec<SkillHit>,
 }
 
+/// The skills lane and the agent-knowledge layer it stands on: the actors, who wrote which
+/// session, who edited which file and who applied which skill. A source that is not there
+/// answers every question with its failure; the engine then infers actors from sessions alone.
 pub trait SkillsSource: Send + Sync {
     fn name(&self) -> String;
     fn search(&self, req: &LaneRequest) -> Result<SkillsAnswer, SourceFailure>;
+    /// How many skills, actors and skill uses the source holds, and its revision.
+    fn stats(&self) -> Result<AgentKnowledgeStats, SourceFailure>;
+    /// The actor that wrote a session's events (or those of one inline sidechain agent).
+    fn actor_for_session(
+        &self,
+        session_id: &str,
+        sidechain_agent: Option<&str>,
+    ) -> Result<Option<ActorKey>, SourceFailure>;
+    /// The editors of `abs_paths`, and the outcome, identity and skill uses of `actor_ids`.
+    fn facts_for(
+        &self,
+        abs_paths: &[String],
+        actor_ids: &[String],
+    ) -> Result<ActorFacts, SourceFailure>;
+    /// One actor by id (`Ok(None)`: not held).
+    fn actor(&self, actor_id: &str) -> Result<Option<ActorRow>, SourceFailure>;
+    /// The sessions an actor worked in.
+    fn sessions_of(&self, actor_id: &str) -> Result<Vec<String>, SourceFailure>;
+    /// The actor who applied a skill most, with how often (KD-3).
+    fn top_actor_for_skill(&self, skill: &str) -> Result<Option<(String, u64)>, SourceFailure>;
 }
 
 /// A source that is not configured or could not be opened: it always fails the same way.
@@ -287,6 +336,18 @@ impl EpisodesSource for Unavailable {
             _ => EpisodeError::Source(self.failure.clone()),
         })
     }
+    fn stats(&self) -> Result<LaneStats, SourceFailure> {
+        Err(self.failure.clone())
+    }
+    fn session(&self, _: &str) -> Result<Option<SessionRow>, SourceFailure> {
+        Err(self.failure.clone())
+    }
+    fn first_human_text(&self, _: &str) -> Result<Option<String>, SourceFailure> {
+        Err(self.failure.clone())
+    }
+    fn event_time(&self, _: &str, _: u64) -> Result<Option<String>, SourceFailure> {
+        Err(self.failure.clone())
+    }
 }
 
 impl CodeSource for Unavailable {
@@ -303,6 +364,9 @@ impl CodeSource for Unavailable {
             self.failure.reason
         )))
     }
+    fn stats(&self) -> Result<CodeStats, SourceFailure> {
+        Err(self.failure.clone())
+    }
 }
 
 impl SkillsSource for Unavailable {
@@ -310,6 +374,28 @@ impl SkillsSource for Unavailable {
         self.name.clone()
     }
     fn search(&self, _: &LaneRequest) -> Result<SkillsAnswer, SourceFailure> {
+        Err(self.failure.clone())
+    }
+    fn stats(&self) -> Result<AgentKnowledgeStats, SourceFailure> {
+        Err(self.failure.clone())
+    }
+    fn actor_for_session(
+        &self,
+        _: &str,
+        _: Option<&str>,
+    ) -> Result<Option<ActorKey>, SourceFailure> {
+        Err(self.failure.clone())
+    }
+    fn facts_for(&self, _: &[String], _: &[String]) -> Result<ActorFacts, SourceFailure> {
+        Err(self.failure.clone())
+    }
+    fn actor(&self, _: &str) -> Result<Option<ActorRow>, SourceFailure> {
+        Err(self.failure.clone())
+    }
+    fn sessions_of(&self, _: &str) -> Result<Vec<String>, SourceFailure> {
+        Err(self.failure.clone())
+    }
+    fn top_actor_for_skill(&self, _: &str) -> Result<Option<(String, u64)>, SourceFailure> {
         Err(self.failure.clone())
     }
 }

@@ -11,6 +11,7 @@ pub mod filters;
 pub mod finish;
 pub mod fusion;
 pub mod lanes;
+pub mod layered;
 pub mod log;
 pub mod outbox;
 pub mod profiles;
@@ -26,11 +27,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::DataDir;
-use crate::sources::agent_knowledge::AgentKnowledgeStore;
-use crate::sources::code::search::CodeStore;
-use crate::sources::episodes::search::EpisodeStore;
 use lanes::{CodeSource, EpisodesSource, SkillsSource};
 pub use lanes::{Episode, EpisodeError, EpisodeEvent, EpisodeSession};
+use layered::Layered;
 
 /// Where the engine's stores live and how it behaves.
 #[derive(Debug, Clone)]
@@ -94,36 +93,76 @@ impl EngineConfig {
     }
 }
 
-/// The engine with its three sources.
+/// The engine with its three lanes. Everything the engine reads goes through them: searches,
+/// and the lookups of what a hit points at (see `layered.rs` for which store answers those).
 pub struct Engine {
     pub config: EngineConfig,
     pub episodes: Arc<dyn EpisodesSource>,
     pub code: Arc<dyn CodeSource>,
     pub skills: Arc<dyn SkillsSource>,
-    episode_store: Option<Arc<EpisodeStore>>,
-    code_store: Option<Arc<CodeStore>>,
-    knowledge_store: Option<Arc<AgentKnowledgeStore>>,
+    builtin: BuiltinLanes,
     logger: log::RequestLog,
+}
+
+/// The built-in sources over this data dir's stores, whatever the lanes were given instead: what
+/// `knowledge doctor` and `knowledge status` examine, and which roots a file on disk may be
+/// read under.
+pub struct BuiltinLanes {
+    pub episodes: Arc<dyn EpisodesSource>,
+    pub code: Arc<dyn CodeSource>,
+    pub skills: Arc<dyn SkillsSource>,
+    /// Whether each store (episodes, code, agent knowledge) opened.
+    pub opened: [bool; 3],
 }
 
 impl Engine {
     /// Open the engine over a data dir with the built-in sources. Missing stores do not fail:
     /// their lanes degrade. Front ends use [`crate::open_engine`], which also attaches the
-    /// external MCP sources the config names.
+    /// external sources the config names.
     pub fn open(config: EngineConfig) -> Engine {
         let (episodes, episode_store) = builtin::episodes_lane(&config.episodes_db());
         let (code, code_store) = builtin::code_lane(&config.code_db());
         let (skills, knowledge_store) = builtin::skills_lane(&config.knowledge_db());
         let logger = log::RequestLog::new(config.log.then(|| config.log_path()));
+        let builtin = BuiltinLanes {
+            episodes: episodes.clone(),
+            code: code.clone(),
+            skills: skills.clone(),
+            opened: [
+                episode_store.is_some(),
+                code_store.is_some(),
+                knowledge_store.is_some(),
+            ],
+        };
         Engine {
             config,
             episodes,
             code,
             skills,
-            episode_store,
-            code_store,
-            knowledge_store,
+            builtin,
             logger,
+        }
+    }
+
+    /// Put external sources in their lanes: each lane then searches the external source and
+    /// looks things up in the built-in store first (`layered.rs`).
+    pub fn attach(
+        &mut self,
+        episodes: Option<Arc<dyn EpisodesSource>>,
+        code: Option<Arc<dyn CodeSource>>,
+        skills: Option<Arc<dyn SkillsSource>>,
+    ) {
+        if let Some(external) = episodes {
+            let builtin = self.builtin.episodes.clone();
+            self.episodes = Arc::new(Layered { builtin, external });
+        }
+        if let Some(external) = code {
+            let builtin = self.builtin.code.clone();
+            self.code = Arc::new(Layered { builtin, external });
+        }
+        if let Some(external) = skills {
+            let builtin = self.builtin.skills.clone();
+            self.skills = Arc::new(Layered { builtin, external });
         }
     }
 
@@ -133,28 +172,16 @@ impl Engine {
         if !self.config.semantic {
             return;
         }
-        let (episodes, code) = (self.episode_store.clone(), self.code_store.clone());
+        let (episodes, code) = (self.episodes.clone(), self.code.clone());
         std::thread::spawn(move || {
-            if let Some(s) = episodes {
-                let _ = s.warm_vectors();
-            }
-            if let Some(s) = code {
-                let _ = s.warm_vectors();
-            }
+            episodes.warm();
+            code.warm();
         });
     }
 
-    /// The built-in episode store, when it exists (for `get-episode` and the TUI drill-in).
-    pub fn episode_store(&self) -> Option<&EpisodeStore> {
-        self.episode_store.as_deref()
-    }
-
-    pub fn code_store(&self) -> Option<&CodeStore> {
-        self.code_store.as_deref()
-    }
-
-    pub fn knowledge_store(&self) -> Option<&AgentKnowledgeStore> {
-        self.knowledge_store.as_deref()
+    /// The built-in sources of this data dir.
+    pub fn builtin(&self) -> &BuiltinLanes {
+        &self.builtin
     }
 
     pub fn data_dir(&self) -> &Path {
@@ -187,22 +214,14 @@ impl Engine {
         out
     }
 
-    /// The rule set of [`Engine::get_episode`]: the built-in index, then the episodes lane
-    /// (the same index, or the external source that replaced it in the lane).
+    /// The episodes lane reads the event: the built-in index, then the external source that
+    /// replaced it in the lane, if any (`layered.rs`).
     fn read_episode(
         &self,
         session_id: &str,
         seq: u64,
         context: u64,
     ) -> Result<Episode, EpisodeError> {
-        if self.config.sources.episodes.is_some() {
-            if let Some(store) = self.episode_store() {
-                match builtin::read_episode(store, session_id, seq, context) {
-                    Err(EpisodeError::NoSession(_)) => {}
-                    found => return found,
-                }
-            }
-        }
         self.episodes.episode(session_id, seq, context)
     }
 }

@@ -9,9 +9,8 @@
 //! redacted again, made one line and clipped to [`TITLE_CHARS`] characters.
 
 use crate::contract::Actor;
+use crate::engine::lanes::{EpisodesSource, SessionRow, SkillsSource};
 use crate::sources::actor_id::{ROOT, SUBAGENT, TEAM_MEMBER};
-use crate::sources::agent_knowledge::AgentKnowledgeStore;
-use crate::sources::episodes::search::{EpisodeStore, SessionRow};
 use crate::text::snippet::clip_chars;
 use crate::text::{redact, sanitize};
 
@@ -42,15 +41,13 @@ pub fn root_of(actor_id: &str) -> Option<(&str, &str)> {
 pub fn profile(
     actor_id: &str,
     seen_sessions: &[String],
-    episodes: &EpisodeStore,
-    knowledge: Option<&AgentKnowledgeStore>,
+    episodes: &dyn EpisodesSource,
+    knowledge: &dyn SkillsSource,
 ) -> Profile {
     let Some((kind, root)) = root_of(actor_id) else {
         return Profile::default();
     };
-    let mut sessions: Vec<String> = knowledge
-        .and_then(|k| k.sessions_of(actor_id).ok())
-        .unwrap_or_default();
+    let mut sessions: Vec<String> = knowledge.sessions_of(actor_id).unwrap_or_default();
     for s in seen_sessions {
         if !sessions.contains(s) {
             sessions.push(s.clone());
@@ -104,7 +101,7 @@ fn spawned_as(row: &SessionRow, root: &str, episodes: &EpisodeStore) -> Option<S
 }
 
 /// A session's title: its summary or custom title, else the first prompt a person typed.
-fn session_title(row: &SessionRow, episodes: &EpisodeStore) -> Option<String> {
+fn session_title(row: &SessionRow, episodes: &dyn EpisodesSource) -> Option<String> {
     row.title.as_deref().and_then(clean).or_else(|| {
         episodes
             .first_human_text(&row.session_id)
@@ -172,14 +169,7 @@ pub fn label_with(a: &Actor, title_chars: usize, workspace: bool, day: bool) -> 
 }
 
 /// Fill the profile of every actor and name its session in `why`.
-pub fn fill(
-    actors: &mut [Actor],
-    episodes: Option<&EpisodeStore>,
-    knowledge: Option<&AgentKnowledgeStore>,
-) {
-    let Some(episodes) = episodes else {
-        return;
-    };
+pub fn fill(actors: &mut [Actor], episodes: &dyn EpisodesSource, knowledge: &dyn SkillsSource) {
     for actor in actors.iter_mut() {
         let seen: Vec<String> = actor
             .evidence

@@ -15,7 +15,6 @@
 
 use std::path::{Path, PathBuf};
 
-use super::builtin;
 pub use super::lanes::ReadCodeError;
 use super::lanes::{CodeLines, LineRange};
 use super::Engine;
@@ -43,16 +42,8 @@ impl Engine {
             end,
         };
         let external = self.config.sources.code.is_some();
-        // 1. The built-in index (when the lane is the index, step 2 is that read).
-        if external {
-            if let Some(store) = self.code_store() {
-                match builtin::read_indexed(store, path, range, chunk) {
-                    Err(ReadCodeError::NotInSource(_)) => {}
-                    found => return found,
-                }
-            }
-        }
-        // 2. The code lane's source.
+        // 1 and 2. The code lane: the built-in index, then the external source that replaced it
+        // in the lane, if any (`layered.rs`).
         let mut external_failure = None;
         match self.code.read(path, range, chunk) {
             Err(ReadCodeError::NotInSource(_)) => {}
@@ -71,10 +62,13 @@ impl Engine {
     /// when there is no code index).
     fn read_disk(&self, path: &str, range: LineRange) -> Result<CodeLines, ReadCodeError> {
         let mut roots: Vec<PathBuf> = Vec::new();
-        if let Some(store) = self.code_store() {
-            roots = store
-                .roots()
-                .map_err(|e| ReadCodeError::Unavailable(e.to_string()))?
+        if self.builtin().opened[1] {
+            roots = self
+                .builtin()
+                .code
+                .stats()
+                .map_err(|e| ReadCodeError::Unavailable(e.reason))?
+                .roots
                 .into_iter()
                 .map(PathBuf::from)
                 .collect();

@@ -41,7 +41,6 @@ use super::Engine;
 use crate::contract::*;
 use crate::engine::lanes::EpisodeHit;
 use crate::sources::actor_id::ActorKey;
-use crate::sources::agent_knowledge::AgentKnowledgeStore;
 use crate::text::{embed, tokens};
 
 /// Candidate depth of each lane before fusion (DECISIONS §2).
@@ -68,11 +67,11 @@ impl SearchOutcome {
 }
 
 /// What L3 says about the evidence of this response.
-struct L3Lookup<'s> {
-    store: Option<&'s AgentKnowledgeStore>,
+struct L3Lookup {
     /// The actor behind each returned event, by episode id (a subagent by its spawn's name).
     resolved: HashMap<String, ActorKey>,
-    /// Editors of the returned paths, the actors' outcomes and skill uses.
+    /// Editors of the returned paths, the actors' outcomes and skill uses (`None`: the
+    /// agent-knowledge source could not answer; actors are then inferred from sessions).
     facts: Option<ActorFacts>,
 }
 
@@ -142,7 +141,7 @@ impl Engine {
         } else {
             self.rank_actors(req, route, lane_req, answers, &fused, &l3)
         };
-        self.apply_limit(req.limit as usize, &mut fused, &mut actors, l3.store);
+        self.apply_limit(req.limit as usize, &mut fused, &mut actors);
         response(req, route, reports, fused, actors, no_source)
     }
 
@@ -155,53 +154,41 @@ impl Engine {
             skills: answers.skill_hits(),
         };
         let mut fused = fusion::fuse(hits, route);
-        if let Some(store) = self.episode_store() {
-            super::filters::filter_skill_uses(&mut fused.skills, &req.filters, store);
-        }
+        super::filters::filter_skill_uses(&mut fused.skills, &req.filters, &*self.episodes);
         fused
     }
 
     /// L3 names the actor behind each event (a subagent by its spawn's name) and knows who
     /// edited the returned files; ask it only about what this response holds.
-    fn l3_lookup(&self, answers: &LaneAnswers, fused: &Fused) -> L3Lookup<'_> {
-        let store = self.knowledge_store();
-        let resolved: HashMap<String, ActorKey> = store
-            .map(|store| {
-                answers
-                    .episode_hits()
-                    .iter()
-                    .filter_map(|h| {
-                        let key = store
-                            .actor_for_session(&h.session_id, h.sidechain_agent.as_deref())
-                            .ok()
-                            .flatten()?;
-                        Some((episode_id(&h.session_id, h.seq), key))
-                    })
-                    .collect()
+    fn l3_lookup(&self, answers: &LaneAnswers, fused: &Fused) -> L3Lookup {
+        let l3 = &self.skills;
+        let resolved: HashMap<String, ActorKey> = answers
+            .episode_hits()
+            .iter()
+            .filter_map(|h| {
+                let key = l3
+                    .actor_for_session(&h.session_id, h.sidechain_agent.as_deref())
+                    .ok()
+                    .flatten()?;
+                Some((episode_id(&h.session_id, h.seq), key))
             })
-            .unwrap_or_default();
-        let facts = store.and_then(|store| {
-            let paths: Vec<String> = fused
-                .code
+            .collect();
+        let paths: Vec<String> = fused
+            .code
+            .iter()
+            .map(fusion::items::code_abs_path)
+            .collect();
+        let mut ids: Vec<String> = resolved.values().map(|k| k.actor_id.clone()).collect();
+        ids.extend(
+            answers
+                .skill_hits()
                 .iter()
-                .map(fusion::items::code_abs_path)
-                .collect();
-            let mut ids: Vec<String> = resolved.values().map(|k| k.actor_id.clone()).collect();
-            ids.extend(
-                answers
-                    .skill_hits()
-                    .iter()
-                    .flat_map(|h| h.used_by.iter().map(|u| u.0.clone())),
-            );
-            ids.sort();
-            ids.dedup();
-            store.facts_for(&paths, &ids).ok()
-        });
-        L3Lookup {
-            store,
-            resolved,
-            facts,
-        }
+                .flat_map(|h| h.used_by.iter().map(|u| u.0.clone())),
+        );
+        ids.sort();
+        ids.dedup();
+        let facts = l3.facts_for(&paths, &ids).ok();
+        L3Lookup { resolved, facts }
     }
 
     /// Rank who did the work from the fused items and what L3 knows.
@@ -212,7 +199,7 @@ impl Engine {
         lane_req: &LaneRequest,
         answers: &LaneAnswers,
         fused: &Fused,
-        l3: &L3Lookup<'_>,
+        l3: &L3Lookup,
     ) -> Vec<Actor> {
         let resolve = |hit: &EpisodeHit| {
             l3.resolved
@@ -226,7 +213,7 @@ impl Engine {
             skills: &fused.skills,
             skill_hits: answers.skill_hits(),
             facts: l3.facts.as_ref(),
-            resolve: l3.store.map(|_| &resolve as &ResolveActor<'_>),
+            resolve: l3.facts.as_ref().map(|_| &resolve as &ResolveActor<'_>),
             route,
             query_terms: &lane_req.terms,
             filtered: super::filters::episode_filters_active(&req.filters),
@@ -238,17 +225,11 @@ impl Engine {
 
     /// Every lane and the actors cut to `limit`; evidence may only name items that survived
     /// (invariant 5); the surviving actors get their titles, workspace and last activity.
-    fn apply_limit(
-        &self,
-        limit: usize,
-        fused: &mut Fused,
-        actors: &mut Vec<Actor>,
-        l3: Option<&AgentKnowledgeStore>,
-    ) {
+    fn apply_limit(&self, limit: usize, fused: &mut Fused, actors: &mut Vec<Actor>) {
         fused.truncate(limit);
         actors.truncate(limit);
         fusion::items::prune_dangling_evidence(actors, &fused.episodes, &fused.code, &fused.skills);
-        super::profiles::fill(actors, self.episode_store(), l3);
+        super::profiles::fill(actors, &*self.episodes, &*self.skills);
     }
 }
 

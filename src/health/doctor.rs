@@ -6,14 +6,12 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
 use crate::config::{DataDir, SourcesConfig};
-use crate::contract::Code;
-use crate::engine::lanes::{CodeSource, EpisodesSource, LaneRequest, SourceFailure, Unavailable};
+use crate::engine::lanes::{LaneRequest, SourceFailure};
 use crate::engine::{Engine, EngineConfig};
 use crate::sources::agent_knowledge::AgentKnowledgeStats;
 use crate::sources::code::model::CodeStats;
@@ -204,10 +202,11 @@ fn examine_stores(
     problems: &mut Vec<Problem>,
 ) -> Vec<StoreReport> {
     let paths = [files.episodes_db(), files.code_db(), files.knowledge_db()];
+    let (lanes, opened) = (engine.builtin(), engine.builtin().opened);
     let examined = [
-        examine(engine.episode_store().map(|s| s.stats()), indexed),
-        examine(engine.code_store().map(|s| s.stats()), indexed),
-        examine(engine.knowledge_store().map(|s| s.stats()), indexed),
+        examine(opened[0].then(|| lanes.episodes.stats()), indexed),
+        examine(opened[1].then(|| lanes.code.stats()), indexed),
+        examine(opened[2].then(|| lanes.skills.stats()), indexed),
     ];
     STORES
         .iter()
@@ -262,13 +261,13 @@ impl StoreStats for AgentKnowledgeStats {
 
 /// A store's index revision (its counts go into `indexed`), or why it cannot be read (`None`:
 /// it did not open).
-fn examine<S: StoreStats, E: std::fmt::Display>(
-    stats: Option<Result<S, E>>,
+fn examine<S: StoreStats>(
+    stats: Option<Result<S, SourceFailure>>,
     indexed: &mut Indexed,
 ) -> Result<Option<String>, Option<String>> {
     match stats {
         Some(Ok(st)) => Ok(st.count_into(indexed)),
-        Some(Err(e)) => Err(Some(e.to_string())),
+        Some(Err(e)) => Err(Some(e.reason)),
         None => Err(None),
     }
 }
@@ -442,12 +441,7 @@ fn probe_sources(sources: &SourcesConfig) -> Vec<SourceReport> {
     if sources.episodes.is_none() && sources.code.is_none() {
         return Vec::new();
     }
-    let placeholder = Arc::new(Unavailable {
-        name: "builtin".into(),
-        failure: SourceFailure::new(Code::NoSource, "not configured"),
-    });
-    let (episodes, code) =
-        crate::adapters::mcp::wire(sources, PROBE_TIMEOUT, placeholder.clone(), placeholder);
+    let (episodes, code) = crate::adapters::mcp::wire(sources, PROBE_TIMEOUT);
     let req = LaneRequest {
         terms: vec!["doctor".into()],
         query: "knowledge doctor probe".into(),
@@ -470,12 +464,12 @@ fn probe_sources(sources: &SourcesConfig) -> Vec<SourceReport> {
         reachable: res.is_ok(),
         error: res.err().map(|f| f.reason),
     };
-    if sources.episodes.is_some() {
-        let res = EpisodesSource::search(episodes.as_ref(), &req).map(|_| ());
+    if let Some(episodes) = episodes {
+        let res = episodes.search(&req).map(|_| ());
         out.push(report("episodes", episodes.name(), res));
     }
-    if sources.code.is_some() {
-        let res = CodeSource::search(code.as_ref(), &req).map(|_| ());
+    if let Some(code) = code {
+        let res = code.search(&req).map(|_| ());
         out.push(report("code", code.name(), res));
     }
     out

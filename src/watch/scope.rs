@@ -9,6 +9,7 @@ use notify::event::{AccessKind, AccessMode, EventKind, MetadataKind, ModifyKind}
 
 use crate::indexing::IndexPlan;
 use crate::sources::code::lang::{VCS_DIRS, VENDORED_DIRS};
+use crate::sources::episodes::agents::store_of_change;
 
 /// The stages a batch of changes asks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -122,8 +123,8 @@ impl Scope {
                 continue;
             }
             if let Some((canonical, given)) = self.sessions.iter().find(|(c, _)| p.starts_with(c)) {
-                if p.extension().is_some_and(|e| e == "jsonl") {
-                    let rel = p.strip_prefix(canonical).unwrap_or(p);
+                if let Some(store) = store_of_change(p) {
+                    let rel = store.strip_prefix(canonical).unwrap_or(&store);
                     d.session_files.insert(given.join(rel));
                 } else if p.is_dir() {
                     // A new folder: its first transcript may predate the watch on it.

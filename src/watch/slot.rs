@@ -34,9 +34,10 @@ impl EngineSlot {
     pub fn refresh(&self) -> bool {
         let engine = self.current();
         let c = &engine.config;
-        let appeared = (engine.episode_store().is_none() && c.episodes_db().exists())
-            || (engine.code_store().is_none() && c.code_db().exists())
-            || (engine.knowledge_store().is_none() && c.knowledge_db().exists());
+        let opened = engine.builtin().opened;
+        let appeared = (!opened[0] && c.episodes_db().exists())
+            || (!opened[1] && c.code_db().exists())
+            || (!opened[2] && c.knowledge_db().exists());
         if !appeared {
             return false;
         }
@@ -62,7 +63,7 @@ mod tests {
         let slot = EngineSlot::new(Engine::open(config.clone()), move || {
             Engine::open(c2.clone())
         });
-        assert!(slot.current().episode_store().is_none());
+        assert!(!slot.current().builtin().opened[0]);
         assert!(!slot.refresh(), "nothing appeared");
         crate::sources::episodes::index::index_episodes(
             &config.episodes_db(),
@@ -71,6 +72,6 @@ mod tests {
         )
         .unwrap();
         assert!(slot.refresh());
-        assert!(slot.current().episode_store().is_some());
+        assert!(slot.current().builtin().opened[0]);
     }
 }

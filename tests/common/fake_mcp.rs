@@ -145,6 +145,9 @@ impl Fake {
         match name {
             "ragraf_search" => CallToolResult::structured(self.envelope(&args)),
             "session_query" => text(&self.sessions().to_string()),
+            "ragraf_code" if !held(&args) => CallToolResult::structured(json!({
+                "found": false, "path": args.get("path")
+            })),
             "ragraf_code" => CallToolResult::structured(json!({
                 "path": args.get("path"), "root": "/srv/fake/app",
                 "start_line": args.get("start_line"), "total_lines": 40, "index_rev": "fake-rev-1",
@@ -154,6 +157,15 @@ impl Fake {
             _ => CallToolResult::error(vec![ContentBlock::text("unknown tool")]),
         }
     }
+}
+
+/// Whether the fake RAGRAF server holds the file a `ragraf_code` call asks for (the paths of
+/// its search answer, under any root).
+fn held(args: &Value) -> bool {
+    let path = args.get("path").and_then(Value::as_str).unwrap_or("");
+    ["src/db/pool.rs", "docs/mysql.md"]
+        .iter()
+        .any(|p| path == *p || path.ends_with(&format!("/{p}")))
 }
 
 impl ServerHandler for Fake {

@@ -2,6 +2,8 @@
 #![allow(dead_code)]
 
 pub mod cli;
+pub mod conformance;
 pub mod fake_mcp;
+pub mod realdata;
 pub mod schema;
 pub mod world;

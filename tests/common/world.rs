@@ -60,20 +60,21 @@ pub fn demo() -> &'static Indexed {
     DEMO.get_or_init(fresh_demo)
 }
 
-/// The real public transcripts in `fixtures/real`, indexed once per test binary.
-pub fn real() -> &'static (tempfile::TempDir, PathBuf) {
+/// The real public Claude Code and Codex transcripts in `../shared/realdata`, indexed once per
+/// test binary; `None` (with a note) where realdata is absent.
+pub fn real() -> Option<&'static (tempfile::TempDir, PathBuf)> {
     static REAL: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    REAL.get_or_init(|| {
+    let root = super::realdata::root()?;
+    Some(REAL.get_or_init(|| {
         let tmp = tempfile::tempdir().expect("temp dir");
         let data = tmp.path().join("data");
         std::fs::create_dir_all(&data).expect("data dir");
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/real");
         index_episodes(
             &EngineConfig::new(&data).episodes_db(),
-            &IndexOptions::new(vec![root]),
+            &IndexOptions::new(vec![root.join("claude"), root.join("codex")]),
             &mut |_| {},
         )
         .expect("index real transcripts");
         (tmp, data)
-    })
+    }))
 }

@@ -24,8 +24,7 @@ fn code_reads_never_follow_a_symlink_out_of_the_repository() {
     std::fs::remove_file(repo.join("notes.txt")).expect("rm");
     std::os::unix::fs::symlink(&outside, repo.join("notes.txt")).expect("symlink");
     let engine = knowledge::engine::Engine::open(knowledge::engine::EngineConfig::new(&data));
-    let lines = engine
-        .code_store()
+    let lines = knowledge::sources::code::CodeStore::open(&engine.config.code_db())
         .expect("store")
         .read_code("notes.txt", 1, Some(5))
         .expect("read");

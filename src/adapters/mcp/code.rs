@@ -17,7 +17,7 @@ use super::answer::{self, field, number, string, strings, uint};
 use super::{McpLane, Protocol};
 use crate::contract::Code;
 use crate::engine::lanes::{
-    CodeAnswer, CodeHit, CodeLines, CodeSource, LaneRequest, LineRange, ReadCodeError,
+    CodeAnswer, CodeHit, CodeLines, CodeSource, CodeStats, LaneRequest, LineRange, ReadCodeError,
     SourceFailure,
 };
 use crate::sources::code::chunk::{file_text_kind, redact_lines, split_lines};
@@ -73,7 +73,25 @@ impl CodeSource for McpLane<Ragraf> {
             .call_within(CODE_TOOL, args, READ_TIMEOUT)
             .map_err(unavailable)?;
         let doc = answer::document(self.client.command(), result, &[]).map_err(unavailable)?;
+        // `found: false`: the server does not hold the file (the next source may).
+        if doc.get("found").and_then(Value::as_bool) == Some(false) {
+            return Err(ReadCodeError::NotInSource(format!(
+                "{path}: not in the external code source {}",
+                self.name
+            )));
+        }
         parse_lines(self.client.command(), path, range, &doc).map_err(unavailable)
+    }
+
+    /// A RAGRAF server reports its revision with each answer, not counts.
+    fn stats(&self) -> Result<CodeStats, SourceFailure> {
+        Err(SourceFailure::new(
+            Code::SourceUnavailable,
+            format!(
+                "{} reports no counts (a RAGRAF server only searches and reads)",
+                self.name
+            ),
+        ))
     }
 }
 

@@ -20,7 +20,7 @@ use super::{McpLane, Protocol};
 use crate::contract::Code;
 use crate::engine::lanes::{
     Episode, EpisodeError, EpisodeHit, EpisodesAnswer, EpisodesSource, HitSession, LaneRequest,
-    LaneStats, SourceFailure,
+    LaneStats, SessionRow, SourceFailure,
 };
 
 /// The default tool of a session-query server.
@@ -67,6 +67,30 @@ impl EpisodesSource for McpLane<SessionQuery> {
                 self.tool
             ),
         })
+    }
+
+    /// A session-query server answers searches only: it reports no counts.
+    fn stats(&self) -> Result<LaneStats, SourceFailure> {
+        Err(SourceFailure::new(
+            Code::SourceUnavailable,
+            format!(
+                "{} reports no counts (a session-query server only searches)",
+                self.name
+            ),
+        ))
+    }
+
+    /// §5.1 has no tool to read a session: what a hit said about it is all the lane knows.
+    fn session(&self, _: &str) -> Result<Option<SessionRow>, SourceFailure> {
+        Ok(None)
+    }
+
+    fn first_human_text(&self, _: &str) -> Result<Option<String>, SourceFailure> {
+        Ok(None)
+    }
+
+    fn event_time(&self, _: &str, _: u64) -> Result<Option<String>, SourceFailure> {
+        Ok(None)
     }
 }
 

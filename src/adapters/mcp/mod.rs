@@ -72,21 +72,20 @@ pub fn call_deadline(lane_timeout: Duration) -> Duration {
         .max(Duration::from_millis(5))
 }
 
-/// The configured external sources in place of the built-in ones (`Engine::open`).
+/// The external sources the config names (`[sources.episodes]`, `[sources.code]`), for
+/// `Engine::attach`.
 pub fn wire(
     sources: &SourcesConfig,
     lane_timeout: Duration,
-    episodes: Arc<dyn EpisodesSource>,
-    code: Arc<dyn CodeSource>,
-) -> (Arc<dyn EpisodesSource>, Arc<dyn CodeSource>) {
+) -> (Option<Arc<dyn EpisodesSource>>, Option<Arc<dyn CodeSource>>) {
     let deadline = call_deadline(lane_timeout);
-    let episodes: Arc<dyn EpisodesSource> = match &sources.episodes {
-        Some(src) => Arc::new(McpEpisodesSource::new(src, deadline)),
-        None => episodes,
-    };
-    let code: Arc<dyn CodeSource> = match &sources.code {
-        Some(src) => Arc::new(McpCodeSource::new(src, deadline)),
-        None => code,
-    };
+    let episodes = sources
+        .episodes
+        .as_ref()
+        .map(|src| -> Arc<dyn EpisodesSource> { Arc::new(McpEpisodesSource::new(src, deadline)) });
+    let code = sources
+        .code
+        .as_ref()
+        .map(|src| -> Arc<dyn CodeSource> { Arc::new(McpCodeSource::new(src, deadline)) });
     (episodes, code)
 }

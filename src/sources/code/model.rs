@@ -214,7 +214,7 @@ pub struct CodeLines {
 }
 
 /// Coverage of the code index.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct CodeStats {
     pub index_rev: Option<String>,
     pub files: u64,

@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::model::{Fact, ParsedEvent};
+use super::model::{EventType, Fact, ParsedEvent};
 use super::parser::{
     cap_chars, command_program, content_text, norm_time, render_tool_input, str_of, text_hash, Ctx,
     Handled, PairDedupe,
@@ -72,7 +72,10 @@ pub(crate) fn feed(
         "summary" => {
             if let Some(s) = str_of(rec, "summary") {
                 cx.set_title(s, 1);
-                cx.emit(out, ParsedEvent::new("system/summary", time, s.to_string()));
+                cx.emit(
+                    out,
+                    ParsedEvent::new(EventType::SystemSummary, time, s.to_string()),
+                );
             }
             Handled::Known
         }
@@ -214,13 +217,13 @@ fn user_text(
         st.last_command = None;
         return;
     };
-    if kind == "user/command" {
+    if kind == EventType::UserCommand {
         st.last_command = Some(text.clone());
     } else {
         st.last_command = None;
     }
     // A prompt already emitted when it was queued.
-    if !st.queued.take(text_hash(kind, &text)) {
+    if !st.queued.take(text_hash(kind.as_str(), &text)) {
         emit_classified(cx, out, (kind, text, facts), time);
     }
 }
@@ -229,7 +232,7 @@ fn user_text(
 fn emit_classified(
     cx: &mut Ctx,
     out: &mut Vec<ParsedEvent>,
-    (kind, text, facts): (&'static str, String, Vec<Fact>),
+    (kind, text, facts): (EventType, String, Vec<Fact>),
     time: Option<String>,
 ) {
     let mut ev = ParsedEvent::new(kind, time, text);
@@ -250,7 +253,7 @@ fn queued_prompt(
     let Some((kind, text, facts)) = classify(cx, st, text, &origin) else {
         return;
     };
-    st.queued.push(text_hash(kind, &text), SRC_QUEUE);
+    st.queued.push(text_hash(kind.as_str(), &text), SRC_QUEUE);
     emit_classified(cx, out, (kind, text, facts), time);
 }
 
@@ -286,7 +289,7 @@ fn tool_result(
         && tur
             .and_then(Value::as_str)
             .is_some_and(|s| s.starts_with("Error"));
-    let mut ev = ParsedEvent::new("tool/result", time, text);
+    let mut ev = ParsedEvent::new(EventType::ToolResult, time, text);
     ev.is_error = flag == Some(true) || tur_error || string_error;
     ev.tool_name = id.as_deref().and_then(|i| cx.tool_name(i));
     // Subagent link: `toolUseResult.agentId`, else the `agentId: … (for resuming…)` text tail.
@@ -331,9 +334,9 @@ fn assistant(
     match msg.get("content") {
         Some(Value::String(s)) => {
             let kind = if api_error {
-                "system/error"
+                EventType::SystemError
             } else {
-                "assistant/message"
+                EventType::AssistantMessage
             };
             cx.emit(out, ParsedEvent::new(kind, time, s.clone()));
         }
@@ -344,15 +347,15 @@ fn assistant(
                     Some("text") => {
                         let text = str_of(block, "text").unwrap_or("").to_string();
                         let kind = if api_error {
-                            "system/error"
+                            EventType::SystemError
                         } else {
-                            "assistant/message"
+                            EventType::AssistantMessage
                         };
                         cx.emit(out, ParsedEvent::new(kind, t, text));
                     }
                     Some("thinking") => {
                         let text = str_of(block, "thinking").unwrap_or("").to_string();
-                        cx.emit(out, ParsedEvent::new("assistant/thinking", t, text));
+                        cx.emit(out, ParsedEvent::new(EventType::AssistantThinking, t, text));
                     }
                     Some("tool_use") => tool_use(cx, block, t, out),
                     _ => {}
@@ -372,7 +375,7 @@ fn tool_use(cx: &mut Ctx, block: &Value, time: Option<String>, out: &mut Vec<Par
         cx.remember_tool(id, &name);
     }
     let text = render_tool_input(&name, &input);
-    let mut ev = ParsedEvent::new("assistant/tool_use", time, text);
+    let mut ev = ParsedEvent::new(EventType::AssistantToolUse, time, text);
     let s = |k: &str| str_of(&input, k).map(str::to_string);
     match name.as_str() {
         "Task" | "Agent" => ev.facts.push(Fact::Spawn {
@@ -429,7 +432,7 @@ fn system(
                 Some(code) if code > 0 => format!("{subtype} {code}: {msg}"),
                 _ => format!("{subtype}: {msg}"),
             };
-            cx.emit(out, ParsedEvent::new("system/error", time, text));
+            cx.emit(out, ParsedEvent::new(EventType::SystemError, time, text));
         }
         "stop_hook_summary" => {
             let mut parts: Vec<String> = Vec::new();
@@ -441,7 +444,7 @@ fn system(
             }
             if !parts.is_empty() {
                 let text = format!("stop hook: {}", parts.join("\n"));
-                cx.emit(out, ParsedEvent::new("system/hook", time, text));
+                cx.emit(out, ParsedEvent::new(EventType::SystemHook, time, text));
             }
         }
         "local_command" => {
@@ -482,7 +485,7 @@ fn attachment(
     let field = |k: &str| att.get(k).map(content_text).unwrap_or_default();
     match str_of(att, "type").unwrap_or("") {
         "invoked_skills" => {
-            let mut ev = ParsedEvent::new("system/skill", time, String::new());
+            let mut ev = ParsedEvent::new(EventType::SystemSkill, time, String::new());
             let mut texts = Vec::new();
             if let Some(Value::Array(skills)) = att.get("skills") {
                 for skill in skills {
@@ -514,12 +517,12 @@ fn attachment(
             if !body.is_empty() {
                 let name = str_of(att, "hookName").unwrap_or("hook");
                 let text = format!("{name}: {body}");
-                cx.emit(out, ParsedEvent::new("system/hook", time, text));
+                cx.emit(out, ParsedEvent::new(EventType::SystemHook, time, text));
             }
         }
         "nested_memory" => {
             let text = field("content");
-            cx.emit(out, ParsedEvent::new("system/context", time, text));
+            cx.emit(out, ParsedEvent::new(EventType::SystemContext, time, text));
         }
         "queued_command" => {
             let text = field("prompt");
@@ -531,6 +534,8 @@ fn attachment(
 }
 
 mod classify;
+mod reader;
+pub use reader::Reader;
 
 #[cfg(test)]
 mod tests;

@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::model::{Fact, ParsedEvent};
+use super::model::{EventType, Fact, ParsedEvent};
 use super::parser::{
     cap_chars, command_program, content_text, norm_time, patch_files, render_tool_input, str_of,
     text_hash, Ctx, Handled, PairDedupe,
@@ -66,7 +66,7 @@ pub(crate) fn feed(
             }
             "compacted" => {
                 let text = str_of(payload, "message").unwrap_or("").to_string();
-                cx.emit(out, ParsedEvent::new("system/summary", time, text));
+                cx.emit(out, ParsedEvent::new(EventType::SystemSummary, time, text));
                 Handled::Known
             }
             "world_state" | "inter_agent_communication" | "inter_agent_communication_metadata" => {
@@ -129,7 +129,7 @@ fn session_meta(
     // Old rollouts carry the user's instructions (AGENTS.md) here; `base_instructions` is
     // Codex's own system prompt and not indexed.
     if let Some(text) = s("instructions").filter(|t| !t.trim().is_empty()) {
-        cx.emit(out, ParsedEvent::new("system/context", time, text));
+        cx.emit(out, ParsedEvent::new(EventType::SystemContext, time, text));
     }
 }
 
@@ -146,7 +146,7 @@ fn response_item(
             match str_of(p, "role").unwrap_or("") {
                 "user" => user_text(cx, st, &text, SRC_RESPONSE, time, out),
                 "assistant" => assistant(cx, st, Said::Message, &text, SRC_RESPONSE, time, out),
-                _ => cx.emit(out, ParsedEvent::new("system/context", time, text)),
+                _ => cx.emit(out, ParsedEvent::new(EventType::SystemContext, time, text)),
             }
         }
         "reasoning" => {
@@ -170,14 +170,17 @@ fn response_item(
             let query = action
                 .and_then(|a| str_of(a, "query").or_else(|| str_of(a, "url")))
                 .unwrap_or("");
-            let mut ev =
-                ParsedEvent::new("assistant/tool_use", time, format!("web_search {query}"));
+            let mut ev = ParsedEvent::new(
+                EventType::AssistantToolUse,
+                time,
+                format!("web_search {query}"),
+            );
             ev.tool_name = Some("web_search".into());
             cx.emit(out, ev);
         }
         "agent_message" => {
             let text = p.get("content").map(content_text).unwrap_or_default();
-            let mut ev = ParsedEvent::new("team/message", time, text);
+            let mut ev = ParsedEvent::new(EventType::TeamMessage, time, text);
             if let Some(author) = str_of(p, "author") {
                 ev.facts.push(Fact::TeammateMessage {
                     teammate_id: author.to_string(),
@@ -229,11 +232,17 @@ fn user_text(
     .iter()
     .any(|p| t.starts_with(p));
     if is_context {
-        cx.emit(out, ParsedEvent::new("system/context", time, t.to_string()));
+        cx.emit(
+            out,
+            ParsedEvent::new(EventType::SystemContext, time, t.to_string()),
+        );
         return;
     }
     if t.starts_with("<turn_aborted>") {
-        cx.emit(out, ParsedEvent::new("system/error", time, t.to_string()));
+        cx.emit(
+            out,
+            ParsedEvent::new(EventType::SystemError, time, t.to_string()),
+        );
         return;
     }
     let mut typed = t;
@@ -245,7 +254,7 @@ fn user_text(
         let context = context.trim().to_string();
         cx.emit(
             out,
-            ParsedEvent::new("system/context", time.clone(), context),
+            ParsedEvent::new(EventType::SystemContext, time.clone(), context),
         );
         match request.map(str::trim).filter(|r| !r.is_empty()) {
             Some(r) => typed = r,
@@ -253,11 +262,11 @@ fn user_text(
         }
     }
     let kind = if st.subagent {
-        "agent/prompt"
+        EventType::AgentPrompt
     } else if typed.starts_with("<user_shell_command>") {
-        "user/command"
+        EventType::UserCommand
     } else {
-        "user/message"
+        EventType::UserMessage
     };
     cx.emit(out, ParsedEvent::new(kind, time, typed.to_string()));
 }
@@ -280,8 +289,8 @@ fn assistant(
     out: &mut Vec<ParsedEvent>,
 ) {
     let (tag, kind) = match said {
-        Said::Message => ("a", "assistant/message"),
-        Said::Thinking => ("t", "assistant/thinking"),
+        Said::Message => ("a", EventType::AssistantMessage),
+        Said::Thinking => ("t", EventType::AssistantThinking),
     };
     let t = text.trim();
     if t.is_empty() || st.dedupe.is_duplicate(text_hash(tag, t), source) {
@@ -347,7 +356,7 @@ fn tool_call(cx: &mut Ctx, p: &Value, time: Option<String>, out: &mut Vec<Parsed
     if let Some(id) = &call_id {
         cx.remember_tool(id, &name);
     }
-    let mut ev = ParsedEvent::new("assistant/tool_use", time, text);
+    let mut ev = ParsedEvent::new(EventType::AssistantToolUse, time, text);
     ev.facts = facts;
     ev.tool_name = Some(name);
     ev.tool_use_id = call_id;
@@ -395,7 +404,7 @@ fn tool_output(
     if let Some(code) = exit.filter(|c| *c != 0 && text.trim().is_empty()) {
         text = format!("exit code {code}");
     }
-    let mut ev = ParsedEvent::new("tool/result", time, text);
+    let mut ev = ParsedEvent::new(EventType::ToolResult, time, text);
     let failed = call_id
         .as_deref()
         .is_some_and(|id| st.failed_calls.iter().any(|f| f == id));
@@ -453,6 +462,9 @@ fn exit_code_prefix(s: &str) -> Option<i64> {
 }
 
 mod event_msg;
+
+mod reader;
+pub use reader::Reader;
 
 #[cfg(test)]
 mod tests;

@@ -3,25 +3,18 @@
 //! Claude Code moved subagent transcripts three times (inline sidechains, flat `agent-*.jsonl`,
 //! `<sessionId>/subagents/agent-*.jsonl`, workflow runs one level deeper) and keeps non-transcript
 //! JSONL next to them (`journal.jsonl`); Codex shards rollouts by local date. Discovery walks a
-//! root with `std::fs` only, skips what is not a transcript, detects the format from the file name
-//! or its first lines, and records the layout hints (parent session, agent id, sidecar) that the
-//! records themselves do not carry, so parsers never decode directory names.
+//! root with `std::fs` only and asks the registry of agents which reader claims each file (by its
+//! name or its first lines); the reader records the layout hints (parent session, agent id,
+//! sidecar) that the records themselves do not carry, so parsers never decode directory names.
 
 use std::collections::HashSet;
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
-use super::lines::{read_all_lines, LineItem};
 use super::model::TranscriptKind;
 
 /// How deep a walk goes below a root (Codex `YYYY/MM/DD`, workflows are 4–5 levels).
 const MAX_DEPTH: usize = 12;
-/// How much of a file's head is read to detect its format.
-const SNIFF_BYTES: u64 = 256 * 1024;
-const SNIFF_LINES: usize = 8;
 
 /// Where a transcript sits in its agent's layout.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,35 +86,15 @@ fn walk(dir: &Path, depth: usize, visited: &mut HashSet<PathBuf>, found: &mut Ve
     }
 }
 
-/// A transcript's kind and layout, or `None` when the file is not a transcript.
+/// A store's agent and layout, or `None` when no agent's reader claims the file (see
+/// [`super::agents::recognise`]).
 pub fn classify(path: &Path) -> Option<TranscriptFile> {
-    let name = path.file_name()?.to_str()?;
-    if !name.ends_with(".jsonl") || name == "journal.jsonl" {
-        return None;
-    }
-    let stem = name.strip_suffix(".jsonl")?;
-    let kind = detect_kind(path, name);
-    let layout = match (kind, stem.strip_prefix("agent-")) {
-        (TranscriptKind::Claude, Some(id)) => {
-            let sidecar = path.with_file_name(format!("{stem}.meta.json"));
-            Layout::Subagent {
-                parent_session_hint: parent_session_of(path),
-                agent_id_hint: (!id.is_empty()).then(|| id.to_string()),
-                sidecar: sidecar.is_file().then_some(sidecar),
-            }
-        }
-        _ => Layout::Main,
-    };
-    Some(TranscriptFile {
-        path: path.to_path_buf(),
-        kind,
-        layout,
-    })
+    super::agents::recognise(path)
 }
 
 /// The `<sessionId>` folder owning a `subagents/` folder above `path`, if any:
 /// `<sid>/subagents/agent-x.jsonl` and `<sid>/subagents/workflows/wf_*/agent-x.jsonl`.
-fn parent_session_of(path: &Path) -> Option<String> {
+pub(crate) fn parent_session_of(path: &Path) -> Option<String> {
     let mut dirs = path.ancestors().skip(1);
     let mut subagents = None;
     for _ in 0..3 {
@@ -138,78 +111,9 @@ fn parent_session_of(path: &Path) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Codex if the name starts with `rollout-` or one of the first lines is a Codex envelope or a
-/// legacy `{id,timestamp,instructions}` header; Claude otherwise.
-fn detect_kind(path: &Path, name: &str) -> TranscriptKind {
-    if name.starts_with("rollout-") {
-        return TranscriptKind::Codex;
-    }
-    match crate::sources::regular_file::open(path) {
-        Ok(file) => sniff(file.take(SNIFF_BYTES)),
-        Err(_) => TranscriptKind::Claude,
-    }
-}
-
-fn sniff<R: Read>(mut reader: R) -> TranscriptKind {
-    let mut head = Vec::new();
-    if reader.read_to_end(&mut head).is_err() {
-        return TranscriptKind::Claude;
-    }
-    let mut verdict = None;
-    let mut seen = 0;
-    let _ = read_all_lines(std::io::Cursor::new(&head), 0, head.len() + 1, |item| {
-        let LineItem::Line(bytes) = item else { return };
-        if verdict.is_some() || seen >= SNIFF_LINES {
-            return;
-        }
-        seen += 1;
-        if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
-            verdict = line_kind(&v);
-        }
-    });
-    verdict.unwrap_or(TranscriptKind::Claude)
-}
-
-/// What one record says about its format, if anything.
-fn line_kind(v: &Value) -> Option<TranscriptKind> {
-    let ty = v.get("type").and_then(Value::as_str);
-    if v.get("payload").is_some_and(Value::is_object) {
-        return Some(TranscriptKind::Codex);
-    }
-    if ty.is_none() && v.get("id").is_some() && v.get("instructions").is_some() {
-        return Some(TranscriptKind::Codex);
-    }
-    if v.get("record_type").is_some() {
-        return Some(TranscriptKind::Codex);
-    }
-    if v.get("sessionId").is_some() || v.get("uuid").is_some() || v.get("parentUuid").is_some() {
-        return Some(TranscriptKind::Claude);
-    }
-    None
-}
-
-/// The transcript roots of this machine that exist: `$CLAUDE_CONFIG_DIR/projects` (else
-/// `~/.claude/projects`), `$CODEX_HOME/sessions` and `$CODEX_HOME/archived_sessions` (else
-/// `~/.codex/...`).
+/// The default roots of this machine that exist, from every agent in the registry.
 pub fn default_roots() -> Vec<PathBuf> {
-    let env_dir = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let home = env_dir("HOME").or_else(|| env_dir("USERPROFILE"));
-    let claude = env_dir("CLAUDE_CONFIG_DIR").or_else(|| home.as_ref().map(|h| h.join(".claude")));
-    let codex = env_dir("CODEX_HOME").or_else(|| home.as_ref().map(|h| h.join(".codex")));
-    let mut roots = Vec::new();
-    if let Some(c) = claude {
-        roots.push(c.join("projects"));
-    }
-    if let Some(c) = codex {
-        roots.push(c.join("sessions"));
-        roots.push(c.join("archived_sessions"));
-    }
-    roots.retain(|r| r.is_dir());
-    roots
+    super::agents::default_roots()
 }
 
 #[cfg(test)]

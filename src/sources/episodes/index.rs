@@ -23,7 +23,7 @@ use super::discover::{discover, Layout, TranscriptFile};
 use super::identity::{claim_session, session_path, Claim};
 use super::lines::DEFAULT_MAX_LINE_BYTES;
 use super::model::{ParseStats, SessionMeta};
-use super::parser::TranscriptParser;
+use super::outcome::Outcome;
 use super::prepare::{prepare, FileRow, Prepared, PreparedEvent, Work};
 use super::store;
 use crate::sources::vectors::{self, Builder};
@@ -267,7 +267,7 @@ fn file_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<FileRow> {
     })
 }
 
-/// Store one prepared file in one transaction.
+/// Store one prepared store in one transaction.
 fn write_file(
     conn: &mut Connection,
     file: &TranscriptFile,
@@ -280,52 +280,12 @@ fn write_file(
     summary.bytes_read += work.end.saturating_sub(work.start);
     summary.lines.add(&work.lines);
     let tx = conn.transaction()?;
-    let claim = match (old, work.appended) {
-        (Some(o), true) => {
-            summary.files_appended += 1;
-            Claim::Own(o.session_id.clone())
-        }
-        _ => {
-            if let Some(o) = old {
-                // A copy's session belongs to another file: only an owner's rewrite drops it.
-                if session_path(&tx, &o.session_id)?.as_deref() == Some(path_str.as_str()) {
-                    delete_session(&tx, &o.session_id)?;
-                }
-                summary.files_rewritten += 1;
-            } else {
-                summary.files_new += 1;
-            }
-            let key = session_key(file, work.parser.meta());
-            claim_session(&tx, &key, file, &work, summary)?
-        }
+    let (session_id, state) = if work.many_sessions() {
+        write_sessions(&tx, file, old, &work, summary, vectors)?
+    } else {
+        write_file_session(&tx, file, old, &work, summary, vectors)?
     };
-    let (session_id, state) = match claim {
-        Claim::Copy(session_id) => {
-            summary.files_copies += 1;
-            // No parser state: if the copy ever changes, it is re-read and claimed again.
-            (session_id, String::new())
-        }
-        Claim::Own(session_id) => {
-            let next_seq: i64 = tx
-                .query_row(
-                    "SELECT coalesce(max(seq), 0) FROM events WHERE session_id=?1",
-                    [&session_id],
-                    |r| r.get(0),
-                )
-                .unwrap_or(0);
-            summary.events_added +=
-                insert_events(&tx, &session_id, next_seq, &work.events, vectors)?;
-            summary.secrets_redacted += work.secrets;
-            upsert_session(&tx, &session_id, file, &work.parser, &path_str, work.live)?;
-            // The saved parser state holds titles, descriptions and paths as the records wrote
-            // them: it is redacted like event text (a state that no longer parses just means a
-            // full re-read).
-            let state =
-                redact::redact(&serde_json::to_string(&work.parser).unwrap_or_default()).text;
-            (session_id, state)
-        }
-    };
-    let stats = work.parser.stats();
+    let stats = work.total;
     tx.execute(
         "INSERT INTO files(path, kind, session_id, size, mtime_ns, head_hash, resume_hash, offset,
                            parser_state, lines, skipped)
@@ -351,11 +311,122 @@ fn write_file(
     tx.commit()
 }
 
+/// The one session of a one-session file: appended to, or claimed (see `identity`) and stored
+/// anew. Returns the session id and the cursor to save.
+fn write_file_session(
+    tx: &Transaction<'_>,
+    file: &TranscriptFile,
+    old: Option<&FileRow>,
+    work: &Work,
+    summary: &mut IndexSummary,
+    vectors: Option<&mut Builder>,
+) -> rusqlite::Result<(String, String)> {
+    let path_str = file.path.to_string_lossy().to_string();
+    let (meta, outcome) = work.file_session();
+    let claim = match (old, work.appended) {
+        (Some(o), true) => {
+            summary.files_appended += 1;
+            Claim::Own(o.session_id.clone())
+        }
+        _ => {
+            if let Some(o) = old {
+                // A copy's session belongs to another file: only an owner's rewrite drops it.
+                if session_path(tx, &o.session_id)?.as_deref() == Some(path_str.as_str()) {
+                    delete_session(tx, &o.session_id)?;
+                }
+                summary.files_rewritten += 1;
+            } else {
+                summary.files_new += 1;
+            }
+            let key = session_key(file, &meta);
+            claim_session(tx, &key, file, work, summary)?
+        }
+    };
+    Ok(match claim {
+        Claim::Copy(session_id) => {
+            summary.files_copies += 1;
+            // No cursor: if the copy ever changes, it is re-read and claimed again.
+            (session_id, String::new())
+        }
+        Claim::Own(session_id) => {
+            let events = work.sessions.iter().flat_map(|s| &s.events);
+            summary.events_added += append_events(tx, &session_id, events, vectors)?;
+            summary.secrets_redacted += work.secrets;
+            upsert_session(tx, &session_id, file, &meta, outcome, &path_str, work.live)?;
+            (session_id, saved_cursor(&work.cursor))
+        }
+    })
+}
+
+/// The sessions of a many-session store, each under the id its reader gave: replaced when the
+/// reader pushed it whole, appended to otherwise. The store's own row names no session.
+fn write_sessions(
+    tx: &Transaction<'_>,
+    file: &TranscriptFile,
+    old: Option<&FileRow>,
+    work: &Work,
+    summary: &mut IndexSummary,
+    mut vectors: Option<&mut Builder>,
+) -> rusqlite::Result<(String, String)> {
+    let path_str = file.path.to_string_lossy().to_string();
+    match old {
+        Some(_) if work.appended => summary.files_appended += 1,
+        Some(_) => summary.files_rewritten += 1,
+        None => summary.files_new += 1,
+    }
+    for s in &work.sessions {
+        let Some(start) = &s.start else { continue };
+        if start.replace {
+            delete_session(tx, &start.session_id)?;
+        }
+        summary.events_added += append_events(
+            tx,
+            &start.session_id,
+            s.events.iter(),
+            vectors.as_deref_mut(),
+        )?;
+        upsert_session(
+            tx,
+            &start.session_id,
+            file,
+            &s.meta,
+            s.outcome,
+            &path_str,
+            work.live,
+        )?;
+    }
+    summary.secrets_redacted += work.secrets;
+    Ok((String::new(), saved_cursor(&work.cursor)))
+}
+
+/// The cursor as saved: it holds titles, descriptions and paths as the records wrote them, so it
+/// is redacted like event text (a cursor that no longer parses just means a full re-read).
+fn saved_cursor(cursor: &str) -> String {
+    redact::redact(cursor).text
+}
+
+/// Appends events after the session's last `seq`.
+fn append_events<'a>(
+    tx: &Transaction<'_>,
+    session_id: &str,
+    events: impl Iterator<Item = &'a PreparedEvent>,
+    vectors: Option<&mut Builder>,
+) -> rusqlite::Result<u64> {
+    let next_seq: i64 = tx
+        .query_row(
+            "SELECT coalesce(max(seq), 0) FROM events WHERE session_id=?1",
+            [session_id],
+            |r| r.get(0),
+        )
+        .unwrap_or(0);
+    insert_events(tx, session_id, next_seq, events, vectors)
+}
+
 /// The session id a file's events are stored under.
 ///
-/// A main Claude file is `<sessionId>.jsonl` and its stem is what `claude --resume` takes; a
-/// Codex rollout owns the id of its first `session_meta`; a subagent transcript gets
-/// `<parent>/agent-<id>` so its `seq` never collides with its parent's.
+/// The file's reader names the session of a main file (Claude: the `<sessionId>.jsonl` stem,
+/// which is what `claude --resume` takes; Codex: its first `session_meta` id); a subagent
+/// transcript gets `<parent>/agent-<id>` so its `seq` never collides with its parent's.
 fn session_key(file: &TranscriptFile, meta: &SessionMeta) -> String {
     let stem = file
         .path
@@ -379,10 +450,11 @@ fn session_key(file: &TranscriptFile, meta: &SessionMeta) -> String {
                 .unwrap_or_else(|| stem.trim_start_matches("agent-").to_string());
             format!("{parent}/agent-{agent}")
         }
-        Layout::Main => match file.kind {
-            super::model::TranscriptKind::Claude if !stem.is_empty() => stem,
-            _ => meta.session_id.clone().unwrap_or(stem),
-        },
+        Layout::Main => file
+            .kind
+            .reader()
+            .file_session_id(file, meta)
+            .unwrap_or(stem),
     }
 }
 
@@ -396,11 +468,11 @@ pub(super) fn delete_session(tx: &Transaction<'_>, session_id: &str) -> rusqlite
     Ok(())
 }
 
-fn insert_events(
+fn insert_events<'a>(
     tx: &Transaction<'_>,
     session_id: &str,
     last_seq: i64,
-    events: &[PreparedEvent],
+    events: impl Iterator<Item = &'a PreparedEvent>,
     mut vectors: Option<&mut Builder>,
 ) -> rusqlite::Result<u64> {
     let mut ins = tx.prepare_cached(
@@ -409,12 +481,14 @@ fn insert_events(
          VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?;
     let mut fts = tx.prepare_cached("INSERT INTO events_fts(rowid, terms) VALUES(?1, ?2)")?;
-    for (i, p) in events.iter().enumerate() {
+    let mut n = 0u64;
+    for (i, p) in events.enumerate() {
+        n += 1;
         let ev = &p.event;
         ins.execute(params![
             session_id,
             last_seq + 1 + i as i64,
-            ev.event_type,
+            ev.event_type.as_str(),
             ev.time,
             p.time_ms,
             ev.text,
@@ -431,18 +505,18 @@ fn insert_events(
             v.add(id, ev.text.clone());
         }
     }
-    Ok(events.len() as u64)
+    Ok(n)
 }
 
 fn upsert_session(
     tx: &Transaction<'_>,
     session_id: &str,
     file: &TranscriptFile,
-    parser: &TranscriptParser,
+    m: &SessionMeta,
+    outcome: Outcome,
     path: &str,
     live: bool,
 ) -> rusqlite::Result<()> {
-    let m = parser.meta();
     let events: i64 = tx.query_row(
         "SELECT count(*) FROM events WHERE session_id=?1",
         [session_id],
@@ -497,7 +571,7 @@ fn upsert_session(
             m.team_name,
             m.git_branch,
             m.version,
-            parser.outcome().as_str(),
+            outcome.as_str(),
             live,
             events,
         ],

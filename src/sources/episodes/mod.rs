@@ -1,8 +1,11 @@
 //! The episodes lane (L1): past coding-agent sessions, located by `session_id` + `seq`.
 //!
-//! Parsing (`claude`, `codex`, `lines`, `discover`) is kept apart from storage (`index`) and
-//! search (`search`): parsers emit the [`model`] types and know nothing of SQLite.
+//! Each agent's reader (`claude`, `codex`, …) implements the one interface in [`agent`] and is
+//! listed in the registry [`agents`]; readers push the [`model`] types into a sink and know
+//! nothing of SQLite. Storage (`prepare`, `index`) and search (`search`) know nothing of formats.
 
+pub mod agent;
+pub mod agents;
 pub mod bounds;
 pub mod claude;
 pub mod codex;

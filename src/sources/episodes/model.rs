@@ -7,20 +7,112 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Which agent wrote a transcript file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TranscriptKind {
-    Claude,
-    Codex,
+/// Which agent wrote a transcript: the registry's typed key (see [`super::agents`]).
+pub use super::agents::Agent as TranscriptKind;
+
+/// What an event is: `role/kind`, stored and shown as [`EventType::as_str`]. A new agent maps
+/// its records onto these; a new kind is a new variant, and the compiler points at every place
+/// that must handle it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventType {
+    UserMessage,
+    UserCommand,
+    /// A task a parent agent gave a subagent (Codex spawned threads).
+    AgentPrompt,
+    AssistantMessage,
+    AssistantThinking,
+    AssistantToolUse,
+    ToolResult,
+    SystemSkill,
+    SystemHook,
+    SystemContext,
+    SystemSummary,
+    SystemNotification,
+    SystemError,
+    TeamMessage,
 }
 
-impl TranscriptKind {
+impl EventType {
+    pub const ALL: [EventType; 14] = [
+        EventType::UserMessage,
+        EventType::UserCommand,
+        EventType::AgentPrompt,
+        EventType::AssistantMessage,
+        EventType::AssistantThinking,
+        EventType::AssistantToolUse,
+        EventType::ToolResult,
+        EventType::SystemSkill,
+        EventType::SystemHook,
+        EventType::SystemContext,
+        EventType::SystemSummary,
+        EventType::SystemNotification,
+        EventType::SystemError,
+        EventType::TeamMessage,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
-            TranscriptKind::Claude => "claude",
-            TranscriptKind::Codex => "codex",
+            EventType::UserMessage => "user/message",
+            EventType::UserCommand => "user/command",
+            EventType::AgentPrompt => "agent/prompt",
+            EventType::AssistantMessage => "assistant/message",
+            EventType::AssistantThinking => "assistant/thinking",
+            EventType::AssistantToolUse => "assistant/tool_use",
+            EventType::ToolResult => "tool/result",
+            EventType::SystemSkill => "system/skill",
+            EventType::SystemHook => "system/hook",
+            EventType::SystemContext => "system/context",
+            EventType::SystemSummary => "system/summary",
+            EventType::SystemNotification => "system/notification",
+            EventType::SystemError => "system/error",
+            EventType::TeamMessage => "team/message",
         }
+    }
+
+    pub fn parse(s: &str) -> Option<EventType> {
+        EventType::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+
+    /// Text a person typed.
+    pub fn is_human(self) -> bool {
+        matches!(self, EventType::UserMessage | EventType::UserCommand)
+    }
+
+    /// Output of the assistant (text, reasoning, a tool call).
+    pub fn is_assistant(self) -> bool {
+        matches!(
+            self,
+            EventType::AssistantMessage
+                | EventType::AssistantThinking
+                | EventType::AssistantToolUse
+        )
+    }
+}
+
+/// `ev.event_type == "tool/result"`: compares with the stored form.
+impl PartialEq<&str> for EventType {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::fmt::Display for EventType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for EventType {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for EventType {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        EventType::parse(&s)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown event type {s}")))
     }
 }
 
@@ -43,9 +135,10 @@ impl TranscriptKind {
 /// | `system/notification` | `<task-notification>`, async agent notices | no |
 /// | `team/message` | a `<teammate-message>` from a team member | no (the teammate wrote it) |
 /// | `system/error` | API errors, aborted turns, error events | no |
+/// | `agent/prompt` | the task a parent agent gave a subagent | no |
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ParsedEvent {
-    pub event_type: String,
+    pub event_type: EventType,
     /// RFC 3339 time of the line, as written (UTC `Z` or with offset); `None` when absent.
     pub time: Option<String>,
     /// The searchable text of the event, not yet redacted (the indexer redacts before storing).
@@ -65,10 +158,10 @@ pub struct ParsedEvent {
 }
 
 impl ParsedEvent {
-    pub fn new(event_type: &str, time: Option<String>, text: String) -> Self {
+    pub fn new(event_type: EventType, time: Option<String>, text: String) -> Self {
         ParsedEvent {
-            human: matches!(event_type, "user/message" | "user/command"),
-            event_type: event_type.to_string(),
+            human: event_type.is_human(),
+            event_type,
             time,
             text,
             tool_name: None,
@@ -168,6 +261,21 @@ impl ParseStats {
         self.skipped_oversized += other.skipped_oversized;
         self.ignored += other.ignored;
         self.skipped_bad_id += other.skipped_bad_id;
+    }
+
+    /// What was counted after `before` was taken (the counters of one resumed read).
+    pub fn since(&self, before: &ParseStats) -> ParseStats {
+        ParseStats {
+            lines: self.lines.saturating_sub(before.lines),
+            events: self.events.saturating_sub(before.events),
+            skipped_broken: self.skipped_broken.saturating_sub(before.skipped_broken),
+            skipped_unknown: self.skipped_unknown.saturating_sub(before.skipped_unknown),
+            skipped_oversized: self
+                .skipped_oversized
+                .saturating_sub(before.skipped_oversized),
+            ignored: self.ignored.saturating_sub(before.ignored),
+            skipped_bad_id: self.skipped_bad_id.saturating_sub(before.skipped_bad_id),
+        }
     }
 
     /// Lines or records that produced nothing because they could not be read.

@@ -13,12 +13,16 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::agent::{EventSink, ReadEnd, ReadLimits, Resume};
+use super::agents::LineState;
+use super::discover::TranscriptFile;
 use super::lines::{read_all_lines, LineItem, DEFAULT_MAX_LINE_BYTES};
-use super::model::{Fact, ParseStats, ParsedEvent, SessionMeta, TranscriptKind};
+use super::model::{EventType, Fact, ParseStats, ParsedEvent, SessionMeta, TranscriptKind};
 pub use super::outcome::Outcome;
 use super::outcome::OutcomeTracker;
 pub(crate) use super::tool_text::{command_program, patch_files, render_tool_input};
-use super::{bounds, claude, codex};
+use super::{bounds, lines};
+use crate::sources::regular_file;
 
 /// Cap of one event's text; longer text is cut at a char boundary.
 pub const MAX_EVENT_TEXT: usize = 64 * 1024;
@@ -45,26 +49,15 @@ pub(crate) enum Handled {
 pub struct TranscriptParser {
     kind: TranscriptKind,
     cx: Ctx,
-    format: FormatState,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "format", rename_all = "snake_case")]
-enum FormatState {
-    Claude(claude::ClaudeState),
-    Codex(codex::CodexState),
+    format: LineState,
 }
 
 impl TranscriptParser {
     pub fn new(kind: TranscriptKind) -> Self {
-        let format = match kind {
-            TranscriptKind::Claude => FormatState::Claude(claude::ClaudeState::default()),
-            TranscriptKind::Codex => FormatState::Codex(codex::CodexState::default()),
-        };
         TranscriptParser {
             kind,
             cx: Ctx::default(),
-            format,
+            format: LineState::new(kind),
         }
     }
 
@@ -87,10 +80,7 @@ impl TranscriptParser {
                 continue;
             }
             let before = out.len();
-            let handled = match &mut self.format {
-                FormatState::Claude(st) => claude::feed(&mut self.cx, st, record, out),
-                FormatState::Codex(st) => codex::feed(&mut self.cx, st, record, out),
-            };
+            let handled = self.format.feed(&mut self.cx, record, out);
             match handled {
                 Handled::Known if out.len() == before => self.cx.stats.ignored += 1,
                 Handled::Known => {}
@@ -173,6 +163,49 @@ pub fn parse_file(
     )?;
     let outcome = parser.outcome();
     Ok((events, parser.cx.meta, parser.cx.stats, outcome))
+}
+
+/// The read of every JSONL agent driven by the line parser: resumes the saved parser (the
+/// cursor) at the saved offset, or starts `fresh()` at 0 when there is none or it no longer
+/// parses; feeds the complete lines and pushes each event into `sink` as it is made; the
+/// cursor handed back is the parser's state.
+pub(crate) fn read_jsonl(
+    file: &TranscriptFile,
+    from: Option<Resume<'_>>,
+    limits: ReadLimits,
+    sink: &mut dyn EventSink,
+    fresh: impl FnOnce() -> TranscriptParser,
+) -> io::Result<ReadEnd> {
+    let resumed = from.and_then(|r| {
+        serde_json::from_str::<TranscriptParser>(r.cursor)
+            .ok()
+            .filter(|p| p.kind == file.kind)
+            .map(|p| (p, r.offset))
+    });
+    let was_resumed = resumed.is_some();
+    let (mut parser, start) = resumed.unwrap_or_else(|| (fresh(), 0));
+    let before = *parser.stats();
+    let mut events: Vec<ParsedEvent> = Vec::new();
+    let end = lines::read_lines(
+        regular_file::open(&file.path)?,
+        start,
+        limits.max_line_bytes,
+        |item| {
+            parser.feed_item(item, &mut events);
+            for ev in events.drain(..) {
+                sink.event(ev);
+            }
+        },
+    )?;
+    sink.end_session(parser.meta().clone(), parser.outcome());
+    Ok(ReadEnd {
+        start,
+        end,
+        resumed: was_resumed,
+        cursor: serde_json::to_string(&parser).unwrap_or_default(),
+        lines: parser.stats().since(&before),
+        total: *parser.stats(),
+    })
 }
 
 /// Shared bookkeeping of both formats.
@@ -259,11 +292,11 @@ impl Ctx {
     /// Emits an event: feeds outcome signals, caps the text, attaches deferred facts. An event
     /// with blank text is not emitted; its facts wait for the next one.
     pub fn emit(&mut self, out: &mut Vec<ParsedEvent>, mut ev: ParsedEvent) {
-        if ev.event_type.starts_with("assistant/") {
+        if ev.event_type.is_assistant() {
             self.outcome.assistant_activity();
-        } else if ev.event_type == "tool/result" {
+        } else if ev.event_type == EventType::ToolResult {
             self.outcome.tool_result(ev.is_error);
-        } else if ev.event_type == "user/message" {
+        } else if ev.event_type == EventType::UserMessage {
             self.outcome.human_message(&ev.text);
         }
         if ev.text.trim().is_empty() {

@@ -1,6 +1,7 @@
-//! The CPU-heavy half of indexing one transcript, with no database access: decide from the
-//! fingerprint whether the file changed, parse the new lines (resuming a growing file from its
-//! saved parser state), redact each event and make its search terms. Workers run this in
+//! The CPU-heavy half of indexing one store, with no database access: decide from the
+//! fingerprint whether it changed, have its agent's reader read what is new (resuming from the
+//! reader's saved cursor), and, as the reader's sink, bound and redact each event and make its
+//! search terms. Workers run this in
 //! parallel while one writer stores the results in file order (see `index.rs`).
 
 use std::io::Read;
@@ -9,10 +10,11 @@ use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
 
-use super::discover::{Layout, TranscriptFile};
-use super::lines::{read_lines, LineItem};
-use super::model::{Fact, ParseStats, ParsedEvent};
-use super::parser::TranscriptParser;
+use super::agent::{EventSink, ReadLimits, Resume, SessionStart, StoreKind};
+use super::bounds;
+use super::discover::TranscriptFile;
+use super::model::{Fact, ParseStats, ParsedEvent, SessionMeta};
+use super::outcome::Outcome;
 use crate::sources::regular_file;
 use crate::text::{redact, tokens};
 
@@ -50,21 +52,50 @@ pub struct PreparedEvent {
     pub facts: Option<String>,
 }
 
-/// A changed file, parsed and prepared.
+/// One session of a prepared store, as its reader pushed it.
+pub struct SessionWork {
+    /// Set for a session of a many-session store; `None` for a file's one session.
+    pub start: Option<SessionStart>,
+    pub events: Vec<PreparedEvent>,
+    pub meta: SessionMeta,
+    pub outcome: Outcome,
+}
+
+/// A changed store, read and prepared.
 pub struct Work {
     pub size: u64,
     pub mtime_ns: i64,
     pub live: bool,
     pub head_hash: String,
     pub resume_hash: String,
-    /// True when the file grew and was read from its saved offset.
+    /// True when the store was read on from its saved cursor (its events append).
     pub appended: bool,
-    pub parser: TranscriptParser,
-    pub events: Vec<PreparedEvent>,
+    /// The sessions the reader pushed, in order (a one-session file: exactly one).
+    pub sessions: Vec<SessionWork>,
+    /// The reader's cursor for the next run.
+    pub cursor: String,
     pub secrets: u64,
     pub start: u64,
     pub end: u64,
+    /// Counters of this read.
     pub lines: ParseStats,
+    /// Counters since the store was first read.
+    pub total: ParseStats,
+}
+
+impl Work {
+    /// The one session of a one-session file (what the reader said of it when it pushed none).
+    pub fn file_session(&self) -> (SessionMeta, Outcome) {
+        self.sessions
+            .last()
+            .map(|s| (s.meta.clone(), s.outcome))
+            .unwrap_or((SessionMeta::default(), Outcome::Unknown))
+    }
+
+    /// True when the store holds many sessions, each named by its reader.
+    pub fn many_sessions(&self) -> bool {
+        self.sessions.iter().any(|s| s.start.is_some())
+    }
 }
 
 pub enum Prepared {
@@ -72,16 +103,32 @@ pub enum Prepared {
     Changed(Box<Work>),
 }
 
-/// Prepare one file against what the index knows of it.
+/// Size and mtime of a store; a database counts its `-wal` file too (a write lands there first).
+fn fingerprint(path: &Path, kind: StoreKind) -> std::io::Result<(u64, SystemTime)> {
+    let meta = std::fs::metadata(path)?;
+    let mut size = meta.len();
+    let mut modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+    if kind == StoreKind::Database {
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        if let Ok(w) = std::fs::metadata(Path::new(&wal)) {
+            size += w.len();
+            modified = modified.max(w.modified().unwrap_or(SystemTime::UNIX_EPOCH));
+        }
+    }
+    Ok((size, modified))
+}
+
+/// Prepare one store against what the index knows of it.
 pub fn prepare(
     file: &TranscriptFile,
     old: Option<&FileRow>,
     max_line_bytes: usize,
     live_window: Duration,
 ) -> std::io::Result<Prepared> {
-    let meta = std::fs::metadata(&file.path)?;
-    let size = meta.len();
-    let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+    let reader = file.kind.reader();
+    let store = reader.store_kind();
+    let (size, modified) = fingerprint(&file.path, store)?;
     let mtime_ns = modified
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_nanos() as i64)
@@ -96,100 +143,112 @@ pub fn prepare(
         .map(|age| age < live_window)
         .unwrap_or(true);
     // An append makes a file longer and leaves every indexed byte in place; a same-size change
-    // or bytes changed at the resume point (lines inserted or edited) is a rewrite, re-read.
-    let appendable = match old {
-        Some(o) if size > o.size => o.still_prefix_of(&file.path, size)?,
-        _ => false,
-    };
-    let resumed = match (old, appendable) {
-        (Some(o), true) => serde_json::from_str::<TranscriptParser>(&o.parser_state)
-            .ok()
-            .map(|p| (p, o.offset)),
+    // or bytes changed at the resume point (lines inserted or edited) is a rewrite, re-read. A
+    // database reader always gets its cursor: it knows which of its sessions changed.
+    let resume = match (old, store) {
+        (Some(o), StoreKind::AppendOnly)
+            if size > o.size && o.still_prefix_of(&file.path, size)? =>
+        {
+            Some(o)
+        }
+        (Some(o), StoreKind::Database) => Some(o),
         _ => None,
     };
-    let appended = resumed.is_some();
-    let (mut parser, start) = resumed.unwrap_or_else(|| (new_parser(file), 0));
-    let before = *parser.stats();
-    let mut events: Vec<ParsedEvent> = Vec::new();
-    let end = read_lines(
-        regular_file::open(&file.path)?,
-        start,
-        max_line_bytes,
-        |item| match item {
-            LineItem::Line(line) => parser.feed(line, &mut events),
-            LineItem::Oversized { len } => parser.feed_oversized(len),
-        },
-    )?;
-    let lines = diff(parser.stats(), &before);
-    let mut secrets = 0u64;
-    let events = events
-        .into_iter()
-        .map(|mut ev| {
-            let red = redact::redact(&ev.text);
-            secrets += red.count as u64;
-            ev.text = red.text;
-            // A "program" the parser split out of a secret (`P=ab&cd` runs `cd`) went with it.
-            ev.facts.retain(|f| match f {
-                Fact::Command { program } => red.count == 0 || has_word(&ev.text, program),
-                _ => true,
-            });
-            let mut terms = tokens::index_text(&ev.text);
-            if let Some(tool) = &ev.tool_name {
-                terms.push(' ');
-                terms.push_str(&tokens::index_text(tool));
-            }
-            PreparedEvent {
-                time_ms: ev.time.as_deref().and_then(parse_time_ms),
-                facts: (!ev.facts.is_empty())
-                    .then(|| serde_json::to_string(&ev.facts).ok())
-                    .flatten()
-                    .map(|f| redact::redact(&f).text),
-                terms,
-                event: ev,
-            }
-        })
-        .collect();
+    let from = resume.map(|o| Resume {
+        offset: o.offset,
+        cursor: &o.parser_state,
+    });
+    let mut sink = PrepareSink::default();
+    let end = reader.read(file, from, ReadLimits { max_line_bytes }, &mut sink)?;
+    let (head_hash, resume_hash) = match store {
+        StoreKind::Database => (String::new(), String::new()),
+        _ => (
+            head_hash(&file.path, size)?,
+            resume_hash(&file.path, end.end)?,
+        ),
+    };
     Ok(Prepared::Changed(Box::new(Work {
         size,
         mtime_ns,
         live,
-        head_hash: head_hash(&file.path, size)?,
-        resume_hash: resume_hash(&file.path, end)?,
-        appended,
-        parser,
-        events,
-        secrets,
-        start,
-        end,
-        lines,
+        head_hash,
+        resume_hash,
+        appended: end.resumed,
+        sessions: sink.sessions,
+        cursor: end.cursor,
+        secrets: sink.secrets,
+        start: end.start,
+        end: end.end,
+        lines: end.lines,
+        total: end.total,
     })))
 }
 
-fn new_parser(file: &TranscriptFile) -> TranscriptParser {
-    let mut parser = TranscriptParser::new(file.kind);
-    if let Layout::Subagent {
-        sidecar: Some(sidecar),
-        ..
-    } = &file.layout
-    {
-        if let Ok(bytes) = std::fs::read(sidecar) {
-            parser.apply_sidecar(&bytes);
-        }
-    }
-    parser
+/// The indexer's side of the reader interface: every event of every agent passes here, where
+/// it is bounded, redacted and given its search terms, before the writer sees it.
+#[derive(Default)]
+struct PrepareSink {
+    sessions: Vec<SessionWork>,
+    secrets: u64,
 }
 
-fn diff(after: &ParseStats, before: &ParseStats) -> ParseStats {
-    ParseStats {
-        lines: after.lines.saturating_sub(before.lines),
-        events: after.events.saturating_sub(before.events),
-        skipped_broken: after.skipped_broken.saturating_sub(before.skipped_broken),
-        skipped_unknown: after.skipped_unknown.saturating_sub(before.skipped_unknown),
-        skipped_oversized: after
-            .skipped_oversized
-            .saturating_sub(before.skipped_oversized),
-        ignored: after.ignored.saturating_sub(before.ignored),
-        skipped_bad_id: after.skipped_bad_id.saturating_sub(before.skipped_bad_id),
+impl PrepareSink {
+    fn current(&mut self) -> &mut SessionWork {
+        if self.sessions.is_empty() {
+            self.sessions.push(SessionWork {
+                start: None,
+                events: Vec::new(),
+                meta: SessionMeta::default(),
+                outcome: Outcome::Unknown,
+            });
+        }
+        let last = self.sessions.len() - 1;
+        &mut self.sessions[last]
+    }
+}
+
+impl EventSink for PrepareSink {
+    fn session(&mut self, start: SessionStart) {
+        self.sessions.push(SessionWork {
+            start: Some(start),
+            events: Vec::new(),
+            meta: SessionMeta::default(),
+            outcome: Outcome::Unknown,
+        });
+    }
+
+    fn event(&mut self, mut ev: ParsedEvent) {
+        bounds::bound_event(&mut ev);
+        let red = redact::redact(&ev.text);
+        self.secrets += red.count as u64;
+        ev.text = red.text;
+        // A "program" the parser split out of a secret (`P=ab&cd` runs `cd`) went with it.
+        ev.facts.retain(|f| match f {
+            Fact::Command { program } => red.count == 0 || has_word(&ev.text, program),
+            _ => true,
+        });
+        let mut terms = tokens::index_text(&ev.text);
+        if let Some(tool) = &ev.tool_name {
+            terms.push(' ');
+            terms.push_str(&tokens::index_text(tool));
+        }
+        let prepared = PreparedEvent {
+            time_ms: ev.time.as_deref().and_then(parse_time_ms),
+            facts: (!ev.facts.is_empty())
+                .then(|| serde_json::to_string(&ev.facts).ok())
+                .flatten()
+                .map(|f| redact::redact(&f).text),
+            terms,
+            event: ev,
+        };
+        self.current().events.push(prepared);
+    }
+
+    fn end_session(&mut self, mut meta: SessionMeta, outcome: Outcome) {
+        bounds::bound_meta(&mut meta);
+        let s = self.current();
+        s.meta = meta;
+        s.outcome = outcome;
     }
 }
 

@@ -92,7 +92,7 @@ pub struct FullEvent {
     pub is_error: bool,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct LaneStats {
     pub index_rev: Option<String>,
     pub sessions: u64,

@@ -12,34 +12,9 @@ use crate::tui::state::{
 };
 use knowledge::contract::Lane;
 
-/// The command that resumes a session in its own directory: `cd <cwd> && claude --resume <id>`
-/// for Claude Code, `cd <cwd> && codex resume <id>` for Codex. A subagent resumes through its
-/// root session. `None` for other sources.
-pub fn resume_command(source: &str, session_id: &str, cwd: Option<&str>) -> Option<String> {
-    let root = session_id.split('/').next().filter(|s| !s.is_empty())?;
-    let tool = source.split('/').next().unwrap_or(source);
-    let cmd = match tool {
-        "claude" => format!("claude --resume {}", shell_quote(root)),
-        "codex" => format!("codex resume {}", shell_quote(root)),
-        _ => return None,
-    };
-    Some(match cwd.filter(|d| !d.trim().is_empty()) {
-        Some(d) => format!("cd {} && {cmd}", shell_quote(d)),
-        None => cmd,
-    })
-}
-
-/// `s` as one POSIX shell word.
-pub fn shell_quote(s: &str) -> String {
-    let safe = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_./-:@%+=,~".contains(c));
-    if safe && !s.starts_with('~') {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
+/// The command that resumes a session in its own directory, from the agent's reader in the
+/// registry (`cd <cwd> && claude --resume <id>`, `codex resume <id>`, …).
+pub use knowledge::sources::episodes::agents::resume_command;
 
 fn choice(action: &'static str, label: &str, text: impl Into<String>) -> CopyChoice {
     CopyChoice {
@@ -290,6 +265,7 @@ pub fn copy_direct(app: &mut App, action: &Action, fx: &mut Vec<Effect>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use knowledge::sources::episodes::agents::shell_quote;
 
     #[test]
     fn resume_commands_cd_into_the_session_directory() {

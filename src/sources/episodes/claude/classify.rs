@@ -3,13 +3,13 @@
 //! summaries, a parent agent's prompt). The rules are documented in `docs/EVENTS.md`.
 
 use super::{ClaudeState, Origin};
-use crate::sources::episodes::model::Fact;
+use crate::sources::episodes::model::{EventType, Fact};
 use crate::sources::episodes::parser::Ctx;
 
 /// A user-role text classified: its event type, its text, its facts.
-type Classified = (&'static str, String, Vec<Fact>);
+type Classified = (EventType, String, Vec<Fact>);
 
-fn plain(kind: &'static str, t: &str) -> Classified {
+fn plain(kind: EventType, t: &str) -> Classified {
     (kind, t.to_string(), Vec::new())
 }
 
@@ -27,17 +27,17 @@ pub(super) fn classify(
         return None;
     }
     if origin.compact_summary {
-        return Some(plain("system/summary", t));
+        return Some(plain(EventType::SystemSummary, t));
     }
     if t.starts_with("[Request interrupted by user") {
         cx.outcome.aborted();
-        return Some(plain("system/error", t));
+        return Some(plain(EventType::SystemError, t));
     }
     if t.starts_with("<local-command-caveat>") || t.starts_with("Caveat: The messages below") {
         return None;
     }
     if let Some(body) = command_output(t) {
-        return (!body.is_empty()).then(|| plain("system/context", body));
+        return (!body.is_empty()).then(|| plain(EventType::SystemContext, body));
     }
     if let Some(c) = wrapper(t).or_else(|| skill_body(t, origin)) {
         return Some(c);
@@ -46,7 +46,7 @@ pub(super) fn classify(
         || t.starts_with("<user-prompt-submit-hook>")
         || (t.starts_with("<system-reminder>") && t.contains("hook"))
     {
-        return Some(plain("system/hook", t));
+        return Some(plain(EventType::SystemHook, t));
     }
     if origin.is_meta {
         return Some(meta(st, t));
@@ -74,10 +74,10 @@ fn wrapper(t: &str) -> Option<Classified> {
         let id = attr(t, "teammate_id").unwrap_or("unknown").to_string();
         let body = inner(t, "teammate-message").unwrap_or(t).trim().to_string();
         let facts = vec![Fact::TeammateMessage { teammate_id: id }];
-        return Some(("team/message", body, facts));
+        return Some((EventType::TeamMessage, body, facts));
     }
     if t.starts_with("<task-notification>") {
-        return Some(plain("system/notification", t));
+        return Some(plain(EventType::SystemNotification, t));
     }
     if t.starts_with("<command-name>") || t.starts_with("<command-message>") {
         let name = inner(t, "command-name").unwrap_or("").trim();
@@ -92,11 +92,11 @@ fn wrapper(t: &str) -> Option<Classified> {
         } else {
             format!("{name} {args}")
         };
-        return Some(("user/command", cmd, Vec::new()));
+        return Some((EventType::UserCommand, cmd, Vec::new()));
     }
     if t.starts_with("<bash-input>") {
         let cmd = inner(t, "bash-input").unwrap_or(t).trim();
-        return Some(plain("user/command", cmd));
+        return Some(plain(EventType::UserCommand, cmd));
     }
     None
 }
@@ -116,13 +116,13 @@ fn skill_body(t: &str, origin: &Origin<'_>) -> Option<Classified> {
             });
         }
     }
-    Some(("system/skill", t.to_string(), facts))
+    Some((EventType::SystemSkill, t.to_string(), facts))
 }
 
 /// A meta line: the body of the slash command just run (a skill use), else injected context.
 fn meta(st: &ClaudeState, t: &str) -> Classified {
     let Some(cmd) = &st.last_command else {
-        return plain("system/context", t);
+        return plain(EventType::SystemContext, t);
     };
     let name = cmd.split_whitespace().next().unwrap_or("");
     let name = name.trim_start_matches('/').to_string();
@@ -134,31 +134,31 @@ fn meta(st: &ClaudeState, t: &str) -> Classified {
             via: "slash_command".into(),
         }]
     };
-    ("system/skill", t.to_string(), facts)
+    (EventType::SystemSkill, t.to_string(), facts)
 }
 
 /// The rest, by who sent the line: a reminder, a notification, a teammate, a parent agent's
 /// prompt, else what a person typed (a slash command or a message).
 fn by_origin(t: &str, origin: &Origin<'_>) -> Classified {
     if t.starts_with("<system-reminder>") {
-        return plain("system/context", t);
+        return plain(EventType::SystemContext, t);
     }
     if origin.origin_kind == Some("task-notification") {
-        return plain("system/notification", t);
+        return plain(EventType::SystemNotification, t);
     }
     if let Some(from) = origin.origin_from {
         let fact = Fact::TeammateMessage {
             teammate_id: from.to_string(),
         };
-        return ("team/message", t.to_string(), vec![fact]);
+        return (EventType::TeamMessage, t.to_string(), vec![fact]);
     }
     if origin.by_agent {
-        return plain("agent/prompt", t);
+        return plain(EventType::AgentPrompt, t);
     }
     if is_slash_command(t) {
-        return plain("user/command", t);
+        return plain(EventType::UserCommand, t);
     }
-    plain("user/message", t)
+    plain(EventType::UserMessage, t)
 }
 
 /// `/name args` typed at the prompt (a queued command has no `<command-name>` wrapper).

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::{assistant, note_failed, user_text, CodexState, Said, SRC_EVENT, SRC_ITEM};
-use crate::sources::episodes::model::{Fact, ParsedEvent};
+use crate::sources::episodes::model::{EventType, Fact, ParsedEvent};
 use crate::sources::episodes::parser::{content_text, str_of, Ctx, Handled};
 
 /// `event_msg` types that carry nothing to index (progress, deltas, settings).
@@ -81,7 +81,7 @@ pub(super) fn event_msg(
             cx.outcome.aborted();
             let reason = str_of(p, "reason").unwrap_or("aborted");
             let text = format!("turn aborted: {reason}");
-            cx.emit(out, ParsedEvent::new("system/error", time, text));
+            cx.emit(out, ParsedEvent::new(EventType::SystemError, time, text));
         }
         "task_complete" => {
             let failed = p.get("error").is_some_and(|e| !e.is_null());
@@ -89,7 +89,7 @@ pub(super) fn event_msg(
         }
         "error" | "stream_error" => {
             let text = format!("error: {}", s("message"));
-            cx.emit(out, ParsedEvent::new("system/error", time, text));
+            cx.emit(out, ParsedEvent::new(EventType::SystemError, time, text));
         }
         kind @ ("exec_command_end" | "patch_apply_end" | "mcp_tool_call_end") => {
             if tool_failed(kind, p) {
@@ -144,7 +144,7 @@ fn spawn_end(cx: &mut Ctx, p: &Value, time: Option<String>, out: &mut Vec<Parsed
     let who = nick.clone().or_else(|| role.clone()).unwrap_or_default();
     let prompt = str_of(p, "prompt").unwrap_or("");
     let text = format!("spawned agent {who}: {prompt}");
-    let mut ev = ParsedEvent::new("system/notification", time, text);
+    let mut ev = ParsedEvent::new(EventType::SystemNotification, time, text);
     ev.facts.push(Fact::Spawn {
         tool_use_id: call_id.clone(),
         subagent_type: role,

@@ -1,0 +1,328 @@
+//! The one interface every agent's reader implements, and the sink the indexer gives it.
+//!
+//! In the spirit of ripgrep's `Sink` and atuin's importers: a reader knows its agent's stores
+//! (where they are by default, how to recognise one, how to read it from an opaque resume
+//! cursor) and nothing of SQLite, redaction or search; it pushes sessions and events into an
+//! [`EventSink`] that the writer implements, and the sink applies the bounds, once, for every
+//! agent. A store is either one append-only file holding one session (Claude Code, Codex, Gemini
+//! CLI JSONL, …), a file rewritten whole on every turn (legacy Gemini `.json`), or a database
+//! holding many sessions (OpenCode, Cursor): [`StoreKind`] says which, and the indexer's
+//! fingerprint, append and identity rules follow from it. The registry that lists the readers
+//! is [`super::agents`].
+
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::agents::Agent;
+use super::discover::{Layout, TranscriptFile};
+use super::lines::{read_all_lines, LineItem};
+use super::model::{ParseStats, ParsedEvent, SessionMeta};
+use super::outcome::Outcome;
+
+/// How much of a file's head is read to recognise its format.
+const SNIFF_BYTES: u64 = 256 * 1024;
+/// How many of the head's records are parsed for recognition.
+const SNIFF_RECORDS: usize = 8;
+
+/// How an agent keeps its sessions; decides how the indexer detects a change and re-reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    /// One file per session, only ever appended to: a grown file whose indexed bytes are
+    /// unchanged is read from where the last run stopped; anything else is re-read in full.
+    AppendOnly,
+    /// One file per session, rewritten whole on every change (legacy Gemini CLI `.json`): any
+    /// change re-reads it in full.
+    Rewritten,
+    /// One database holding many sessions (OpenCode, Cursor). It is opened read-only, its
+    /// `-wal` file counts as part of it, and the reader gets its cursor back on every change:
+    /// it pushes each session that changed, in full ([`SessionStart::replace`]).
+    Database,
+}
+
+/// Where a run left a store: the reader's own opaque cursor plus the bytes consumed.
+#[derive(Debug, Clone, Copy)]
+pub struct Resume<'a> {
+    /// Bytes of the store already read (a file reader's offset; a database reader may ignore it).
+    pub offset: u64,
+    /// What the reader returned last time in [`ReadEnd::cursor`]; never parsed by anyone else.
+    pub cursor: &'a str,
+}
+
+/// What one read did.
+#[derive(Debug, Clone, Default)]
+pub struct ReadEnd {
+    /// Where the read started (0 unless it resumed).
+    pub start: u64,
+    /// Offset after the last complete record read: the next run resumes here.
+    pub end: u64,
+    /// True when the read continued from the given [`Resume`] (its events append to what is
+    /// stored); false when it started over (a cursor that no longer parses is a full re-read).
+    pub resumed: bool,
+    /// The cursor to hand back next time.
+    pub cursor: String,
+    /// Counters of this read only (not cumulative).
+    pub lines: ParseStats,
+    /// Counters since the store was first read (cumulative across resumed reads).
+    pub total: ParseStats,
+}
+
+/// How much a reader may buffer.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadLimits {
+    /// Longest line (or row) kept; longer ones are skipped and counted as oversized.
+    pub max_line_bytes: usize,
+}
+
+/// One session of a store holding many: the reader names it by the agent's own session id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionStart {
+    /// The agent's own session id (what its resume command takes).
+    pub session_id: String,
+    /// The events that follow are the whole session: what was stored of it is replaced. False
+    /// when they continue what the last read of this session pushed.
+    pub replace: bool,
+}
+
+/// What a reader pushes into. The indexer's sink redacts, bounds and stores; a test's sink
+/// collects. A one-session file never calls [`EventSink::session`]: its session is the file's.
+pub trait EventSink {
+    /// The events that follow belong to this session of a many-session store.
+    fn session(&mut self, start: SessionStart);
+    /// One event of the current session, in order.
+    fn event(&mut self, event: ParsedEvent);
+    /// What is known of the current session once its events are pushed (called once per
+    /// session, after its events).
+    fn end_session(&mut self, meta: SessionMeta, outcome: Outcome);
+}
+
+/// How sure a reader is that a file is its agent's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Rank {
+    /// The name or place says so (`rollout-*.jsonl`, `chats/session-*.jsonl`).
+    Name,
+    /// The head record at this index is in the agent's format.
+    Record(usize),
+    /// A `.jsonl` nobody recognised: read as this agent's, its unknown lines counted.
+    Fallback,
+}
+
+/// A reader's claim on a file: its place in the agent's layout and how sure the claim is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recognised {
+    pub layout: Layout,
+    pub rank: Rank,
+}
+
+/// The head of a file, read and parsed only when a reader asks (most claims go by name).
+pub struct Head<'a> {
+    path: &'a Path,
+    records: Option<Vec<Value>>,
+}
+
+impl<'a> Head<'a> {
+    pub fn new(path: &'a Path) -> Self {
+        Head {
+            path,
+            records: None,
+        }
+    }
+
+    /// The first JSON records of the file (up to 8 lines, 256 KB); empty when unreadable.
+    pub fn records(&mut self) -> &[Value] {
+        let path = self.path;
+        self.records.get_or_insert_with(|| sniff(path))
+    }
+
+    /// The index of the first head record `is_mine` accepts.
+    pub fn first(&mut self, is_mine: impl Fn(&Value) -> bool) -> Option<usize> {
+        self.records().iter().position(is_mine)
+    }
+}
+
+fn sniff(path: &Path) -> Vec<Value> {
+    let Ok(file) = crate::sources::regular_file::open(path) else {
+        return Vec::new();
+    };
+    let mut head = Vec::new();
+    if file.take(SNIFF_BYTES).read_to_end(&mut head).is_err() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut seen = 0;
+    let _ = read_all_lines(io::Cursor::new(&head), 0, head.len() + 1, |item| {
+        let LineItem::Line(bytes) = item else { return };
+        if seen >= SNIFF_RECORDS {
+            return;
+        }
+        seen += 1;
+        if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
+            out.push(v);
+        }
+    });
+    out
+}
+
+/// The environment a reader resolves its default roots from (so tests can fake a home).
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    vars: Vec<(String, PathBuf)>,
+}
+
+impl Env {
+    /// This process's environment.
+    pub fn current() -> Self {
+        let vars = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, PathBuf::from(v))))
+            .collect();
+        Env { vars }
+    }
+
+    /// An environment holding only `vars` (tests).
+    pub fn of(vars: &[(&str, &Path)]) -> Self {
+        Env {
+            vars: vars
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_path_buf()))
+                .collect(),
+        }
+    }
+
+    /// A non-empty variable as a path.
+    pub fn dir(&self, key: &str) -> Option<PathBuf> {
+        self.vars
+            .iter()
+            .find(|(k, v)| k == key && !v.as_os_str().is_empty())
+            .map(|(_, v)| v.clone())
+    }
+
+    /// The home directory (`HOME`, else `USERPROFILE`).
+    pub fn home(&self) -> Option<PathBuf> {
+        self.dir("HOME").or_else(|| self.dir("USERPROFILE"))
+    }
+
+    /// `$key`, else `~/<fallback>`.
+    pub fn dir_or_home(&self, key: &str, fallback: &str) -> Option<PathBuf> {
+        self.dir(key)
+            .or_else(|| self.home().map(|h| h.join(fallback)))
+    }
+}
+
+/// One agent's reader. Implementations are unit structs listed in [`super::agents`].
+pub trait AgentReader: Sync {
+    /// The registry key of this agent.
+    fn agent(&self) -> Agent;
+
+    /// The stable short name: stored as each session's `source`, shown as its surface.
+    fn name(&self) -> &'static str;
+
+    /// The agent's product name, for people (`Claude Code`, `Gemini CLI`).
+    fn label(&self) -> &'static str;
+
+    /// How this agent keeps sessions.
+    fn store_kind(&self) -> StoreKind {
+        StoreKind::AppendOnly
+    }
+
+    /// The default roots on this machine (existing or not), env overrides honoured.
+    fn roots(&self, env: &Env) -> Vec<PathBuf>;
+
+    /// Whether `path` is one of this agent's stores, and where it sits in the layout.
+    fn recognise(&self, path: &Path, head: &mut Head<'_>) -> Option<Recognised>;
+
+    /// Reads `file` from `from` (or from the start), pushing into `sink`.
+    fn read(
+        &self,
+        file: &TranscriptFile,
+        from: Option<Resume<'_>>,
+        limits: ReadLimits,
+        sink: &mut dyn EventSink,
+    ) -> io::Result<ReadEnd>;
+
+    /// The session id of a one-session file's main session; `None` falls back to the file stem.
+    fn file_session_id(&self, _file: &TranscriptFile, meta: &SessionMeta) -> Option<String> {
+        meta.session_id.clone()
+    }
+
+    /// The command that resumes a root session in the agent (copied, never run); `None` when
+    /// the agent has none. The id is already shell-quoted.
+    fn resume_command(&self, quoted_session_id: &str) -> Option<String>;
+
+    /// The store a changed path belongs to (watch mode): a database's `-wal` maps to the
+    /// database; by default a `.jsonl` file is its own store.
+    fn store_of_change(&self, changed: &Path) -> Option<PathBuf> {
+        changed
+            .extension()
+            .is_some_and(|e| e == "jsonl")
+            .then(|| changed.to_path_buf())
+    }
+}
+
+/// A sink that keeps what it is given (tests, one-off parses).
+#[derive(Debug, Default)]
+pub struct CollectSink {
+    pub sessions: Vec<CollectedSession>,
+}
+
+/// One session as a [`CollectSink`] received it.
+#[derive(Debug, Default, Clone)]
+pub struct CollectedSession {
+    pub start: Option<SessionStart>,
+    pub events: Vec<ParsedEvent>,
+    pub meta: SessionMeta,
+    pub outcome: Option<Outcome>,
+}
+
+impl CollectSink {
+    fn current(&mut self) -> &mut CollectedSession {
+        if self.sessions.last().is_none_or(|s| s.outcome.is_some()) {
+            self.sessions.push(CollectedSession::default());
+        }
+        let last = self.sessions.len() - 1;
+        &mut self.sessions[last]
+    }
+}
+
+impl EventSink for CollectSink {
+    fn session(&mut self, start: SessionStart) {
+        self.sessions.push(CollectedSession {
+            start: Some(start),
+            ..CollectedSession::default()
+        });
+    }
+
+    fn event(&mut self, event: ParsedEvent) {
+        self.current().events.push(event);
+    }
+
+    fn end_session(&mut self, meta: SessionMeta, outcome: Outcome) {
+        let s = self.current();
+        s.meta = meta;
+        s.outcome = Some(outcome);
+    }
+}
+
+/// Reads a whole store with a fresh cursor into a [`CollectSink`] (tests, one-off tools).
+pub fn read_whole(file: &TranscriptFile) -> io::Result<(CollectSink, ReadEnd)> {
+    let mut sink = CollectSink::default();
+    let limits = ReadLimits {
+        max_line_bytes: super::lines::DEFAULT_MAX_LINE_BYTES,
+    };
+    let end = file.kind.reader().read(file, None, limits, &mut sink)?;
+    Ok((sink, end))
+}
+
+/// The file next to `path` named `name`, read as trimmed text when it is small (a layout's
+/// sidecar: Gemini `.project_root`).
+pub fn small_sidecar(path: &Path, name: &str) -> Option<String> {
+    let p = path.with_file_name(name);
+    let meta = fs::metadata(&p).ok()?;
+    if !meta.is_file() || meta.len() > 64 * 1024 {
+        return None;
+    }
+    let text = fs::read_to_string(p).ok()?;
+    let t = text.trim();
+    (!t.is_empty()).then(|| t.to_string())
+}

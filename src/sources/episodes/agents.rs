@@ -1,0 +1,195 @@
+//! The registry of agents: the one place that lists every agent `knowledge` reads.
+//!
+//! Discovery (which reader claims a file), the default roots (`knowledge index` with no
+//! arguments), watch scope (which store a changed path belongs to), doctor (each agent's roots),
+//! the explorer's surface label and resume command, and the docs all read this list. Adding an
+//! agent is its reader module (see [`super::agent::AgentReader`]) plus one entry here: a variant
+//! of [`Agent`], its arm in [`Agent::reader`], and, for a JSONL agent driven by the shared line
+//! parser, its state in [`LineState`]. Every `match` here is exhaustive, so the compiler points
+//! at each place a new agent must be handled.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::agent::{AgentReader, Env, Head, Recognised};
+use super::discover::TranscriptFile;
+use super::model::ParsedEvent;
+use super::parser::{Ctx, Handled};
+use super::{claude, codex};
+
+/// Which agent wrote a session. Stored (as [`Agent::as_str`]) in each session's `source`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Agent {
+    Claude,
+    Codex,
+}
+
+impl Agent {
+    /// Every agent, in the order readers are asked to recognise a file (a tie in
+    /// [`super::agent::Rank`] goes to the earlier one).
+    pub const ALL: [Agent; 2] = [Agent::Codex, Agent::Claude];
+
+    /// This agent's reader.
+    pub fn reader(self) -> &'static dyn AgentReader {
+        match self {
+            Agent::Claude => &claude::Reader,
+            Agent::Codex => &codex::Reader,
+        }
+    }
+
+    /// The stable short name (`claude`, `codex`, …).
+    pub fn as_str(self) -> &'static str {
+        self.reader().name()
+    }
+
+    /// The product name (`Claude Code`).
+    pub fn label(self) -> &'static str {
+        self.reader().label()
+    }
+
+    /// The agent of a stored `source` or a `surface` (`claude/subagent` → Claude).
+    pub fn from_source(source: &str) -> Option<Agent> {
+        let name = source.split('/').next().unwrap_or(source);
+        Agent::ALL.into_iter().find(|a| a.as_str() == name)
+    }
+}
+
+/// The per-file state of a JSONL agent's line rules, kept inside the shared line parser
+/// (`parser::TranscriptParser`) and saved with it. The tag and names are stored in indexes:
+/// renaming one makes the next run re-read that agent's growing files in full.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "format", rename_all = "snake_case")]
+pub(crate) enum LineState {
+    Claude(claude::ClaudeState),
+    Codex(codex::CodexState),
+}
+
+impl LineState {
+    /// The fresh line state of `agent`.
+    pub(crate) fn new(agent: Agent) -> LineState {
+        match agent {
+            Agent::Claude => LineState::Claude(claude::ClaudeState::default()),
+            Agent::Codex => LineState::Codex(codex::CodexState::default()),
+        }
+    }
+
+    /// Feeds one record to the agent's line rules.
+    pub(crate) fn feed(
+        &mut self,
+        cx: &mut Ctx,
+        record: &Value,
+        out: &mut Vec<ParsedEvent>,
+    ) -> Handled {
+        match self {
+            LineState::Claude(st) => claude::feed(cx, st, record, out),
+            LineState::Codex(st) => codex::feed(cx, st, record, out),
+        }
+    }
+}
+
+/// The reader that claims `path`, and where the file sits in that agent's layout; `None` when
+/// no agent's store is there. The most certain claim wins (see [`super::agent::Rank`]).
+pub fn recognise(path: &Path) -> Option<TranscriptFile> {
+    let mut head = Head::new(path);
+    let mut best: Option<(Agent, Recognised)> = None;
+    for agent in Agent::ALL {
+        let Some(claim) = agent.reader().recognise(path, &mut head) else {
+            continue;
+        };
+        if best.as_ref().is_none_or(|(_, b)| claim.rank < b.rank) {
+            best = Some((agent, claim));
+        }
+    }
+    best.map(|(kind, claim)| TranscriptFile {
+        path: path.to_path_buf(),
+        kind,
+        layout: claim.layout,
+    })
+}
+
+/// Every agent's default roots in `env`, existing or not, in registry order.
+pub fn roots_in(env: &Env) -> Vec<(Agent, PathBuf)> {
+    Agent::ALL
+        .into_iter()
+        .flat_map(|a| a.reader().roots(env).into_iter().map(move |r| (a, r)))
+        .collect()
+}
+
+/// The default roots of this machine that exist (what a bare `knowledge index` reads).
+pub fn default_roots() -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = roots_in(&Env::current())
+        .into_iter()
+        .map(|(_, r)| r)
+        .filter(|r| r.exists())
+        .collect();
+    roots.dedup();
+    roots
+}
+
+/// The store a changed path belongs to, if any agent keeps one there (watch mode).
+pub fn store_of_change(changed: &Path) -> Option<PathBuf> {
+    Agent::ALL
+        .into_iter()
+        .find_map(|a| a.reader().store_of_change(changed))
+}
+
+/// The command that resumes a session in its own directory (copied, never run): `cd <cwd> &&
+/// <the agent's resume command>`. A subagent resumes through its root session. `None` for a
+/// source that is not a known agent or an agent without one.
+pub fn resume_command(source: &str, session_id: &str, cwd: Option<&str>) -> Option<String> {
+    let root = session_id.split('/').next().filter(|s| !s.is_empty())?;
+    let agent = Agent::from_source(source)?;
+    let cmd = agent.reader().resume_command(&shell_quote(root))?;
+    Some(match cwd.filter(|d| !d.trim().is_empty()) {
+        Some(d) => format!("cd {} && {cmd}", shell_quote(d)),
+        None => cmd,
+    })
+}
+
+/// `s` as one POSIX shell word.
+pub fn shell_quote(s: &str) -> String {
+    let safe = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./-:@%+=,~".contains(c));
+    if safe && !s.starts_with('~') {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_agent_has_a_unique_name_and_round_trips() {
+        let mut names: Vec<&str> = Agent::ALL.iter().map(|a| a.as_str()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), Agent::ALL.len());
+        for a in Agent::ALL {
+            assert_eq!(Agent::from_source(a.as_str()), Some(a));
+            assert_eq!(
+                Agent::from_source(&format!("{}/subagent", a.as_str())),
+                Some(a)
+            );
+            assert_eq!(a.reader().agent(), a);
+            assert!(!a.label().is_empty());
+        }
+        assert_eq!(Agent::from_source("cursorx"), None);
+    }
+
+    #[test]
+    fn default_roots_honour_each_agents_env_override() {
+        let tmp = Path::new("/nonexistent-home");
+        let env = Env::of(&[("HOME", tmp), ("CODEX_HOME", Path::new("/elsewhere/codex"))]);
+        let roots: Vec<PathBuf> = roots_in(&env).into_iter().map(|(_, r)| r).collect();
+        assert!(roots.contains(&tmp.join(".claude/projects")), "{roots:?}");
+        assert!(roots.contains(&PathBuf::from("/elsewhere/codex/sessions")));
+        assert!(!roots.iter().any(|r| r.starts_with(tmp.join(".codex"))));
+    }
+}
