@@ -61,6 +61,15 @@ impl EpisodesSource for BuiltinEpisodes {
     fn first_human_text(&self, session_id: &str) -> Result<Option<String>, SourceFailure> {
         self.store.first_human_text(session_id).map_err(unavailable)
     }
+    fn spawn_description(
+        &self,
+        parent_session_id: &str,
+        agent_id: &str,
+    ) -> Result<Option<String>, SourceFailure> {
+        self.store
+            .spawn_description(parent_session_id, agent_id)
+            .map_err(unavailable)
+    }
     fn event_time(&self, session_id: &str, seq: u64) -> Result<Option<String>, SourceFailure> {
         let events = self
             .store

@@ -123,6 +123,15 @@ pub trait EpisodesSource: Send + Sync {
     fn first_human_text(&self, session_id: &str) -> Result<Option<String>, SourceFailure>;
     /// When event `seq` of a session happened (RFC 3339; `Ok(None)`: not held or not known).
     fn event_time(&self, session_id: &str, seq: u64) -> Result<Option<String>, SourceFailure>;
+    /// The task description the parent session gave subagent `agent_id` in its `Task`/`Agent`
+    /// call (`Ok(None)`: not held, or the source cannot say).
+    fn spawn_description(
+        &self,
+        _parent_session_id: &str,
+        _agent_id: &str,
+    ) -> Result<Option<String>, SourceFailure> {
+        Ok(None)
+    }
     /// Load what the vector arm needs ahead of the first search (a long-running front end).
     fn warm(&self) {}
 }

@@ -93,7 +93,7 @@ pub fn profile(
 
 /// A subagent's task description from its parent's `Task`/`Agent` call (older transcripts
 /// have no sidecar that says it).
-fn spawned_as(row: &SessionRow, root: &str, episodes: &EpisodeStore) -> Option<String> {
+fn spawned_as(row: &SessionRow, root: &str, episodes: &dyn EpisodesSource) -> Option<String> {
     let agent = row.agent_id.as_deref()?;
     let parent = row.parent_session_id.as_deref().unwrap_or(root);
     let description = episodes.spawn_description(parent, agent).ok().flatten()?;

@@ -85,7 +85,13 @@ fn a_damaged_table_is_refused_not_read() {
 fn every_word_has_a_vector_and_a_query_is_embedded_like_a_text() {
     let e = embedder();
     // Words the first table had no row for, a made-up word and a Russian inflection.
-    for word in ["сертификат", "аккаунта", "резервное", "zanzibarquokka", "вебхука"] {
+    for word in [
+        "сертификат",
+        "аккаунта",
+        "резервное",
+        "zanzibarquokka",
+        "вебхука",
+    ] {
         assert!(e.word_vector(word).is_some(), "{word} has no vector");
     }
     assert_eq!(e.word_source("сертификата"), WordSource::Stem);
@@ -115,5 +121,9 @@ fn the_table_stems_russian_words_as_this_build_does() {
         .count();
     // Snowball versions differ on a handful of rare endings; a word whose stem differs still
     // gets its pieces.
-    assert!(same * 100 >= pairs.len() * 99, "{same} of {} stems agree", pairs.len());
+    assert!(
+        same * 100 >= pairs.len() * 99,
+        "{same} of {} stems agree",
+        pairs.len()
+    );
 }
