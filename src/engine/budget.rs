@@ -76,6 +76,12 @@ pub fn estimate_tokens(text: &str) -> usize {
 /// `tests/budget_estimator.rs`, which checks it on the shared real transcripts).
 const CALIBRATION: f64 = 0.9027;
 
+/// What the trimming aims at for a budget of `max_tokens`: 5 % below it, the estimator's
+/// measured error, so the o200k count of the response stays within `max_tokens` (KC-9).
+pub fn usable(max_tokens: usize) -> usize {
+    max_tokens - max_tokens / 20
+}
+
 fn is_cyrillic(c: char) -> bool {
     matches!(c, '\u{0400}'..='\u{04FF}')
 }
@@ -140,6 +146,7 @@ fn estimate_json<T: serde::Serialize>(v: &T) -> usize {
 /// Asking the lanes for fewer up front keeps what is fetched and then dropped small, so the list
 /// of dropped items cannot itself break the budget (KC-9 at `max_tokens` 500 and `limit` 50).
 pub fn affordable_limit(resp: &SearchResponse, max_tokens: usize, limit: usize) -> Option<usize> {
+    let max_tokens = usable(max_tokens);
     let mut skeleton = resp.clone();
     skeleton.lanes.episodes.items.clear();
     skeleton.lanes.code.items.clear();
@@ -197,6 +204,7 @@ struct Candidate {
 /// Trim `resp` in place until its estimate fits `max_tokens`. Returns whether anything was
 /// dropped and whether even the skeleton does not fit.
 pub fn apply(resp: &mut SearchResponse, max_tokens: usize, primary: &str) -> (bool, bool) {
+    let max_tokens = usable(max_tokens);
     let mut total = estimate_json(resp);
     if total <= max_tokens {
         return (false, false);
