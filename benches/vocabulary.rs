@@ -18,7 +18,10 @@ use knowledge::text::tokens::query_terms;
 const WORDS: usize = 2000;
 
 fn main() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/vocabulary/ru_dev_words.txt");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/benches/vocabulary/ru_dev_words.txt"
+    );
     let text = std::fs::read_to_string(path).expect("read ru_dev_words.txt");
     let mut seen = HashSet::new();
     let mut words: Vec<(String, Vec<String>)> = Vec::new();
@@ -60,7 +63,10 @@ fn main() {
         }
     }
     println!("vocabulary: {WORDS} Russian words of developer talk");
-    println!("{:<8} {:>6} {:>7} {:>10}", "source", "words", "top-3", "expansion");
+    println!(
+        "{:<8} {:>6} {:>7} {:>10}",
+        "source", "words", "top-3", "expansion"
+    );
     let mut all = (0, 0, 0);
     for (source, (n, near, expanded)) in &by {
         println!(

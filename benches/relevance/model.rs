@@ -62,8 +62,10 @@ pub fn parse(text: &str, set: &'static str) -> Result<Vec<Question>, String> {
         if !["ru", "en"].contains(&q.lang.as_str()) {
             return bad("lang must be ru or en");
         }
-        let labels_none =
-            q.episodes.is_empty() && q.code.is_empty() && q.skills.is_empty() && q.actors.is_empty();
+        let labels_none = q.episodes.is_empty()
+            && q.code.is_empty()
+            && q.skills.is_empty()
+            && q.actors.is_empty();
         if labels_none != (q.kind == "absent") {
             return bad("an absent question labels no lane, any other labels one");
         }
