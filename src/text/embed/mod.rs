@@ -82,10 +82,20 @@ impl Embedder {
         any.then(|| normalise(acc)).flatten()
     }
 
-    /// The vector of a query: the same rows as an indexed text ([`Embedder::embed`]), so a
-    /// question and the events it is about are compared in one space.
+    /// The vector of a query: the rows of its words that have their own row or a Russian stem
+    /// row (as an indexed text has them). A word known only by its pieces (`qwxzvbnmkjh`, a
+    /// hash) adds nothing, so a query of made-up words has no vector and lanes nothing matches
+    /// stay empty.
     pub fn embed_query(&self, text: &str) -> Option<Vector> {
-        self.embed(text)
+        let mut acc = vec![0f32; self.dims()];
+        let mut any = false;
+        for_each_word(text, |w| {
+            if matches!(self.word_source(w), WordSource::Row | WordSource::Stem) {
+                any |= self.add_word(w, &mut acc);
+            }
+            ControlFlow::Continue(())
+        });
+        any.then(|| normalise(acc)).flatten()
     }
 
     /// One vector per window of [`WINDOW_WORDS`] words, at most [`MAX_WINDOWS`]; windows with
