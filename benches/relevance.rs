@@ -1,6 +1,9 @@
 //! The relevance benchmark (run with `cargo bench --bench relevance`): labelled questions in
-//! `benches/relevance/questions.toml` over the bundled demo world and the public transcripts and
-//! skills in `../shared/realdata` (its questions are skipped, with a note, where it is absent), each asked exactly as a person would (a default request: every
+//! `benches/relevance/questions.toml` (the tuning set) and `benches/relevance/heldout.toml` (the
+//! held-out set, written before the changes it judges; never tuned on) over the bundled demo
+//! world and the public transcripts and skills in `../shared/realdata` (its questions are
+//! skipped, with a note, where it is absent), each asked exactly as a person would (a default
+//! request: every
 //! lane, limit 10, the default budget), scored per lane, per intent and per kind of question.
 //!
 //! Why it exists: a ranking, routing, budget or embedding change is judged by these figures, not
@@ -29,9 +32,12 @@ use model::{Ranks, Tally};
 
 fn main() {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(manifest.join("benches/relevance/questions.toml"))
-        .expect("read benches/relevance/questions.toml");
-    let questions = model::parse(&text).unwrap_or_else(|e| panic!("questions.toml: {e}"));
+    let mut questions = Vec::new();
+    for (file, set) in [("questions.toml", "tuning"), ("heldout.toml", "heldout")] {
+        let path = manifest.join("benches/relevance").join(file);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+        questions.extend(model::parse(&text, set).unwrap_or_else(|e| panic!("{file}: {e}")));
+    }
 
     let tmp = tempfile::tempdir().expect("temp dir");
     let demo_engine = index_demo(tmp.path());
@@ -71,12 +77,20 @@ fn main() {
         }
     }
 
-    println!(
-        "relevance: {} questions ({} demo, {} real)",
-        questions.len(),
-        questions.iter().filter(|q| q.world == "demo").count(),
-        questions.iter().filter(|q| q.world != "demo").count()
-    );
+    let count = |set: &str, world: Option<&str>| {
+        questions
+            .iter()
+            .filter(|q| q.set == set && world.is_none_or(|w| q.world == w))
+            .count()
+    };
+    for set in ["tuning", "heldout"] {
+        println!(
+            "relevance {set}: {} questions ({} demo, {} real)",
+            count(set, None),
+            count(set, Some("demo")),
+            count(set, Some("real"))
+        );
+    }
     model::print_table(&groups);
     if let Some(path) = std::env::var_os("KNOWLEDGE_RELEVANCE_JSON") {
         let json = serde_json::to_string_pretty(&model::to_json(&groups)).expect("json");

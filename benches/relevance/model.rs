@@ -26,6 +26,9 @@ pub struct Question {
     pub skills: Vec<String>,
     #[serde(default)]
     pub actors: Vec<String>,
+    /// `tuning` (questions.toml) or `heldout` (heldout.toml): set by the runner, not the file.
+    #[serde(skip)]
+    pub set: &'static str,
 }
 
 #[derive(Deserialize)]
@@ -35,10 +38,11 @@ struct File {
 
 pub const LANES: [&str; 4] = ["episodes", "code", "skills", "actors"];
 const INTENTS: [&str; 4] = ["find_agent", "find_code", "find_skill", "find_knowledge"];
-const KINDS: [&str; 3] = ["lexical", "crosslingual", "paraphrase"];
+const KINDS: [&str; 4] = ["lexical", "crosslingual", "paraphrase", "absent"];
 
-/// Parse and check the question file: every field in range, every question labelled.
-pub fn parse(text: &str) -> Result<Vec<Question>, String> {
+/// Parse and check a question file of set `set`: every field in range, every question labelled
+/// (an `absent` question, about something not in the world, labels nothing).
+pub fn parse(text: &str, set: &'static str) -> Result<Vec<Question>, String> {
     let file: File = toml::from_str(text).map_err(|e| e.to_string())?;
     let mut ids = std::collections::HashSet::new();
     for q in &file.q {
@@ -58,12 +62,17 @@ pub fn parse(text: &str) -> Result<Vec<Question>, String> {
         if !["ru", "en"].contains(&q.lang.as_str()) {
             return bad("lang must be ru or en");
         }
-        if q.episodes.is_empty() && q.code.is_empty() && q.skills.is_empty() && q.actors.is_empty()
-        {
-            return bad("labels no lane");
+        let labels_none = q.episodes.is_empty()
+            && q.code.is_empty()
+            && q.skills.is_empty()
+            && q.actors.is_empty();
+        if labels_none != (q.kind == "absent") {
+            return bad("an absent question labels no lane, any other labels one");
         }
     }
-    Ok(file.q)
+    let mut questions = file.q;
+    questions.iter_mut().for_each(|q| q.set = set);
+    Ok(questions)
 }
 
 impl Question {
@@ -76,14 +85,16 @@ impl Question {
         }
     }
 
-    /// The groups this question counts in: all, its intent, its kind, its language.
+    /// The groups this question counts in, within its set: all, its intent, its kind, its
+    /// language, its world.
     pub fn group_keys(&self) -> Vec<String> {
+        let set = self.set;
         vec![
-            "all".to_string(),
-            format!("intent {}", self.intent),
-            format!("kind {}", self.kind),
-            format!("lang {}", self.lang),
-            format!("world {}", self.world),
+            format!("{set} all"),
+            format!("{set} intent {}", self.intent),
+            format!("{set} kind {}", self.kind),
+            format!("{set} lang {}", self.lang),
+            format!("{set} world {}", self.world),
         ]
     }
 }
@@ -104,10 +115,13 @@ impl Ranks {
         let mut lane_empty = BTreeMap::new();
         for lane in LANES {
             let labels = q.labels(lane);
+            let keys = item_keys(resp, lane);
             if labels.is_empty() {
+                if q.kind == "absent" {
+                    lane_empty.insert(lane, keys.is_empty());
+                }
                 continue;
             }
-            let keys = item_keys(resp, lane);
             lane_empty.insert(lane, keys.is_empty());
             let rank = keys
                 .iter()
@@ -199,6 +213,11 @@ pub struct Tally {
     pub no_items: usize,
     pub both_evidence: usize,
     pub lanes: BTreeMap<&'static str, LaneTally>,
+    /// Absent questions (nothing in the world answers them): per lane, how often it came back
+    /// empty — "nothing relevant" instead of the nearest vector.
+    pub absent: usize,
+    pub absent_empty: BTreeMap<&'static str, usize>,
+    pub absent_no_items: usize,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -216,6 +235,13 @@ impl Tally {
         self.routed_right += usize::from(r.routed == q.intent);
         self.no_items += usize::from(r.no_items);
         self.both_evidence += usize::from(r.both_evidence);
+        if q.kind == "absent" {
+            self.absent += 1;
+            self.absent_no_items += usize::from(r.no_items);
+            for (lane, empty) in &r.lane_empty {
+                *self.absent_empty.entry(lane).or_default() += usize::from(*empty);
+            }
+        }
         for (lane, rank) in &r.lanes {
             let t = self.lanes.entry(lane).or_default();
             t.n += 1;
@@ -258,6 +284,22 @@ pub fn print_table(groups: &BTreeMap<String, Tally>) {
         "group", "n", "routed", "no-item", "ep+code", "lane", "n", "R@1", "R@5", "MRR", "empty"
     );
     for (name, t) in groups {
+        if t.absent > 0 {
+            let empty: Vec<String> = LANES
+                .iter()
+                .map(|l| {
+                    let e = t.absent_empty.get(l).copied().unwrap_or(0);
+                    format!("{l} {:.2}", share(e, t.absent))
+                })
+                .collect();
+            println!(
+                "{:<22} {:>4} nothing relevant (lane empty): {}; no item at all {:.2}",
+                name,
+                t.absent,
+                empty.join(", "),
+                share(t.absent_no_items, t.absent)
+            );
+        }
         let mut first = true;
         for lane in LANES {
             let Some(l) = t.lanes.get(lane) else {
@@ -303,11 +345,17 @@ pub fn to_json(groups: &BTreeMap<String, Tally>) -> Value {
                 )
             })
             .collect();
+        let absent: serde_json::Map<String, Value> = t
+            .absent_empty
+            .iter()
+            .map(|(lane, e)| (lane.to_string(), json!(share(*e, t.absent))))
+            .collect();
         out.insert(
             name.clone(),
             json!({"questions": t.questions, "routed_right": share(t.routed_right, t.questions),
                    "no_items": share(t.no_items, t.questions),
-                   "both_evidence": share(t.both_evidence, t.questions), "lanes": lanes}),
+                   "both_evidence": share(t.both_evidence, t.questions), "lanes": lanes,
+                   "absent": t.absent, "absent_empty": absent}),
         );
     }
     Value::Object(out)

@@ -123,11 +123,14 @@ pub struct EpisodeItem {
     pub score: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snippet: Option<String>,
+    /// Left out when the budget reduced the item to its locator (the smallest budgets).
+    #[serde(default, skip_serializing_if = "SessionInfo::is_left_out")]
     pub session: SessionInfo,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub why: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SessionInfo {
     pub cwd: Option<String>,
     pub created_at: Option<String>,
@@ -142,6 +145,15 @@ pub struct SessionInfo {
     /// lane is a team index (`knowledge search --team`); absent for this machine's own index.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<String>,
+    /// Set by the budget when the item is reduced to its locator: the block is not serialized.
+    #[serde(skip)]
+    pub left_out: bool,
+}
+
+impl SessionInfo {
+    pub fn is_left_out(&self) -> bool {
+        self.left_out
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -83,6 +83,15 @@ impl EpisodesSource for BuiltinEpisodes {
             .activity_sessions(&q.workspaces, q.outcome.as_deref())
             .map_err(unavailable)
     }
+    fn spawn_description(
+        &self,
+        parent_session_id: &str,
+        agent_id: &str,
+    ) -> Result<Option<String>, SourceFailure> {
+        self.store
+            .spawn_description(parent_session_id, agent_id)
+            .map_err(unavailable)
+    }
     fn event_time(&self, session_id: &str, seq: u64) -> Result<Option<String>, SourceFailure> {
         let events = self
             .store

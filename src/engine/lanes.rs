@@ -159,6 +159,15 @@ pub trait EpisodesSource: Send + Sync {
     fn edited_paths(&self, _session_id: &str, _limit: usize) -> Result<Vec<String>, SourceFailure> {
         Ok(Vec::new())
     }
+    /// The task description the parent session gave subagent `agent_id` in its `Task`/`Agent`
+    /// call (`Ok(None)`: not held, or the source cannot say).
+    fn spawn_description(
+        &self,
+        _parent_session_id: &str,
+        _agent_id: &str,
+    ) -> Result<Option<String>, SourceFailure> {
+        Ok(None)
+    }
     /// Load what the vector arm needs ahead of the first search (a long-running front end).
     fn warm(&self) {}
     /// The sessions under the query's workspace and outcome filters, for the activity view.

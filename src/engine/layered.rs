@@ -115,6 +115,17 @@ impl EpisodesSource for Layered<dyn EpisodesSource> {
     fn activity_sessions(&self, q: &ActivityQuery) -> Result<Vec<ActivitySession>, SourceFailure> {
         self.builtin.activity_sessions(q)
     }
+    fn spawn_description(
+        &self,
+        parent_session_id: &str,
+        agent_id: &str,
+    ) -> Result<Option<String>, SourceFailure> {
+        self.first(
+            |b| b.spawn_description(parent_session_id, agent_id),
+            some,
+            |e| e.spawn_description(parent_session_id, agent_id),
+        )
+    }
     fn warm(&self) {
         self.builtin.warm();
         self.external.warm();

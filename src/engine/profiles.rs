@@ -68,10 +68,12 @@ pub fn profile(
         .and_then(|r| super::titles::session_title(r, episodes));
     let title = match kind {
         ROOT => root_title.clone(),
-        SUBAGENT | TEAM_MEMBER => rows
-            .iter()
-            .filter(|r| r.session_id != root)
-            .find_map(|r| r.agent_description.as_deref().and_then(clean)),
+        SUBAGENT | TEAM_MEMBER => {
+            let children = || rows.iter().filter(|r| r.session_id != root);
+            children()
+                .find_map(|r| r.agent_description.as_deref().and_then(clean))
+                .or_else(|| children().find_map(|r| spawned_as(r, root, episodes)))
+        }
         _ => None,
     };
     let workspace = root_row
@@ -90,6 +92,15 @@ pub fn profile(
         workspace,
         last_active,
     }
+}
+
+/// A subagent's task description from its parent's `Task`/`Agent` call (older transcripts
+/// have no sidecar that says it).
+fn spawned_as(row: &SessionRow, root: &str, episodes: &dyn EpisodesSource) -> Option<String> {
+    let agent = row.agent_id.as_deref()?;
+    let parent = row.parent_session_id.as_deref().unwrap_or(root);
+    let description = episodes.spawn_description(parent, agent).ok().flatten()?;
+    clean(&description)
 }
 
 /// Redacted (again), one line, at most [`TITLE_CHARS`] characters; `None` when empty.

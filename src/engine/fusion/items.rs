@@ -104,6 +104,7 @@ fn session_info(h: &EpisodeHit) -> SessionInfo {
         agent_preset: s.agent_preset.clone(),
         live: s.live,
         persisted: true,
+        left_out: false,
         outcome: Some(s.outcome.clone()),
         machine: s.machine.clone(),
     }

@@ -320,6 +320,49 @@ impl EpisodeStore {
         })
     }
 
+    /// The task description of the subagent `agent_id`, from the `Task`/`Agent` call in its
+    /// parent session that the tool result's `agentId` links it to. Older Claude Code
+    /// transcripts have no `.meta.json` sidecar, so this is the only place the description is.
+    pub fn spawn_description(
+        &self,
+        parent_session_id: &str,
+        agent_id: &str,
+    ) -> Result<Option<String>, EpisodeStoreError> {
+        use super::model::Fact;
+        let rows: Vec<(Option<String>, String)> = self.with_conn(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT tool_use_id, facts FROM events WHERE session_id=?1
+                 AND (facts LIKE '%\"agent_link\"%' OR facts LIKE '%\"spawn\"%') ORDER BY seq",
+            )?;
+            let rows = st.query_map([parent_session_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            Ok(rows.collect::<Result<_, _>>()?)
+        })?;
+        let facts: Vec<(Option<String>, Fact)> = rows
+            .into_iter()
+            .flat_map(|(tool, json)| {
+                let facts: Vec<Fact> = serde_json::from_str(&json).unwrap_or_default();
+                facts.into_iter().map(move |f| (tool.clone(), f))
+            })
+            .collect();
+        let Some(call) = facts.iter().find_map(|(_, f)| match f {
+            Fact::AgentLink {
+                tool_use_id: Some(t),
+                agent_id: a,
+            } if a == agent_id => Some(t.clone()),
+            _ => None,
+        }) else {
+            return Ok(None);
+        };
+        Ok(facts.into_iter().find_map(|(event_tool, f)| match f {
+            Fact::Spawn {
+                tool_use_id,
+                description: Some(d),
+                ..
+            } if tool_use_id.as_ref().or(event_tool.as_ref()) == Some(&call) => Some(d),
+            _ => None,
+        }))
+    }
+
     /// The event `seq` of a session with up to `context` neighbours on each side.
     pub fn event_with_context(
         &self,

@@ -1,5 +1,4 @@
-//! Cross-lingual query expansion for the lexical arm, and the Snowball-stem fallback for
-//! inflected Russian words the table has no row for.
+//! Cross-lingual query expansion for the lexical arm.
 //!
 //! BM25 is precise once a query's words occur in the text, but a Russian question shares no word
 //! with an English session. The table puts a Russian word's row near the rows of its English
@@ -9,10 +8,8 @@
 
 use std::ops::ControlFlow;
 
-use rust_stemmers::{Algorithm, Stemmer};
-
 use super::table::Table;
-use super::{for_each_word, normalise, Embedder, Vector};
+use super::{for_each_word, Embedder, Vector};
 use crate::text::tokens;
 
 /// Below this cosine an English row is not a translation of the Russian word but a neighbour
@@ -29,9 +26,10 @@ const MIN_WORD_CHARS: usize = 3;
 /// translations among its nearest few dozen rows, so a search scans 16 bytes a row, not 128.
 const RESCORE: usize = 128;
 
-/// The rows an expansion may pick: ASCII-letter words and word-start pieces (common English
-/// words such as `server` or `test` are single pieces, not word rows), with their sign codes
-/// for the pre-scan (about 1 MB for 44k rows; read from the int8 values, so building is cheap).
+/// The rows an expansion may pick: the table's English word rows (its pieces also hold other
+/// languages' fragments, `limpia`, `viaggio`, which are not translations anyone searches for),
+/// with their sign codes for the pre-scan (about 1 MB for 60k rows; read from the int8 values,
+/// so building is cheap).
 pub(super) struct EnglishRows {
     rows: Vec<u32>,
     words: Vec<&'static str>,
@@ -45,11 +43,6 @@ impl EnglishRows {
             |w: &str| w.len() >= MIN_WORD_CHARS && w.bytes().all(|b| b.is_ascii_lowercase());
         let mut pairs: Vec<(&'static str, u32)> =
             table.words().filter(|(w, _)| english(w)).collect();
-        pairs.extend(
-            table
-                .word_start_pieces()
-                .filter(|(w, _)| english(w) && table.word(w).is_none()),
-        );
         // A stable order, so equal cosines always resolve the same way.
         pairs.sort_unstable();
         let code_words = table.dims().div_ceil(64);
@@ -82,73 +75,10 @@ fn is_russian(word: &str) -> bool {
 }
 
 impl Embedder {
-    /// The direction of one lowercased word: its row, else the word-start piece it is, else the
-    /// mean of the rows of table words sharing its Russian stem. `None` otherwise: the pieces of
-    /// an unknown word carry too little meaning to translate.
+    /// The direction of one lowercased word, as an indexed text would see it (its row, its
+    /// Russian stem's row, else its pieces); `None` only for a word with no known piece.
     pub fn word_vector(&self, word: &str) -> Option<Vector> {
-        self.query_word(word).and_then(normalise)
-    }
-
-    /// A query word's row (or the word-start piece it is), else the mean row of the table words
-    /// sharing its Russian stem; not normalised. The one lookup the query vector and the
-    /// expansion share.
-    pub(super) fn query_word(&self, word: &str) -> Option<Vector> {
-        match self
-            .table
-            .word(word)
-            .or_else(|| self.table.piece(word, true))
-        {
-            Some(row) => {
-                let mut acc = vec![0f32; self.dims()];
-                self.table.add_row(row, &mut acc);
-                Some(acc)
-            }
-            None => self.stem_siblings_mean(word),
-        }
-    }
-
-    /// The mean row of the table words with the same Russian Snowball stem as `word` (`сумму`,
-    /// `суммой` for `суммы`), or `None` when it is not Russian or no word shares its stem.
-    pub(super) fn stem_siblings_mean(&self, word: &str) -> Option<Vector> {
-        if !is_russian(word) || word.chars().count() < MIN_WORD_CHARS {
-            return None;
-        }
-        let ru = Stemmer::create(Algorithm::Russian);
-        let stem = ru.stem(word);
-        if stem.chars().count() < MIN_WORD_CHARS {
-            return None;
-        }
-        // The Russian stemmer only cuts endings, so a sibling starts with the stem: only the
-        // words in the stem's range of the sorted Russian words are stemmed.
-        let words = self.russian_words();
-        let from = words.partition_point(|(w, _)| *w < &*stem);
-        let mut acc = vec![0f32; self.dims()];
-        let mut n = 0usize;
-        for (w, row) in words[from..]
-            .iter()
-            .take_while(|(w, _)| w.starts_with(&*stem))
-        {
-            if ru.stem(w) == stem {
-                self.table.add_row(*row, &mut acc);
-                n += 1;
-            }
-        }
-        if n == 0 {
-            return None;
-        }
-        acc.iter_mut().for_each(|x| *x /= n as f32);
-        Some(acc)
-    }
-
-    /// The table's Russian words with their rows, sorted: built once, on the first query word
-    /// the table does not hold (a sort, no stemming), instead of a scan of every word per lookup.
-    fn russian_words(&self) -> &[(&'static str, u32)] {
-        self.russian.get_or_init(|| {
-            let mut words: Vec<(&'static str, u32)> =
-                self.table.words().filter(|(w, _)| is_russian(w)).collect();
-            words.sort_unstable();
-            words
-        })
+        self.embed(word)
     }
 
     /// The `k` English rows nearest to the unit vector `v` with cosine at least `min`, nearest
@@ -243,10 +173,18 @@ mod tests {
     }
 
     #[test]
-    fn an_inflected_word_without_a_row_falls_back_to_its_stem_siblings() {
+    fn an_inflected_word_without_a_row_takes_its_stem_row() {
         let e = shared().expect("table");
-        assert!(e.table.word("изменения").is_none());
-        let v = e.word_vector("изменения").expect("stem siblings");
+        for word in ["изменения", "сертификата", "аккаунта", "резервное"]
+        {
+            assert!(e.table.word(word).is_none(), "{word} has its own row");
+            let stem = super::super::russian_stem(word).unwrap();
+            assert!(
+                e.table.stem(&stem).is_some(),
+                "{word}: no row for stem {stem}"
+            );
+        }
+        let v = e.word_vector("изменения").expect("stem row");
         let near = e.english_neighbours(&v, 3, 0.5);
         assert!(near.iter().any(|(w, _)| w.starts_with("chang")), "{near:?}");
     }

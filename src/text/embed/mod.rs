@@ -4,8 +4,10 @@
 //! `scripts/build_embeddings.py` and `assets/embeddings/NOTICE`) holds one row per word and per
 //! SentencePiece piece in the encoder's additive space, so a text's vector is the normalised sum
 //! of its words' rows: a Russian question and an English event land near each other without a
-//! neural network at run time. An unknown word falls back to the rows of its pieces (greedy
-//! longest match). The table is compiled into the binary and parsed once, on first use.
+//! neural network at run time. Every word has a vector: its own row, else (a Russian word) the
+//! row of its Snowball stem, which the table holds for every inflection of a dictionary word,
+//! else the rows of its pieces (greedy longest match). The table is compiled into the binary and
+//! parsed once, on first use.
 
 mod expand;
 mod table;
@@ -37,8 +39,6 @@ pub struct Embedder {
     table: Table,
     /// The rows a cross-lingual expansion may pick, indexed on first use.
     english: OnceLock<expand::EnglishRows>,
-    /// The table's Russian words, sorted, for the stem fallback (built on first use).
-    russian: OnceLock<Vec<(&'static str, u32)>>,
 }
 
 /// The shared embedder, parsed on first use; `None` (with the reason) when the compiled-in table
@@ -64,7 +64,6 @@ impl Embedder {
         Embedder {
             table,
             english: OnceLock::new(),
-            russian: OnceLock::new(),
         }
     }
 
@@ -83,18 +82,16 @@ impl Embedder {
         any.then(|| normalise(acc)).flatten()
     }
 
-    /// The vector of a query, from the words that carry meaning: a word's own row (or the
-    /// word-start piece it is), else the mean row of the words sharing its Russian stem. Unlike
-    /// an indexed text, a query word known only by its pieces (`zanzibarquokka`, a hash) adds
-    /// nothing: a query made only of such words has no vector, so nothing answers it by
-    /// meaning and its lanes can stay empty.
+    /// The vector of a query: the rows of its words that have their own row or a Russian stem
+    /// row (as an indexed text has them). A word known only by its pieces (`qwxzvbnmkjh`, a
+    /// hash) adds nothing, so a query of made-up words has no vector and lanes nothing matches
+    /// stay empty.
     pub fn embed_query(&self, text: &str) -> Option<Vector> {
         let mut acc = vec![0f32; self.dims()];
         let mut any = false;
         for_each_word(text, |w| {
-            if let Some(v) = self.query_word(w) {
-                acc.iter_mut().zip(&v).for_each(|(a, x)| *a += x);
-                any = true;
+            if matches!(self.word_source(w), WordSource::Row | WordSource::Stem) {
+                any |= self.add_word(w, &mut acc);
             }
             ControlFlow::Continue(())
         });
@@ -168,9 +165,10 @@ impl Embedder {
         })
     }
 
-    /// The table rows of one word: its own row, else its pieces by greedy longest match.
+    /// The table rows of one word: its own row, else the row of its Russian stem, else its
+    /// pieces by greedy longest match.
     fn rows_of(&self, word: &str) -> Box<[u32]> {
-        if let Some(row) = self.table.word(word) {
+        if let Some(row) = self.table.word(word).or_else(|| self.stem_row(word)) {
             return Box::new([row]);
         }
         let mut rows = Vec::new();
@@ -204,6 +202,55 @@ impl Embedder {
         }
         rows.into_boxed_slice()
     }
+}
+
+/// Where a word's vector comes from (for measuring the vocabulary's coverage).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum WordSource {
+    /// The word has its own row (or is a word-start piece).
+    Row,
+    /// A Russian word whose Snowball stem has a row.
+    Stem,
+    /// Only its pieces are known.
+    Pieces,
+    /// Nothing in it is known.
+    None,
+}
+
+impl Embedder {
+    /// Where the vector of one lowercased word comes from.
+    pub fn word_source(&self, word: &str) -> WordSource {
+        if self.table.word(word).is_some() || self.table.piece(word, true).is_some() {
+            WordSource::Row
+        } else if self.stem_row(word).is_some() {
+            WordSource::Stem
+        } else if self.rows_of(word).is_empty() {
+            WordSource::None
+        } else {
+            WordSource::Pieces
+        }
+    }
+
+    /// The row of a Russian word's Snowball stem (after folding `ё`), as the table builder
+    /// computed it.
+    fn stem_row(&self, word: &str) -> Option<u32> {
+        let stem = russian_stem(word)?;
+        self.table.stem(&stem)
+    }
+}
+
+/// The Russian Snowball stem of an all-Cyrillic lowercase word, `ё` folded to `е`
+/// (mirrors `russian_stem` in `scripts/build_embeddings.py`); `None` for any other word.
+pub fn russian_stem(word: &str) -> Option<String> {
+    if word.is_empty() || !word.chars().all(|c| matches!(c, 'а'..='я' | 'ё')) {
+        return None;
+    }
+    thread_local! {
+        static RU: rust_stemmers::Stemmer =
+            rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::Russian);
+    }
+    let folded = word.replace('ё', "е");
+    Some(RU.with(|ru| ru.stem(&folded).into_owned()))
 }
 
 /// Words whose rows are memoised per thread before the memo is cleared.

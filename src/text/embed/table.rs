@@ -1,9 +1,10 @@
 //! The static embedding table (`assets/embeddings/table.kemb`, built by
 //! `scripts/build_embeddings.py`): parsed once, borrowed from the bytes compiled into the binary.
 //!
-//! Layout (little endian): `b"KEMB"`, u32 version, u32 dims, u32 pieces, u32 words, u32 strings
-//! length; then one f32 scale per row, the int8 rows, and the row strings (each ending in `\n`,
-//! pieces first — a leading `▁` marks a piece that starts a word — then whole words).
+//! Layout (little endian): `b"KEMB"`, u32 version (2), u32 dims, u32 pieces, u32 words, u32
+//! stems, u32 strings length; then one f32 scale per row, the int8 rows, and the row strings
+//! (each ending in `\n`, pieces first — a leading `▁` marks a piece that starts a word — then
+//! whole words, then Russian Snowball stems: one row for every inflection of a dictionary word).
 
 use crate::text::tokens::FastMap;
 
@@ -14,7 +15,7 @@ pub const WORD_START: char = '\u{2581}';
 pub enum TableError {
     #[error("the embedding table is truncated or has a bad header")]
     Header,
-    #[error("the embedding table has version {0}; this build reads version 1")]
+    #[error("the embedding table has version {0}; this build reads version 2")]
     Version(u32),
     #[error("the embedding table's sizes do not add up ({0} bytes, header says {1})")]
     Size(usize, usize),
@@ -32,6 +33,8 @@ pub struct Table {
     /// Pieces inside a word.
     pieces: FastMap<&'static str, u32>,
     words: FastMap<&'static str, u32>,
+    /// Russian Snowball stems (of `ё`-folded words).
+    stems: FastMap<&'static str, u32>,
     max_piece_chars: usize,
 }
 
@@ -47,18 +50,19 @@ impl Table {
             return Err(TableError::Header);
         }
         let version = u32_at(bytes, 4)?;
-        if version != 1 {
+        if version != 2 {
             return Err(TableError::Version(version));
         }
         let dims = u32_at(bytes, 8)? as usize;
         let n_pieces = u32_at(bytes, 12)? as usize;
         let n_words = u32_at(bytes, 16)? as usize;
-        let strings_len = u32_at(bytes, 20)? as usize;
-        let n_rows = n_pieces + n_words;
+        let n_stems = u32_at(bytes, 20)? as usize;
+        let strings_len = u32_at(bytes, 24)? as usize;
+        let n_rows = n_pieces + n_words + n_stems;
         if dims == 0 {
             return Err(TableError::Header);
         }
-        let scales_at = 24;
+        let scales_at = 28;
         let rows_at = scales_at + 4 * n_rows;
         let strings_at = rows_at + dims * n_rows;
         let expected = strings_at + strings_len;
@@ -70,6 +74,8 @@ impl Table {
         let mut pieces = FastMap::default();
         let mut words = FastMap::default();
         words.reserve(n_words);
+        let mut stems = FastMap::default();
+        stems.reserve(n_stems);
         let mut max_piece_chars = 0;
         let mut n = 0usize;
         for (i, s) in strings.split_terminator('\n').enumerate() {
@@ -84,8 +90,10 @@ impl Table {
                         pieces.insert(s, i as u32);
                     }
                 }
-            } else {
+            } else if i < n_pieces + n_words {
                 words.insert(s, i as u32);
+            } else {
+                stems.insert(s, i as u32);
             }
             n += 1;
         }
@@ -99,6 +107,7 @@ impl Table {
             starts,
             pieces,
             words,
+            stems,
             max_piece_chars,
         })
     }
@@ -113,6 +122,11 @@ impl Table {
 
     pub fn word(&self, word: &str) -> Option<u32> {
         self.words.get(word).copied()
+    }
+
+    /// The row of a Russian Snowball stem.
+    pub fn stem(&self, stem: &str) -> Option<u32> {
+        self.stems.get(stem).copied()
     }
 
     /// The piece `piece` at the start of a word (`▁piece`) or inside one.
