@@ -23,7 +23,7 @@ use std::time::Duration;
 /// How long a connection attempt may take before the team source is unavailable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
-/// A team database URL (`postgresql://user:password@host/db`, or `host=/run/pg user=…`), checked
+/// A team database URL (`postgresql://user:${PGPASSWORD}@host/db`, or `host=/run/pg user=…`), checked
 /// once; shown without its password.
 #[derive(Clone)]
 pub struct TeamUrl {
