@@ -4,8 +4,10 @@
 //! `archived_sessions/`, people move or copy Claude project folders (and continue both), and each
 //! of those used to store the session a second time as `<id>~2`, its old events left behind or
 //! shared ones twice. The indexer asks here, in its one writing transaction, before it stores a
-//! new or re-read file; the events themselves are merged by `merge`.
+//! new or re-read file; the events themselves are merged by `merge`. A hard link is the same
+//! file under another name: it is read once (`drop_hard_links`).
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use rusqlite::{OptionalExtension, Transaction};
@@ -88,4 +90,48 @@ pub(super) fn session_path(
         |r| r.get(0),
     )
     .optional()
+}
+
+/// Drops every further name of a file with several hard links: a hard link is the same file,
+/// read once. The name the index already knows is kept, else the first. Returns how many names
+/// were dropped (reported as copies stored once).
+#[cfg(unix)]
+pub(super) fn drop_hard_links(
+    files: &mut Vec<TranscriptFile>,
+    olds: &HashMap<String, FileRow>,
+) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let mut first: HashMap<(u64, u64), usize> = HashMap::new();
+    let mut keep = vec![true; files.len()];
+    for (i, f) in files.iter().enumerate() {
+        let Ok(m) = std::fs::metadata(&f.path) else {
+            continue;
+        };
+        if m.nlink() < 2 {
+            continue;
+        }
+        let known = |j: usize| olds.contains_key(files[j].path.to_string_lossy().as_ref());
+        match first.get(&(m.dev(), m.ino())).copied() {
+            None => {
+                first.insert((m.dev(), m.ino()), i);
+            }
+            Some(j) if known(i) && !known(j) => {
+                keep[j] = false;
+                first.insert((m.dev(), m.ino()), i);
+            }
+            Some(_) => keep[i] = false,
+        }
+    }
+    let before = files.len();
+    let mut it = keep.into_iter();
+    files.retain(|_| it.next().unwrap_or(true));
+    (before - files.len()) as u64
+}
+
+#[cfg(not(unix))]
+pub(super) fn drop_hard_links(
+    _files: &mut Vec<TranscriptFile>,
+    _olds: &HashMap<String, FileRow>,
+) -> u64 {
+    0
 }

@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 
 use super::agent::StoreKind;
 use super::discover::{discover, Layout, TranscriptFile};
-use super::identity::{claim_session, Claim};
+use super::identity::{claim_session, drop_hard_links, Claim};
 use super::lines::DEFAULT_MAX_LINE_BYTES;
 use super::merge::merge_events;
 use super::model::{ParseStats, SessionMeta};
@@ -222,44 +222,6 @@ pub fn index_episodes(
     let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
     summary.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(summary)
-}
-
-/// Drops every further name of a file with several hard links: a hard link is the same file,
-/// read once. The name the index already knows is kept, else the first. Returns how many names
-/// were dropped (reported as copies stored once).
-#[cfg(unix)]
-fn drop_hard_links(files: &mut Vec<TranscriptFile>, olds: &HashMap<String, FileRow>) -> u64 {
-    use std::os::unix::fs::MetadataExt;
-    let mut first: HashMap<(u64, u64), usize> = HashMap::new();
-    let mut keep = vec![true; files.len()];
-    for (i, f) in files.iter().enumerate() {
-        let Ok(m) = std::fs::metadata(&f.path) else {
-            continue;
-        };
-        if m.nlink() < 2 {
-            continue;
-        }
-        let known = |j: usize| olds.contains_key(files[j].path.to_string_lossy().as_ref());
-        match first.get(&(m.dev(), m.ino())).copied() {
-            None => {
-                first.insert((m.dev(), m.ino()), i);
-            }
-            Some(j) if known(i) && !known(j) => {
-                keep[j] = false;
-                first.insert((m.dev(), m.ino()), i);
-            }
-            Some(_) => keep[i] = false,
-        }
-    }
-    let before = files.len();
-    let mut it = keep.into_iter();
-    files.retain(|_| it.next().unwrap_or(true));
-    (before - files.len()) as u64
-}
-
-#[cfg(not(unix))]
-fn drop_hard_links(_files: &mut Vec<TranscriptFile>, _olds: &HashMap<String, FileRow>) -> u64 {
-    0
 }
 
 /// Indexed files that are no longer on disk (their sessions are kept).
