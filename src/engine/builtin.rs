@@ -128,19 +128,7 @@ fn lane_hit(h: episodes::EpisodeHit) -> EpisodeHit {
         human: h.human,
         is_error: h.is_error,
         sidechain_agent: h.sidechain_agent,
-        session: HitSession {
-            source: s.source,
-            cwd: s.cwd,
-            created_at: s.created_at,
-            agent_preset: s.agent_preset,
-            parent_session_id: s.parent_session_id,
-            agent_id: s.agent_id,
-            agent_name: s.agent_name,
-            team_name: s.team_name,
-            outcome: s.outcome,
-            live: s.live,
-            machine: None,
-        },
+        session: HitSession::from_row(s, None),
     }
 }
 

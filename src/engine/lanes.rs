@@ -120,6 +120,25 @@ pub struct HitSession {
     pub machine: Option<String>,
 }
 
+impl HitSession {
+    /// A stored session row as a hit's session, with the machine that holds it.
+    pub fn from_row(s: SessionRow, machine: Option<String>) -> Self {
+        HitSession {
+            source: s.source,
+            cwd: s.cwd,
+            created_at: s.created_at,
+            agent_preset: s.agent_preset,
+            parent_session_id: s.parent_session_id,
+            agent_id: s.agent_id,
+            agent_name: s.agent_name,
+            team_name: s.team_name,
+            outcome: s.outcome,
+            live: s.live,
+            machine,
+        }
+    }
+}
+
 /// An episodes answer: the lane's revision, coverage counts and hits, best first.
 #[derive(Debug, Clone)]
 pub struct EpisodesAnswer {

@@ -188,13 +188,7 @@ fn push_episodes(
 ) -> Result<(), TeamError> {
     let conn = open_ro(db).map_err(local("episodes"))?;
     let rev = meta_get(&conn, "index_rev").unwrap_or_default();
-    let pushed: Option<String> = client
-        .query_opt(
-            "SELECT rev FROM kn_store_rev WHERE machine = $1 AND store = 'episodes'",
-            &[&plan.machine],
-        )?
-        .map(|r| r.get(0));
-    if !rev.is_empty() && pushed.as_deref() == Some(rev.as_str()) {
+    if already_pushed(client, plan, "episodes", &rev)? {
         summary.episodes_skipped = true;
         return Ok(());
     }
@@ -505,6 +499,22 @@ fn copy_line(cols: &[Option<String>], out: &mut String) {
     out.push('\n');
 }
 
+/// Whether this machine already pushed `store` at revision `rev` (an unknown revision never is).
+fn already_pushed(
+    client: &mut postgres::Client,
+    plan: &PushPlan,
+    store: &str,
+    rev: &str,
+) -> Result<bool, TeamError> {
+    let pushed: Option<String> = client
+        .query_opt(
+            "SELECT rev FROM kn_store_rev WHERE machine = $1 AND store = $2",
+            &[&plan.machine, &store],
+        )?
+        .map(|r| r.get(0));
+    Ok(!rev.is_empty() && pushed.as_deref() == Some(rev))
+}
+
 fn set_rev(
     tx: &mut postgres::Transaction<'_>,
     plan: &PushPlan,
@@ -531,13 +541,7 @@ fn push_code(
 ) -> Result<(), TeamError> {
     let conn = open_ro(db).map_err(local("code"))?;
     let rev = meta_get(&conn, "index_rev").unwrap_or_default();
-    let pushed: Option<String> = client
-        .query_opt(
-            "SELECT rev FROM kn_store_rev WHERE machine = $1 AND store = 'code'",
-            &[&plan.machine],
-        )?
-        .map(|r| r.get(0));
-    if !rev.is_empty() && pushed.as_deref() == Some(rev.as_str()) {
+    if already_pushed(client, plan, "code", &rev)? {
         summary.code_skipped = true;
         return Ok(());
     }

@@ -207,19 +207,7 @@ impl EpisodesSource for TeamEpisodes {
                 human: r.get(5),
                 is_error: r.get(6),
                 sidechain_agent: r.get(7),
-                session: HitSession {
-                    source: s.source,
-                    cwd: s.cwd,
-                    created_at: s.created_at,
-                    agent_preset: s.agent_preset,
-                    parent_session_id: s.parent_session_id,
-                    agent_id: s.agent_id,
-                    agent_name: s.agent_name,
-                    team_name: s.team_name,
-                    outcome: s.outcome,
-                    live: s.live,
-                    machine: Some(machine),
-                },
+                session: HitSession::from_row(s, Some(machine)),
             });
             if hits.len() >= depth {
                 break;
