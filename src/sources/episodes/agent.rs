@@ -237,14 +237,21 @@ pub trait AgentReader: Sync {
     /// Whether `path` is one of this agent's stores, and where it sits in the layout.
     fn recognise(&self, path: &Path, head: &mut Head<'_>) -> Option<Recognised>;
 
-    /// Reads `file` from `from` (or from the start), pushing into `sink`.
+    /// Reads `file` from `from` (or from the start), pushing into `sink`. By default a JSONL
+    /// file through the shared line parser, driven by this agent's line rules
+    /// (`agents::LineState`); a reader of another shape (a database, Markdown) overrides it.
     fn read(
         &self,
         file: &TranscriptFile,
         from: Option<Resume<'_>>,
         limits: ReadLimits,
         sink: &mut dyn EventSink,
-    ) -> io::Result<ReadEnd>;
+    ) -> io::Result<ReadEnd> {
+        let agent = self.agent();
+        super::parser::read_jsonl(file, from, limits, sink, || {
+            super::parser::TranscriptParser::new(agent)
+        })
+    }
 
     /// The session id of a one-session file's main session; `None` falls back to the file stem.
     fn file_session_id(&self, _file: &TranscriptFile, meta: &SessionMeta) -> Option<String> {

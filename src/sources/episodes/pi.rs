@@ -9,21 +9,17 @@
 //! `bashExecution` (a person's `!` command) and `custom` roles; `compaction` and
 //! `branch_summary` hold summaries, `session_info` the session's name.
 
-use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::agent::{
-    AgentReader, Env, EventSink, Head, Rank, ReadEnd, ReadLimits, Recognised, Resume,
-};
+use super::agent::{AgentReader, Env, Head, Rank, Recognised};
 use super::agents::Agent;
-use super::discover::{Layout, TranscriptFile};
+use super::discover::Layout;
 use super::model::{EventType, Fact, ParsedEvent};
 use super::parser::{
-    cap_chars, command_program, content_text, norm_time, read_jsonl, render_tool_input, str_of,
-    Ctx, Handled, TranscriptParser,
+    cap_chars, command_program, content_text, norm_time, render_tool_input, str_of, Ctx, Handled,
 };
 
 /// Pi-specific state kept between lines (none is needed: every entry stands alone).
@@ -250,18 +246,6 @@ impl AgentReader for Reader {
         Some(Recognised {
             layout: Layout::Main,
             rank: Rank::Record(i),
-        })
-    }
-
-    fn read(
-        &self,
-        file: &TranscriptFile,
-        from: Option<Resume<'_>>,
-        limits: ReadLimits,
-        sink: &mut dyn EventSink,
-    ) -> io::Result<ReadEnd> {
-        read_jsonl(file, from, limits, sink, || {
-            TranscriptParser::new(Agent::Pi)
         })
     }
 

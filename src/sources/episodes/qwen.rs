@@ -11,21 +11,17 @@
 //! `uuid` only adds the parts it did not have.
 
 use std::collections::VecDeque;
-use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::agent::{
-    AgentReader, Env, EventSink, Head, Rank, ReadEnd, ReadLimits, Recognised, Resume,
-};
+use super::agent::{AgentReader, Env, Head, Rank, Recognised};
 use super::agents::Agent;
-use super::discover::{Layout, TranscriptFile};
+use super::discover::Layout;
 use super::model::{EventType, Fact, ParsedEvent};
 use super::parser::{
-    cap_chars, command_program, norm_time, read_jsonl, render_tool_input, str_of, text_hash, Ctx,
-    Handled, TranscriptParser,
+    cap_chars, command_program, norm_time, render_tool_input, str_of, text_hash, Ctx, Handled,
 };
 
 /// Qwen-specific state kept between lines: parts already emitted (a record re-written with the
@@ -267,18 +263,6 @@ impl AgentReader for Reader {
         Some(Recognised {
             layout: Layout::Main,
             rank,
-        })
-    }
-
-    fn read(
-        &self,
-        file: &TranscriptFile,
-        from: Option<Resume<'_>>,
-        limits: ReadLimits,
-        sink: &mut dyn EventSink,
-    ) -> io::Result<ReadEnd> {
-        read_jsonl(file, from, limits, sink, || {
-            TranscriptParser::new(Agent::Qwen)
         })
     }
 

@@ -1,17 +1,13 @@
 //! Codex as an agent of the registry: its rollout roots, how a rollout is recognised, and the
 //! read, driven by the shared line parser.
 
-use std::io;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::sources::episodes::agent::{
-    AgentReader, Env, EventSink, Head, Rank, ReadEnd, ReadLimits, Recognised, Resume,
-};
+use crate::sources::episodes::agent::{AgentReader, Env, Head, Rank, Recognised};
 use crate::sources::episodes::agents::Agent;
-use crate::sources::episodes::discover::{Layout, TranscriptFile};
-use crate::sources::episodes::parser::{read_jsonl, TranscriptParser};
+use crate::sources::episodes::discover::Layout;
 
 /// The Codex reader.
 pub struct Reader;
@@ -61,18 +57,6 @@ impl AgentReader for Reader {
         Some(Recognised {
             layout: Layout::Main,
             rank,
-        })
-    }
-
-    fn read(
-        &self,
-        file: &TranscriptFile,
-        from: Option<Resume<'_>>,
-        limits: ReadLimits,
-        sink: &mut dyn EventSink,
-    ) -> io::Result<ReadEnd> {
-        read_jsonl(file, from, limits, sink, || {
-            TranscriptParser::new(Agent::Codex)
         })
     }
 
