@@ -6,7 +6,10 @@
 use super::TeamError;
 
 /// The migrations in order; the index + 1 is the version each one reaches.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_init.sql"),
+    include_str!("migrations/0002_knowledge_vectors.sql"),
+];
 
 /// The schema version this build reads and writes.
 pub const VERSION: i32 = MIGRATIONS.len() as i32;
