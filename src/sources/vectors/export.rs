@@ -13,6 +13,9 @@ use crate::sources::sqlite;
 /// One stored code: the parent row, the window of its text, the scanned sign bits.
 pub type RowCode = (i64, usize, [u8; CODE_BYTES]);
 
+/// The codes of one row: each window and its sign bits, in window order.
+pub type WindowCodes = Vec<(usize, [u8; CODE_BYTES])>;
+
 /// Whether the store has a codes table at all (semantic search off: it has none).
 fn has_table(conn: &Connection, t: &VectorTable) -> rusqlite::Result<bool> {
     Ok(conn
@@ -58,8 +61,8 @@ pub fn codes_of(
     conn: &Connection,
     t: &VectorTable,
     ids: &[i64],
-) -> rusqlite::Result<HashMap<i64, Vec<(usize, [u8; CODE_BYTES])>>> {
-    let mut out: HashMap<i64, Vec<(usize, [u8; CODE_BYTES])>> = HashMap::new();
+) -> rusqlite::Result<HashMap<i64, WindowCodes>> {
+    let mut out: HashMap<i64, WindowCodes> = HashMap::new();
     if ids.is_empty() || !has_table(conn, t)? {
         return Ok(out);
     }
