@@ -307,6 +307,7 @@ fn a_push_killed_mid_way_with_codes_and_knowledge_leaves_the_database_consistent
     )
     .expect("index");
     let url = c.url("admin", &db);
+    let mut killed_mid_way = 0;
     for delay_ms in [100u64, 250, 500, 900] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_knowledge"))
             .arg("--data-dir")
@@ -317,6 +318,7 @@ fn a_push_killed_mid_way_with_codes_and_knowledge_leaves_the_database_consistent
             .spawn()
             .expect("spawn push");
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        killed_mid_way += usize::from(child.try_wait().expect("wait").is_none());
         let _ = child.kill(); // SIGKILL
         let _ = child.wait();
         if count(
@@ -331,6 +333,7 @@ fn a_push_killed_mid_way_with_codes_and_knowledge_leaves_the_database_consistent
     push_as(&data, &url, "crashy").expect("the next push completes");
     assert_eq!(team_counts(c, &db, "crashy"), local_counts(&data));
     assert_consistent(c, &db);
+    eprintln!("kill -9 landed mid-push {killed_mid_way} time(s) of 4");
 }
 
 #[test]
