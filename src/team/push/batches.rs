@@ -127,6 +127,8 @@ pub(super) struct Batch {
     pub(super) sessions: Rows,
     pub(super) events: Rows,
     pub(super) codes: Rows,
+    /// Events read but not yet made into rows (see [`finish_events`]).
+    pub(super) pending: Vec<RawEvent>,
     pub(super) new: u64,
     pub(super) grown: u64,
     pub(super) replaced: u64,
@@ -181,6 +183,7 @@ pub(super) fn make_batches(
         }
         if rows >= BATCH_EVENTS {
             (batch.looked, batch.total) = (i as u64 + 1, sessions.len() as u64);
+            finish_events(plan, &mut batch);
             if send
                 .send(Msg::Batch(Box::new(std::mem::take(&mut batch))))
                 .is_err()
@@ -192,6 +195,7 @@ pub(super) fn make_batches(
     }
     if batch.sessions.count > 0 {
         (batch.looked, batch.total) = (sessions.len() as u64, sessions.len() as u64);
+        finish_events(plan, &mut batch);
         if send.send(Msg::Batch(Box::new(batch))).is_err() {
             return Ok(());
         }
@@ -302,11 +306,11 @@ fn add_session(
             } else {
                 batch.new += 1;
             }
-            add_events(conn, plan, sid, -1, s.max_seq, batch)?;
+            add_events(conn, sid, -1, s.max_seq, batch)?;
         }
         Plan::Grow { after } => {
             batch.grown += 1;
-            add_events(conn, plan, sid, after, s.max_seq, batch)?;
+            add_events(conn, sid, after, s.max_seq, batch)?;
         }
         // A session only its codes brought here is not "updated" unless its row changed.
         Plan::RowOnly => {
@@ -325,10 +329,17 @@ fn row_changed(r: &Remote, s: &LocalSession) -> bool {
     r.fields != s.row || r.outcome != s.outcome || r.live != s.live || r.events != s.events
 }
 
-/// The events of session `sid` in `(after, upto]`, redacted again, with our token stream.
+/// An event as read, its text not yet redacted again nor tokenised.
+pub(super) struct RawEvent {
+    sid: String,
+    ints: [Option<i64>; 4],
+    strs: [Option<String>; 4],
+    text: String,
+}
+
+/// The events of session `sid` in `(after, upto]`, into the batch's pending events.
 fn add_events(
     conn: &rusqlite::Connection,
-    plan: &PushPlan,
     sid: &str,
     after: i64,
     upto: i64,
@@ -336,8 +347,8 @@ fn add_events(
 ) -> Result<(), TeamError> {
     let mut stmt = conn
         .prepare_cached(
-            "SELECT seq, event_type, time, time_ms, text, human, tool_name, is_error,
-                    sidechain_agent
+            "SELECT seq, time_ms, human, is_error, event_type, time, tool_name, sidechain_agent,
+                    text
              FROM events WHERE session_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq",
         )
         .map_err(local("episodes"))?;
@@ -347,30 +358,67 @@ fn add_events(
     while let Some(r) = rows.next().map_err(local("episodes"))? {
         let get_s = |i| r.get::<_, Option<String>>(i).map_err(local("episodes"));
         let get_i = |i| r.get::<_, Option<i64>>(i).map_err(local("episodes"));
-        let text: String = r.get(4).map_err(local("episodes"))?;
-        let red = redact::redact(&text);
+        batch.pending.push(RawEvent {
+            sid: sid.to_string(),
+            ints: [get_i(0)?, get_i(1)?, get_i(2)?, get_i(3)?],
+            strs: [get_s(4)?, get_s(5)?, get_s(6)?, get_s(7)?],
+            text: r.get(8).map_err(local("episodes"))?,
+        });
+    }
+    Ok(())
+}
+
+/// Events at least this many in a batch are redacted and tokenised on two threads.
+const PARALLEL_EVENTS: usize = 512;
+
+/// The batch's pending events redacted again, their token stream made (the client's largest
+/// cost, `docs/PERFORMANCE.md`), on two threads for a large batch, into COPY rows in order.
+fn finish_events(plan: &PushPlan, batch: &mut Batch) {
+    let raw = std::mem::take(&mut batch.pending);
+    let prepare = |part: &[RawEvent]| -> Vec<(redact::Redacted, String)> {
+        part.iter()
+            .map(|e| {
+                let red = redact::redact(&e.text);
+                let tsv = tsv::vector(&red.text, e.strs[2].as_deref());
+                (red, tsv)
+            })
+            .collect()
+    };
+    let two = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    let made = if raw.len() < PARALLEL_EVENTS || !two {
+        prepare(&raw)
+    } else {
+        let (a, b) = raw.split_at(raw.len() / 2);
+        std::thread::scope(|scope| {
+            let second = scope.spawn(|| prepare(b));
+            let mut out = prepare(a);
+            match second.join() {
+                Ok(rest) => out.extend(rest),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+            out
+        })
+    };
+    for (e, (red, tsv)) in raw.iter().zip(made) {
         batch.redacted_again += red.count as u64;
-        let tool = get_s(6)?;
-        let tsv = tsv::vector(&red.text, tool.as_deref());
-        let seq = get_i(0)?.map(|v| v.to_string());
-        let time_ms = get_i(3)?.map(|v| v.to_string());
-        let (kind, time, side) = (get_s(1)?, get_s(2)?, get_s(8)?);
+        let [seq, time_ms, human, is_error] = e.ints;
+        let (seq, time_ms) = (seq.map(|v| v.to_string()), time_ms.map(|v| v.to_string()));
+        let [kind, time, tool, side] = &e.strs;
         batch.events.row(&[
             Some(&plan.machine),
-            Some(sid),
+            Some(&e.sid),
             seq.as_deref(),
             kind.as_deref(),
             time.as_deref(),
             time_ms.as_deref(),
             Some(&red.text),
-            Some(bool_text(get_i(5)?)),
+            Some(bool_text(human)),
             tool.as_deref(),
-            Some(bool_text(get_i(7)?)),
+            Some(bool_text(is_error)),
             side.as_deref(),
             Some(&tsv),
         ]);
     }
-    Ok(())
 }
 
 /// The codes of session `sid`'s events in `(after, upto]` that the local store has.
