@@ -150,6 +150,11 @@ impl TranscriptParser {
     pub fn outcome(&self) -> Outcome {
         self.cx.outcome.outcome()
     }
+
+    /// The agent's own line state (what its rules remember between lines).
+    pub(crate) fn line_state_mut(&mut self) -> &mut LineState {
+        &mut self.format
+    }
 }
 
 /// Parses a whole (finished) file, applying a sibling `<stem>.meta.json` sidecar if there is one.
@@ -188,6 +193,17 @@ pub(crate) fn read_jsonl(
     sink: &mut dyn EventSink,
     fresh: impl FnOnce() -> TranscriptParser,
 ) -> io::Result<ReadEnd> {
+    read_jsonl_keep(file, from, limits, sink, fresh).map(|(end, _)| end)
+}
+
+/// [`read_jsonl`], also handing back the parser as the read left it.
+pub(crate) fn read_jsonl_keep(
+    file: &TranscriptFile,
+    from: Option<Resume<'_>>,
+    limits: ReadLimits,
+    sink: &mut dyn EventSink,
+    fresh: impl FnOnce() -> TranscriptParser,
+) -> io::Result<(ReadEnd, TranscriptParser)> {
     let resumed = from.and_then(|r| {
         serde_json::from_str::<TranscriptParser>(r.cursor)
             .ok()
@@ -210,14 +226,15 @@ pub(crate) fn read_jsonl(
         },
     )?;
     sink.end_session(parser.meta().clone(), parser.outcome());
-    Ok(ReadEnd {
+    let end = ReadEnd {
         start,
         end,
         resumed: was_resumed,
         cursor: serde_json::to_string(&parser).unwrap_or_default(),
         lines: parser.stats().since(&before),
         total: *parser.stats(),
-    })
+    };
+    Ok((end, parser))
 }
 
 /// Shared bookkeeping of both formats.
@@ -298,6 +315,25 @@ impl Ctx {
     pub fn defer_fact(&mut self, fact: Fact) {
         if self.pending_facts.len() < MAX_PENDING_FACTS {
             self.pending_facts.push(fact);
+        }
+    }
+
+    /// Runs `f` over records that are off the conversation (see [`Fact::Abandoned`]): every
+    /// event it emits is marked with `reason`, and the outcome signals it gave are undone.
+    pub fn aside(
+        &mut self,
+        out: &mut Vec<ParsedEvent>,
+        reason: &str,
+        f: impl FnOnce(&mut Ctx, &mut Vec<ParsedEvent>),
+    ) {
+        let outcome = self.outcome.clone();
+        let before = out.len();
+        f(self, out);
+        self.outcome = outcome;
+        for ev in out.iter_mut().skip(before) {
+            ev.facts.push(Fact::Abandoned {
+                reason: reason.to_string(),
+            });
         }
     }
 

@@ -15,9 +15,10 @@ use crate::sources::episodes::agent::{
     Recognised, Resume, StoreKind,
 };
 use crate::sources::episodes::agents::Agent;
+use crate::sources::episodes::conversation::read_conversation;
 use crate::sources::episodes::discover::{Layout, TranscriptFile};
 use crate::sources::episodes::model::ParsedEvent;
-use crate::sources::episodes::parser::{read_jsonl, TranscriptParser};
+use crate::sources::episodes::parser::TranscriptParser;
 use crate::sources::regular_file;
 
 /// Largest legacy `.json` session read (it is parsed whole); a larger one is counted oversized.
@@ -118,7 +119,7 @@ impl AgentReader for Reader {
         };
         match self.store_kind(file) {
             StoreKind::Rewritten => read_legacy(file, &mut sink),
-            _ => read_jsonl(file, from, limits, &mut sink, || {
+            _ => read_conversation(file, from, limits, &mut sink, || {
                 TranscriptParser::new(Agent::Gemini)
             }),
         }
