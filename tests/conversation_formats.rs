@@ -109,11 +109,12 @@ fn pi_abandoned_branch_is_kept_marked_and_the_outcome_follows_the_conversation()
     let got = rows(&db, PI);
     // The branch the person tried and left (transliterating names) is kept, marked.
     let left = abandoned(&got, "branch");
-    assert_eq!(left.len(), 3, "{got:#?}");
-    assert!(left[0].contains("Try transliterating"));
-    assert!(left[2].contains("ModuleNotFoundError"));
+    assert_eq!(left.len(), 4, "{got:#?}");
+    assert!(left[0].starts_with("Tried opening the CSV as UTF-8"), "its branch summary");
+    assert!(left[1].contains("Try transliterating"));
+    assert!(left[3].contains("ModuleNotFoundError"));
     // Its secret is redacted like any other event's.
-    assert!(left[1].contains("EXPORT_DB_PASSWORD") && !left[1].contains("s3cr3t-exporter"));
+    assert!(left[2].contains("EXPORT_DB_PASSWORD") && !left[2].contains("s3cr3t-exporter"));
     // The conversation: the UTF-8 fix, its edit, the export that ran.
     assert!(got
         .iter()
@@ -147,7 +148,7 @@ fn pi_a_branch_seen_on_append_re_marks_the_stored_events_and_keeps_their_seqs() 
     // first left, then taken again) or at once: the same events, seqs and marks.
     let grown_rows = rows(&grown, PI);
     assert_eq!(grown_rows, rows(&once, PI));
-    assert_eq!(abandoned(&grown_rows, "branch").len(), 3);
+    assert_eq!(abandoned(&grown_rows, "branch").len(), 4);
     assert_eq!(outcome(&grown, PI), outcome(&once, PI));
     // A plain append (a child of the last entry) is read on from where the last run stopped.
     let mut text = std::fs::read_to_string(&dst).expect("read");

@@ -90,9 +90,6 @@ impl GeminiState {
     /// Notes a copy of message `id` (text hash, call ids); returns its incarnation.
     fn note(&mut self, id: &str, text: u64, calls: Vec<String>) -> u32 {
         if let Some(l) = self.live.iter_mut().find(|l| l.id == id) {
-            if l.text != 0 && l.text != text || l.calls.iter().any(|c| !calls.contains(c)) {
-                self.rewrote = true;
-            }
             l.text = text;
             l.calls = calls;
             return l.incarnation;
@@ -308,8 +305,13 @@ fn message(cx: &mut Ctx, st: &mut GeminiState, m: &Value, out: &mut Vec<ParsedEv
     let seen = seen_mut(st, id);
     seen.thoughts = seen.thoughts.max(n);
     let new_text = !text.trim().is_empty() && seen.text != hash;
+    // A copy that changes a text already read: that text leaves the conversation.
+    let replaces = new_text && seen.text != 0;
     if new_text {
         seen.text = hash;
+    }
+    st.rewrote |= replaces;
+    if new_text {
         let off = st.judge(id, incarnation, Piece::Text(hash));
         within(cx, out, off, |cx, out| {
             cx.emit(out, ParsedEvent::new(kind, time.clone(), text));

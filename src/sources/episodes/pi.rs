@@ -350,7 +350,47 @@ impl AgentReader for Reader {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sources::episodes::agent::read_whole;
+    use crate::sources::episodes::outcome::Outcome;
     use crate::sources::episodes::parser::test_support::{assert_resumable, parse_str};
+
+    #[test]
+    fn a_left_branch_is_marked_and_its_failure_recovers_nothing() {
+        let text = [
+            r#"{"type":"session","version":3,"id":"p-2","timestamp":"2026-05-12T01:00:00.000Z","cwd":"/w/app"}"#,
+            r#"{"type":"message","id":"b1","parentId":null,"timestamp":"2026-05-12T01:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"make the build pass"}],"timestamp":1}}"#,
+            r#"{"type":"message","id":"b2","parentId":"b1","timestamp":"2026-05-12T01:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"t1","name":"bash","arguments":{"command":"make"}}],"model":"m","stopReason":"toolUse","timestamp":2}}"#,
+            r#"{"type":"message","id":"b3","parentId":"b2","timestamp":"2026-05-12T01:00:03.000Z","message":{"role":"toolResult","toolCallId":"t1","toolName":"bash","content":[{"type":"text","text":"make: *** Error 2"}],"isError":true,"timestamp":3}}"#,
+            r#"{"type":"branch_summary","id":"b4","parentId":"b1","timestamp":"2026-05-12T01:00:04.000Z","fromId":"b1","summary":"make failed; trying cargo"}"#,
+            r#"{"type":"message","id":"b5","parentId":"b4","timestamp":"2026-05-12T01:00:05.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"t2","name":"bash","arguments":{"command":"cargo build"}}],"model":"m","stopReason":"toolUse","timestamp":5}}"#,
+            r#"{"type":"message","id":"b6","parentId":"b5","timestamp":"2026-05-12T01:00:06.000Z","message":{"role":"toolResult","toolCallId":"t2","toolName":"bash","content":[{"type":"text","text":"Finished"}],"isError":false,"timestamp":6}}"#,
+        ]
+        .join("\n");
+        // In file order the failed `make` would be "recovered" by the cargo build.
+        let (_, one_pass) = parse_str(Agent::Pi, &text);
+        assert_eq!(one_pass.outcome(), Outcome::Success);
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, format!("{text}\n")).expect("write");
+        let file = TranscriptFile {
+            path,
+            kind: Agent::Pi,
+            layout: Layout::Main,
+        };
+        let (sink, _) = read_whole(&file).expect("read");
+        let s = &sink.sessions[0];
+        let marked: Vec<&str> = s
+            .events
+            .iter()
+            .filter(|e| e.facts.contains(&Fact::Abandoned { reason: "branch".into() }))
+            .map(|e| e.text.as_str())
+            .collect();
+        assert_eq!(marked.len(), 2, "the call and the result of b2, b3");
+        assert!(marked[1].contains("Error 2"));
+        // The conversation never failed: nothing was recovered.
+        assert_eq!(s.outcome, Some(Outcome::Unknown));
+        assert_eq!(s.events.len(), 6);
+    }
 
     #[test]
     fn entries_become_events_and_bad_lines_are_counted() {
