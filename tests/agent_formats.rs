@@ -386,3 +386,124 @@ fn iflow_real_session_reads_every_result() {
     calls.dedup();
     assert_eq!(calls.len(), n, "a streamed repeat is kept once");
 }
+
+const OC_PARENT: &str = "ses_7f01a2b3c4d5PARENT";
+const OC_CHILD: &str = "ses_7f01a2b3c4d6CHILD";
+
+#[test]
+fn opencode_json_tree_sessions_subagent_tool_error_secret_and_re_read_on_change() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let data = dir.path().join("share/opencode");
+    copy_tree(&fixture("opencode"), &data);
+    let env = knowledge::sources::episodes::agent::Env::of(&[
+        ("HOME", Path::new("/nohome")),
+        ("XDG_DATA_HOME", &dir.path().join("share")),
+    ]);
+    let roots: Vec<PathBuf> = agents::roots_in(&env)
+        .into_iter()
+        .filter(|(a, _)| *a == Agent::OpenCode)
+        .map(|(_, r)| r)
+        .filter(|r| r.exists())
+        .collect();
+    assert_eq!(roots, vec![data.join("storage/session")]);
+    let db = dir.path().join("episodes.sqlite");
+    let s = index(&db, roots.clone());
+    assert_eq!((s.files_new, s.lines.skipped()), (2, 0), "{s:?}");
+    let got = sessions(&db);
+    assert_eq!(got[0].0, OC_PARENT);
+    assert_eq!(got[0].1, "opencode");
+    assert_eq!(got[0].2.as_deref(), Some("/home/dev/mailer"));
+    assert_eq!(got[0].5, "success");
+    assert_eq!(got[1].0, OC_CHILD);
+    assert_eq!(got[1].3.as_deref(), Some(OC_PARENT));
+    assert_eq!(got[1].4.as_deref(), Some("Find the bounce classifier"));
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE event_type='tool/result' AND is_error=1"
+        ),
+        1
+    );
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE event_type='agent/prompt'"
+        ),
+        1
+    );
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE facts LIKE '%bounce.py%'"
+        ),
+        1
+    );
+    assert!(!all_text(&db).contains("oc-fixture-m41l-9a8b"));
+    // Unchanged: skipped by fingerprint. OpenCode rewrites the session file as it goes on:
+    // the session is re-read, and only what is new is added.
+    let again = index(&db, roots.clone());
+    assert_eq!((again.files_unchanged, again.events_added), (2, 0));
+    let msg = data
+        .join("storage/message")
+        .join(OC_PARENT)
+        .join("msg_7f01a2b3c503.json");
+    std::fs::write(
+        &msg,
+        r#"{"id":"msg_7f01a2b3c503","sessionID":"ses_7f01a2b3c4d5PARENT","role":"user","time":{"created":1783231300000},"agent":"build"}"#,
+    )
+    .expect("write");
+    let part_dir = data.join("storage/part/msg_7f01a2b3c503");
+    std::fs::create_dir_all(&part_dir).expect("mkdir");
+    std::fs::write(
+        part_dir.join("prt_7f01a2b3c503a.json"),
+        r#"{"id":"prt_7f01a2b3c503a","messageID":"msg_7f01a2b3c503","type":"text","text":"thanks, bounces are retried now"}"#,
+    )
+    .expect("write");
+    let session_file = data
+        .join("storage/session/global")
+        .join(format!("{OC_PARENT}.json"));
+    let text = std::fs::read_to_string(&session_file).expect("read");
+    std::fs::write(
+        &session_file,
+        text.replace("1783231290000", "1783231300000"),
+    )
+    .expect("touch");
+    let after = index(&db, roots);
+    assert_eq!(
+        (after.files_rewritten, after.events_added),
+        (1, 1),
+        "{after:?}"
+    );
+}
+
+#[test]
+fn opencode_real_json_trees_read_in_both_part_layouts() {
+    let Some(root) = common::realdata::path("opencode/jazzyalex-agent-sessions") else {
+        return;
+    };
+    let found = discover(&root);
+    let trees: Vec<_> = found
+        .iter()
+        .filter(|f| f.path.extension().is_some_and(|e| e == "json"))
+        .collect();
+    assert_eq!(trees.len(), 3, "{found:?}");
+    for file in trees {
+        assert_eq!(file.kind, Agent::OpenCode);
+        let (sink, end) = read_whole(file).expect("read");
+        assert_eq!(end.total.skipped_broken, 0, "{}", file.path.display());
+        let s = &sink.sessions[0];
+        assert!(s.meta.session_id.is_some());
+        assert!(s.meta.cwd.is_some(), "{}", file.path.display());
+        if file.path.ends_with("ses_s_stage0_drift.json") {
+            // The legacy tree keeps its parts flat in `part/`, each naming its message.
+            assert!(s
+                .events
+                .iter()
+                .any(|e| e.event_type == "tool/result" && e.text.contains("# Title")));
+            assert!(s
+                .events
+                .iter()
+                .any(|e| e.text == "Read README and extracted the title."));
+        }
+    }
+}

@@ -110,7 +110,10 @@ fn pi_abandoned_branch_is_kept_marked_and_the_outcome_follows_the_conversation()
     // The branch the person tried and left (transliterating names) is kept, marked.
     let left = abandoned(&got, "branch");
     assert_eq!(left.len(), 4, "{got:#?}");
-    assert!(left[0].starts_with("Tried opening the CSV as UTF-8"), "its branch summary");
+    assert!(
+        left[0].starts_with("Tried opening the CSV as UTF-8"),
+        "its branch summary"
+    );
     assert!(left[1].contains("Try transliterating"));
     assert!(left[3].contains("ModuleNotFoundError"));
     // Its secret is redacted like any other event's.

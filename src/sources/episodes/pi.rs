@@ -382,7 +382,11 @@ mod tests {
         let marked: Vec<&str> = s
             .events
             .iter()
-            .filter(|e| e.facts.contains(&Fact::Abandoned { reason: "branch".into() }))
+            .filter(|e| {
+                e.facts.contains(&Fact::Abandoned {
+                    reason: "branch".into(),
+                })
+            })
             .map(|e| e.text.as_str())
             .collect();
         assert_eq!(marked.len(), 2, "the call and the result of b2, b3");
