@@ -403,3 +403,37 @@ pub fn file_mtime(path: &Path) -> Option<String> {
     let ms = t.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis() as i64;
     crate::sources::agent_knowledge::ms_to_rfc3339(ms)
 }
+
+/// Reads a store parsed whole (a legacy Gemini CLI `.json`, a Cursor `.txt`): at most `max`
+/// bytes, else one oversized record; `feed` turns the bytes into records for `parser`. The
+/// events are pushed in order and the read never resumes (any change re-reads it).
+pub(crate) fn read_document(
+    file: &TranscriptFile,
+    max: u64,
+    mut parser: super::parser::TranscriptParser,
+    sink: &mut dyn EventSink,
+    feed: impl FnOnce(&[u8], &mut super::parser::TranscriptParser, &mut Vec<ParsedEvent>),
+) -> io::Result<ReadEnd> {
+    let f = crate::sources::regular_file::open(&file.path)?;
+    let size = f.metadata()?.len();
+    let mut events: Vec<ParsedEvent> = Vec::new();
+    if size > max {
+        parser.feed_oversized(size);
+    } else {
+        let mut bytes = Vec::new();
+        f.take(max).read_to_end(&mut bytes)?;
+        feed(&bytes, &mut parser, &mut events);
+    }
+    for ev in events {
+        sink.event(ev);
+    }
+    sink.end_session(parser.meta().clone(), parser.outcome());
+    Ok(ReadEnd {
+        start: 0,
+        end: size,
+        resumed: false,
+        cursor: String::new(),
+        lines: *parser.stats(),
+        total: *parser.stats(),
+    })
+}

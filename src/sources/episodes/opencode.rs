@@ -120,9 +120,7 @@ impl AgentReader for Reader {
 
     fn recognise(&self, path: &Path, _head: &mut Head<'_>) -> Option<Recognised> {
         let name = path.file_name()?.to_str()?;
-        let rank = if tree::is_tree_session(path) {
-            Rank::Name
-        } else if is_opencode_db_name(name) {
+        let rank = if tree::is_tree_session(path) || is_opencode_db_name(name) {
             Rank::Name
         } else if name.ends_with(".db") && has_opencode_schema(path) {
             Rank::Record(0)

@@ -10,16 +10,14 @@
 //! it). A block body ends at the next marker or at the next non-empty line at the left margin.
 //! There are no ids and no times: the file is re-read whole when it changes.
 
-use std::io::{self, Read};
+use std::io;
 
 use serde_json::{json, Map, Value};
 
-use crate::sources::episodes::agent::{EventSink, ReadEnd};
+use crate::sources::episodes::agent::{read_document, EventSink, ReadEnd};
 use crate::sources::episodes::agents::Agent;
 use crate::sources::episodes::discover::TranscriptFile;
-use crate::sources::episodes::model::ParsedEvent;
 use crate::sources::episodes::parser::TranscriptParser;
-use crate::sources::regular_file;
 
 /// Largest text transcript read (it is parsed whole); a larger one is counted oversized.
 const MAX_TEXT_BYTES: u64 = 64 * 1024 * 1024;
@@ -34,32 +32,18 @@ pub(super) fn read_text(
     sink: &mut dyn EventSink,
     fresh: TranscriptParser,
 ) -> io::Result<ReadEnd> {
-    let mut parser = fresh;
-    let f = regular_file::open(&file.path)?;
-    let size = f.metadata()?.len();
-    let mut events: Vec<ParsedEvent> = Vec::new();
-    if size > MAX_TEXT_BYTES {
-        parser.feed_oversized(size);
-    } else {
-        let mut bytes = Vec::new();
-        f.take(MAX_TEXT_BYTES).read_to_end(&mut bytes)?;
-        for record in records(&String::from_utf8_lossy(&bytes)) {
-            parser.count_line();
-            parser.feed_record(&record, &mut events);
-        }
-    }
-    for ev in events {
-        sink.event(ev);
-    }
-    sink.end_session(parser.meta().clone(), parser.outcome());
-    Ok(ReadEnd {
-        start: 0,
-        end: size,
-        resumed: false,
-        cursor: String::new(),
-        lines: *parser.stats(),
-        total: *parser.stats(),
-    })
+    read_document(
+        file,
+        MAX_TEXT_BYTES,
+        fresh,
+        sink,
+        |bytes, parser, events| {
+            for record in records(&String::from_utf8_lossy(bytes)) {
+                parser.count_line();
+                parser.feed_record(&record, events);
+            }
+        },
+    )
 }
 
 /// Whether `head` (the first lines of a `.txt`) is a Cursor text transcript.
