@@ -21,9 +21,9 @@ use std::io;
 
 use super::agent::{EventSink, ReadEnd, ReadLimits, Resume};
 use super::discover::TranscriptFile;
-use super::model::{ParsedEvent, SessionMeta};
+use super::model::{Fact, ParsedEvent, SessionMeta};
 use super::outcome::Outcome;
-use super::parser::{read_jsonl_keep, TranscriptParser};
+use super::parser::{read_jsonl_keep, Ctx, TranscriptParser};
 
 /// Event text a first pass keeps in memory before it gives up and reads a second time.
 const MAX_BUFFERED_TEXT: usize = 64 * 1024 * 1024;
@@ -95,5 +95,24 @@ impl EventSink for Buffer {
 
     fn end_session(&mut self, meta: SessionMeta, outcome: Outcome) {
         self.end = Some((meta, outcome));
+    }
+}
+
+/// Runs `f` over records that are off the conversation: every event it emits is marked with
+/// `reason` ([`Fact::Abandoned`]), and the outcome signals it gave are undone.
+pub(crate) fn aside(
+    cx: &mut Ctx,
+    out: &mut Vec<ParsedEvent>,
+    reason: &str,
+    f: impl FnOnce(&mut Ctx, &mut Vec<ParsedEvent>),
+) {
+    let outcome = cx.outcome.clone();
+    let before = out.len();
+    f(cx, out);
+    cx.outcome = outcome;
+    for ev in out.iter_mut().skip(before) {
+        ev.facts.push(Fact::Abandoned {
+            reason: reason.to_string(),
+        });
     }
 }

@@ -338,7 +338,7 @@ fn within(
     f: impl FnOnce(&mut Ctx, &mut Vec<ParsedEvent>),
 ) {
     match off {
-        Some(reason) => cx.aside(out, reason, f),
+        Some(reason) => super::conversation::aside(cx, out, reason, f),
         None => f(cx, out),
     }
 }

@@ -318,25 +318,6 @@ impl Ctx {
         }
     }
 
-    /// Runs `f` over records that are off the conversation (see [`Fact::Abandoned`]): every
-    /// event it emits is marked with `reason`, and the outcome signals it gave are undone.
-    pub fn aside(
-        &mut self,
-        out: &mut Vec<ParsedEvent>,
-        reason: &str,
-        f: impl FnOnce(&mut Ctx, &mut Vec<ParsedEvent>),
-    ) {
-        let outcome = self.outcome.clone();
-        let before = out.len();
-        f(self, out);
-        self.outcome = outcome;
-        for ev in out.iter_mut().skip(before) {
-            ev.facts.push(Fact::Abandoned {
-                reason: reason.to_string(),
-            });
-        }
-    }
-
     /// Emits an event: feeds outcome signals, caps the text, attaches deferred facts. An event
     /// with blank text is not emitted; its facts wait for the next one.
     pub fn emit(&mut self, out: &mut Vec<ParsedEvent>, mut ev: ParsedEvent) {
@@ -574,39 +555,7 @@ fn collect_text(v: &Value, out: &mut String, depth: u8) {
 
 /// Helpers for the unit tests of the format modules.
 #[cfg(test)]
-pub(crate) mod test_support {
-    use super::*;
-
-    /// Parses `text` (JSONL) in one pass; for unit tests of the format modules.
-    pub(crate) fn parse_str(
-        kind: TranscriptKind,
-        text: &str,
-    ) -> (Vec<ParsedEvent>, TranscriptParser) {
-        let mut parser = TranscriptParser::new(kind);
-        let mut events = Vec::new();
-        for line in text.lines() {
-            parser.feed(line.as_bytes(), &mut events);
-        }
-        (events, parser)
-    }
-
-    /// Parses `text` twice: in one pass, and split at every line with the state serialised and
-    /// restored in between; asserts both give the same events, meta, stats and outcome.
-    pub(crate) fn assert_resumable(kind: TranscriptKind, text: &str) {
-        let (one_pass, full) = parse_str(kind, text);
-        let mut parser = TranscriptParser::new(kind);
-        let mut events = Vec::new();
-        for line in text.lines() {
-            let state = serde_json::to_string(&parser).unwrap_or_default();
-            parser = serde_json::from_str(&state).unwrap_or_else(|_| TranscriptParser::new(kind));
-            parser.feed(line.as_bytes(), &mut events);
-        }
-        assert_eq!(events, one_pass);
-        assert_eq!(parser.meta(), full.meta());
-        assert_eq!(parser.stats(), full.stats());
-        assert_eq!(parser.outcome(), full.outcome());
-    }
-}
+pub(crate) mod test_support;
 
 #[cfg(test)]
 mod tests {

@@ -105,7 +105,7 @@ pub(crate) fn feed(
         return entry(cx, rec, out);
     }
     let mut handled = Handled::Known;
-    cx.aside(out, "branch", |cx, out| handled = entry(cx, rec, out));
+    super::conversation::aside(cx, out, "branch", |cx, out| handled = entry(cx, rec, out));
     handled
 }
 
