@@ -218,9 +218,19 @@ fn gemini_growing_file_is_read_on_and_equals_one_pass() {
     std::fs::write(&file, lines[..cut].join("\n") + "\n").expect("write");
     let db = dir.path().join("episodes.sqlite");
     index(&db, vec![root.clone()]);
-    std::fs::write(&file, full.clone()).expect("write");
+    // Up to the rewind the lines only add to the conversation: read on from where it stopped.
+    let rewind = lines
+        .iter()
+        .position(|l| l.starts_with("{\"$rewindTo\""))
+        .expect("the fixture rewinds");
+    std::fs::write(&file, lines[..rewind].join("\n") + "\n").expect("write");
     let s = index(&db, vec![root.clone()]);
     assert_eq!((s.files_appended, s.files_rewritten), (1, 0), "{s:?}");
+    // A rewind takes a message read before out of the conversation: the file is re-read and
+    // merged (the stored events keep their seqs; the rewound one is marked).
+    std::fs::write(&file, full.clone()).expect("write");
+    let s = index(&db, vec![root.clone()]);
+    assert_eq!((s.files_appended, s.files_rewritten), (0, 1), "{s:?}");
     let once = dir.path().join("once.sqlite");
     index(&once, vec![root]);
     let rows = |db: &Path| {

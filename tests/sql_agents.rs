@@ -258,7 +258,9 @@ fn opencode_is_found_zero_config_and_by_override_and_resumes_with_its_own_comman
         .filter(|(a, _)| *a == Agent::OpenCode)
         .map(|(_, r)| r)
         .collect();
-    assert_eq!(roots, vec![db.clone()]);
+    // The database, and the JSON tree of installs before v1.2.
+    let tree = tmp.path().join("share/opencode/storage/session");
+    assert_eq!(roots, vec![db.clone(), tree]);
     let home_only = Env::of(&[("HOME", Path::new("/home/u"))]);
     let default: Vec<PathBuf> = agents::roots_in(&home_only)
         .into_iter()
@@ -267,7 +269,10 @@ fn opencode_is_found_zero_config_and_by_override_and_resumes_with_its_own_comman
         .collect();
     assert_eq!(
         default,
-        vec![PathBuf::from("/home/u/.local/share/opencode/opencode.db")]
+        vec![
+            PathBuf::from("/home/u/.local/share/opencode/opencode.db"),
+            PathBuf::from("/home/u/.local/share/opencode/storage/session")
+        ]
     );
     let moved = Env::of(&[
         ("HOME", Path::new("/home/u")),

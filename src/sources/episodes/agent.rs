@@ -362,3 +362,78 @@ impl EventSink for FillCwd<'_> {
         self.inner.end_session(meta, outcome);
     }
 }
+
+/// A sink wrapper for transcripts whose lines carry no ids and no times (Cursor, Kimi CLI): the
+/// session's last time is the file's mtime when no line gave one; in a subagent's file the
+/// prompts are the parent agent's (`agent/prompt`) and the first one, which the rules keep as
+/// `agent_description`, is its task; in a main file that description is dropped.
+pub struct NoIdsSink<'a> {
+    pub inner: &'a mut dyn EventSink,
+    pub subagent: bool,
+    pub mtime: Option<String>,
+}
+
+impl EventSink for NoIdsSink<'_> {
+    fn session(&mut self, start: SessionStart) {
+        self.inner.session(start);
+    }
+
+    fn event(&mut self, mut event: ParsedEvent) {
+        if self.subagent && event.event_type.is_human() {
+            event.event_type = super::model::EventType::AgentPrompt;
+            event.human = false;
+        }
+        self.inner.event(event);
+    }
+
+    fn end_session(&mut self, mut meta: SessionMeta, outcome: Outcome) {
+        if !self.subagent {
+            meta.agent_description = None;
+        }
+        if meta.last_event_at.is_none() {
+            meta.last_event_at = self.mtime.clone();
+        }
+        self.inner.end_session(meta, outcome);
+    }
+}
+
+/// A file's mtime as RFC 3339 (the only time some transcripts have).
+pub fn file_mtime(path: &Path) -> Option<String> {
+    let t = fs::metadata(path).ok()?.modified().ok()?;
+    let ms = t.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis() as i64;
+    crate::sources::agent_knowledge::ms_to_rfc3339(ms)
+}
+
+/// Reads a store parsed whole (a legacy Gemini CLI `.json`, a Cursor `.txt`): at most `max`
+/// bytes, else one oversized record; `feed` turns the bytes into records for `parser`. The
+/// events are pushed in order and the read never resumes (any change re-reads it).
+pub(crate) fn read_document(
+    file: &TranscriptFile,
+    max: u64,
+    mut parser: super::parser::TranscriptParser,
+    sink: &mut dyn EventSink,
+    feed: impl FnOnce(&[u8], &mut super::parser::TranscriptParser, &mut Vec<ParsedEvent>),
+) -> io::Result<ReadEnd> {
+    let f = crate::sources::regular_file::open(&file.path)?;
+    let size = f.metadata()?.len();
+    let mut events: Vec<ParsedEvent> = Vec::new();
+    if size > max {
+        parser.feed_oversized(size);
+    } else {
+        let mut bytes = Vec::new();
+        f.take(max).read_to_end(&mut bytes)?;
+        feed(&bytes, &mut parser, &mut events);
+    }
+    for ev in events {
+        sink.event(ev);
+    }
+    sink.end_session(parser.meta().clone(), parser.outcome());
+    Ok(ReadEnd {
+        start: 0,
+        end: size,
+        resumed: false,
+        cursor: String::new(),
+        lines: *parser.stats(),
+        total: *parser.stats(),
+    })
+}

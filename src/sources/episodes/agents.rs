@@ -17,7 +17,7 @@ use super::agent::{AgentReader, Env, Head, Recognised};
 use super::discover::TranscriptFile;
 use super::model::ParsedEvent;
 use super::parser::{Ctx, Handled};
-use super::{aider, claude, codex, copilot, cursor, gemini, opencode, pi, qwen};
+use super::{aider, claude, codex, copilot, cursor, gemini, iflow, kimi, opencode, pi, qwen};
 
 /// Which agent wrote a session. Stored (as [`Agent::as_str`]) in each session's `source`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -33,17 +33,22 @@ pub enum Agent {
     #[serde(rename = "opencode")]
     OpenCode,
     Cursor,
+    Kimi,
+    #[serde(rename = "iflow")]
+    IFlow,
 }
 
 impl Agent {
     /// Every agent, in the order readers are asked to recognise a file (a tie in
     /// [`super::agent::Rank`] goes to the earlier one).
-    pub const ALL: [Agent; 9] = [
+    pub const ALL: [Agent; 11] = [
         Agent::Codex,
         Agent::Gemini,
         Agent::Pi,
         Agent::Qwen,
         Agent::Copilot,
+        Agent::Kimi,
+        Agent::IFlow,
         Agent::Claude,
         Agent::Aider,
         Agent::OpenCode,
@@ -62,6 +67,8 @@ impl Agent {
             Agent::Aider => &aider::Reader,
             Agent::OpenCode => &opencode::Reader,
             Agent::Cursor => &cursor::Reader,
+            Agent::Kimi => &kimi::Reader,
+            Agent::IFlow => &iflow::Reader,
         }
     }
 
@@ -95,6 +102,9 @@ pub(crate) enum LineState {
     Qwen(qwen::QwenState),
     Copilot(copilot::CopilotState),
     Cursor(cursor::CursorState),
+    Kimi(kimi::KimiState),
+    #[serde(rename = "iflow")]
+    IFlow(iflow::IFlowState),
     /// An agent whose reader is not line-based (a database, Aider's Markdown): never fed a line.
     NotLines,
 }
@@ -112,6 +122,29 @@ impl LineState {
             Agent::Aider => LineState::NotLines,
             Agent::OpenCode => LineState::NotLines,
             Agent::Cursor => LineState::Cursor(cursor::CursorState::default()),
+            Agent::Kimi => LineState::Kimi(kimi::KimiState::default()),
+            Agent::IFlow => LineState::IFlow(iflow::IFlowState::default()),
+        }
+    }
+
+    /// Whether the lines fed since this state was restored from a cursor changed what the
+    /// earlier lines' place in the conversation is (a Pi branch, a Gemini rewind): the read
+    /// then starts over (see `conversation`).
+    pub(crate) fn rewrites_past(&self) -> bool {
+        match self {
+            LineState::Pi(st) => st.rewrites_past(),
+            LineState::Gemini(st) => st.rewrites_past(),
+            _ => false,
+        }
+    }
+
+    /// Takes the conversation a whole read of the file surveyed, so a second read marks what is
+    /// not in it; true when something read is not (a second read is needed).
+    pub(crate) fn adopt_conversation(&mut self, survey: &mut LineState) -> bool {
+        match (self, survey) {
+            (LineState::Pi(st), LineState::Pi(survey)) => st.adopt(survey),
+            (LineState::Gemini(st), LineState::Gemini(survey)) => st.adopt(survey),
+            _ => false,
         }
     }
 
@@ -130,6 +163,8 @@ impl LineState {
             LineState::Qwen(st) => qwen::feed(cx, st, record, out),
             LineState::Copilot(st) => copilot::feed(cx, st, record, out),
             LineState::Cursor(st) => cursor::feed(cx, st, record, out),
+            LineState::Kimi(st) => kimi::feed(cx, st, record, out),
+            LineState::IFlow(st) => iflow::feed(cx, st, record, out),
             LineState::NotLines => Handled::Unknown,
         }
     }

@@ -165,6 +165,7 @@ pub fn bound_event(ev: &mut ParsedEvent) {
         Fact::FileEdit { path } => path.len() <= MAX_PATH_BYTES,
         Fact::TeammateMessage { teammate_id } => teammate_id.len() <= MAX_ID_BYTES,
         Fact::Command { program } => program.len() <= MAX_NAME_BYTES,
+        Fact::Abandoned { reason } => reason.len() <= MAX_NAME_BYTES,
     });
 }
 

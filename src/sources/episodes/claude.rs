@@ -535,6 +535,7 @@ fn attachment(
 
 mod classify;
 mod reader;
+pub(crate) use reader::is_claude_record;
 pub use reader::Reader;
 
 #[cfg(test)]

@@ -7,8 +7,10 @@
 //! agent mode and the `cursor-agent` CLI) also writes JSONL transcripts under
 //! `~/.cursor/projects/<slug>/agent-transcripts/` (`CURSOR_CONFIG_DIR` moves `~/.cursor`), one
 //! append-only file per chat with an optional `subagents/` folder, read by the shared line
-//! parser with the rules in [`transcript`]. The formats as read are in `docs/EVENTS.md`.
+//! parser with the rules in [`transcript`]; older installs wrote the same transcripts as plain
+//! text (`<id>.txt`, [`text`]). The formats as read are in `docs/EVENTS.md`.
 
+mod text;
 mod transcript;
 mod vscdb;
 
@@ -19,13 +21,12 @@ pub(crate) use transcript::feed;
 pub use transcript::CursorState;
 
 use crate::sources::episodes::agent::{
-    AgentReader, Env, EventSink, Head, Rank, ReadEnd, ReadLimits, Recognised, Resume, SessionStart,
-    StoreKind,
+    file_mtime, AgentReader, Env, EventSink, Head, NoIdsSink, Rank, ReadEnd, ReadLimits,
+    Recognised, Resume, StoreKind,
 };
 use crate::sources::episodes::agents::Agent;
 use crate::sources::episodes::discover::{parent_session_of, Layout, TranscriptFile};
-use crate::sources::episodes::model::{ParsedEvent, SessionMeta};
-use crate::sources::episodes::outcome::Outcome;
+use crate::sources::episodes::model::SessionMeta;
 use crate::sources::episodes::parser::{read_jsonl, TranscriptParser};
 
 /// The Cursor reader.
@@ -44,42 +45,14 @@ fn in_agent_transcripts(path: &Path) -> bool {
         .any(|c| c.as_os_str() == "agent-transcripts")
 }
 
-/// Passes a transcript's events on; gives the session the file's time when its lines carry
-/// none, and keeps the first prompt as the task only for a subagent's transcript.
-struct TranscriptSink<'a> {
-    inner: &'a mut dyn EventSink,
-    subagent: bool,
-    mtime: Option<String>,
-}
-
-impl EventSink for TranscriptSink<'_> {
-    fn session(&mut self, start: SessionStart) {
-        self.inner.session(start);
+/// The first 4 KiB of a file as text (empty when unreadable).
+fn text_head(path: &Path) -> String {
+    use std::io::Read;
+    let mut head = Vec::new();
+    if let Ok(f) = crate::sources::regular_file::open(path) {
+        let _ = f.take(4096).read_to_end(&mut head);
     }
-
-    fn event(&mut self, mut event: ParsedEvent) {
-        if self.subagent && event.event_type.is_human() {
-            event.event_type = crate::sources::episodes::model::EventType::AgentPrompt;
-            event.human = false;
-        }
-        self.inner.event(event);
-    }
-
-    fn end_session(&mut self, mut meta: SessionMeta, outcome: Outcome) {
-        if !self.subagent {
-            meta.agent_description = None;
-        }
-        if meta.last_event_at.is_none() {
-            meta.last_event_at = self.mtime.clone();
-        }
-        self.inner.end_session(meta, outcome);
-    }
-}
-
-fn mtime_rfc3339(path: &Path) -> Option<String> {
-    let t = std::fs::metadata(path).ok()?.modified().ok()?;
-    let ms = t.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis() as i64;
-    crate::sources::agent_knowledge::ms_to_rfc3339(ms)
+    String::from_utf8_lossy(&head).into_owned()
 }
 
 impl AgentReader for Reader {
@@ -96,10 +69,10 @@ impl AgentReader for Reader {
     }
 
     fn store_kind(&self, file: &TranscriptFile) -> StoreKind {
-        if file.path.extension().is_some_and(|e| e == "vscdb") {
-            StoreKind::Database
-        } else {
-            StoreKind::AppendOnly
+        match file.path.extension().and_then(|e| e.to_str()) {
+            Some("vscdb") => StoreKind::Database,
+            Some("txt") => StoreKind::Rewritten,
+            _ => StoreKind::AppendOnly,
         }
     }
 
@@ -131,11 +104,22 @@ impl AgentReader for Reader {
             });
         }
         let name = path.file_name()?.to_str()?;
-        let stem = name.strip_suffix(".jsonl")?;
-        let rank = if in_agent_transcripts(path) {
-            Rank::Name
+        let rank;
+        let stem = if let Some(stem) = name.strip_suffix(".txt") {
+            // The text form only where Cursor keeps transcripts, and only when it reads as one.
+            if !in_agent_transcripts(path) || !text::looks_like_text_transcript(&text_head(path)) {
+                return None;
+            }
+            rank = Rank::Name;
+            stem
         } else {
-            Rank::Record(head.first(transcript::is_cursor_record)?)
+            let stem = name.strip_suffix(".jsonl")?;
+            rank = if in_agent_transcripts(path) {
+                Rank::Name
+            } else {
+                Rank::Record(head.first(transcript::is_cursor_record)?)
+            };
+            stem
         };
         let under_subagents = path
             .parent()
@@ -160,14 +144,18 @@ impl AgentReader for Reader {
         limits: ReadLimits,
         sink: &mut dyn EventSink,
     ) -> io::Result<ReadEnd> {
-        if self.store_kind(file) == StoreKind::Database {
+        let store = self.store_kind(file);
+        if store == StoreKind::Database {
             return vscdb::read_vscdb(&file.path, from, limits, sink);
         }
-        let mut wrapped = TranscriptSink {
+        let mut wrapped = NoIdsSink {
             inner: sink,
             subagent: matches!(file.layout, Layout::Subagent { .. }),
-            mtime: mtime_rfc3339(&file.path),
+            mtime: file_mtime(&file.path),
         };
+        if store == StoreKind::Rewritten {
+            return text::read_text(file, &mut wrapped, text::parser());
+        }
         read_jsonl(file, from, limits, &mut wrapped, || {
             TranscriptParser::new(Agent::Cursor)
         })
@@ -192,7 +180,8 @@ impl AgentReader for Reader {
         if name == "state.vscdb-wal" {
             return Some(changed.with_file_name("state.vscdb"));
         }
-        if name == "state.vscdb" || name.ends_with(".jsonl") {
+        let text = name.ends_with(".txt") && in_agent_transcripts(changed);
+        if name == "state.vscdb" || name.ends_with(".jsonl") || text {
             return Some(changed.to_path_buf());
         }
         None

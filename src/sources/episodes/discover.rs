@@ -136,24 +136,38 @@ mod tests {
         let proj = root.join("-home-me-proj");
         touch(&proj.join("s1.jsonl"), claude_line);
         touch(&proj.join("agent-1a2b3c4.jsonl"), claude_line);
-        touch(&proj.join("s1/subagents/agent-aac57f5.jsonl"), claude_line);
         touch(
-            &proj.join("s1/subagents/agent-a05d358b0666d872d.jsonl"),
+            &proj.join("0e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b/subagents/agent-aac57f5.jsonl"),
             claude_line,
         );
         touch(
-            &proj.join("s1/subagents/agent-a05d358b0666d872d.meta.json"),
+            &proj.join(
+                "0e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b/subagents/agent-a05d358b0666d872d.jsonl",
+            ),
+            claude_line,
+        );
+        touch(
+            &proj.join(
+                "0e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b/subagents/agent-a05d358b0666d872d.meta.json",
+            ),
             "{}",
         );
         touch(
-            &proj.join("s1/subagents/workflows/wf_9/agent-b1.jsonl"),
+            &proj.join(
+                "0e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b/subagents/workflows/wf_9/agent-b1.jsonl",
+            ),
             claude_line,
         );
         touch(
-            &proj.join("s1/subagents/workflows/wf_9/journal.jsonl"),
+            &proj.join(
+                "0e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b/subagents/workflows/wf_9/journal.jsonl",
+            ),
             claude_line,
         );
-        touch(&proj.join("s1/workflows/wf_9.json"), "{}");
+        touch(
+            &proj.join("0e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b/workflows/wf_9.json"),
+            "{}",
+        );
         touch(&proj.join("notes.txt"), "x");
         touch(
             &root.join("codex/2025/09/24/rollout-2025-09-24T19-22-20-x.jsonl"),
@@ -187,7 +201,10 @@ mod tests {
                 sidecar,
                 ..
             }) => {
-                assert_eq!(parent_session_hint.as_deref(), Some("s1"));
+                assert_eq!(
+                    parent_session_hint.as_deref(),
+                    Some("0e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b")
+                );
                 assert!(sidecar.is_some());
             }
             other => panic!("unexpected {other:?}"),
@@ -196,7 +213,10 @@ mod tests {
             Some(Layout::Subagent {
                 parent_session_hint,
                 ..
-            }) => assert_eq!(parent_session_hint.as_deref(), Some("s1")),
+            }) => assert_eq!(
+                parent_session_hint.as_deref(),
+                Some("0e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b")
+            ),
             other => panic!("unexpected {other:?}"),
         }
         assert_eq!(

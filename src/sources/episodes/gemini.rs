@@ -7,12 +7,15 @@
 //! with its `toolCalls` and their inline results), so this module remembers what it emitted per
 //! id and emits only what is new: each text once, each tool call once, each call's result once
 //! it has one. A `$set` carrying `messages` is a checkpoint: its messages go through the same
-//! rule. `$rewindTo` drops the rewound messages from the conversation; what was already stored
-//! of them stays searchable (the tools they ran did run), and a message re-appended after the
-//! rewind is new again. The older single `.json` document holds the same messages in a list and
-//! is read through the same rules (see `gemini/reader.rs`).
+//! rule. `$rewindTo` drops the rewound messages from the conversation, and a message
+//! re-appended after the rewind is new again. As Gemini CLI's loader (`loadConversationRecord`)
+//! does, the conversation is the messages left after every rewind and checkpoint, each as its
+//! last copy: what was read of a message that left it (rewound, checkpointed away, or an earlier
+//! text its last copy changed) stays searchable but is marked abandoned and no longer counts
+//! for the outcome (see `conversation`). The older single `.json` document holds the same
+//! messages in a list and is read through the same rules (see `gemini/reader.rs`).
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -39,12 +42,106 @@ struct Seen {
     calls: Vec<(String, bool)>,
 }
 
-/// Gemini-specific state kept between lines (small, serialisable).
+/// One message of the conversation as Gemini CLI would load it: its incarnation (how many
+/// times its id entered the conversation), its last copy's text hash and tool call ids.
+#[derive(Debug, Clone, Default)]
+struct Live {
+    id: String,
+    incarnation: u32,
+    text: u64,
+    calls: Vec<String>,
+}
+
+/// Gemini-specific state kept between lines (small, serialisable), plus, for one whole read,
+/// the conversation surveyed (not saved).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct GeminiState {
     /// The header said `kind:"subagent"`: its "user" messages are the parent agent's task.
     subagent: bool,
     seen: VecDeque<Seen>,
+    /// A record read since the state was restored took something out of the conversation.
+    #[serde(skip)]
+    rewrote: bool,
+    /// The conversation so far, in Gemini CLI's order (the survey of a whole read).
+    #[serde(skip)]
+    live: Vec<Live>,
+    /// The conversation before the checkpoint being read (its ids keep their incarnation).
+    #[serde(skip)]
+    carried: Vec<Live>,
+    #[serde(skip)]
+    incarnations: HashMap<String, u32>,
+    /// The conversation a whole read ended with (set by [`GeminiState::adopt`]).
+    #[serde(skip)]
+    verdict: Option<HashMap<String, Live>>,
+}
+
+impl GeminiState {
+    pub(crate) fn rewrites_past(&self) -> bool {
+        self.rewrote
+    }
+
+    /// Takes the conversation `survey` ended with; true when something it read left it.
+    pub(crate) fn adopt(&mut self, survey: &mut GeminiState) -> bool {
+        let live = std::mem::take(&mut survey.live);
+        self.verdict = Some(live.into_iter().map(|l| (l.id.clone(), l)).collect());
+        survey.rewrote
+    }
+
+    /// Notes a copy of message `id` (text hash, call ids); returns its incarnation.
+    fn note(&mut self, id: &str, text: u64, calls: Vec<String>) -> u32 {
+        if let Some(l) = self.live.iter_mut().find(|l| l.id == id) {
+            l.text = text;
+            l.calls = calls;
+            return l.incarnation;
+        }
+        let incarnation = match self.carried.iter().position(|l| l.id == id) {
+            Some(i) => self.carried.swap_remove(i).incarnation,
+            None => {
+                let n = self.incarnations.entry(id.to_string()).or_default();
+                *n += 1;
+                *n
+            }
+        };
+        self.live.push(Live {
+            id: id.to_string(),
+            incarnation,
+            text,
+            calls,
+        });
+        incarnation
+    }
+
+    /// `$rewindTo`: the message and all after it leave the conversation (an unknown id: all).
+    fn rewind_live(&mut self, id: &str) {
+        match self.live.iter().position(|l| l.id == id) {
+            Some(i) => self.live.truncate(i),
+            None => self.live.clear(),
+        }
+        self.rewrote = true;
+    }
+
+    /// Whether the piece of a message's copy (`incarnation`) is in the conversation: `None`
+    /// when no whole read said what the conversation is.
+    fn judge(&self, id: &str, incarnation: u32, piece: Piece<'_>) -> Option<&'static str> {
+        let verdict = self.verdict.as_ref()?;
+        let Some(last) = verdict.get(id).filter(|l| l.incarnation == incarnation) else {
+            return Some("rewound");
+        };
+        let kept = match piece {
+            Piece::Thoughts => true,
+            Piece::Text(hash) => last.text == hash,
+            Piece::Call(call) => last.calls.iter().any(|c| c == call),
+        };
+        (!kept).then_some("replaced")
+    }
+}
+
+/// What of a message an event came from.
+#[derive(Clone, Copy)]
+enum Piece<'a> {
+    Thoughts,
+    Text(u64),
+    Call(&'a str),
 }
 
 pub(crate) fn feed(
@@ -60,15 +157,24 @@ pub(crate) fn feed(
         if let Some(s) = patch.get("summary").and_then(Value::as_str) {
             cx.set_title(s, 2);
         }
+        if cx.meta.cwd.is_none() {
+            cx.meta.cwd = first_directory(patch.get("directories"));
+        }
         if let Some(messages) = patch.get("messages").and_then(Value::as_array) {
+            // A checkpoint: the conversation is these messages, and only these.
+            st.carried = std::mem::take(&mut st.live);
+            st.rewrote = true;
             for m in messages {
                 message(cx, st, m, out);
             }
+            st.carried.clear();
         }
         return Handled::Known;
     }
     if let Some(target) = rec.get("$rewindTo") {
-        rewind(st, target.as_str().unwrap_or(""));
+        let target = target.as_str().unwrap_or("");
+        rewind(st, target);
+        st.rewind_live(target);
         return Handled::Known;
     }
     if rec.get("type").is_none() && rec.get("sessionId").is_some() {
@@ -95,12 +201,7 @@ fn header(cx: &mut Ctx, st: &mut GeminiState, rec: &Value) {
         meta.created_at = norm_time(rec.get("startTime"));
     }
     if meta.cwd.is_none() {
-        meta.cwd = rec
-            .get("directories")
-            .and_then(Value::as_array)
-            .and_then(|d| d.first())
-            .and_then(Value::as_str)
-            .map(str::to_string);
+        meta.cwd = first_directory(rec.get("directories"));
     }
     if str_of(rec, "kind") == Some("subagent") {
         st.subagent = true;
@@ -108,6 +209,16 @@ fn header(cx: &mut Ctx, st: &mut GeminiState, rec: &Value) {
     if let Some(s) = str_of(rec, "summary") {
         cx.set_title(s, 2);
     }
+}
+
+/// The first of a `directories` list (the workspace a session ran in).
+fn first_directory(dirs: Option<&Value>) -> Option<String> {
+    dirs?
+        .as_array()?
+        .first()?
+        .as_str()
+        .filter(|d| !d.is_empty())
+        .map(str::to_string)
 }
 
 /// Forgets the rewound message and every one after it, so a re-appended copy is new again. An
@@ -160,44 +271,76 @@ fn message(cx: &mut Ctx, st: &mut GeminiState, m: &Value, out: &mut Vec<ParsedEv
         cx.meta.agent_description = Some(cap_chars(text.trim(), 500));
         cx.set_title(text.lines().next().unwrap_or(""), 1);
     }
+    let hash = text_hash(kind.as_str(), &text);
+    let calls = m.get("toolCalls").and_then(Value::as_array);
+    let call_ids = calls
+        .into_iter()
+        .flatten()
+        .filter_map(|c| str_of(c, "id").map(str::to_string))
+        .collect();
+    let live_text = if text.trim().is_empty() { 0 } else { hash };
+    let incarnation = st.note(id, live_text, call_ids);
     // Thoughts come before the visible reply they led to.
     let thoughts = m.get("thoughts").and_then(Value::as_array);
     let done = seen_mut(st, id).thoughts;
-    for t in thoughts.into_iter().flatten().skip(done) {
-        let subject = str_of(t, "subject").unwrap_or("");
-        let body = str_of(t, "description").unwrap_or("");
-        let text = [subject, body]
-            .iter()
-            .filter(|s| !s.trim().is_empty())
-            .copied()
-            .collect::<Vec<_>>()
-            .join(": ");
-        let when = norm_time(t.get("timestamp")).or_else(|| time.clone());
-        cx.emit(
-            out,
-            ParsedEvent::new(EventType::AssistantThinking, when, text),
-        );
-    }
+    let off = st.judge(id, incarnation, Piece::Thoughts);
+    within(cx, out, off, |cx, out| {
+        for t in thoughts.into_iter().flatten().skip(done) {
+            let subject = str_of(t, "subject").unwrap_or("");
+            let body = str_of(t, "description").unwrap_or("");
+            let text = [subject, body]
+                .iter()
+                .filter(|s| !s.trim().is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join(": ");
+            let when = norm_time(t.get("timestamp")).or_else(|| time.clone());
+            cx.emit(
+                out,
+                ParsedEvent::new(EventType::AssistantThinking, when, text),
+            );
+        }
+    });
     let n = thoughts.map_or(0, Vec::len);
-    let hash = text_hash(kind.as_str(), &text);
     let seen = seen_mut(st, id);
     seen.thoughts = seen.thoughts.max(n);
     let new_text = !text.trim().is_empty() && seen.text != hash;
+    // A copy that changes a text already read: that text leaves the conversation.
+    let replaces = new_text && seen.text != 0;
     if new_text {
         seen.text = hash;
     }
+    st.rewrote |= replaces;
     if new_text {
-        cx.emit(out, ParsedEvent::new(kind, time.clone(), text));
+        let off = st.judge(id, incarnation, Piece::Text(hash));
+        within(cx, out, off, |cx, out| {
+            cx.emit(out, ParsedEvent::new(kind, time.clone(), text));
+        });
     }
-    for call in m
-        .get("toolCalls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        tool_call(cx, st, id, call, time.clone(), out);
+    for call in calls.into_iter().flatten() {
+        let off = st.judge(
+            id,
+            incarnation,
+            Piece::Call(str_of(call, "id").unwrap_or("")),
+        );
+        within(cx, out, off, |cx, out| {
+            tool_call(cx, st, id, call, time.clone(), out);
+        });
     }
     Handled::Known
+}
+
+/// Runs `f` in the conversation, or aside when `off` names why it left it.
+fn within(
+    cx: &mut Ctx,
+    out: &mut Vec<ParsedEvent>,
+    off: Option<&str>,
+    f: impl FnOnce(&mut Ctx, &mut Vec<ParsedEvent>),
+) {
+    match off {
+        Some(reason) => super::conversation::aside(cx, out, reason, f),
+        None => f(cx, out),
+    }
 }
 
 fn tool_call(

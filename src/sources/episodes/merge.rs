@@ -6,10 +6,11 @@
 //! used to renumber it, so `ep:s:5` (an assistant reply an evidence link or an assignment
 //! named) could come to name the next line appended. Here a re-read is merged instead: each
 //! event already stored in the session (same type, time and text, counted as a multiset) keeps
-//! its `seq`, events that vanished from the file stay (as a deleted transcript's do), and only
-//! events not stored yet are appended after the last `seq`. See `docs/EVENTS.md`.
+//! its `seq` (and takes the facts the re-read gave it), events that vanished from the file stay
+//! (as a deleted transcript's do), and only events not stored yet are appended after the last
+//! `seq`. See `docs/EVENTS.md`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use rusqlite::Transaction;
 
@@ -19,43 +20,59 @@ use super::prepare::PreparedEvent;
 use crate::sources::vectors::Builder;
 
 /// Stores `events` as the whole of `session_id` without changing what any stored `seq` names.
-/// Returns how many were new (appended).
+/// An event already stored takes the facts the re-read gave it (a Pi branch left, a Gemini
+/// rewind: the mark that it is off the conversation). Returns how many were new (appended).
 pub(super) fn merge_events<'a>(
     tx: &Transaction<'_>,
     session_id: &str,
     events: impl Iterator<Item = &'a PreparedEvent>,
     vectors: Option<&mut Builder>,
 ) -> rusqlite::Result<u64> {
-    let mut stored: HashMap<u64, u32> = HashMap::new();
+    // Identity → the stored copies (row id, facts), in seq order.
+    let mut stored: HashMap<u64, VecDeque<(i64, Option<String>)>> = HashMap::new();
     {
-        let mut stmt =
-            tx.prepare_cached("SELECT event_type, time, text FROM events WHERE session_id=?1")?;
+        let mut stmt = tx.prepare_cached(
+            "SELECT id, event_type, time, text, facts FROM events WHERE session_id=?1
+             ORDER BY seq",
+        )?;
         let rows = stmt.query_map([session_id], |r| {
-            Ok(identity(
-                &r.get::<_, String>(0)?,
-                r.get::<_, Option<String>>(1)?.as_deref(),
-                &r.get::<_, String>(2)?,
-            ))
+            let key = identity(
+                &r.get::<_, String>(1)?,
+                r.get::<_, Option<String>>(2)?.as_deref(),
+                &r.get::<_, String>(3)?,
+            );
+            Ok((key, r.get::<_, i64>(0)?, r.get::<_, Option<String>>(4)?))
         })?;
-        for key in rows {
-            *stored.entry(key?).or_default() += 1;
+        for row in rows {
+            let (key, id, facts) = row?;
+            stored.entry(key).or_default().push_back((id, facts));
         }
     }
+    let mut refacts: Vec<(i64, Option<String>)> = Vec::new();
     let fresh = events.filter(|p| {
         let key = identity(
             p.event.event_type.as_str(),
             p.event.time.as_deref(),
             &p.event.text,
         );
-        match stored.get_mut(&key) {
-            Some(n) if *n > 0 => {
-                *n -= 1;
+        match stored.get_mut(&key).and_then(VecDeque::pop_front) {
+            Some((id, facts)) => {
+                if facts != p.facts {
+                    refacts.push((id, p.facts.clone()));
+                }
                 false
             }
-            _ => true,
+            None => true,
         }
     });
-    append_events(tx, session_id, fresh, vectors)
+    let fresh: Vec<&PreparedEvent> = fresh.collect();
+    if !refacts.is_empty() {
+        let mut update = tx.prepare_cached("UPDATE events SET facts=?2 WHERE id=?1")?;
+        for (id, facts) in &refacts {
+            update.execute(rusqlite::params![id, facts])?;
+        }
+    }
+    append_events(tx, session_id, fresh.into_iter(), vectors)
 }
 
 /// What makes two events the same event: type, time and (stored, redacted) text.

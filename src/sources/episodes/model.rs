@@ -200,6 +200,12 @@ pub enum Fact {
     TeammateMessage { teammate_id: String },
     /// A shell command was run (Bash tool, Codex shell / exec_command_end); the first word only.
     Command { program: String },
+    /// The event is not part of the session's conversation as the agent now holds it: a Pi
+    /// branch the person left (`branch`), Gemini CLI messages dropped by `$rewindTo` or a
+    /// checkpoint (`rewound`), the earlier text of a message appended again changed
+    /// (`replaced`). It stays searchable (what ran there did run) but no longer counts for the
+    /// session's outcome. See `docs/EVENTS.md` ("The conversation").
+    Abandoned { reason: String },
 }
 
 /// What a parser learned about the session a file belongs to.

@@ -5,10 +5,13 @@
 //! `$XDG_DATA_HOME/opencode/opencode.db` (`opencode-<channel>.db` for other release channels;
 //! `OPENCODE_DB` moves it: an absolute path, or a name inside the data directory), written in
 //! WAL mode while we read it. A session started by another session's `task` tool has
-//! `parent_id` set: it is that session's subagent. The format as read is in `docs/EVENTS.md`.
+//! `parent_id` set: it is that session's subagent. Installs before v1.2 (and forks) keep the
+//! same records as a JSON tree under `storage/` ([`tree`]). The formats as read are in
+//! `docs/EVENTS.md`.
 
 mod db;
 mod events;
+mod tree;
 
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -76,8 +79,12 @@ impl AgentReader for Reader {
         "OpenCode"
     }
 
-    fn store_kind(&self, _file: &TranscriptFile) -> StoreKind {
-        StoreKind::Database
+    fn store_kind(&self, file: &TranscriptFile) -> StoreKind {
+        if tree::is_tree_session(&file.path) {
+            StoreKind::Rewritten
+        } else {
+            StoreKind::Database
+        }
     }
 
     /// `OPENCODE_DB` when set, else every `opencode*.db` in the data directory (the default
@@ -86,11 +93,12 @@ impl AgentReader for Reader {
         let Some(data) = data_dir(env) else {
             return Vec::new();
         };
+        let tree = data.join("storage").join("session");
         if let Some(db) = env.dir("OPENCODE_DB") {
             if db.as_os_str() == ":memory:" {
                 return Vec::new();
             }
-            return vec![if db.is_absolute() { db } else { data.join(db) }];
+            return vec![if db.is_absolute() { db } else { data.join(db) }, tree];
         }
         let mut dbs: Vec<PathBuf> = std::fs::read_dir(&data)
             .into_iter()
@@ -106,12 +114,13 @@ impl AgentReader for Reader {
             dbs.push(data.join("opencode.db"));
         }
         dbs.sort();
+        dbs.push(tree);
         dbs
     }
 
     fn recognise(&self, path: &Path, _head: &mut Head<'_>) -> Option<Recognised> {
         let name = path.file_name()?.to_str()?;
-        let rank = if is_opencode_db_name(name) {
+        let rank = if tree::is_tree_session(path) || is_opencode_db_name(name) {
             Rank::Name
         } else if name.ends_with(".db") && has_opencode_schema(path) {
             Rank::Record(0)
@@ -131,6 +140,9 @@ impl AgentReader for Reader {
         limits: ReadLimits,
         sink: &mut dyn EventSink,
     ) -> io::Result<ReadEnd> {
+        if tree::is_tree_session(&file.path) {
+            return tree::read_tree_session(&file.path, limits, sink);
+        }
         db::read_db(&file.path, from, limits, sink)
     }
 
@@ -142,6 +154,9 @@ impl AgentReader for Reader {
     /// `-shm` is not followed: readers (this one included) write it.
     fn store_of_change(&self, changed: &Path) -> Option<PathBuf> {
         let name = changed.file_name()?.to_str()?;
+        if tree::is_tree_session(changed) {
+            return Some(changed.to_path_buf());
+        }
         if let Some(db) = name.strip_suffix("-wal").filter(|d| d.ends_with(".db")) {
             return Some(changed.with_file_name(db));
         }

@@ -150,6 +150,11 @@ impl TranscriptParser {
     pub fn outcome(&self) -> Outcome {
         self.cx.outcome.outcome()
     }
+
+    /// The agent's own line state (what its rules remember between lines).
+    pub(crate) fn line_state_mut(&mut self) -> &mut LineState {
+        &mut self.format
+    }
 }
 
 /// Parses a whole (finished) file, applying a sibling `<stem>.meta.json` sidecar if there is one.
@@ -188,6 +193,17 @@ pub(crate) fn read_jsonl(
     sink: &mut dyn EventSink,
     fresh: impl FnOnce() -> TranscriptParser,
 ) -> io::Result<ReadEnd> {
+    read_jsonl_keep(file, from, limits, sink, fresh).map(|(end, _)| end)
+}
+
+/// [`read_jsonl`], also handing back the parser as the read left it.
+pub(crate) fn read_jsonl_keep(
+    file: &TranscriptFile,
+    from: Option<Resume<'_>>,
+    limits: ReadLimits,
+    sink: &mut dyn EventSink,
+    fresh: impl FnOnce() -> TranscriptParser,
+) -> io::Result<(ReadEnd, TranscriptParser)> {
     let resumed = from.and_then(|r| {
         serde_json::from_str::<TranscriptParser>(r.cursor)
             .ok()
@@ -210,14 +226,15 @@ pub(crate) fn read_jsonl(
         },
     )?;
     sink.end_session(parser.meta().clone(), parser.outcome());
-    Ok(ReadEnd {
+    let end = ReadEnd {
         start,
         end,
         resumed: was_resumed,
         cursor: serde_json::to_string(&parser).unwrap_or_default(),
         lines: parser.stats().since(&before),
         total: *parser.stats(),
-    })
+    };
+    Ok((end, parser))
 }
 
 /// Shared bookkeeping of both formats.
@@ -538,39 +555,7 @@ fn collect_text(v: &Value, out: &mut String, depth: u8) {
 
 /// Helpers for the unit tests of the format modules.
 #[cfg(test)]
-pub(crate) mod test_support {
-    use super::*;
-
-    /// Parses `text` (JSONL) in one pass; for unit tests of the format modules.
-    pub(crate) fn parse_str(
-        kind: TranscriptKind,
-        text: &str,
-    ) -> (Vec<ParsedEvent>, TranscriptParser) {
-        let mut parser = TranscriptParser::new(kind);
-        let mut events = Vec::new();
-        for line in text.lines() {
-            parser.feed(line.as_bytes(), &mut events);
-        }
-        (events, parser)
-    }
-
-    /// Parses `text` twice: in one pass, and split at every line with the state serialised and
-    /// restored in between; asserts both give the same events, meta, stats and outcome.
-    pub(crate) fn assert_resumable(kind: TranscriptKind, text: &str) {
-        let (one_pass, full) = parse_str(kind, text);
-        let mut parser = TranscriptParser::new(kind);
-        let mut events = Vec::new();
-        for line in text.lines() {
-            let state = serde_json::to_string(&parser).unwrap_or_default();
-            parser = serde_json::from_str(&state).unwrap_or_else(|_| TranscriptParser::new(kind));
-            parser.feed(line.as_bytes(), &mut events);
-        }
-        assert_eq!(events, one_pass);
-        assert_eq!(parser.meta(), full.meta());
-        assert_eq!(parser.stats(), full.stats());
-        assert_eq!(parser.outcome(), full.outcome());
-    }
-}
+pub(crate) mod test_support;
 
 #[cfg(test)]
 mod tests {

@@ -2,36 +2,114 @@
 //! (`PI_CODING_AGENT_DIR` replaces `~/.pi/agent`), written by `core/session-manager.ts`.
 //!
 //! Line 1 is a `session` header `{id, timestamp, cwd, version?}`; every later line is an entry
-//! `{type, id, parentId, timestamp}` (v1 entries have no ids). Entries form a tree whose active
-//! branch is the conversation; a branch the person left is kept in the file, and this reader
-//! indexes every entry in file order (what an abandoned branch ran did run). `message` entries
-//! carry `user`, `assistant` (text, thinking and `toolCall` blocks, a `stopReason`), `toolResult`,
-//! `bashExecution` (a person's `!` command) and `custom` roles; `compaction` and
-//! `branch_summary` hold summaries, `session_info` the session's name.
+//! `{type, id, parentId, timestamp}` (v1 entries have no ids and chain in file order). Entries
+//! form a tree: Pi appends each entry as a child of its current leaf, and going back to an
+//! earlier entry (`/tree`, a `branch_summary`) makes the next entry a child of that one. When
+//! Pi opens a file its leaf is the last entry, so the conversation is the path from the last
+//! entry to the root; the entries of a branch the person left stay in the file, and here they
+//! stay searchable in file order but are marked abandoned and no longer count for the outcome
+//! (what ran there did run; see `conversation`). `message` entries carry `user`, `assistant`
+//! (text, thinking and `toolCall` blocks, a `stopReason`), `toolResult`, `bashExecution` (a
+//! person's `!` command) and `custom` roles; `compaction` and `branch_summary` hold summaries,
+//! `session_info` the session's name.
 
+use std::collections::{HashMap, HashSet};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::agent::{AgentReader, Env, Head, Rank, Recognised};
+use super::agent::{
+    AgentReader, Env, EventSink, Head, Rank, ReadEnd, ReadLimits, Recognised, Resume,
+};
 use super::agents::Agent;
-use super::discover::Layout;
+use super::discover::{Layout, TranscriptFile};
 use super::model::{EventType, Fact, ParsedEvent};
 use super::parser::{
     cap_chars, command_program, content_text, norm_time, render_tool_input, str_of, Ctx, Handled,
+    TranscriptParser,
 };
 
-/// Pi-specific state kept between lines (none is needed: every entry stands alone).
+/// Pi-specific state kept between lines: the leaf (saved), and, for one whole read, the tree
+/// surveyed and the entries found off the conversation (not saved).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct PiState {}
+pub struct PiState {
+    /// The last entry read: an entry appended after it continues the conversation when it is
+    /// its child.
+    leaf: Option<String>,
+    /// An entry read since the state was restored was not a child of the leaf (a branch).
+    #[serde(skip)]
+    branched: bool,
+    /// `(id, parentId)` of every entry read, in file order (the survey of a whole read).
+    #[serde(skip)]
+    tree: Vec<(String, Option<String>)>,
+    /// Entries off the path from the last entry to the root (set by [`PiState::adopt`]).
+    #[serde(skip)]
+    off: HashSet<String>,
+}
+
+impl PiState {
+    pub(crate) fn rewrites_past(&self) -> bool {
+        self.branched
+    }
+
+    /// Takes the tree `survey` read: every entry not on the path from its last entry to the
+    /// root is off the conversation. True when there is one.
+    pub(crate) fn adopt(&mut self, survey: &mut PiState) -> bool {
+        let tree = std::mem::take(&mut survey.tree);
+        let parents: HashMap<&str, Option<&str>> = tree
+            .iter()
+            .map(|(id, parent)| (id.as_str(), parent.as_deref()))
+            .collect();
+        let mut on_path: HashSet<&str> = HashSet::new();
+        let mut at = tree.last().map(|(id, _)| id.as_str());
+        while let Some(id) = at {
+            if !on_path.insert(id) {
+                break; // a cycle: a hand-edited file
+            }
+            at = parents.get(id).copied().flatten();
+        }
+        self.off = tree
+            .iter()
+            .filter(|(id, _)| !on_path.contains(id.as_str()))
+            .map(|(id, _)| id.clone())
+            .collect();
+        !self.off.is_empty()
+    }
+
+    /// Notes an entry's place in the tree; true when it is off the conversation.
+    fn place(&mut self, rec: &Value) -> bool {
+        let Some(id) = str_of(rec, "id") else {
+            return false; // a v1 entry: chained in file order
+        };
+        if let Some(parent) = rec.get("parentId") {
+            let parent = parent.as_str();
+            if parent != self.leaf.as_deref() {
+                self.branched = true;
+            }
+            self.tree.push((id.to_string(), parent.map(str::to_string)));
+        }
+        self.leaf = Some(id.to_string());
+        self.off.contains(id)
+    }
+}
 
 pub(crate) fn feed(
     cx: &mut Ctx,
-    _st: &mut PiState,
+    st: &mut PiState,
     rec: &Value,
     out: &mut Vec<ParsedEvent>,
 ) -> Handled {
+    if str_of(rec, "type") == Some("session") || !st.place(rec) {
+        return entry(cx, rec, out);
+    }
+    let mut handled = Handled::Known;
+    super::conversation::aside(cx, out, "branch", |cx, out| handled = entry(cx, rec, out));
+    handled
+}
+
+fn entry(cx: &mut Ctx, rec: &Value, out: &mut Vec<ParsedEvent>) -> Handled {
     let time = norm_time(rec.get("timestamp"));
     cx.touch_time(time.as_deref());
     match str_of(rec, "type").unwrap_or("") {
@@ -249,6 +327,20 @@ impl AgentReader for Reader {
         })
     }
 
+    /// In file order, the entries off the branch that ends at the last entry marked (see
+    /// `conversation`).
+    fn read(
+        &self,
+        file: &TranscriptFile,
+        from: Option<Resume<'_>>,
+        limits: ReadLimits,
+        sink: &mut dyn EventSink,
+    ) -> io::Result<ReadEnd> {
+        super::conversation::read_conversation(file, from, limits, sink, || {
+            TranscriptParser::new(Agent::Pi)
+        })
+    }
+
     /// Pi resumes by picking from the sessions of the directory it starts in.
     fn resume_command(&self, _quoted_session_id: &str) -> Option<String> {
         Some("pi --resume".to_string())
@@ -258,7 +350,51 @@ impl AgentReader for Reader {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sources::episodes::agent::read_whole;
+    use crate::sources::episodes::outcome::Outcome;
     use crate::sources::episodes::parser::test_support::{assert_resumable, parse_str};
+
+    #[test]
+    fn a_left_branch_is_marked_and_its_failure_recovers_nothing() {
+        let text = [
+            r#"{"type":"session","version":3,"id":"p-2","timestamp":"2026-05-12T01:00:00.000Z","cwd":"/w/app"}"#,
+            r#"{"type":"message","id":"b1","parentId":null,"timestamp":"2026-05-12T01:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"make the build pass"}],"timestamp":1}}"#,
+            r#"{"type":"message","id":"b2","parentId":"b1","timestamp":"2026-05-12T01:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"t1","name":"bash","arguments":{"command":"make"}}],"model":"m","stopReason":"toolUse","timestamp":2}}"#,
+            r#"{"type":"message","id":"b3","parentId":"b2","timestamp":"2026-05-12T01:00:03.000Z","message":{"role":"toolResult","toolCallId":"t1","toolName":"bash","content":[{"type":"text","text":"make: *** Error 2"}],"isError":true,"timestamp":3}}"#,
+            r#"{"type":"branch_summary","id":"b4","parentId":"b1","timestamp":"2026-05-12T01:00:04.000Z","fromId":"b1","summary":"make failed; trying cargo"}"#,
+            r#"{"type":"message","id":"b5","parentId":"b4","timestamp":"2026-05-12T01:00:05.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"t2","name":"bash","arguments":{"command":"cargo build"}}],"model":"m","stopReason":"toolUse","timestamp":5}}"#,
+            r#"{"type":"message","id":"b6","parentId":"b5","timestamp":"2026-05-12T01:00:06.000Z","message":{"role":"toolResult","toolCallId":"t2","toolName":"bash","content":[{"type":"text","text":"Finished"}],"isError":false,"timestamp":6}}"#,
+        ]
+        .join("\n");
+        // In file order the failed `make` would be "recovered" by the cargo build.
+        let (_, one_pass) = parse_str(Agent::Pi, &text);
+        assert_eq!(one_pass.outcome(), Outcome::Success);
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, format!("{text}\n")).expect("write");
+        let file = TranscriptFile {
+            path,
+            kind: Agent::Pi,
+            layout: Layout::Main,
+        };
+        let (sink, _) = read_whole(&file).expect("read");
+        let s = &sink.sessions[0];
+        let marked: Vec<&str> = s
+            .events
+            .iter()
+            .filter(|e| {
+                e.facts.contains(&Fact::Abandoned {
+                    reason: "branch".into(),
+                })
+            })
+            .map(|e| e.text.as_str())
+            .collect();
+        assert_eq!(marked.len(), 2, "the call and the result of b2, b3");
+        assert!(marked[1].contains("Error 2"));
+        // The conversation never failed: nothing was recovered.
+        assert_eq!(s.outcome, Some(Outcome::Unknown));
+        assert_eq!(s.events.len(), 6);
+    }
 
     #[test]
     fn entries_become_events_and_bad_lines_are_counted() {

@@ -17,6 +17,17 @@ use crate::sources::episodes::parser::{read_jsonl, TranscriptParser};
 /// The Claude Code reader.
 pub struct Reader;
 
+/// Whether `s` is a UUID in its text form (`8-4-4-4-12` hex digits), as Claude Code's session
+/// ids are.
+pub(crate) fn is_uuid(s: &str) -> bool {
+    let groups: Vec<&str> = s.split('-').collect();
+    groups.len() == 5
+        && groups
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 /// Whether one record is in Claude Code's envelope.
 pub(crate) fn is_claude_record(v: &Value) -> bool {
     v.get("sessionId").is_some() || v.get("uuid").is_some() || v.get("parentUuid").is_some()
@@ -58,7 +69,9 @@ impl AgentReader for Reader {
             Some(id) => {
                 let sidecar = path.with_file_name(format!("{stem}.meta.json"));
                 Layout::Subagent {
-                    parent_session_hint: parent_session_of(path),
+                    // A `<sessionId>/subagents/` folder; a renamed one gives way to the
+                    // records' `sessionId` (the parent's), as its main file does.
+                    parent_session_hint: parent_session_of(path).filter(|p| is_uuid(p)),
                     agent_id_hint: (!id.is_empty()).then(|| id.to_string()),
                     sidecar: sidecar.is_file().then_some(sidecar),
                 }
@@ -90,13 +103,20 @@ impl AgentReader for Reader {
         })
     }
 
-    /// A main file is `<sessionId>.jsonl`, and its stem is what `claude --resume` takes.
+    /// Claude Code names a main file `<sessionId>.jsonl`, and that stem is what `claude
+    /// --resume` opens. A file renamed from it (an export, a copy: `general-tool-calls.jsonl`)
+    /// keeps the session its records name: a stem that is not a UUID gives way to the
+    /// records' `sessionId`.
     fn file_session_id(&self, file: &TranscriptFile, meta: &SessionMeta) -> Option<String> {
-        file.path
+        let stem = file
+            .path
             .file_stem()
             .map(|s| s.to_string_lossy().to_string())
-            .filter(|s| !s.is_empty())
-            .or_else(|| meta.session_id.clone())
+            .filter(|s| !s.is_empty());
+        match stem {
+            Some(stem) if is_uuid(&stem) || meta.session_id.is_none() => Some(stem),
+            _ => meta.session_id.clone(),
+        }
     }
 
     fn resume_command(&self, quoted_session_id: &str) -> Option<String> {

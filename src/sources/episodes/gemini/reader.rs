@@ -4,21 +4,20 @@
 //! no working directory: it comes from the slot's `.project_root`, or from `projects.json`
 //! (absolute path → slot), or from a slot named by the sha256 of a registered path.
 
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::sources::episodes::agent::{
-    small_sidecar, AgentReader, Env, EventSink, FillCwd, Head, Rank, ReadEnd, ReadLimits,
-    Recognised, Resume, StoreKind,
+    read_document, small_sidecar, AgentReader, Env, EventSink, FillCwd, Head, Rank, ReadEnd,
+    ReadLimits, Recognised, Resume, StoreKind,
 };
 use crate::sources::episodes::agents::Agent;
+use crate::sources::episodes::conversation::read_conversation;
 use crate::sources::episodes::discover::{Layout, TranscriptFile};
-use crate::sources::episodes::model::ParsedEvent;
-use crate::sources::episodes::parser::{read_jsonl, TranscriptParser};
-use crate::sources::regular_file;
+use crate::sources::episodes::parser::TranscriptParser;
 
 /// Largest legacy `.json` session read (it is parsed whole); a larger one is counted oversized.
 const MAX_JSON_BYTES: u64 = 64 * 1024 * 1024;
@@ -118,7 +117,7 @@ impl AgentReader for Reader {
         };
         match self.store_kind(file) {
             StoreKind::Rewritten => read_legacy(file, &mut sink),
-            _ => read_jsonl(file, from, limits, &mut sink, || {
+            _ => read_conversation(file, from, limits, &mut sink, || {
                 TranscriptParser::new(Agent::Gemini)
             }),
         }
@@ -138,46 +137,33 @@ impl AgentReader for Reader {
 /// A legacy session: one JSON document `{sessionId, projectHash, startTime, messages:[…]}`, fed
 /// record by record through the same rules as the JSONL form.
 fn read_legacy(file: &TranscriptFile, sink: &mut dyn EventSink) -> io::Result<ReadEnd> {
-    let mut parser = TranscriptParser::new(Agent::Gemini);
-    let f = regular_file::open(&file.path)?;
-    let size = f.metadata()?.len();
-    let mut events: Vec<ParsedEvent> = Vec::new();
-    if size > MAX_JSON_BYTES {
-        parser.feed_oversized(size);
-    } else {
-        let mut bytes = Vec::new();
-        f.take(MAX_JSON_BYTES).read_to_end(&mut bytes)?;
-        match serde_json::from_slice::<Value>(&bytes) {
-            Ok(Value::Object(mut doc)) => {
-                let messages = doc.remove("messages");
-                parser.count_line();
-                parser.feed_record(&Value::Object(doc), &mut events);
-                for m in messages
-                    .as_ref()
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
+    let parser = TranscriptParser::new(Agent::Gemini);
+    read_document(
+        file,
+        MAX_JSON_BYTES,
+        parser,
+        sink,
+        |bytes, parser, events| {
+            match serde_json::from_slice::<Value>(bytes) {
+                Ok(Value::Object(mut doc)) => {
+                    let messages = doc.remove("messages");
                     parser.count_line();
-                    parser.feed_record(m, &mut events);
+                    parser.feed_record(&Value::Object(doc), events);
+                    for m in messages
+                        .as_ref()
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
+                        parser.count_line();
+                        parser.feed_record(m, events);
+                    }
                 }
+                // Not a session document (or torn mid-write): one broken line.
+                _ => parser.feed(b"{", events),
             }
-            // Not a session document (or torn mid-write): one broken line.
-            _ => parser.feed(b"{", &mut events),
-        }
-    }
-    for ev in events {
-        sink.event(ev);
-    }
-    sink.end_session(parser.meta().clone(), parser.outcome());
-    Ok(ReadEnd {
-        start: 0,
-        end: size,
-        resumed: false,
-        cursor: String::new(),
-        lines: *parser.stats(),
-        total: *parser.stats(),
-    })
+        },
+    )
 }
 
 /// The project directory of the slot holding `path` (`<root>/tmp/<slot>/chats/…`).

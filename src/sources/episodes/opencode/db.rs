@@ -15,7 +15,7 @@ use std::path::Path;
 use rusqlite::{params, Connection};
 use serde_json::Value;
 
-use super::events::{message_events, ms_time, spawned_session, Speaker};
+use super::events::{child_description, message_events, ms_time, spawned_session, Speaker};
 use crate::sources::episodes::agent::{EventSink, ReadEnd, ReadLimits, Resume, SessionStart};
 use crate::sources::episodes::model::ParseStats;
 use crate::sources::episodes::parser::{str_of, Ctx};
@@ -277,11 +277,7 @@ fn describe_child(
     meta.parent_session_id = Some(parent.to_string());
     meta.agent_id = Some(s.id.clone());
     meta.agent_name = first_agent;
-    // OpenCode titles a child "<description> (@<agent> subagent)".
-    meta.agent_description = s.title.as_deref().map(|t| match t.rfind(" (@") {
-        Some(at) if t.ends_with(" subagent)") => t[..at].to_string(),
-        _ => t.to_string(),
-    });
+    meta.agent_description = s.title.as_deref().map(child_description);
     let mut st = conn.prepare_cached(
         "SELECT data FROM part WHERE session_id = ?1 AND instr(data, ?2) > 0 LIMIT 16",
     )?;

@@ -25,6 +25,15 @@ pub(crate) fn ms_time(v: Option<&Value>) -> Option<String> {
     ms_to_rfc3339(v?.as_i64()?)
 }
 
+/// A child session's task from its title: OpenCode titles a child "<description> (@<agent>
+/// subagent)".
+pub(crate) fn child_description(title: &str) -> String {
+    match title.rfind(" (@") {
+        Some(at) if title.ends_with(" subagent)") => title[..at].to_string(),
+        _ => title.to_string(),
+    }
+}
+
 /// What a message's parts are read as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Speaker {

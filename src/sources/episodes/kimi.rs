@@ -1,0 +1,309 @@
+//! Kimi CLI (MoonshotAI `kimi-cli`) sessions: `$KIMI_SHARE_DIR` (default `~/.kimi`)
+//! `/sessions/<md5 of the work dir>/…`, written by `soul/context.py` as the model's context,
+//! one OpenAI-style message per line.
+//!
+//! Two layouts: up to 0.4x a flat `<session id>.jsonl` with each `ReadContext` sub-agent's
+//! transcript beside it as `<session id>_read_<n>.jsonl`; since then `<session id>/context.jsonl`
+//! (with `wire.jsonl`) and sub-agents in `<session id>/subagents/<agent id>/context.jsonl`. Lines
+//! are `{role: user|assistant|tool, content (a string or [{type:"text"|"think"}]),
+//! tool_calls?[{type:"function", id:"<Tool>:<n>", function:{name, arguments (JSON text)}}],
+//! tool_call_id?}` interleaved with `_checkpoint`, `_usage` and `_system_prompt` records. A
+//! tool result is written by `tool_result_to_message`: `<system>ERROR: …</system>` opens a
+//! failed one. The lines hold no ids, no times and no working directory: the session id is the
+//! file's (or its folder's) name, the time the file's mtime, and the cwd the `work_dirs` entry
+//! of `<share>/kimi.json` whose md5 names the session's folder.
+
+use std::path::{Path, PathBuf};
+
+use md5::{Digest, Md5};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::agent::{
+    file_mtime, AgentReader, Env, EventSink, FillCwd, Head, NoIdsSink, Rank, ReadEnd, ReadLimits,
+    Recognised, Resume,
+};
+use super::agents::Agent;
+use super::discover::{parent_session_of, Layout, TranscriptFile};
+use super::model::{EventType, Fact, ParsedEvent, SessionMeta};
+use super::parser::{
+    cap_chars, command_program, content_text, read_jsonl, render_tool_input, str_of, Ctx, Handled,
+    TranscriptParser,
+};
+
+/// Kimi-specific state kept between lines: whether the first prompt (a sub-agent's task) was
+/// seen.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct KimiState {
+    seen_prompt: bool,
+}
+
+/// Whether a head record is one of Kimi CLI's context records.
+fn is_kimi_record(v: &Value) -> bool {
+    matches!(
+        str_of(v, "role"),
+        Some("_checkpoint") | Some("_usage") | Some("_system_prompt")
+    )
+}
+
+pub(crate) fn feed(
+    cx: &mut Ctx,
+    st: &mut KimiState,
+    rec: &Value,
+    out: &mut Vec<ParsedEvent>,
+) -> Handled {
+    let content = rec.get("content").unwrap_or(&Value::Null);
+    match str_of(rec, "role") {
+        Some("_checkpoint") | Some("_usage") | Some("_system_prompt") => Handled::Known,
+        Some("user") => {
+            let text = content_text(content);
+            let kind = if text.trim_start().starts_with("<system") {
+                EventType::SystemContext
+            } else {
+                if !st.seen_prompt && !text.trim().is_empty() {
+                    st.seen_prompt = true;
+                    cx.meta.agent_description = Some(cap_chars(text.trim(), 300));
+                }
+                EventType::UserMessage
+            };
+            cx.emit(out, ParsedEvent::new(kind, None, text));
+            Handled::Known
+        }
+        Some("assistant") => {
+            assistant(cx, rec, content, out);
+            Handled::Known
+        }
+        Some("tool") => {
+            let text = content_text(content);
+            let mut ev = ParsedEvent::new(EventType::ToolResult, None, text);
+            ev.tool_use_id = str_of(rec, "tool_call_id").map(str::to_string);
+            ev.tool_name = ev.tool_use_id.as_deref().and_then(|id| cx.tool_name(id));
+            let head = ev.text.trim_start();
+            ev.is_error =
+                head.starts_with("<system>ERROR") || head.starts_with("<system>Command failed");
+            if let Some(agent) = ev
+                .text
+                .split("Transcript saved to: ")
+                .nth(1)
+                .and_then(read_id)
+            {
+                ev.facts.push(Fact::AgentLink {
+                    tool_use_id: ev.tool_use_id.clone(),
+                    agent_id: agent,
+                });
+            }
+            cx.emit(out, ev);
+            Handled::Known
+        }
+        Some(_) => Handled::Unknown,
+        None => Handled::Broken,
+    }
+}
+
+/// The `read_<n>` of a saved sub-agent transcript path (`…/<sid>_read_<n>.jsonl`).
+fn read_id(rest: &str) -> Option<String> {
+    let path = rest.split(['<', '\n']).next()?.trim();
+    let stem = Path::new(path).file_stem()?.to_str()?;
+    let (_, n) = stem.rsplit_once("_read_")?;
+    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then(|| format!("read_{n}"))
+}
+
+fn assistant(cx: &mut Ctx, rec: &Value, content: &Value, out: &mut Vec<ParsedEvent>) {
+    let parts: Vec<&Value> = match content {
+        Value::Array(items) => items.iter().collect(),
+        other => vec![other],
+    };
+    for part in parts {
+        match str_of(part, "type") {
+            Some("think") => {
+                let text = str_of(part, "think").unwrap_or("").to_string();
+                cx.emit(
+                    out,
+                    ParsedEvent::new(EventType::AssistantThinking, None, text),
+                );
+            }
+            _ => {
+                let text = content_text(part);
+                cx.emit(
+                    out,
+                    ParsedEvent::new(EventType::AssistantMessage, None, text),
+                );
+            }
+        }
+    }
+    for call in rec
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let id = str_of(call, "id").unwrap_or("");
+        let f = call.get("function").unwrap_or(&Value::Null);
+        let name = str_of(f, "name").unwrap_or("tool");
+        let args = match f.get("arguments") {
+            Some(Value::String(s)) => serde_json::from_str(s).unwrap_or(Value::Null),
+            Some(v) => v.clone(),
+            None => Value::Null,
+        };
+        cx.remember_tool(id, name);
+        let mut ev = ParsedEvent::new(
+            EventType::AssistantToolUse,
+            None,
+            render_tool_input(name, &args),
+        );
+        ev.tool_name = Some(name.to_string());
+        ev.tool_use_id = (!id.is_empty()).then(|| id.to_string());
+        ev.facts = call_facts(name, id, &args);
+        cx.emit(out, ev);
+    }
+}
+
+/// Facts of a Kimi CLI tool call: shell programs, edited files, sub-agents.
+fn call_facts(name: &str, id: &str, args: &Value) -> Vec<Fact> {
+    let arg = |k: &str| str_of(args, k).map(str::to_string);
+    match name {
+        "Bash" | "Shell" => arg("command")
+            .as_deref()
+            .and_then(command_program)
+            .map(|program| vec![Fact::Command { program }])
+            .unwrap_or_default(),
+        "WriteFile" | "StrReplaceFile" | "Edit" | "Write" => arg("path")
+            .or_else(|| arg("file_path"))
+            .map(|path| vec![Fact::FileEdit { path }])
+            .unwrap_or_default(),
+        "ReadContext" | "Task" | "Agent" => vec![Fact::Spawn {
+            tool_use_id: (!id.is_empty()).then(|| id.to_string()),
+            subagent_type: arg("subagent_name").or_else(|| Some(name.to_string())),
+            name: None,
+            description: arg("description").map(|d| cap_chars(&d, 300)),
+            team_name: None,
+        }],
+        _ => Vec::new(),
+    }
+}
+
+/// The Kimi CLI reader.
+pub struct Reader;
+
+/// The `sessions` folder above `path` and the work-dir folder (`<md5>`) right under it.
+fn sessions_dir(path: &Path) -> Option<(&Path, &str)> {
+    let mut child: Option<&Path> = None;
+    for dir in path.ancestors().skip(1) {
+        if dir.file_name().is_some_and(|n| n == "sessions") {
+            return Some((dir, child?.file_name()?.to_str()?));
+        }
+        child = Some(dir);
+    }
+    None
+}
+
+/// The work directory whose md5 names the session's folder, from `<share>/kimi.json`.
+fn work_dir(path: &Path) -> Option<String> {
+    let (sessions, slot) = sessions_dir(path)?;
+    let meta = std::fs::read_to_string(sessions.parent()?.join("kimi.json")).ok()?;
+    let v: Value = serde_json::from_str(&meta).ok()?;
+    v.get("work_dirs")?.as_array()?.iter().find_map(|wd| {
+        let p = str_of(wd, "path")?;
+        let hash: String = Md5::digest(p.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let named = match str_of(wd, "kaos").filter(|k| *k != "local") {
+            Some(kaos) => format!("{kaos}_{hash}"),
+            None => hash,
+        };
+        (named == slot).then(|| p.to_string())
+    })
+}
+
+impl AgentReader for Reader {
+    fn agent(&self) -> Agent {
+        Agent::Kimi
+    }
+
+    fn name(&self) -> &'static str {
+        "kimi"
+    }
+
+    fn label(&self) -> &'static str {
+        "Kimi CLI"
+    }
+
+    /// `$KIMI_SHARE_DIR/sessions`, else `~/.kimi/sessions`.
+    fn roots(&self, env: &Env) -> Vec<PathBuf> {
+        env.dir_or_home("KIMI_SHARE_DIR", ".kimi")
+            .map(|d| vec![d.join("sessions")])
+            .unwrap_or_default()
+    }
+
+    /// A `.jsonl` whose head holds Kimi's `_checkpoint`/`_usage`/`_system_prompt` records (a
+    /// context that has none yet is claimed by place: `context.jsonl` under `sessions/`).
+    /// `<sid>_read_<n>.jsonl` and `subagents/<id>/context.jsonl` are sub-agents.
+    fn recognise(&self, path: &Path, head: &mut Head<'_>) -> Option<Recognised> {
+        let name = path.file_name()?.to_str()?;
+        let stem = name.strip_suffix(".jsonl")?;
+        if name == "wire.jsonl" {
+            return None;
+        }
+        let by_place = name == "context.jsonl" && sessions_dir(path).is_some();
+        let rank = match head.first(is_kimi_record) {
+            Some(i) => Rank::Record(i),
+            None if by_place => Rank::Name,
+            None => return None,
+        };
+        let layout = if let Some((sid, n)) = stem.rsplit_once("_read_") {
+            Layout::Subagent {
+                parent_session_hint: Some(sid.to_string()),
+                agent_id_hint: Some(format!("read_{n}")),
+                sidecar: None,
+            }
+        } else if name == "context.jsonl" && parent_session_of(path).is_some() {
+            Layout::Subagent {
+                parent_session_hint: parent_session_of(path),
+                agent_id_hint: path.parent()?.file_name()?.to_str().map(str::to_string),
+                sidecar: None,
+            }
+        } else {
+            Layout::Main
+        };
+        Some(Recognised { layout, rank })
+    }
+
+    fn read(
+        &self,
+        file: &TranscriptFile,
+        from: Option<Resume<'_>>,
+        limits: ReadLimits,
+        sink: &mut dyn EventSink,
+    ) -> std::io::Result<ReadEnd> {
+        let mut cwd = FillCwd {
+            inner: sink,
+            cwd: work_dir(&file.path),
+        };
+        let mut wrapped = NoIdsSink {
+            inner: &mut cwd,
+            subagent: matches!(file.layout, Layout::Subagent { .. }),
+            mtime: file_mtime(&file.path),
+        };
+        read_jsonl(file, from, limits, &mut wrapped, || {
+            TranscriptParser::new(Agent::Kimi)
+        })
+    }
+
+    /// `<sid>.jsonl`, or `<sid>/context.jsonl`.
+    fn file_session_id(&self, file: &TranscriptFile, _meta: &SessionMeta) -> Option<String> {
+        let named = if file.path.file_name()? == "context.jsonl" {
+            file.path.parent()?.file_name()?
+        } else {
+            file.path.file_stem()?
+        };
+        Some(named.to_string_lossy().to_string()).filter(|s| !s.is_empty())
+    }
+
+    fn resume_command(&self, quoted_session_id: &str) -> Option<String> {
+        Some(format!("kimi --session {quoted_session_id}"))
+    }
+}
+
+#[cfg(test)]
+mod tests;

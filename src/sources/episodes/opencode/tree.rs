@@ -1,0 +1,161 @@
+//! OpenCode's JSON tree, the layout before the v1.2 database (and of forks that kept it):
+//! `storage/session/<projectID>/<sessionID>.json` (the session: `id`, `directory`, `parentID`,
+//! `title`, `version`, `time`), `storage/message/<sessionID>/<messageID>.json` (a message's
+//! info) and `storage/part/<messageID>/<partID>.json` (its parts; some trees keep the parts flat
+//! in `storage/part/`, each naming its `messageID`). These are the same `MessageV2` values the
+//! database keeps in its `data` columns, with their ids, so they are read by the same rules
+//! ([`super::events`]). A session file is one store: OpenCode rewrites it (`time.updated`) as
+//! its session goes on, and any change re-reads that session whole. A session with `parentID`
+//! is its parent's subagent, as in the database.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::events::{child_description, message_events, ms_time, Speaker};
+use crate::sources::episodes::agent::{EventSink, ReadEnd, ReadLimits};
+use crate::sources::episodes::model::ParseStats;
+use crate::sources::episodes::parser::{str_of, Ctx};
+
+/// Whether `path` is `…/storage/session/<project>/<id>.json` (a copied tree may carry a
+/// suffix: `storage_legacy/`).
+pub(super) fn is_tree_session(path: &Path) -> bool {
+    fn name(p: Option<&Path>) -> Option<&str> {
+        p?.file_name()?.to_str()
+    }
+    path.extension().is_some_and(|e| e == "json")
+        && name(path.parent().and_then(Path::parent)) == Some("session")
+        && name(path.ancestors().nth(3)).is_some_and(|n| n.starts_with("storage"))
+}
+
+/// The `storage/` folder of a session file.
+fn storage_of(session_file: &Path) -> Option<&Path> {
+    session_file.ancestors().nth(3)
+}
+
+/// One JSON file of the tree: `None` (counted) when unreadable, too big or not an object.
+fn read_json(path: &Path, limits: ReadLimits, stats: &mut ParseStats) -> Option<Value> {
+    stats.lines += 1;
+    let len = fs::metadata(path).ok()?.len();
+    if len > limits.max_line_bytes as u64 {
+        stats.skipped_oversized += 1;
+        return None;
+    }
+    let bytes = crate::sources::regular_file::read(path).ok()?;
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(v) if v.is_object() => Some(v),
+        _ => {
+            stats.skipped_broken += 1;
+            None
+        }
+    }
+}
+
+/// The `.json` files of a folder, by name (ids sort by time).
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json") && p.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
+/// Reads one session of the tree, whole.
+pub(super) fn read_tree_session(
+    path: &Path,
+    limits: ReadLimits,
+    sink: &mut dyn EventSink,
+) -> io::Result<ReadEnd> {
+    let size = fs::metadata(path)?.len();
+    let mut cx = Ctx::default();
+    let Some(session) = read_json(path, limits, &mut cx.stats) else {
+        sink.end_session(cx.meta.clone(), cx.outcome.outcome());
+        return Ok(end(size, cx.stats));
+    };
+    let id = str_of(&session, "id").unwrap_or("").to_string();
+    cx.meta.session_id = (!id.is_empty()).then(|| id.clone());
+    cx.meta.cwd = str_of(&session, "directory")
+        .filter(|d| !d.is_empty())
+        .map(str::to_string);
+    cx.meta.version = str_of(&session, "version").map(str::to_string);
+    if let Some(t) = str_of(&session, "title") {
+        cx.set_title(t, 2);
+    }
+    let parent = str_of(&session, "parentID").map(str::to_string);
+    let speaker = if parent.is_some() {
+        Speaker::ParentAgent
+    } else {
+        Speaker::Person
+    };
+    let storage = storage_of(path).unwrap_or(Path::new("."));
+    let mut messages: Vec<Value> = json_files(&storage.join("message").join(&id))
+        .iter()
+        .filter_map(|p| read_json(p, limits, &mut cx.stats))
+        .collect();
+    messages.sort_by(|a, b| {
+        let key = |m: &Value| {
+            (
+                m.pointer("/time/created").and_then(Value::as_i64),
+                str_of(m, "id").map(str::to_string),
+            )
+        };
+        key(a).cmp(&key(b))
+    });
+    // Parts under `part/<messageID>/`, else flat in `part/` naming their message.
+    let mut flat: Option<Vec<Value>> = None;
+    let mut out = Vec::new();
+    for info in &messages {
+        let msg_id = str_of(info, "id").unwrap_or("");
+        let dir = storage.join("part").join(msg_id);
+        let parts: Vec<Value> = if !msg_id.is_empty() && dir.is_dir() {
+            json_files(&dir)
+                .iter()
+                .filter_map(|p| read_json(p, limits, &mut cx.stats))
+                .collect()
+        } else {
+            let all = flat.get_or_insert_with(|| {
+                let mut stats = ParseStats::default();
+                json_files(&storage.join("part"))
+                    .iter()
+                    .filter_map(|p| read_json(p, limits, &mut stats))
+                    .collect()
+            });
+            all.iter()
+                .filter(|p| str_of(p, "messageID") == Some(msg_id))
+                .cloned()
+                .collect()
+        };
+        message_events(&mut cx, info, &parts, speaker, &mut out);
+        for ev in out.drain(..) {
+            sink.event(ev);
+        }
+    }
+    if cx.meta.created_at.is_none() {
+        cx.meta.created_at = ms_time(session.pointer("/time/created"));
+    }
+    if let Some(parent) = parent {
+        cx.meta.parent_session_id = Some(parent);
+        cx.meta.agent_id = Some(id);
+        cx.meta.agent_description = str_of(&session, "title").map(child_description);
+    }
+    let stats = cx.stats;
+    let outcome = cx.outcome.outcome();
+    sink.end_session(cx.meta, outcome);
+    Ok(end(size, stats))
+}
+
+fn end(size: u64, stats: ParseStats) -> ReadEnd {
+    ReadEnd {
+        start: 0,
+        end: size,
+        resumed: false,
+        cursor: String::new(),
+        lines: stats,
+        total: stats,
+    }
+}

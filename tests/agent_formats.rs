@@ -1,0 +1,509 @@
+//! Format gaps of the agents the episodes lane reads: a renamed Claude Code transcript keeps
+//! its session id, Cursor's plain-text agent transcripts, Kimi CLI and iFlow CLI. Each has a
+//! synthetic fixture in `fixtures/formats/<agent>/` (the agent's exact on-disk format, with a
+//! subagent where the format has them, a failing tool and a planted secret) and a test on its
+//! real samples in `../shared/realdata` (skipped with a note where absent).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use knowledge::sources::episodes::agent::read_whole;
+use knowledge::sources::episodes::agents::{self, Agent};
+use knowledge::sources::episodes::discover::{discover, Layout};
+use knowledge::sources::episodes::index::{index_episodes, IndexOptions, IndexSummary};
+use knowledge::sources::episodes::model::Fact;
+use rusqlite::Connection;
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/formats")
+        .join(rel)
+}
+
+fn index(db: &Path, roots: Vec<PathBuf>) -> IndexSummary {
+    index_episodes(db, &IndexOptions::new(roots), &mut |_| {}).expect("index")
+}
+
+fn copy_tree(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).expect("mkdir");
+    for e in std::fs::read_dir(src).expect("ls").flatten() {
+        let to = dst.join(e.file_name());
+        if e.path().is_dir() {
+            copy_tree(&e.path(), &to);
+        } else {
+            std::fs::copy(e.path(), &to).expect("copy");
+        }
+    }
+}
+
+/// `(session_id, source, cwd, parent, title or description, outcome)` of every session.
+type SessionRow = (
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    String,
+);
+
+fn sessions(db: &Path) -> Vec<SessionRow> {
+    let c = Connection::open(db).expect("open");
+    let mut stmt = c
+        .prepare(
+            "SELECT session_id, source, cwd, parent_session_id,
+                    coalesce(agent_description, title), outcome
+             FROM sessions ORDER BY session_id",
+        )
+        .expect("q");
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })
+        .expect("rows");
+    rows.flatten().collect()
+}
+
+fn scalar(db: &Path, sql: &str) -> i64 {
+    let c = Connection::open(db).expect("open");
+    c.query_row(sql, [], |r| r.get(0)).expect("scalar")
+}
+
+fn all_text(db: &Path) -> String {
+    let c = Connection::open(db).expect("open");
+    let mut stmt = c.prepare("SELECT text FROM events").expect("q");
+    let rows = stmt.query_map([], |r| r.get::<_, String>(0)).expect("rows");
+    rows.flatten().collect::<Vec<_>>().join("\n")
+}
+
+const SHOP: &str = "4f1d2c3b-8a9e-4b7c-9d6e-5f4a3b2c1d0e";
+
+#[test]
+fn a_renamed_claude_transcript_keeps_the_session_its_records_name() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = dir.path().join("episodes.sqlite");
+    let s = index(&db, vec![fixture("claude")]);
+    assert_eq!((s.files_new, s.lines.skipped()), (2, 0), "{s:?}");
+    let got = sessions(&db);
+    let ids: Vec<&str> = got.iter().map(|s| s.0.as_str()).collect();
+    let child = format!("{SHOP}/agent-a1b2c3d");
+    assert_eq!(
+        ids,
+        vec![SHOP, child.as_str()],
+        "not the file stem `checkout-fix`"
+    );
+    assert_eq!(got[1].3.as_deref(), Some(SHOP), "the subagent's parent");
+    assert_eq!(got[0].5, "success");
+    assert_eq!(
+        agents::resume_command("claude", SHOP, got[0].2.as_deref()).as_deref(),
+        Some(format!("cd /home/dev/shop && claude --resume {SHOP}").as_str())
+    );
+    assert_eq!(
+        scalar(&db, "SELECT count(*) FROM events WHERE is_error=1"),
+        1
+    );
+    assert!(!all_text(&db).contains("sk_test_51shopFixtureKey9x8y7z"));
+    // The same transcript under its own name elsewhere is the same session: stored once.
+    let copy = dir.path().join("copy/-home-dev-shop");
+    std::fs::create_dir_all(&copy).expect("mkdir");
+    std::fs::copy(
+        fixture("claude/projects/-home-dev-shop/checkout-fix.jsonl"),
+        copy.join(format!("{SHOP}.jsonl")),
+    )
+    .expect("copy");
+    let again = index(&db, vec![fixture("claude"), dir.path().join("copy")]);
+    assert_eq!(
+        (again.events_added, again.files_copies),
+        (0, 1),
+        "{again:?}"
+    );
+}
+
+#[test]
+fn real_claude_transcripts_named_for_their_task_keep_their_session_ids() {
+    let Some(src) = common::realdata::path("claude/jnarowski-agentcmd") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = dir.path().join("episodes.sqlite");
+    let project = dir.path().join("projects/-home-dev-agentcmd");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    for name in [
+        "full-session-two.jsonl",
+        "06381696-0074-49f8-863e-6ad4fac507f9.jsonl",
+    ] {
+        std::fs::copy(src.join(name), project.join(name)).expect("copy");
+    }
+    index(&db, vec![dir.path().join("projects")]);
+    let ids: Vec<String> = sessions(&db).into_iter().map(|s| s.0).collect();
+    assert_eq!(
+        ids,
+        vec![
+            "06381696-0074-49f8-863e-6ad4fac507f9".to_string(),
+            "8a2518dd-ff41-4d5f-83a1-407b03598cc6".to_string()
+        ]
+    );
+}
+
+const CURSOR: &str = "7a1c0de0-1111-4222-8333-000000000001";
+
+#[test]
+fn cursor_text_transcripts_read_as_the_jsonl_ones_with_their_subagent() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = dir.path().join("episodes.sqlite");
+    let root = fixture("cursor/projects");
+    let found = discover(&root);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found.iter().all(|f| f.kind == Agent::Cursor));
+    assert!(matches!(
+        &found[1].layout,
+        Layout::Subagent { parent_session_hint: Some(p), .. } if p == CURSOR
+    ));
+    let s = index(&db, vec![root.clone()]);
+    assert_eq!((s.files_new, s.lines.skipped()), (2, 0), "{s:?}");
+    let got = sessions(&db);
+    assert_eq!(got[0].0, CURSOR);
+    assert_eq!(got[0].5, "success");
+    assert_eq!(got[1].3.as_deref(), Some(CURSOR));
+    assert_eq!(
+        got[1].4.as_deref(),
+        Some("Find where the preview renders markdown tables and how header cells are read.")
+    );
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE event_type='tool/result' AND is_error=1"
+        ),
+        1
+    );
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE event_type='agent/prompt'"
+        ),
+        1
+    );
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE facts LIKE '%src/preview/table.ts%'"
+        ),
+        1,
+        "the StrReplace edit"
+    );
+    assert!(!all_text(&db).contains("ntk-fixture-5d4c3b2a1f"));
+    assert_eq!(
+        agents::resume_command("cursor", CURSOR, None).as_deref(),
+        Some(format!("cursor-agent --resume {CURSOR}").as_str())
+    );
+    let again = index(&db, vec![root]);
+    assert_eq!((again.files_unchanged, again.events_added), (2, 0));
+}
+
+const KIMI: &str = "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99";
+
+#[test]
+fn kimi_sessions_subagent_cwd_errors_and_secrets() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let share = dir.path().join("kimi");
+    copy_tree(&fixture("kimi"), &share);
+    let db = dir.path().join("episodes.sqlite");
+    let roots = agents::roots_in(&knowledge::sources::episodes::agent::Env::of(&[(
+        "KIMI_SHARE_DIR",
+        &share,
+    )]));
+    let kimi_root = roots
+        .into_iter()
+        .find(|(a, _)| *a == Agent::Kimi)
+        .map(|(_, r)| r)
+        .expect("a Kimi root");
+    assert_eq!(kimi_root, share.join("sessions"));
+    let s = index(&db, vec![kimi_root]);
+    assert_eq!((s.files_new, s.lines.skipped()), (2, 0), "{s:?}");
+    let got = sessions(&db);
+    assert_eq!(got[0].0, KIMI);
+    assert_eq!(got[0].1, "kimi");
+    assert_eq!(
+        got[0].2.as_deref(),
+        Some("/home/dev/scheduler"),
+        "from kimi.json"
+    );
+    assert_eq!(got[0].5, "success");
+    assert_eq!(got[1].0, format!("{KIMI}/agent-explore-1"));
+    assert_eq!(got[1].3.as_deref(), Some(KIMI));
+    assert_eq!(
+        got[1].4.as_deref(),
+        Some("Find where the cron parser reads */N steps.")
+    );
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE event_type='tool/result' AND is_error=1"
+        ),
+        1
+    );
+    assert!(!all_text(&db).contains("kimi-fixture-p4ss-8c7b"));
+    assert_eq!(
+        agents::resume_command("kimi", KIMI, Some("/home/dev/scheduler")).as_deref(),
+        Some(format!("cd /home/dev/scheduler && kimi --session {KIMI}").as_str())
+    );
+}
+
+#[test]
+fn kimi_real_flat_sessions_link_their_read_context_subagents() {
+    let Some(root) = common::realdata::path("kimi/MoonshotAI-kimi-cli") else {
+        return;
+    };
+    let found = discover(&root);
+    assert_eq!(found.len(), 5, "{found:?}");
+    assert!(found.iter().all(|f| f.kind == Agent::Kimi));
+    let subagents = found
+        .iter()
+        .filter(|f| matches!(f.layout, Layout::Subagent { .. }))
+        .count();
+    assert_eq!(subagents, 3);
+    let main = found
+        .iter()
+        .find(|f| {
+            f.path
+                .ends_with("531d195b-6436-426e-b010-4bf723a992de.jsonl")
+        })
+        .expect("main");
+    let (sink, end) = read_whole(main).expect("read");
+    assert_eq!(end.total.skipped(), 0);
+    let events = &sink.sessions[0].events;
+    let links: Vec<&str> = events
+        .iter()
+        .flat_map(|e| &e.facts)
+        .filter_map(|f| match f {
+            Fact::AgentLink { agent_id, .. } => Some(agent_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        links.contains(&"read_1") && links.contains(&"read_2"),
+        "{links:?}"
+    );
+    assert!(events.iter().any(|e| e.facts.contains(&Fact::Command {
+        program: "python".into()
+    })));
+    // This era writes a failed command as `<system>Command failed with exit code: N.</system>`.
+    let mut failed = 0;
+    for file in &found {
+        let (sink, end) = read_whole(file).expect("read");
+        assert_eq!(end.total.skipped(), 0, "{}", file.path.display());
+        failed += sink.sessions[0]
+            .events
+            .iter()
+            .filter(|e| e.event_type == "tool/result" && e.is_error)
+            .count();
+    }
+    assert_eq!(failed, 3);
+}
+
+const IFLOW: &str = "session-2a3b4c5d-6e7f-4a8b-9c0d-1e2f3a4b5c6d";
+
+#[test]
+fn iflow_results_are_read_from_gemini_parts_and_streamed_calls_kept_once() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = dir.path().join("episodes.sqlite");
+    let s = index(&db, vec![fixture("iflow")]);
+    assert_eq!((s.files_new, s.lines.skipped()), (1, 0), "{s:?}");
+    let got = sessions(&db);
+    assert_eq!((got[0].0.as_str(), got[0].1.as_str()), (IFLOW, "iflow"));
+    assert_eq!(got[0].2.as_deref(), Some("/home/dev/invoices"));
+    assert_eq!(got[0].5, "success");
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE event_type='assistant/tool_use'"
+        ),
+        2,
+        "the streamed repeat of call_a1 is kept once"
+    );
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE event_type='tool/result' AND is_error=1
+             AND text LIKE '%unknown filter%'"
+        ),
+        1
+    );
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE facts LIKE '%template.html%'"
+        ),
+        1
+    );
+    assert!(!all_text(&db).contains("iflow-fixture-s3cr3t-42"));
+    assert_eq!(
+        agents::resume_command("iflow", IFLOW, None).as_deref(),
+        Some(format!("iflow --resume {IFLOW}").as_str())
+    );
+}
+
+#[test]
+fn iflow_real_session_reads_every_result() {
+    let Some(root) = common::realdata::path("iflow/kenn-io-agentsview") else {
+        return;
+    };
+    let file = discover(&root).remove(0);
+    assert_eq!(file.kind, Agent::IFlow);
+    let (sink, end) = read_whole(&file).expect("read");
+    assert_eq!(end.total.skipped(), 0);
+    let s = &sink.sessions[0];
+    assert_eq!(
+        s.meta.session_id.as_deref(),
+        Some("session-5de701fc-7454-4858-a249-95cac4fd3b51")
+    );
+    assert_eq!(
+        s.meta.cwd.as_deref(),
+        Some("C:\\exp\\docker-image-retagger")
+    );
+    let results: Vec<_> = s
+        .events
+        .iter()
+        .filter(|e| e.event_type == "tool/result")
+        .collect();
+    assert_eq!(results.len(), 6, "every tool_result line");
+    assert!(results.iter().all(|e| !e.text.trim().is_empty()));
+    let mut calls: Vec<&str> = s
+        .events
+        .iter()
+        .filter(|e| e.event_type == "assistant/tool_use")
+        .filter_map(|e| e.tool_use_id.as_deref())
+        .collect();
+    let n = calls.len();
+    calls.sort();
+    calls.dedup();
+    assert_eq!(calls.len(), n, "a streamed repeat is kept once");
+}
+
+const OC_PARENT: &str = "ses_7f01a2b3c4d5PARENT";
+const OC_CHILD: &str = "ses_7f01a2b3c4d6CHILD";
+
+#[test]
+fn opencode_json_tree_sessions_subagent_tool_error_secret_and_re_read_on_change() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let data = dir.path().join("share/opencode");
+    copy_tree(&fixture("opencode"), &data);
+    let env = knowledge::sources::episodes::agent::Env::of(&[
+        ("HOME", Path::new("/nohome")),
+        ("XDG_DATA_HOME", &dir.path().join("share")),
+    ]);
+    let roots: Vec<PathBuf> = agents::roots_in(&env)
+        .into_iter()
+        .filter(|(a, _)| *a == Agent::OpenCode)
+        .map(|(_, r)| r)
+        .filter(|r| r.exists())
+        .collect();
+    assert_eq!(roots, vec![data.join("storage/session")]);
+    let db = dir.path().join("episodes.sqlite");
+    let s = index(&db, roots.clone());
+    assert_eq!((s.files_new, s.lines.skipped()), (2, 0), "{s:?}");
+    let got = sessions(&db);
+    assert_eq!(got[0].0, OC_PARENT);
+    assert_eq!(got[0].1, "opencode");
+    assert_eq!(got[0].2.as_deref(), Some("/home/dev/mailer"));
+    assert_eq!(got[0].5, "success");
+    assert_eq!(got[1].0, OC_CHILD);
+    assert_eq!(got[1].3.as_deref(), Some(OC_PARENT));
+    assert_eq!(got[1].4.as_deref(), Some("Find the bounce classifier"));
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE event_type='tool/result' AND is_error=1"
+        ),
+        1
+    );
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE event_type='agent/prompt'"
+        ),
+        1
+    );
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE facts LIKE '%bounce.py%'"
+        ),
+        1
+    );
+    assert!(!all_text(&db).contains("oc-fixture-m41l-9a8b"));
+    // Unchanged: skipped by fingerprint. OpenCode rewrites the session file as it goes on:
+    // the session is re-read, and only what is new is added.
+    let again = index(&db, roots.clone());
+    assert_eq!((again.files_unchanged, again.events_added), (2, 0));
+    let msg = data
+        .join("storage/message")
+        .join(OC_PARENT)
+        .join("msg_7f01a2b3c503.json");
+    std::fs::write(
+        &msg,
+        r#"{"id":"msg_7f01a2b3c503","sessionID":"ses_7f01a2b3c4d5PARENT","role":"user","time":{"created":1783231300000},"agent":"build"}"#,
+    )
+    .expect("write");
+    let part_dir = data.join("storage/part/msg_7f01a2b3c503");
+    std::fs::create_dir_all(&part_dir).expect("mkdir");
+    std::fs::write(
+        part_dir.join("prt_7f01a2b3c503a.json"),
+        r#"{"id":"prt_7f01a2b3c503a","messageID":"msg_7f01a2b3c503","type":"text","text":"thanks, bounces are retried now"}"#,
+    )
+    .expect("write");
+    let session_file = data
+        .join("storage/session/global")
+        .join(format!("{OC_PARENT}.json"));
+    let text = std::fs::read_to_string(&session_file).expect("read");
+    std::fs::write(
+        &session_file,
+        text.replace("1783231290000", "1783231300000"),
+    )
+    .expect("touch");
+    let after = index(&db, roots);
+    assert_eq!(
+        (after.files_rewritten, after.events_added),
+        (1, 1),
+        "{after:?}"
+    );
+}
+
+#[test]
+fn opencode_real_json_trees_read_in_both_part_layouts() {
+    let Some(root) = common::realdata::path("opencode/jazzyalex-agent-sessions") else {
+        return;
+    };
+    let found = discover(&root);
+    let trees: Vec<_> = found
+        .iter()
+        .filter(|f| f.path.extension().is_some_and(|e| e == "json"))
+        .collect();
+    assert_eq!(trees.len(), 3, "{found:?}");
+    for file in trees {
+        assert_eq!(file.kind, Agent::OpenCode);
+        let (sink, end) = read_whole(file).expect("read");
+        assert_eq!(end.total.skipped_broken, 0, "{}", file.path.display());
+        let s = &sink.sessions[0];
+        assert!(s.meta.session_id.is_some());
+        assert!(s.meta.cwd.is_some(), "{}", file.path.display());
+        if file.path.ends_with("ses_s_stage0_drift.json") {
+            // The legacy tree keeps its parts flat in `part/`, each naming its message.
+            assert!(s
+                .events
+                .iter()
+                .any(|e| e.event_type == "tool/result" && e.text.contains("# Title")));
+            assert!(s
+                .events
+                .iter()
+                .any(|e| e.text == "Read README and extracted the title."));
+        }
+    }
+}
