@@ -329,6 +329,7 @@ fn team_engine(url: &str) -> Engine {
     let mut config = EngineConfig::load(&common::world::demo().data_dir).expect("config");
     config.log = false;
     config.team = Some(url.to_string());
+    config.team_only = true;
     knowledge::open_engine(config)
 }
 
