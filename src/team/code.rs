@@ -4,7 +4,7 @@
 //! each hit naming its machine. The team holds chunks, not files: reading a
 //! hit gives back the lines its chunk covers.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::source::{rev_of, Filter, TeamConn};
@@ -13,7 +13,8 @@ use crate::engine::lanes::{
     CodeAnswer, CodeHit, CodeLines, CodeSource, CodeStats, LaneRequest, LineRange, ReadCodeError,
     SourceFailure,
 };
-use crate::text::{embed, redact, snippet};
+use crate::sources::code::search::name_boost;
+use crate::text::{embed, redact, snippet, tokens};
 
 /// The code lane over the team index.
 pub struct TeamCode(pub Arc<TeamConn>);
@@ -79,7 +80,9 @@ fn code_filter(first: Box<dyn postgres::types::ToSql + Sync>, req: &LaneRequest)
 }
 
 impl TeamCode {
-    /// The lexical arm: (chunk, `ts_rank`) best first, at most `depth`.
+    /// The lexical arm: (chunk, score) best first, at most `depth`. As locally, more candidates
+    /// than asked are ranked by the text match (`ts_rank`), then boosted where the query names
+    /// the chunk's symbol or path (`sources::code::search::name_boost`) and cut.
     fn lexical(
         &self,
         req: &LaneRequest,
@@ -90,7 +93,7 @@ impl TeamCode {
             return Ok(Vec::new());
         };
         let mut f = code_filter(Box::new(q), req);
-        let limit = f.then(Box::new(depth as i64));
+        let limit = f.then(Box::new((depth * 4).max(60) as i64));
         let sql = format!(
             "SELECT {CHUNK_COLS}, ts_rank(k.tsv, CAST($1::text AS tsquery), 1)::float8 AS rank
              FROM kn_chunk k WHERE k.tsv @@ CAST($1::text AS tsquery) {}
@@ -98,12 +101,34 @@ impl TeamCode {
             f.sql
         );
         let found = self.0.with(|c| c.query(&sql, &f.refs()))?;
-        Ok(found
+        let qset: HashSet<&str> = req.terms.iter().map(String::as_str).collect();
+        let mut ranked: Vec<(ChunkKey, f64, Chunk)> = found
             .iter()
             .map(|r| {
                 let (key, c) = chunk(r);
+                let sym_terms = c.symbol.as_deref().map(tokens::index_text);
+                let boost = name_boost(
+                    &qset,
+                    c.symbol.as_deref(),
+                    sym_terms.as_deref().unwrap_or(""),
+                    &tokens::index_text(&c.path),
+                );
+                (key, r.get::<_, f64>(11) * boost, c)
+            })
+            .collect();
+        ranked.sort_by(|a, b| {
+            b.1.total_cmp(&a.1)
+                .then_with(|| a.2.root.cmp(&b.2.root))
+                .then_with(|| a.2.path.cmp(&b.2.path))
+                .then_with(|| a.2.start_line.cmp(&b.2.start_line))
+                .then_with(|| a.0.cmp(&b.0))
+        });
+        ranked.truncate(depth);
+        Ok(ranked
+            .into_iter()
+            .map(|(key, score, c)| {
                 rows.insert(key.clone(), c);
-                (key, r.get::<_, f64>(11))
+                (key, score)
             })
             .collect())
     }

@@ -8,6 +8,8 @@
 //! a failure. The code lane is `code.rs`, the skills lane `skills.rs`.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 pub use super::code::TeamCode;
 pub use super::skills::TeamSkills;
