@@ -15,9 +15,19 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::ServiceExt;
 use serde_json::{json, Value};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn mcp_with_a_team_answers_from_the_team_index_naming_each_machine() {
+#[test]
+fn mcp_with_a_team_answers_from_the_team_index_naming_each_machine() {
+    // The world is pushed before the client's runtime starts (the push is a blocking client).
     let Some(team) = Team::shared() else { return };
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(mcp_answers_from(team));
+}
+
+async fn mcp_answers_from(team: &Team) {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_knowledge"));
     cmd.arg("--data-dir")
         .arg(team.lead.path())

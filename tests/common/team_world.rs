@@ -154,6 +154,9 @@ impl World for Team {
             .map(|(t, text)| (t, text.into_bytes()))
             .collect()
     }
+    fn ranks_code_by_bm25(&self) -> bool {
+        false
+    }
     fn digest(&self) -> Vec<(String, String)> {
         self.tables("coalesce(string_agg(t::text, E'\\n' ORDER BY t::text), '')")
             .into_iter()
