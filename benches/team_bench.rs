@@ -89,6 +89,8 @@ fn main() {
          = {:.0} events/s",
         events as f64 / secs
     );
+    push_stages(&data);
+    push_as_role(c, &data);
     let t = Instant::now();
     let again = push(
         &data,
@@ -175,4 +177,74 @@ fn search_figures(c: &pg::Cluster, db: &str, data: &std::path::Path, sessions: u
     for r in plan {
         println!("    {}", r.get::<_, String>(0));
     }
+}
+
+/// Where a push's time goes on this machine's side: reading the events from SQLite, redacting
+/// them again and making their token stream (the rest of a push is COPY and the server's
+/// inserts). Each stage over every event of the world, one after another.
+fn push_stages(data: &std::path::Path) {
+    let conn = rusqlite::Connection::open(data.join("episodes.sqlite")).expect("episodes");
+    let t = Instant::now();
+    let texts: Vec<(String, Option<String>)> = conn
+        .prepare("SELECT text, tool_name FROM events ORDER BY session_id, seq")
+        .expect("select")
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    let read = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let redacted: Vec<String> = texts
+        .iter()
+        .map(|(text, _)| knowledge::text::redact::redact(text).text)
+        .collect();
+    let redact = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let mut bytes = 0usize;
+    for (text, (_, tool)) in redacted.iter().zip(&texts) {
+        bytes += knowledge::text::tokens::index_text(text).len();
+        if let Some(tool) = tool {
+            bytes += knowledge::text::tokens::index_text(tool).len();
+        }
+    }
+    let tokens = t.elapsed().as_secs_f64();
+    let n = texts.len() as f64;
+    println!(
+        "[team] push stages over {} events: read {:.0} ev/s, redact again {:.0} ev/s, token \
+         stream {:.0} ev/s ({bytes} bytes of terms)",
+        texts.len(),
+        n / read,
+        n / redact,
+        n / tokens
+    );
+}
+
+/// A first push as a push role (row-level security on, rows through a staging table), as a
+/// laptop pushes, into a database of its own (the search figures stay over the machines above).
+fn push_as_role(c: &pg::Cluster, data: &std::path::Path) {
+    let db = &c.database("bench_role");
+    let mut owner = TeamUrl::parse(&c.url("admin", db))
+        .expect("url")
+        .connect()
+        .expect("connect");
+    knowledge::team::schema::migrate(&mut owner).expect("schema");
+    c.sql(
+        db,
+        "CREATE ROLE bench_laptop LOGIN IN ROLE knowledge_push;
+         INSERT INTO kn_pusher VALUES ('bench_laptop', 'laptop');",
+    );
+    let url = TeamUrl::parse(&c.url("bench_laptop", db)).expect("url");
+    let plan = PushPlan {
+        machine: "laptop".into(),
+        person: None,
+    };
+    let t = Instant::now();
+    let s = push(data, &url, &plan, &mut |_| {}).expect("push as a push role");
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "[team] push as a push role: {} events, {} batches in {secs:.1}s = {:.0} events/s",
+        s.events_sent,
+        s.batches,
+        s.events_sent as f64 / secs
+    );
 }

@@ -66,9 +66,13 @@ pub struct PushArgs {
     /// This machine's name in the team index [default: `[team] machine`, else the host name]
     #[arg(long, value_name = "NAME")]
     pub machine: Option<String>,
-    /// Print the summary as JSON
+    /// Print the summary as JSON (with --watch: one JSON line a push)
     #[arg(long)]
     pub json: bool,
+    /// Keep following the local index: watch its folders as `knowledge index --watch` does and
+    /// push every change within seconds, until Ctrl-C
+    #[arg(long)]
+    pub watch: bool,
 }
 
 #[derive(Debug, Args)]

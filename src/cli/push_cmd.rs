@@ -1,15 +1,26 @@
 //! `knowledge push`: this data dir to the team index, with a progress bar on a terminal and a
-//! summary at the end (docs/TEAM.md).
+//! summary at the end (docs/TEAM.md). `push --watch` keeps the local index following its folders
+//! (the same background watch as the explorer's, `watch::background`) and pushes whenever the
+//! stores' revision changes, whoever indexed; Ctrl-C or SIGTERM stops it at a batch boundary.
 
 use std::io::IsTerminal;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
 use knowledge::config::Config;
-use knowledge::team::push::{push, Progress, PushPlan};
+use knowledge::team::push::{local_revision, push_until, Progress, PushPlan, PushSummary};
 use knowledge::team::{default_machine, TeamUrl};
+use knowledge::watch::WatchEvent;
 
 use super::args::PushArgs;
+
+/// How often `push --watch` looks at the stores' revision (an index batch wakes it at once).
+const LOOK_EVERY: Duration = Duration::from_millis(500);
+/// After a failed push, the wait before the next try doubles up to this.
+const RETRY_MAX: Duration = Duration::from_secs(30);
 
 pub fn run(data_dir: &Path, args: PushArgs) -> Result<i32> {
     let config = Config::load(data_dir)?;
@@ -35,6 +46,23 @@ pub fn run(data_dir: &Path, args: PushArgs) -> Result<i32> {
             .unwrap_or_else(default_machine),
         person: std::env::var("USER").ok().filter(|u| !u.is_empty()),
     };
+    if args.watch {
+        return watch(data_dir, &url, &plan, args.json);
+    }
+    let never = AtomicBool::new(false);
+    let started = Instant::now();
+    let s = push_once(data_dir, &url, &plan, &never)?;
+    print_summary(&s, &url, started.elapsed().as_secs_f64(), args.json)?;
+    Ok(0)
+}
+
+/// One push with a progress bar when stderr is a terminal.
+fn push_once(
+    data_dir: &Path,
+    url: &TeamUrl,
+    plan: &PushPlan,
+    stop: &AtomicBool,
+) -> Result<PushSummary> {
     let bar = std::io::stderr().is_terminal().then(|| {
         let b = indicatif::ProgressBar::new(0);
         b.set_style(
@@ -44,8 +72,7 @@ pub fn run(data_dir: &Path, args: PushArgs) -> Result<i32> {
         b.set_message(format!("pushing to {url}"));
         b
     });
-    let started = std::time::Instant::now();
-    let out = push(data_dir, &url, &plan, &mut |p| {
+    let out = push_until(data_dir, url, plan, stop, &mut |p| {
         if let Some(b) = &bar {
             match p {
                 Progress::Sessions { done, total } => {
@@ -53,21 +80,31 @@ pub fn run(data_dir: &Path, args: PushArgs) -> Result<i32> {
                     b.set_position(done);
                 }
                 Progress::Chunks { done } => b.set_message(format!("code: {done} chunks")),
+                Progress::Knowledge { rows } => {
+                    b.set_message(format!("agent knowledge: {rows} rows"))
+                }
             }
         }
     });
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let s = out.map_err(|e| anyhow!("push: {e}"))?;
-    let secs = started.elapsed().as_secs_f64();
-    if args.json {
-        super::render::print_json(&s, false)?;
-        return Ok(0);
+    out.map_err(|e| anyhow!("push: {e}"))
+}
+
+fn print_summary(s: &PushSummary, url: &TeamUrl, secs: f64, json: bool) -> Result<()> {
+    if json {
+        return super::render::print_json(s, false);
     }
     let mut lines = vec![format!(
-        "pushed machine {} to {url} in {secs:.1}s: {} events in {} batch(es), {} code chunks",
-        s.machine, s.events_sent, s.batches, s.chunks_sent
+        "pushed machine {} to {url} in {secs:.1}s: {} events ({} vector codes) in {} batch(es), \
+         {} code chunks ({} vector codes)",
+        s.machine,
+        s.events_sent,
+        s.event_vectors_sent,
+        s.batches,
+        s.chunks_sent,
+        s.chunk_vectors_sent
     )];
     if s.episodes_skipped {
         lines.push("episodes: unchanged since the last push".to_string());
@@ -86,8 +123,22 @@ pub fn run(data_dir: &Path, args: PushArgs) -> Result<i32> {
     if s.code_skipped {
         lines.push("code: unchanged since the last push".to_string());
     }
+    if s.knowledge_skipped {
+        lines.push("agent knowledge: unchanged since the last push".to_string());
+    } else if s.knowledge_rows > 0 {
+        lines.push(format!(
+            "agent knowledge: {} skills, {} actors, {} skill uses ({} rows in all)",
+            s.skills_sent, s.actors_sent, s.skill_uses_sent, s.knowledge_rows
+        ));
+    }
     if s.schema_before == 0 {
         lines.push("the team index was empty: its schema was created".to_string());
+    } else if s.schema_before < knowledge::team::schema::VERSION {
+        lines.push(format!(
+            "the team index's schema was upgraded from version {} to {}",
+            s.schema_before,
+            knowledge::team::schema::VERSION
+        ));
     }
     if s.redacted_again > 0 {
         lines.push(format!(
@@ -95,6 +146,98 @@ pub fn run(data_dir: &Path, args: PushArgs) -> Result<i32> {
             s.redacted_again
         ));
     }
-    super::render::write_out(&format!("{}\n", lines.join("\n")))?;
+    if s.interrupted {
+        lines.push("stopped before the end: the next push carries on".to_string());
+    }
+    super::render::write_out(&format!("{}\n", lines.join("\n")))
+}
+
+/// Set by SIGINT / SIGTERM; a second signal ends the process at once.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_stop_signal(sig: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+    // SAFETY: signal() is async-signal-safe; the default action makes a second Ctrl-C final.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+    }
+}
+
+fn catch_stop_signals() {
+    let handler = on_stop_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    // SAFETY: the handler only stores to an atomic and resets its own disposition.
+    unsafe {
+        libc::signal(libc::SIGINT, handler);
+        libc::signal(libc::SIGTERM, handler);
+    }
+}
+
+/// `push --watch`: push now, then again whenever the local stores' revision changes.
+fn watch(data_dir: &Path, url: &TeamUrl, plan: &PushPlan, json: bool) -> Result<i32> {
+    catch_stop_signals();
+    let (tx, woken) = mpsc::channel::<()>();
+    let wake = tx.clone();
+    let following = knowledge::watch::background(data_dir, move |ev| match ev {
+        WatchEvent::Indexed(_) => {
+            let _ = wake.send(());
+        }
+        WatchEvent::Busy(_) => {}
+        WatchEvent::Failed(why) => {
+            eprintln!("indexing failed: {}", super::render::clean(&why));
+        }
+    })
+    .map_err(|e| anyhow!("push --watch: {e}"))?;
+    match &following {
+        Some(w) => eprintln!(
+            "pushing machine {} to {url} as the index follows {} folders; Ctrl-C to stop",
+            plan.machine,
+            w.roots().len()
+        ),
+        None => eprintln!(
+            "pushing machine {} to {url} whenever the index changes (this data dir was never \
+             indexed with `knowledge index`, so nothing is watched here: another process \
+             indexes it); Ctrl-C to stop",
+            plan.machine
+        ),
+    }
+    let mut pushed: Option<String> = None;
+    let mut retry_at: Option<(Instant, Duration)> = None;
+    let mut last_error = String::new();
+    while !STOP.load(Ordering::SeqCst) {
+        let rev = local_revision(data_dir);
+        let due = retry_at.is_none_or(|(at, _)| Instant::now() >= at);
+        if pushed.as_deref() != Some(rev.as_str()) && due {
+            let started = Instant::now();
+            match push_once(data_dir, url, plan, &STOP) {
+                Ok(s) => {
+                    if !s.interrupted {
+                        pushed = Some(rev);
+                    }
+                    retry_at = None;
+                    last_error.clear();
+                    let sent = s.events_sent + s.chunks_sent + s.knowledge_rows;
+                    if json || sent > 0 || s.sessions_removed > 0 || s.interrupted {
+                        print_summary(&s, url, started.elapsed().as_secs_f64(), json)?;
+                    }
+                }
+                Err(e) => {
+                    let why = e.to_string();
+                    if why != last_error {
+                        eprintln!("knowledge: {why} (trying again)");
+                        last_error = why;
+                    }
+                    let wait = retry_at.map_or(Duration::from_secs(1), |(_, w)| {
+                        (w * 2).min(RETRY_MAX)
+                    });
+                    retry_at = Some((Instant::now() + wait, wait));
+                }
+            }
+        }
+        let _ = woken.recv_timeout(LOOK_EVERY);
+    }
+    drop(tx);
+    // Dropping the watch lets an index batch in progress finish (the local stores stay whole).
+    drop(following);
+    eprintln!("push --watch stopped");
     Ok(0)
 }

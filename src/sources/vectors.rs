@@ -14,6 +14,7 @@
 
 use std::collections::HashMap;
 
+pub mod export;
 mod scan;
 #[cfg(test)]
 mod storage_tests;

@@ -165,3 +165,13 @@ pub fn check_machine(name: &str) -> Result<(), TeamError> {
         )))
     }
 }
+
+/// A stored sign code as the text of a `bit(128)`: bit `i` (from the left) is dimension `i`'s
+/// sign, as [`crate::text::embed::sign_code`] packs it (dimension `i` in byte `i / 8`, bit
+/// `i % 8`). A query's code goes through the same function, so `bit_count(a # b)` is the Hamming
+/// distance the local scan ranks by.
+pub fn code_bits(code: &[u8]) -> String {
+    (0..code.len() * 8)
+        .map(|i| if code[i / 8] >> (i % 8) & 1 == 1 { '1' } else { '0' })
+        .collect()
+}
