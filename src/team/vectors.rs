@@ -13,8 +13,8 @@ use crate::text::embed::{self, Embedder};
 /// The schema version that holds the codes (`kn_event_vec`, `kn_chunk_vec`).
 pub const SINCE_VERSION: i32 = 2;
 
-/// Bits of a stored code (the local stores keep the first 128 dimensions' signs).
-const CODE_BITS: usize = 128;
+/// Bytes of a stored code (the local stores keep the first 128 dimensions' signs).
+const CODE_BYTES: usize = 16;
 
 /// Windows the Hamming ranking hands to the exact rescoring for `depth` hits (a row has up to
 /// eight windows, and several of its windows may be near).
@@ -22,16 +22,12 @@ pub fn candidates(depth: usize) -> usize {
     (depth * 4).max(128)
 }
 
-/// The query's code as the text of a `bit(128)`: bit `i` from the left is dimension `i`'s sign,
-/// as the codes are pushed (`team::code_bits`).
+/// The query's code as the text of a `bit(128)`, exactly as the stored codes are pushed
+/// ([`super::code_bits`]).
 pub fn query_bits(query: &[f32]) -> String {
-    let code = embed::sign_code(query);
-    (0..CODE_BITS)
-        .map(|i| match code.get(i / 8) {
-            Some(b) if b >> (i % 8) & 1 == 1 => '1',
-            _ => '0',
-        })
-        .collect()
+    let mut code = embed::sign_code(query);
+    code.resize(CODE_BYTES, 0);
+    super::code_bits(&code)
 }
 
 /// The exact cosine of each row from its nearest windows (`(row, window, text)`): the best
