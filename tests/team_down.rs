@@ -47,7 +47,10 @@ fn a_stopped_server_degrades_the_team_source_and_a_restarted_one_answers_again()
     knowledge::indexing::index_all(
         &data,
         &knowledge::indexing::IndexPlan {
-            sessions: vec![tmp.path().join("tree/claude"), tmp.path().join("tree/codex")],
+            sessions: vec![
+                tmp.path().join("tree/claude"),
+                tmp.path().join("tree/codex"),
+            ],
             ..Default::default()
         },
         &mut |_| {},

@@ -32,10 +32,10 @@ async fn mcp_answers_from(team: &Team) {
     cmd.arg("--data-dir")
         .arg(team.lead.path())
         .args(["--team", &team.url, "mcp", "--no-watch"]);
-    let client = ()
-        .serve(TokioChildProcess::new(cmd).expect("start knowledge mcp"))
-        .await
-        .expect("MCP handshake");
+    let client =
+        ().serve(TokioChildProcess::new(cmd).expect("start knowledge mcp"))
+            .await
+            .expect("MCP handshake");
     let args = json!({"schema": "knowledge.search/v1", "query": "кто чинил доступ к MySQL",
                       "budget": {"max_tokens": 20000}});
     let r = client
@@ -96,7 +96,7 @@ impl Tmux {
             if ok(&screen) {
                 return screen;
             }
-            if start.elapsed() > Duration::from_secs(30) {
+            if start.elapsed() > Duration::from_secs(90) {
                 panic!("timed out waiting for {what}; the screen:\n{screen}");
             }
             std::thread::sleep(Duration::from_millis(150));

@@ -31,7 +31,10 @@ fn client(c: &Cluster, user: &str, db: &str) -> postgres::Client {
 }
 
 fn count(c: &Cluster, db: &str, sql: &str) -> i64 {
-    client(c, "admin", db).query_one(sql, &[]).expect(sql).get(0)
+    client(c, "admin", db)
+        .query_one(sql, &[])
+        .expect(sql)
+        .get(0)
 }
 
 fn local_count(db: &Path, sql: &str) -> i64 {
@@ -146,7 +149,11 @@ fn a_push_sends_skills_actors_skill_uses_and_codes_and_a_second_push_adds_nothin
 
     let second = push_as(data, &url, "laptop-k").expect("second push");
     assert!(second.episodes_skipped && second.code_skipped && second.knowledge_skipped);
-    assert_eq!(second.event_vectors_sent + second.knowledge_rows, 0, "{second:?}");
+    assert_eq!(
+        second.event_vectors_sent + second.knowledge_rows,
+        0,
+        "{second:?}"
+    );
     // Without the store revisions, the watermarks still send no event or code again, and the
     // agent-knowledge store is replaced by the same rows.
     client(c, "admin", &db)
@@ -210,7 +217,14 @@ fn a_newer_schema_is_refused_and_nothing_is_written() {
         text.contains(&format!("schema version {newer}")) && text.contains("upgrade knowledge"),
         "{text}"
     );
-    assert_eq!(count(c, &db, "SELECT count(*) FROM kn_session WHERE machine = 'm2'"), 0);
+    assert_eq!(
+        count(
+            c,
+            &db,
+            "SELECT count(*) FROM kn_session WHERE machine = 'm2'"
+        ),
+        0
+    );
     assert_eq!(count(c, &db, "SELECT count(*) FROM kn_store_rev"), 0);
     // The binary says the same and fails.
     let out = Command::new(env!("CARGO_BIN_EXE_knowledge"))
@@ -259,7 +273,10 @@ fn a_grown_transcript_sends_only_its_new_events_and_their_codes() {
     let new_codes = local_codes(&ep, &vectors::EVENTS) - codes_before;
     assert!(new_codes > 0, "the new event has codes locally");
     assert_eq!(second.event_vectors_sent as i64, new_codes, "{second:?}");
-    assert_eq!(team_counts(c, &db, "laptop-g"), local_counts(&world.data_dir));
+    assert_eq!(
+        team_counts(c, &db, "laptop-g"),
+        local_counts(&world.data_dir)
+    );
     assert_consistent(c, &db);
     // The codes sent are the new event's.
     let of_new = count(
@@ -302,7 +319,12 @@ fn a_push_killed_mid_way_with_codes_and_knowledge_leaves_the_database_consistent
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
         let _ = child.kill(); // SIGKILL
         let _ = child.wait();
-        if count(c, &db, "SELECT count(*) FROM pg_tables WHERE tablename = 'kn_session'") > 0 {
+        if count(
+            c,
+            &db,
+            "SELECT count(*) FROM pg_tables WHERE tablename = 'kn_session'",
+        ) > 0
+        {
             assert_consistent(c, &db);
         }
     }
@@ -357,9 +379,18 @@ fn a_push_role_cannot_touch_another_machines_knowledge_or_codes() {
     );
     push_as(data, &c.url("rv_mine", &db), "mine").expect("its own machine");
     let mut role = client(c, "rv_mine", &db);
-    for t in ["kn_skill", "kn_actor", "kn_skill_use", "kn_event_vec", "kn_chunk_vec"] {
+    for t in [
+        "kn_skill",
+        "kn_actor",
+        "kn_skill_use",
+        "kn_event_vec",
+        "kn_chunk_vec",
+    ] {
         let seen: i64 = role
-            .query_one(&format!("SELECT count(*) FROM {t} WHERE machine = 'other'"), &[])
+            .query_one(
+                &format!("SELECT count(*) FROM {t} WHERE machine = 'other'"),
+                &[],
+            )
             .expect("select")
             .get(0);
         assert_eq!(seen, 0, "{t}: another machine's rows are invisible");
@@ -371,7 +402,10 @@ fn a_push_role_cannot_touch_another_machines_knowledge_or_codes() {
             &format!("UPDATE {t} SET machine = 'other' WHERE machine = 'mine'"),
             &[],
         );
-        assert!(forged.is_err(), "{t}: its rows cannot move to another machine");
+        assert!(
+            forged.is_err(),
+            "{t}: its rows cannot move to another machine"
+        );
     }
     let planted = role.execute(
         "INSERT INTO kn_actor (machine, actor_id, name, kind, source, root_session, sessions,
@@ -379,7 +413,10 @@ fn a_push_role_cannot_touch_another_machines_knowledge_or_codes() {
          VALUES ('other', 'planted', 'x', 'main', 'claude', 's', 0, 0, 0, 0, 0, 0, 'unknown')",
         &[],
     );
-    assert!(planted.is_err(), "an actor cannot be planted on another machine");
+    assert!(
+        planted.is_err(),
+        "an actor cannot be planted on another machine"
+    );
     // Nor can it re-map itself, or drop what the owner made.
     let remap = role.execute("UPDATE kn_pusher SET machine = 'other'", &[]);
     assert_eq!(

@@ -83,7 +83,9 @@ fn local_and_team_answer_together_each_item_naming_its_machine_and_no_id_twice()
     let ep = &resp.lanes.episodes;
     assert!(!ep.header.degraded, "{doc:#}");
     assert!(
-        ep.header.source.starts_with("builtin.episodes+team.episodes"),
+        ep.header
+            .source
+            .starts_with("builtin.episodes+team.episodes"),
         "{}",
         ep.header.source
     );
@@ -110,7 +112,10 @@ fn local_and_team_answer_together_each_item_naming_its_machine_and_no_id_twice()
             }
         }
     }
-    assert!(mine > 0 && theirs > 0, "local {mine}, team {theirs}: {doc:#}");
+    assert!(
+        mine > 0 && theirs > 0,
+        "local {mine}, team {theirs}: {doc:#}"
+    );
     let ids: HashSet<&str> = ep.items.iter().map(|i| i.id.as_str()).collect();
     assert_eq!(ids.len(), ep.items.len(), "an id twice");
     // Every item reads back: a local one from this machine's store, a team one from the team.
@@ -124,7 +129,10 @@ fn local_and_team_answer_together_each_item_naming_its_machine_and_no_id_twice()
     // missing.
     let code = &resp.lanes.code;
     assert!(!code.items.is_empty(), "{doc:#}");
-    assert!(code.items.iter().all(|i| i.machine.as_deref() == Some(MACHINE)));
+    assert!(code
+        .items
+        .iter()
+        .all(|i| i.machine.as_deref() == Some(MACHINE)));
     assert!(code.header.degraded);
     assert!(resp
         .warnings
@@ -180,9 +188,11 @@ fn a_closed_port_degrades_the_team_source_and_the_local_lanes_keep_answering() {
             "{lane}: {doc:#}"
         );
         assert!(
-            resp.warnings.iter().any(|w| w.code == Code::SourceUnavailable
-                && w.lane.as_deref() == Some(lane)
-                && w.message.contains("127.0.0.1")),
+            resp.warnings
+                .iter()
+                .any(|w| w.code == Code::SourceUnavailable
+                    && w.lane.as_deref() == Some(lane)
+                    && w.message.contains("127.0.0.1")),
             "{lane}: {doc:#}"
         );
     }
@@ -205,7 +215,13 @@ fn the_cli_searches_local_and_team_and_refuses_team_only_without_a_team() {
     let out = Command::new(env!("CARGO_BIN_EXE_knowledge"))
         .arg("--data-dir")
         .arg(&own)
-        .args(["--team", &team.url, "search", "-q", "mysql connection config timeout"])
+        .args([
+            "--team",
+            &team.url,
+            "search",
+            "-q",
+            "mysql connection config timeout",
+        ])
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
@@ -227,4 +243,27 @@ fn the_cli_searches_local_and_team_and_refuses_team_only_without_a_team() {
         .expect("run");
     assert_eq!(refused.status.code(), Some(2), "{refused:?}");
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--team"));
+}
+
+#[test]
+fn the_team_skills_lane_conforms_and_the_vector_arm_answers_from_the_pushed_codes() {
+    use knowledge::engine::lanes::EpisodesSource;
+    use knowledge::team::source::{TeamConn, TeamEpisodes, TeamSkills};
+    let Some(team) = Team::shared() else {
+        return;
+    };
+    let url = TeamUrl::parse(&team.url).expect("url");
+    common::conformance::skills(&TeamSkills::new(TeamConn::new(url.clone())), "BOM CRLF");
+    // A question in other words than the transcript's: only the vector arm can place it.
+    let mut req = common::conformance::request("who repaired the database login");
+    req.vector = knowledge::text::embed::prepare_query(&req.query, &mut req.terms);
+    assert!(req.vector.is_some(), "the query has a vector");
+    let found = TeamEpisodes(TeamConn::new(url))
+        .search(&req)
+        .expect("search");
+    assert!(
+        found.hits.iter().any(|h| h.cosine.is_some()),
+        "no hit from the vector arm: {:?}",
+        found.hits
+    );
 }

@@ -72,7 +72,10 @@ fn push_watch_sends_a_new_session_within_seconds_and_sigterm_leaves_the_database
             ) > 0
     });
     assert_eq!(
-        count(&url, "SELECT count(*) FROM kn_event WHERE machine = 'watcher'"),
+        count(
+            &url,
+            "SELECT count(*) FROM kn_event WHERE machine = 'watcher'"
+        ),
         local_events
     );
     // A new session is written; nobody runs `knowledge index`.
@@ -82,7 +85,12 @@ fn push_watch_sends_a_new_session_within_seconds_and_sigterm_leaves_the_database
         .root
         .join(format!("claude/projects/-DEMO--repos-billing/{sid}.jsonl"));
     let cwd = w.world.root.join("repos/billing").display().to_string();
-    append_line(&file, sid, &cwd, "pushed from the watch: the kafka consumer lag alert");
+    append_line(
+        &file,
+        sid,
+        &cwd,
+        "pushed from the watch: the kafka consumer lag alert",
+    );
     eventually("the new session reaching the team", &lines, || {
         count(
             &url,
@@ -104,9 +112,17 @@ fn push_watch_sends_a_new_session_within_seconds_and_sigterm_leaves_the_database
         assert!(started.elapsed() < DEADLINE, "push --watch ignored SIGTERM");
         std::thread::sleep(Duration::from_millis(100));
     };
-    assert!(status.success(), "{status:?}: {:?}", lines.lock().expect("lines"));
     assert!(
-        lines.lock().expect("lines").iter().any(|l| l.contains("push --watch stopped")),
+        status.success(),
+        "{status:?}: {:?}",
+        lines.lock().expect("lines")
+    );
+    assert!(
+        lines
+            .lock()
+            .expect("lines")
+            .iter()
+            .any(|l| l.contains("push --watch stopped")),
         "{:?}",
         lines.lock().expect("lines")
     );

@@ -226,9 +226,8 @@ fn watch(data_dir: &Path, url: &TeamUrl, plan: &PushPlan, json: bool) -> Result<
                         eprintln!("knowledge: {why} (trying again)");
                         last_error = why;
                     }
-                    let wait = retry_at.map_or(Duration::from_secs(1), |(_, w)| {
-                        (w * 2).min(RETRY_MAX)
-                    });
+                    let wait =
+                        retry_at.map_or(Duration::from_secs(1), |(_, w)| (w * 2).min(RETRY_MAX));
                     retry_at = Some((Instant::now() + wait, wait));
                 }
             }

@@ -201,7 +201,11 @@ impl Layered<dyn EpisodesSource> {
     /// The external hits that are not this machine's own (pushed by it, or of a session the
     /// built-in store holds: that id reads back from the built-in store), fused with the
     /// built-in ones.
-    fn merge_episodes(&self, both: &Both, depth: usize) -> impl FnOnce(EpisodesAnswer, EpisodesAnswer) -> EpisodesAnswer + '_ {
+    fn merge_episodes(
+        &self,
+        both: &Both,
+        depth: usize,
+    ) -> impl FnOnce(EpisodesAnswer, EpisodesAnswer) -> EpisodesAnswer + '_ {
         let both = both.clone();
         move |local, remote| {
             let mut held: HashMap<String, bool> = HashMap::new();
@@ -218,7 +222,11 @@ impl Layered<dyn EpisodesSource> {
             EpisodesAnswer {
                 stats: add_lane_stats(local.stats, remote.stats),
                 hits: fuse_ranked(local.hits, theirs, depth),
-                unanswered: local.unanswered.into_iter().chain(remote.unanswered).collect(),
+                unanswered: local
+                    .unanswered
+                    .into_iter()
+                    .chain(remote.unanswered)
+                    .collect(),
             }
         }
     }
@@ -238,7 +246,11 @@ fn merge_code(both: &Both, depth: usize) -> impl FnOnce(CodeAnswer, CodeAnswer) 
         CodeAnswer {
             index_rev: both_revs(local.index_rev, remote.index_rev),
             hits: fuse_ranked(local.hits, theirs, depth),
-            unanswered: local.unanswered.into_iter().chain(remote.unanswered).collect(),
+            unanswered: local
+                .unanswered
+                .into_iter()
+                .chain(remote.unanswered)
+                .collect(),
             ..local
         }
     }
@@ -256,7 +268,11 @@ fn merge_skills(depth: usize) -> impl FnOnce(SkillsAnswer, SkillsAnswer) -> Skil
         SkillsAnswer {
             index_rev: both_revs(local.index_rev, remote.index_rev),
             hits: fuse_ranked(local.hits, theirs, depth),
-            unanswered: local.unanswered.into_iter().chain(remote.unanswered).collect(),
+            unanswered: local
+                .unanswered
+                .into_iter()
+                .chain(remote.unanswered)
+                .collect(),
         }
     }
 }
@@ -295,8 +311,7 @@ impl EpisodesSource for Layered<dyn EpisodesSource> {
         let Searched::Both(both) = &self.searched else {
             return self.external.search(req);
         };
-        let (local, remote) =
-            self.ask_both(both, req, self.external.name(), |s, r| s.search(r));
+        let (local, remote) = self.ask_both(both, req, self.external.name(), |s, r| s.search(r));
         combine(local, remote, self.merge_episodes(both, req.depth))
     }
     fn episode(&self, session_id: &str, seq: u64, context: u64) -> Result<Episode, EpisodeError> {
@@ -387,8 +402,7 @@ impl CodeSource for Layered<dyn CodeSource> {
         let Searched::Both(both) = &self.searched else {
             return self.external.search(req);
         };
-        let (local, remote) =
-            self.ask_both(both, req, self.external.name(), |s, r| s.search(r));
+        let (local, remote) = self.ask_both(both, req, self.external.name(), |s, r| s.search(r));
         combine(local, remote, merge_code(both, req.depth))
     }
     fn read(
@@ -439,8 +453,7 @@ impl SkillsSource for Layered<dyn SkillsSource> {
         let Searched::Both(both) = &self.searched else {
             return self.external.search(req);
         };
-        let (local, remote) =
-            self.ask_both(both, req, self.external.name(), |s, r| s.search(r));
+        let (local, remote) = self.ask_both(both, req, self.external.name(), |s, r| s.search(r));
         combine(local, remote, merge_skills(req.depth))
     }
     fn stats(&self) -> Result<AgentKnowledgeStats, SourceFailure> {

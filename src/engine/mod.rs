@@ -32,8 +32,8 @@ use std::time::Duration;
 use crate::config::DataDir;
 use lanes::{CodeSource, EpisodesSource, SkillsSource};
 pub use lanes::{Episode, EpisodeError, EpisodeEvent, EpisodeSession};
-pub use layered::{Both, Searched};
 use layered::Layered;
+pub use layered::{Both, Searched};
 
 /// Where the engine's stores live and how it behaves.
 #[derive(Debug, Clone)]

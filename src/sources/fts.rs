@@ -103,7 +103,10 @@ pub fn bounded_tiers(terms: &[String], dfs: &[u64], cap: u64) -> Vec<Tier> {
     let total: u64 = known.iter().map(|(_, df)| df).sum();
     let tier = |any: Vec<String>, together: Vec<Vec<String>>| Tier { any, together };
     if total <= cap || known.len() == 1 {
-        return vec![tier(known.iter().map(|(t, _)| t.to_string()).collect(), vec![])];
+        return vec![tier(
+            known.iter().map(|(t, _)| t.to_string()).collect(),
+            vec![],
+        )];
     }
     known.sort_by_key(|(_, df)| *df);
     let mut rare: Vec<String> = Vec::new();

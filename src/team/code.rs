@@ -214,7 +214,9 @@ impl CodeSource for TeamCode {
                     end_line: k.end_line,
                     source_kind: k.source_kind,
                     symbol: k.symbol,
-                    score: f.lexical.unwrap_or_else(|| f64::from(f.cosine.unwrap_or(0.0))),
+                    score: f
+                        .lexical
+                        .unwrap_or_else(|| f64::from(f.cosine.unwrap_or(0.0))),
                     why,
                     snippet: redact::redact(&snippet::cut(&k.text, &req.terms, req.snippet_chars))
                         .text,

@@ -172,6 +172,12 @@ pub fn check_machine(name: &str) -> Result<(), TeamError> {
 /// distance the local scan ranks by.
 pub fn code_bits(code: &[u8]) -> String {
     (0..code.len() * 8)
-        .map(|i| if code[i / 8] >> (i % 8) & 1 == 1 { '1' } else { '0' })
+        .map(|i| {
+            if code[i / 8] >> (i % 8) & 1 == 1 {
+                '1'
+            } else {
+                '0'
+            }
+        })
         .collect()
 }

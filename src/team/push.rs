@@ -155,7 +155,9 @@ pub fn local_revision(data_dir: &Path) -> String {
         open_ro(db).map_or_else(|_| String::new(), |c| rev(&c))
     };
     [
-        read(&files.episodes_db(), &|c| episodes::store_rev(c).unwrap_or_default()),
+        read(&files.episodes_db(), &|c| {
+            episodes::store_rev(c).unwrap_or_default()
+        }),
         read(&files.code_db(), &code_rev),
         read(&files.knowledge_db(), &|c| {
             meta_get(c, "index_rev").unwrap_or_default()
@@ -264,7 +266,12 @@ fn push_code(
         "mtime_ms",
         "tsv",
     ];
-    let mut w = Staged::start(&mut tx, "kn_chunk_in", "(LIKE kn_chunk) ON COMMIT DROP", &COLS)?;
+    let mut w = Staged::start(
+        &mut tx,
+        "kn_chunk_in",
+        "(LIKE kn_chunk) ON COMMIT DROP",
+        &COLS,
+    )?;
     let mut stmt = conn
         .prepare(
             "SELECT c.chunk_id, c.root, c.path, c.start_line, c.end_line, c.source_kind, c.symbol,
@@ -317,7 +324,12 @@ fn push_code(
     w.finish()?;
     tx.batch_execute("INSERT INTO kn_chunk SELECT * FROM kn_chunk_in")?;
     let cols = ["machine", "chunk_id", "win", "code"];
-    let mut w = Staged::start(&mut tx, "kn_chunk_vec_in", "(LIKE kn_chunk_vec) ON COMMIT DROP", &cols)?;
+    let mut w = Staged::start(
+        &mut tx,
+        "kn_chunk_vec_in",
+        "(LIKE kn_chunk_vec) ON COMMIT DROP",
+        &cols,
+    )?;
     let mut failed = None;
     export::for_each_code(&conn, &vectors::CHUNKS, |(parent, win, bits)| {
         let Some(cid) = chunk_ids.get(&parent) else {

@@ -30,7 +30,7 @@ pub struct TeamConn {
     /// The connection and the schema version of its database.
     client: Mutex<Option<(postgres::Client, i32)>>,
     /// Document frequencies by (table, term), with when they were counted.
-    dfs: Mutex<HashMap<(&'static str, String), (u64, Instant)>>,
+    dfs: Mutex<DfCache>,
     /// The last connection attempt that failed slowly, and why.
     slow: Mutex<Option<(Instant, SourceFailure)>>,
 }
@@ -38,6 +38,9 @@ pub struct TeamConn {
 /// A connection attempt this slow to fail marks the server as unreachable for [`SLOW_BACKOFF`].
 const SLOW_CONNECT: Duration = Duration::from_secs(1);
 const SLOW_BACKOFF: Duration = Duration::from_secs(15);
+
+/// Counted document frequencies: (table, term) → (rows, when counted).
+type DfCache = HashMap<(&'static str, String), (u64, Instant)>;
 
 /// How long a counted document frequency is used before it is counted again.
 const DF_TTL: Duration = Duration::from_secs(300);
@@ -409,7 +412,10 @@ impl TeamEpisodes {
             windows.push((key.clone(), win, row.text.clone()));
             rows.entry(key).or_insert(row);
         }
-        Ok(vectors::capped(vectors::rescore(emb, query, windows), depth))
+        Ok(vectors::capped(
+            vectors::rescore(emb, query, windows),
+            depth,
+        ))
     }
 }
 

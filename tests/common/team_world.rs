@@ -87,8 +87,9 @@ impl Team {
 
     /// One value per row of every team table, as the superuser sees it.
     fn tables(&self, each_row: &str) -> Vec<(String, String)> {
-        let mut c = postgres::Client::connect(&self.cluster.url("admin", &self.db), postgres::NoTls)
-            .expect("connect");
+        let mut c =
+            postgres::Client::connect(&self.cluster.url("admin", &self.db), postgres::NoTls)
+                .expect("connect");
         let tables: Vec<String> = c
             .query(
                 "SELECT tablename::text FROM pg_tables WHERE tablename LIKE 'kn\\_%'

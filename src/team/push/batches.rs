@@ -181,7 +181,10 @@ pub(super) fn make_batches(
         }
         if rows >= BATCH_EVENTS {
             (batch.looked, batch.total) = (i as u64 + 1, sessions.len() as u64);
-            if send.send(Msg::Batch(Box::new(std::mem::take(&mut batch)))).is_err() {
+            if send
+                .send(Msg::Batch(Box::new(std::mem::take(&mut batch))))
+                .is_err()
+            {
                 return Ok(());
             }
             rows = 0;
@@ -399,9 +402,13 @@ fn add_codes(
         let seq = seq.to_string();
         for (win, bits) in codes.get(id).into_iter().flatten() {
             let (win, bits) = (win.to_string(), code_bits(bits));
-            batch
-                .codes
-                .row(&[Some(&plan.machine), Some(sid), Some(&seq), Some(&win), Some(&bits)]);
+            batch.codes.row(&[
+                Some(&plan.machine),
+                Some(sid),
+                Some(&seq),
+                Some(&win),
+                Some(&bits),
+            ]);
         }
     }
     Ok(())

@@ -22,13 +22,8 @@ impl<'t> Staged<'t> {
         create: &str,
         cols: &[&str],
     ) -> Result<Staged<'t>, TeamError> {
-        tx.batch_execute(&format!(
-            "CREATE TEMP TABLE {staging} {create}"
-        ))?;
-        let w = tx.copy_in(&format!(
-            "COPY {staging} ({}) FROM STDIN",
-            cols.join(", ")
-        ))?;
+        tx.batch_execute(&format!("CREATE TEMP TABLE {staging} {create}"))?;
+        let w = tx.copy_in(&format!("COPY {staging} ({}) FROM STDIN", cols.join(", ")))?;
         Ok(Staged {
             w,
             line: String::with_capacity(4096),

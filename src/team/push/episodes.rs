@@ -222,4 +222,3 @@ fn send_batch(
     summary.batches += 1;
     Ok(())
 }
-

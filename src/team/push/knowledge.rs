@@ -210,7 +210,12 @@ fn send_table(
     let mut team_cols = vec!["machine"];
     team_cols.extend(&names);
     let staging = format!("{}_in", t.team);
-    let mut w = Staged::start(tx, &staging, &format!("(LIKE {}) ON COMMIT DROP", t.team), &team_cols)?;
+    let mut w = Staged::start(
+        tx,
+        &staging,
+        &format!("(LIKE {}) ON COMMIT DROP", t.team),
+        &team_cols,
+    )?;
     let mut stmt = conn
         .prepare(&format!("SELECT {} FROM {}", names.join(", "), t.local))
         .map_err(local("agent knowledge"))?;
@@ -254,7 +259,10 @@ fn send_skills(
         &cols,
     )?;
     let mut stmt = conn
-        .prepare(&format!("SELECT {} FROM ak_skill ORDER BY id", names.join(", ")))
+        .prepare(&format!(
+            "SELECT {} FROM ak_skill ORDER BY id",
+            names.join(", ")
+        ))
         .map_err(local("agent knowledge"))?;
     let mut rows = stmt.query([]).map_err(local("agent knowledge"))?;
     while let Some(r) = rows.next().map_err(local("agent knowledge"))? {
