@@ -162,7 +162,8 @@ fn search_figures(c: &pg::Cluster, db: &str, data: &std::path::Path, sessions: u
         .iter()
         .map(|t| format!("'{t}'"))
         .collect::<Vec<_>>()
-        .join(" | ");
+        .join(" | ")
+        .replace('\'', "''");
     let plan = client
         .query(
             &format!(
