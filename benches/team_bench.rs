@@ -108,37 +108,76 @@ fn main() {
         t.elapsed().as_secs_f64()
     );
     c.sql(&db, "ANALYZE");
-    let mut config = EngineConfig::new(&data);
-    config.log = false;
-    config.semantic = false;
-    config.team = Some(c.url("admin", &db));
-    config.lane_timeout = std::time::Duration::from_secs(10);
-    let engine = knowledge::open_engine(config);
-    let mut ms = Vec::new();
+    search_figures(c, &db, &data, sessions * machines, events);
+}
+
+/// Team search speed: P50/P95/max of `Engine::search` over the episodes and code lanes with the
+/// team index alone (`--team-only`) and beside this machine's index (`--team`), the two kinds
+/// interleaved round by round so both see the same load; then the lexical lane query's plan.
+fn search_figures(c: &pg::Cluster, db: &str, data: &std::path::Path, sessions: usize, events: u64) {
+    let engine = |only: bool| {
+        let mut config = EngineConfig::new(data);
+        config.log = false;
+        config.semantic = false;
+        config.team = Some(c.url("admin", db));
+        config.team_only = only;
+        config.machine = Some("machine-00".into());
+        config.lane_timeout = std::time::Duration::from_secs(10);
+        knowledge::open_engine(config)
+    };
+    let kinds = [("team only", engine(true)), ("local + team", engine(false))];
+    let mut ms: Vec<Vec<f64>> = vec![Vec::new(); kinds.len()];
     for round in 0..5 {
         for q in QUERIES {
-            let mut req = SearchRequest::new(*q);
-            req.include = [Lane::Episodes, Lane::Code].into_iter().collect();
-            let t = Instant::now();
-            let resp = engine.search(&req);
-            let took = t.elapsed().as_secs_f64() * 1000.0;
-            if round > 0 {
-                ms.push(took);
+            for (k, (name, engine)) in kinds.iter().enumerate() {
+                let mut req = SearchRequest::new(*q);
+                req.include = [Lane::Episodes, Lane::Code].into_iter().collect();
+                let t = Instant::now();
+                let resp = engine.search(&req);
+                let took = t.elapsed().as_secs_f64() * 1000.0;
+                if round > 0 {
+                    ms[k].push(took);
+                }
+                assert!(
+                    resp.lanes.episodes.items.is_empty() || !resp.lanes.episodes.header.degraded,
+                    "{name}: {q}: degraded"
+                );
             }
-            assert!(!resp.lanes.episodes.header.degraded, "{q}: degraded");
         }
     }
-    ms.sort_by(f64::total_cmp);
-    println!(
-        "[team] search over {} sessions ({} events): P50 {:.1} ms, P95 {:.1} ms, max {:.1} ms \
-         ({} queries)",
-        sessions * machines,
-        events,
-        pct(&ms, 0.5),
-        pct(&ms, 0.95),
-        ms[ms.len() - 1],
-        ms.len()
-    );
+    for ((name, _), ms) in kinds.iter().zip(ms.iter_mut()) {
+        ms.sort_by(f64::total_cmp);
+        println!(
+            "[team] search ({name}) over {sessions} sessions ({events} events): P50 {:.1} ms, \
+             P95 {:.1} ms, max {:.1} ms ({} queries)",
+            pct(ms, 0.5),
+            pct(ms, 0.95),
+            ms[ms.len() - 1],
+            ms.len()
+        );
+    }
+    let mut client = postgres::Client::connect(&c.url("admin", db), postgres::NoTls).expect("pg");
+    let terms = knowledge::text::tokens::query_terms(QUERIES[0]);
+    let q = terms
+        .iter()
+        .map(|t| format!("'{t}'"))
+        .collect::<Vec<_>>()
+        .join(" | ")
+        .replace('\'', "''");
+    let plan = client
+        .query(
+            &format!(
+                "EXPLAIN (ANALYZE, BUFFERS) SELECT e.machine, e.session_id, e.seq
+                 FROM kn_event e WHERE e.tsv @@ '{q}'::tsquery
+                 ORDER BY ts_rank(e.tsv, '{q}'::tsquery, 1) DESC LIMIT 180"
+            ),
+            &[],
+        )
+        .expect("explain");
+    println!("[team] plan of the lexical arm for {:?}:", QUERIES[0]);
+    for r in plan {
+        println!("    {}", r.get::<_, String>(0));
+    }
 }
 
 /// Where a push's time goes on this machine's side: reading the events from SQLite, redacting

@@ -40,17 +40,25 @@ pub struct TeamConfig {
     pub machine: Option<String>,
 }
 
-static TEAM_SEARCH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+/// The team index a process searches (`--team URL`, with `--team-only`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TeamSearch {
+    pub url: String,
+    /// The team index alone, not beside this machine's episodes and code.
+    pub only: bool,
+}
+
+static TEAM_SEARCH: std::sync::OnceLock<TeamSearch> = std::sync::OnceLock::new();
 
 /// Answer from this team index in every engine this process opens (`--team URL`, set once by
-/// the binary before any engine is opened).
-pub fn search_team(url: String) {
-    let _ = TEAM_SEARCH.set(url);
+/// the binary before any engine is opened): beside this machine's indexes, or alone (`only`).
+pub fn search_team(url: String, only: bool) {
+    let _ = TEAM_SEARCH.set(TeamSearch { url, only });
 }
 
 /// The team index set by [`search_team`], if any.
-pub fn team_searched() -> Option<&'static str> {
-    TEAM_SEARCH.get().map(String::as_str)
+pub fn team_searched() -> Option<&'static TeamSearch> {
+    TEAM_SEARCH.get()
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]

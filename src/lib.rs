@@ -33,30 +33,17 @@ pub mod team;
 pub mod text;
 pub mod watch;
 
-/// The engine for a config: the built-in sources, with the team index (`--team URL`) or the
-/// external MCP sources the config names (`[sources.code]`, `[sources.episodes]`) in their place.
+/// The engine for a config: the built-in sources, with the team index (`--team URL`, beside
+/// them or alone) or the external MCP sources the config names (`[sources.code]`,
+/// `[sources.episodes]`) in their place.
 pub fn open_engine(config: engine::EngineConfig) -> engine::Engine {
     let mut engine = engine::Engine::open(config);
-    let (episodes, code) = match engine.config.team.as_deref() {
-        Some(url) => match team::source::lanes(url) {
-            Ok((e, c)) => (Some(e), Some(c)),
-            Err(e) => {
-                let failure = engine::lanes::SourceFailure::new(
-                    contract::Code::SourceUnavailable,
-                    e.to_string(),
-                );
-                let lane = |name: &str| engine::lanes::Unavailable {
-                    name: name.to_string(),
-                    failure: failure.clone(),
-                };
-                (
-                    Some(std::sync::Arc::new(lane("team.episodes")) as _),
-                    Some(std::sync::Arc::new(lane("team.code")) as _),
-                )
-            }
-        },
-        None => adapters::mcp::wire(&engine.config.sources, engine.config.lane_timeout),
-    };
-    engine.attach(episodes, code, None);
+    if engine.config.team.is_some() {
+        team::wire::attach(&mut engine);
+    } else {
+        let (episodes, code) =
+            adapters::mcp::wire(&engine.config.sources, engine.config.lane_timeout);
+        engine.attach(episodes, code, None);
+    }
     engine
 }

@@ -329,6 +329,7 @@ fn team_engine(url: &str) -> Engine {
     let mut config = EngineConfig::load(&common::world::demo().data_dir).expect("config");
     config.log = false;
     config.team = Some(url.to_string());
+    config.team_only = true;
     knowledge::open_engine(config)
 }
 
@@ -402,9 +403,10 @@ fn a_down_server_degrades_the_team_lanes_and_the_local_lanes_keep_answering() {
     let text = out.to_string();
     assert!(text.contains("KNOWLEDGE_SOURCE_UNAVAILABLE"), "{text}");
     assert!(text.contains("cannot be reached"), "{text}");
-    // The local skills lane still answers (not degraded); with both the episodes and the code
-    // source gone the contract keeps no items (KNOWLEDGE_NO_SOURCE), and says so.
-    assert_eq!(out["lanes"]["skills"]["degraded"], false, "{out:#}");
+    // `--team-only`: the skills lane is the team's too, and degrades with it; with both the
+    // episodes and the code source gone the contract keeps no items (KNOWLEDGE_NO_SOURCE), and
+    // says so. (Local + team, the default, keeps the local lanes answering: tests/team_search.rs.)
+    assert_eq!(out["lanes"]["skills"]["degraded"], true, "{out:#}");
     assert!(text.contains("KNOWLEDGE_NO_SOURCE"), "{text}");
     // Reading an event of this machine needs no server: the local store answers first.
     let local = common::world::demo().engine();

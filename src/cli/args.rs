@@ -17,10 +17,13 @@ pub struct Cli {
     /// The explorer without watching the indexed folders for new sessions and edits
     #[arg(long)]
     pub no_watch: bool,
-    /// Answer from a team index (PostgreSQL URL) instead of this machine's episodes and code:
+    /// Answer from a team index (PostgreSQL URL) beside this machine's episodes and code:
     /// search, the explorer and `mcp` (docs/TEAM.md)
     #[arg(long, global = true, value_name = "URL")]
     pub team: Option<String>,
+    /// With --team: the team index alone, not this machine's episodes and code
+    #[arg(long, global = true, requires = "team")]
+    pub team_only: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }

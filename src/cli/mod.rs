@@ -40,7 +40,7 @@ pub fn run() -> i32 {
     };
     let data_dir = data_dir(cli.data_dir.clone());
     if let Some(url) = cli.team.clone() {
-        knowledge::config::search_team(url);
+        knowledge::config::search_team(url, cli.team_only);
     }
     let reads_only = matches!(
         cli.command,

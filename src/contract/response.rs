@@ -195,6 +195,10 @@ pub struct CodeItem {
     pub symbol: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mtime: Option<String>,
+    /// An optional v1 addition: the machine whose index holds the chunk, when it came from a
+    /// team index (`--team`); absent for this machine's own index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

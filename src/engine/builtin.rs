@@ -48,6 +48,7 @@ impl EpisodesSource for BuiltinEpisodes {
         Ok(EpisodesAnswer {
             stats,
             hits: hits.into_iter().map(lane_hit).collect(),
+            unanswered: Vec::new(),
         })
     }
     fn episode(&self, session_id: &str, seq: u64, context: u64) -> Result<Episode, EpisodeError> {
@@ -226,8 +227,10 @@ impl CodeSource for BuiltinCode {
                     mtime: Some(h.mtime),
                     mtime_ms: Some(h.mtime_ms),
                     root: h.root,
+                    machine: None,
                 })
                 .collect(),
+            unanswered: Vec::new(),
         })
     }
     fn read(

@@ -144,6 +144,9 @@ impl HitSession {
 pub struct EpisodesAnswer {
     pub stats: LaneStats,
     pub hits: Vec<EpisodeHit>,
+    /// The sources of a lane that asks several (local + team, `layered.rs`) which could not
+    /// answer: the lane answers with the rest and is degraded with a warning naming each.
+    pub unanswered: Vec<SourceFailure>,
 }
 
 pub trait EpisodesSource: Send + Sync {
@@ -291,6 +294,8 @@ pub struct CodeHit {
     pub mtime_ms: Option<i64>,
     /// The repository root (workspace) the chunk belongs to.
     pub root: String,
+    /// The machine that pushed the chunk to a team index (`None`: this machine's own).
+    pub machine: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -302,6 +307,8 @@ pub struct CodeAnswer {
     pub stale_paths: Vec<String>,
     pub drift: Option<serde_json::Value>,
     pub hits: Vec<CodeHit>,
+    /// As [`EpisodesAnswer::unanswered`].
+    pub unanswered: Vec<SourceFailure>,
 }
 
 pub trait CodeSource: Send + Sync {
@@ -362,6 +369,8 @@ pub struct SkillHit {
 pub struct SkillsAnswer {
     pub index_rev: Option<String>,
     pub hits: Vec<SkillHit>,
+    /// As [`EpisodesAnswer::unanswered`].
+    pub unanswered: Vec<SourceFailure>,
 }
 
 /// The skills lane and the agent-knowledge layer it stands on: the actors, who wrote which

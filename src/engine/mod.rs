@@ -33,6 +33,7 @@ use crate::config::DataDir;
 use lanes::{CodeSource, EpisodesSource, SkillsSource};
 pub use lanes::{Episode, EpisodeError, EpisodeEvent, EpisodeSession};
 use layered::Layered;
+pub use layered::{Both, Searched};
 
 /// Where the engine's stores live and how it behaves.
 #[derive(Debug, Clone)]
@@ -49,9 +50,15 @@ pub struct EngineConfig {
     /// `[search] semantic`: the built-in lanes run their vector arm and Russian query words are
     /// expanded to their English translations (default on; docs/RELEVANCE.md, "Semantic arm").
     pub semantic: bool,
-    /// A team index to answer from (`--team URL`): its episodes and code lanes replace the
-    /// local ones for search; lookups still ask the local stores first.
+    /// A team index to answer from (`--team URL`): its episodes and code are searched beside
+    /// this machine's (or alone, `team_only`); lookups ask the local stores first
+    /// (docs/TEAM.md).
     pub team: Option<String>,
+    /// `--team-only`: the team index in place of this machine's episodes and code.
+    pub team_only: bool,
+    /// This machine's name in the team index (`[team] machine`; `None`: the host name): its
+    /// rows there are this data dir's, pushed, and are not shown twice.
+    pub machine: Option<String>,
 }
 
 impl EngineConfig {
@@ -64,6 +71,8 @@ impl EngineConfig {
             sources: Default::default(),
             semantic: true,
             team: None,
+            team_only: false,
+            machine: None,
         }
     }
 
@@ -76,7 +85,9 @@ impl EngineConfig {
             dispatch: file.dispatch_availability(),
             sources: file.sources.clone(),
             semantic: file.semantic(),
-            team: crate::config::team_searched().map(str::to_string),
+            team: crate::config::team_searched().map(|t| t.url.clone()),
+            team_only: crate::config::team_searched().is_some_and(|t| t.only),
+            machine: file.team.machine.clone(),
             ..EngineConfig::new(data_dir)
         })
     }
@@ -152,25 +163,47 @@ impl Engine {
         }
     }
 
-    /// Put external sources in their lanes: each lane then searches the external source and
-    /// looks things up in the built-in store first (`layered.rs`).
+    /// Put external sources in their lanes in place of the built-in indexes: each lane then
+    /// searches the external source and looks things up in the built-in store first
+    /// (`layered.rs`).
     pub fn attach(
         &mut self,
         episodes: Option<Arc<dyn EpisodesSource>>,
         code: Option<Arc<dyn CodeSource>>,
         skills: Option<Arc<dyn SkillsSource>>,
     ) {
+        self.attach_searching(episodes, code, skills, Searched::External);
+    }
+
+    /// Put external sources in their lanes, searched as `searched` says (beside the built-in
+    /// indexes with [`Searched::Both`]).
+    pub fn attach_searching(
+        &mut self,
+        episodes: Option<Arc<dyn EpisodesSource>>,
+        code: Option<Arc<dyn CodeSource>>,
+        skills: Option<Arc<dyn SkillsSource>>,
+        searched: Searched,
+    ) {
         if let Some(external) = episodes {
-            let builtin = self.builtin.episodes.clone();
-            self.episodes = Arc::new(Layered { builtin, external });
+            self.episodes = Arc::new(Layered {
+                builtin: self.builtin.episodes.clone(),
+                external,
+                searched: searched.clone(),
+            });
         }
         if let Some(external) = code {
-            let builtin = self.builtin.code.clone();
-            self.code = Arc::new(Layered { builtin, external });
+            self.code = Arc::new(Layered {
+                builtin: self.builtin.code.clone(),
+                external,
+                searched: searched.clone(),
+            });
         }
         if let Some(external) = skills {
-            let builtin = self.builtin.skills.clone();
-            self.skills = Arc::new(Layered { builtin, external });
+            self.skills = Arc::new(Layered {
+                builtin: self.builtin.skills.clone(),
+                external,
+                searched,
+            });
         }
     }
 

@@ -61,59 +61,90 @@ pub fn bounded_match_tiers(
     let Some(dfs) = frequencies(conn, fts_table, terms) else {
         return tokens::fts_match_expr(terms).into_iter().collect();
     };
-    let mut known: Vec<(&String, u64)> = terms.iter().zip(dfs).filter(|(_, df)| *df > 0).collect();
+    bounded_tiers(terms, &dfs, cap)
+        .iter()
+        .map(|t| t.render(&quote, " OR ", " AND "))
+        .collect()
+}
+
+/// One tier of a bounded match: any of `any`, or all the terms of one of `together`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tier {
+    pub any: Vec<String>,
+    pub together: Vec<Vec<String>>,
+}
+
+impl Tier {
+    /// The tier in a query language: each term through `quote`, alternatives joined by `or`,
+    /// terms required together by `and` (inside parentheses).
+    pub fn render(&self, quote: &dyn Fn(&str) -> String, or: &str, and: &str) -> String {
+        let mut parts: Vec<String> = self.any.iter().map(|t| quote(t)).collect();
+        for group in &self.together {
+            let inner: Vec<String> = group.iter().map(|t| quote(t)).collect();
+            parts.push(format!("({})", inner.join(and)));
+        }
+        parts.join(or)
+    }
+}
+
+/// The tiers for `terms` whose document frequencies are `dfs` (0: the term matches nothing),
+/// bounded by `cap`, narrowest first; none when no term matches. The same rule for every store
+/// that can say how common a term is (FTS5's vocabulary here, PostgreSQL's statistics for the
+/// team index).
+pub fn bounded_tiers(terms: &[String], dfs: &[u64], cap: u64) -> Vec<Tier> {
+    let mut known: Vec<(&String, u64)> = terms
+        .iter()
+        .zip(dfs.iter().copied())
+        .filter(|(_, df)| *df > 0)
+        .collect();
     if known.is_empty() {
         return Vec::new();
     }
     let total: u64 = known.iter().map(|(_, df)| df).sum();
+    let tier = |any: Vec<String>, together: Vec<Vec<String>>| Tier { any, together };
     if total <= cap || known.len() == 1 {
-        let or = known
-            .iter()
-            .map(|(t, _)| quote(t))
-            .collect::<Vec<_>>()
-            .join(" OR ");
-        return vec![or];
+        return vec![tier(
+            known.iter().map(|(t, _)| t.to_string()).collect(),
+            vec![],
+        )];
     }
     known.sort_by_key(|(_, df)| *df);
     let mut rare: Vec<String> = Vec::new();
     let mut budget = cap / 2;
-    let mut common: Vec<&String> = Vec::new();
+    let mut common: Vec<String> = Vec::new();
     for (t, df) in &known {
         if *df <= budget {
             budget -= df;
-            rare.push(quote(t));
+            rare.push(t.to_string());
         } else {
-            common.push(t);
+            common.push(t.to_string());
         }
     }
-    let together = |skip: Option<usize>| -> String {
-        let inner: Vec<String> = common
+    let all_but = |skip: Option<usize>| -> Vec<String> {
+        common
             .iter()
             .enumerate()
             .filter(|(i, _)| Some(*i) != skip)
-            .map(|(_, t)| quote(t))
-            .collect();
-        format!("({})", inner.join(" AND "))
+            .map(|(_, t)| t.clone())
+            .collect()
     };
-    let mut tiers = Vec::new();
     match common.len() {
-        0 => tiers.push(rare.join(" OR ")),
-        1 if rare.is_empty() => tiers.push(quote(common[0])),
-        1 => tiers.push(rare.join(" OR ")),
+        0 => vec![tier(rare, vec![])],
+        1 if rare.is_empty() => vec![tier(common, vec![])],
+        1 => vec![tier(rare, vec![])],
         n => {
-            let mut first = rare.clone();
-            first.push(together(None));
-            tiers.push(first.join(" OR "));
+            let first = tier(rare.clone(), vec![all_but(None)]);
+            let mut tiers = vec![first.clone()];
             if n >= 3 {
                 let mut wider = first;
                 for i in 0..n.min(8) {
-                    wider.push(together(Some(i)));
+                    wider.together.push(all_but(Some(i)));
                 }
-                tiers.push(wider.join(" OR "));
+                tiers.push(wider);
             }
+            tiers
         }
     }
-    tiers
 }
 
 #[cfg(test)]

@@ -7,15 +7,20 @@
 //! - `push.rs`: `knowledge push`, incremental by each store's revision and per-session
 //!   watermarks, atomic per batch, redaction checked again;
 //! - `source.rs`: the team as a source behind the episodes and code lanes (a `tsvector` of our own
-//!   token stream, so the team matches the same stems as the local index).
+//!   token stream, so the team matches the same stems as the local index);
+//! - `wire.rs`: those lanes in an engine, beside this machine's indexes or in their place.
 //!
 //! Who may see what is row-level security (docs/TEAM.md): a push role writes and reads only its
 //! own machine's rows, the search role reads everything and writes nothing.
 
+mod code;
 pub mod push;
 pub mod schema;
+mod skills;
 pub mod source;
 mod tsv;
+mod vectors;
+pub mod wire;
 
 use std::fmt;
 use std::time::Duration;

@@ -1,59 +1,114 @@
-//! The team index as a source behind the episodes and code lanes. It answers in the lanes' own
-//! types like the built-in stores: lexical search on a `tsvector` of our own token stream (the
-//! same stems as the local FTS5 index), the filters in SQL, snippets cut and redacted here, each
-//! hit naming the machine that pushed it. A server that is down or refuses degrades the lane with
-//! `KNOWLEDGE_SOURCE_UNAVAILABLE`; the connection is made on first use and made again after a
-//! failure.
+//! The team index as a source behind the episodes lane (and the connection every team lane
+//! shares the shape of). It answers in the lanes' own types like the built-in stores: a lexical
+//! arm on a `tsvector` of our own token stream (the same stems as the local FTS5 index, bounded
+//! like the local match when the terms are common), a vector arm on the pushed sign-bit codes
+//! (`vectors.rs`), the two fused as locally, the filters in SQL, snippets cut and redacted here,
+//! each hit naming the machine that pushed it. A server that is down or refuses degrades the lane
+//! with `KNOWLEDGE_SOURCE_UNAVAILABLE`; the connection is made on first use and made again after
+//! a failure. The code lane is `code.rs`, the skills lane `skills.rs`.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use super::{schema, tsv, TeamError, TeamUrl};
+pub use super::code::TeamCode;
+pub use super::skills::TeamSkills;
+use super::{schema, tsv, vectors, TeamError, TeamUrl};
 use crate::contract::Code;
 use crate::engine::items::episode_id;
 use crate::engine::lanes::{
-    CodeAnswer, CodeHit, CodeLines, CodeSource, CodeStats, Episode, EpisodeError, EpisodeEvent,
-    EpisodeHit, EpisodeSession, EpisodesAnswer, EpisodesSource, HitSession, LaneRequest, LaneStats,
-    LineRange, ReadCodeError, SessionRow, SourceFailure,
+    CodeSource, Episode, EpisodeError, EpisodeEvent, EpisodeHit, EpisodeSession, EpisodesAnswer,
+    EpisodesSource, HitSession, LaneRequest, LaneStats, SessionRow, SkillsSource, SourceFailure,
 };
 use crate::sources::episodes::search::PER_SESSION_CAP;
-use crate::text::{redact, snippet};
+use crate::sources::fts;
+use crate::text::{embed, redact, snippet};
 
 /// One lazily made connection of a team lane.
 pub struct TeamConn {
     url: TeamUrl,
-    client: Mutex<Option<postgres::Client>>,
+    /// The connection and the schema version of its database.
+    client: Mutex<Option<(postgres::Client, i32)>>,
+    /// Document frequencies by (table, term), with when they were counted.
+    dfs: Mutex<DfCache>,
+    /// The last connection attempt that failed slowly, and why.
+    slow: Mutex<Option<(Instant, SourceFailure)>>,
 }
+
+/// A connection attempt this slow to fail marks the server as unreachable for [`SLOW_BACKOFF`].
+const SLOW_CONNECT: Duration = Duration::from_secs(1);
+const SLOW_BACKOFF: Duration = Duration::from_secs(15);
+
+/// Counted document frequencies: (table, term) → (rows, when counted).
+type DfCache = HashMap<(&'static str, String), (u64, Instant)>;
+
+/// How long a counted document frequency is used before it is counted again.
+const DF_TTL: Duration = Duration::from_secs(300);
 
 impl TeamConn {
     pub fn new(url: TeamUrl) -> Arc<TeamConn> {
         Arc::new(TeamConn {
             url,
             client: Mutex::new(None),
+            dfs: Mutex::new(HashMap::new()),
+            slow: Mutex::new(None),
         })
     }
 
     /// Run `f` on the connection (made, and its schema checked, when there is none); a failure
     /// drops it so the next call connects again.
-    fn with<T>(
+    pub(super) fn with<T>(
         &self,
         f: impl FnOnce(&mut postgres::Client) -> Result<T, postgres::Error>,
     ) -> Result<T, SourceFailure> {
+        self.with_version(|c, _| f(c))
+    }
+
+    /// [`TeamConn::with`], also given the database's schema version (a version-1 index has no
+    /// vector codes and no agent knowledge).
+    pub(super) fn with_version<T>(
+        &self,
+        f: impl FnOnce(&mut postgres::Client, i32) -> Result<T, postgres::Error>,
+    ) -> Result<T, SourceFailure> {
         let mut guard = self.client.lock().unwrap_or_else(|p| p.into_inner());
         if guard.is_none() {
-            let mut c = self.url.connect().map_err(fail)?;
+            let mut slow = self.slow.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((at, why)) = slow.as_ref() {
+                if at.elapsed() < SLOW_BACKOFF {
+                    return Err(why.clone());
+                }
+            }
+            let started = Instant::now();
+            let mut c = match self.url.connect() {
+                Ok(c) => c,
+                Err(e) => {
+                    let why = fail(e);
+                    // A server that made us wait (a connect timeout) is not asked again for a
+                    // while: every lookup would wait as long. A refusal is cheap to retry.
+                    if started.elapsed() >= SLOW_CONNECT {
+                        *slow = Some((Instant::now(), why.clone()));
+                    }
+                    return Err(why);
+                }
+            };
+            *slow = None;
+            drop(slow);
             let v = schema::check(&mut c).map_err(fail)?;
             if v == 0 {
-                return Err(fail(TeamError::Sql(format!(
-                    "{} holds no team index yet (run `knowledge push --to …` on a machine)",
-                    self.url
-                ))));
+                return Err(SourceFailure::new(
+                    Code::IndexNotReady,
+                    format!(
+                        "{} holds no team index yet (run `knowledge push --to …` on a machine)",
+                        self.url
+                    ),
+                ));
             }
-            *guard = Some(c);
+            *guard = Some((c, v));
         }
-        let Some(client) = guard.as_mut() else {
+        let Some((client, version)) = guard.as_mut() else {
             return Err(fail(TeamError::Sql("no connection".into())));
         };
-        match f(client) {
+        match f(client, *version) {
             Ok(v) => Ok(v),
             Err(e) => {
                 *guard = None;
@@ -66,8 +121,60 @@ impl TeamConn {
         }
     }
 
-    fn name(&self, lane: &str) -> String {
+    pub(super) fn name(&self, lane: &str) -> String {
         format!("team.{lane}:{}", self.url)
+    }
+
+    /// How many rows of `table` (`kn_event`, `kn_chunk`) each term's `tsv` matches, counted up
+    /// to `cap + 1` (more only says "common"), in one round trip. Kept for [`DF_TTL`]: document
+    /// frequencies move slowly, and a term asked again costs nothing.
+    pub(super) fn frequencies(
+        &self,
+        table: &'static str,
+        terms: &[String],
+        cap: u64,
+    ) -> Result<Vec<u64>, SourceFailure> {
+        let now = Instant::now();
+        let mut known: HashMap<&str, u64> = HashMap::new();
+        {
+            let cache = self.dfs.lock().unwrap_or_else(|p| p.into_inner());
+            for t in terms {
+                if let Some((df, at)) = cache.get(&(table, t.clone())) {
+                    if now.duration_since(*at) < DF_TTL {
+                        known.insert(t.as_str(), *df);
+                    }
+                }
+            }
+        }
+        let missing: Vec<String> = terms
+            .iter()
+            .filter(|t| !known.contains_key(t.as_str()))
+            .map(|t| tsv::term(t))
+            .collect();
+        if !missing.is_empty() {
+            let sql = format!(
+                "SELECT (SELECT count(*) FROM (SELECT 1 FROM {table}
+                         WHERE tsv @@ CAST(t AS tsquery) LIMIT $2) x)
+                 FROM unnest($1::text[]) WITH ORDINALITY AS u(t, i) ORDER BY i"
+            );
+            let limit = (cap + 1) as i64;
+            let counts = self.with(|c| c.query(&sql, &[&missing, &limit]))?;
+            let mut cache = self.dfs.lock().unwrap_or_else(|p| p.into_inner());
+            let asked = terms.iter().filter(|t| !known.contains_key(t.as_str()));
+            for (t, r) in asked.zip(counts.iter()) {
+                let df = r.get::<_, i64>(0).max(0) as u64;
+                cache.insert((table, t.clone()), (df, now));
+            }
+            for t in terms {
+                if let Some((df, _)) = cache.get(&(table, t.clone())) {
+                    known.entry(t.as_str()).or_insert(*df);
+                }
+            }
+        }
+        Ok(terms
+            .iter()
+            .map(|t| known.get(t.as_str()).copied().unwrap_or(0))
+            .collect())
     }
 }
 
@@ -77,8 +184,6 @@ fn fail(e: TeamError) -> SourceFailure {
 
 /// The episodes lane over the team index.
 pub struct TeamEpisodes(pub Arc<TeamConn>);
-/// The code lane over the team index.
-pub struct TeamCode(pub Arc<TeamConn>);
 
 const SESSION_COLS: &str = "s.session_id, s.source, s.path, s.cwd, s.created_at, \
     s.last_event_at, s.agent_preset, s.title, s.parent_session_id, s.agent_id, s.agent_name, \
@@ -106,21 +211,211 @@ fn session_row(r: &postgres::Row, at: usize) -> SessionRow {
     }
 }
 
-/// SQL conditions and parameters of a request's filters over `kn_event e JOIN kn_session s`.
-struct Filter {
-    sql: String,
-    params: Vec<Box<dyn postgres::types::ToSql + Sync>>,
+/// A query's first parameter (`$1`: the `tsquery` or the query's code), then the SQL
+/// conditions and parameters of a request's filters, then whatever the query adds (its limit).
+pub(super) struct Filter {
+    pub sql: String,
+    pub params: Vec<Box<dyn postgres::types::ToSql + Sync>>,
 }
 
 impl Filter {
-    fn add(&mut self, cond: &str, p: Box<dyn postgres::types::ToSql + Sync>) {
+    pub fn new(first: Box<dyn postgres::types::ToSql + Sync>) -> Filter {
+        Filter {
+            sql: String::new(),
+            params: vec![first],
+        }
+    }
+    pub fn add(&mut self, cond: &str, p: Box<dyn postgres::types::ToSql + Sync>) {
         self.params.push(p);
         let n = self.params.len();
         self.sql
             .push_str(&format!(" AND {}", cond.replace("$?", &format!("${n}"))));
     }
-    fn refs(&self) -> Vec<&(dyn postgres::types::ToSql + Sync)> {
+    /// A last parameter (a limit); its placeholder.
+    pub fn then(&mut self, p: Box<dyn postgres::types::ToSql + Sync>) -> String {
+        self.params.push(p);
+        format!("${}", self.params.len())
+    }
+    pub fn refs(&self) -> Vec<&(dyn postgres::types::ToSql + Sync)> {
         self.params.iter().map(|p| p.as_ref() as _).collect()
+    }
+}
+
+/// The episodes filters of a request over `kn_event e JOIN kn_session s`, after `first`.
+fn episode_filter(first: Box<dyn postgres::types::ToSql + Sync>, req: &LaneRequest) -> Filter {
+    let mut f = Filter::new(first);
+    if !req.workspaces.is_empty() {
+        f.add(
+            "EXISTS (SELECT 1 FROM unnest($?::text[]) w \
+             WHERE s.cwd = w OR starts_with(s.cwd, rtrim(w, '/') || '/'))",
+            Box::new(req.workspaces.clone()),
+        );
+    }
+    if !req.session_ids.is_empty() {
+        f.add(
+            "EXISTS (SELECT 1 FROM unnest($?::text[]) x \
+             WHERE e.session_id = x OR starts_with(e.session_id, x || '/'))",
+            Box::new(req.session_ids.clone()),
+        );
+    }
+    if let Some(s) = req.since_ms {
+        f.add("e.time_ms >= $?", Box::new(s));
+    }
+    if let Some(u) = req.until_ms {
+        f.add("e.time_ms <= $?", Box::new(u));
+    }
+    if let Some(o) = &req.outcome {
+        f.add("s.outcome = $?", Box::new(o.clone()));
+    }
+    f
+}
+
+/// The columns of an event found by either arm, then its session's.
+const EVENT_COLS: &str = "e.machine, e.session_id, e.seq, e.event_type, e.time, e.time_ms, \
+    e.text, e.human, e.is_error, e.sidechain_agent";
+
+/// An event found by either arm, with its session.
+struct Found {
+    machine: String,
+    seq: u64,
+    event_type: String,
+    time: Option<String>,
+    time_ms: Option<i64>,
+    text: String,
+    human: bool,
+    is_error: bool,
+    sidechain_agent: Option<String>,
+    session: SessionRow,
+}
+
+/// An event of the team index: (machine, session, seq).
+type EventKey = (String, String, u64);
+
+fn found(r: &postgres::Row) -> (EventKey, Found) {
+    let session = session_row(r, 10);
+    let f = Found {
+        machine: r.get(0),
+        seq: r.get::<_, i64>(2).max(0) as u64,
+        event_type: r.get(3),
+        time: r.get(4),
+        time_ms: r.get(5),
+        text: r.get(6),
+        human: r.get(7),
+        is_error: r.get(8),
+        sidechain_agent: r.get(9),
+        session,
+    };
+    ((f.machine.clone(), r.get(1), f.seq), f)
+}
+
+impl TeamEpisodes {
+    /// The lexical arm: (event, `ts_rank`) best first, at most [`PER_SESSION_CAP`] a session and
+    /// `depth` in all; the rows go to `rows`. The match is bounded as locally (`sources::fts`):
+    /// when the terms together match more than [`fts::DEFAULT_CAP`] events, rare terms stay
+    /// alternatives and common ones are required together, widened only when too few are found.
+    fn lexical(
+        &self,
+        req: &LaneRequest,
+        depth: usize,
+        rows: &mut HashMap<EventKey, Found>,
+    ) -> Result<Vec<(EventKey, f64)>, SourceFailure> {
+        let terms = tsv::matchable(&req.terms);
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let dfs = self.0.frequencies("kn_event", &terms, fts::DEFAULT_CAP)?;
+        let tiers = fts::bounded_tiers(&terms, &dfs, fts::DEFAULT_CAP);
+        let mut out = Vec::new();
+        for (i, tier) in tiers.iter().enumerate() {
+            out = self.lexical_tier(req, &tsv::tier(tier), depth, rows)?;
+            if out.len() >= depth || i + 1 == tiers.len() {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// One tier of the lexical arm: the events `q` matches, ranked.
+    fn lexical_tier(
+        &self,
+        req: &LaneRequest,
+        q: &str,
+        depth: usize,
+        rows: &mut HashMap<EventKey, Found>,
+    ) -> Result<Vec<(EventKey, f64)>, SourceFailure> {
+        let mut f = episode_filter(Box::new(q.to_string()), req);
+        let limit = f.then(Box::new((depth * PER_SESSION_CAP * 2) as i64));
+        let sql = format!(
+            "SELECT {EVENT_COLS}, {SESSION_COLS},
+                    ts_rank(e.tsv, CAST($1::text AS tsquery), 1)::float8 AS rank
+             FROM kn_event e JOIN kn_session s
+               ON s.machine = e.machine AND s.session_id = e.session_id
+             WHERE e.tsv @@ CAST($1::text AS tsquery) {}
+             ORDER BY rank DESC, e.machine, e.session_id, e.seq
+             LIMIT {limit}",
+            f.sql
+        );
+        let found = self.0.with(|c| c.query(&sql, &f.refs()))?;
+        let mut per_session: HashMap<(String, String), usize> = HashMap::new();
+        let mut out = Vec::new();
+        for r in &found {
+            let (key, row) = self::found(r);
+            let n = per_session
+                .entry((key.0.clone(), key.1.clone()))
+                .or_default();
+            if *n >= PER_SESSION_CAP || out.len() >= depth {
+                continue;
+            }
+            *n += 1;
+            out.push((key.clone(), r.get::<_, f64>(27)));
+            rows.insert(key, row);
+        }
+        Ok(out)
+    }
+
+    /// The vector arm: (event, cosine) of the events nearest to the query's vector under the
+    /// same filters, best first (none on an index without vector codes).
+    fn nearest(
+        &self,
+        req: &LaneRequest,
+        query: &[f32],
+        depth: usize,
+        rows: &mut HashMap<EventKey, Found>,
+    ) -> Result<Vec<(EventKey, f32)>, SourceFailure> {
+        let Ok(emb) = embed::shared() else {
+            return Ok(Vec::new());
+        };
+        let mut f = episode_filter(Box::new(vectors::query_bits(query)), req);
+        let limit = f.then(Box::new(vectors::candidates(depth) as i64));
+        let sql = format!(
+            "SELECT {EVENT_COLS}, {SESSION_COLS}, v.win
+             FROM kn_event_vec v
+             JOIN kn_event e ON e.machine = v.machine AND e.session_id = v.session_id
+                            AND e.seq = v.seq
+             JOIN kn_session s ON s.machine = e.machine AND s.session_id = e.session_id
+             WHERE true {}
+             ORDER BY bit_count(v.code # CAST($1::text AS bit(128))), v.machine, v.session_id,
+                      v.seq, v.win
+             LIMIT {limit}",
+            f.sql
+        );
+        let found = self.0.with_version(|c, version| {
+            if version < vectors::SINCE_VERSION {
+                return Ok(Vec::new());
+            }
+            c.query(&sql, &f.refs())
+        })?;
+        let mut windows = Vec::with_capacity(found.len());
+        for r in &found {
+            let (key, row) = self::found(r);
+            let win = r.get::<_, i16>(27).max(0) as usize;
+            windows.push((key.clone(), win, row.text.clone()));
+            rows.entry(key).or_insert(row);
+        }
+        Ok(vectors::capped(
+            vectors::rescore(emb, query, windows),
+            depth,
+        ))
     }
 }
 
@@ -131,89 +426,49 @@ impl EpisodesSource for TeamEpisodes {
 
     fn search(&self, req: &LaneRequest) -> Result<EpisodesAnswer, SourceFailure> {
         let stats = self.stats()?;
-        let Some(q) = tsv::query(&req.terms) else {
-            return Ok(EpisodesAnswer {
-                stats,
-                hits: Vec::new(),
-            });
-        };
-        let mut f = Filter {
-            sql: String::new(),
-            params: vec![Box::new(q)],
-        };
-        if !req.workspaces.is_empty() {
-            f.add(
-                "EXISTS (SELECT 1 FROM unnest($?::text[]) w \
-                 WHERE s.cwd = w OR starts_with(s.cwd, rtrim(w, '/') || '/'))",
-                Box::new(req.workspaces.clone()),
-            );
-        }
-        if !req.session_ids.is_empty() {
-            f.add(
-                "EXISTS (SELECT 1 FROM unnest($?::text[]) x \
-                 WHERE e.session_id = x OR starts_with(e.session_id, x || '/'))",
-                Box::new(req.session_ids.clone()),
-            );
-        }
-        if let Some(s) = req.since_ms {
-            f.add("e.time_ms >= $?", Box::new(s));
-        }
-        if let Some(u) = req.until_ms {
-            f.add("e.time_ms <= $?", Box::new(u));
-        }
-        if let Some(o) = &req.outcome {
-            f.add("s.outcome = $?", Box::new(o.clone()));
-        }
         let depth = req.depth.max(1);
-        f.params
-            .push(Box::new((depth * PER_SESSION_CAP * 2) as i64));
-        let sql = format!(
-            "SELECT e.seq, e.event_type, e.time, e.time_ms, e.text, e.human, e.is_error,
-                    e.sidechain_agent, ts_rank(e.tsv, CAST($1::text AS tsquery), 1)::float8, {SESSION_COLS}
-             FROM kn_event e JOIN kn_session s
-               ON s.machine = e.machine AND s.session_id = e.session_id
-             WHERE e.tsv @@ CAST($1::text AS tsquery) {}
-             ORDER BY 9 DESC, e.machine, e.session_id, e.seq
-             LIMIT ${}",
-            f.sql,
-            f.params.len()
-        );
-        let rows = self.0.with(|c| c.query(&sql, &f.refs()))?;
-        let mut per_session: std::collections::HashMap<(String, String), usize> =
-            Default::default();
+        let mut rows: HashMap<EventKey, Found> = HashMap::new();
+        let lexical = self.lexical(req, depth, &mut rows)?;
+        let nearest = match &req.vector {
+            Some(v) => self.nearest(req, v, depth, &mut rows)?,
+            None => Vec::new(),
+        };
+        let fused = vectors::fuse_keys(&lexical, &nearest);
+        let mut per_session: HashMap<(String, String), usize> = HashMap::new();
         let mut hits = Vec::new();
-        for r in rows {
-            let s = session_row(&r, 9);
-            let machine: String = r.get(9 + 16);
-            let n = per_session
-                .entry((machine.clone(), s.session_id.clone()))
-                .or_default();
-            if *n >= PER_SESSION_CAP {
-                continue;
-            }
-            *n += 1;
-            let text: String = r.get(4);
-            let cut = snippet::cut(&text, &req.terms, req.snippet_chars);
-            hits.push(EpisodeHit {
-                session_id: s.session_id.clone(),
-                seq: r.get::<_, i64>(0).max(0) as u64,
-                event_type: r.get(1),
-                time: r.get(2),
-                time_ms: r.get(3),
-                bm25: r.get(8),
-                lexical: true,
-                cosine: None,
-                snippet: redact::redact(&cut).text,
-                human: r.get(5),
-                is_error: r.get(6),
-                sidechain_agent: r.get(7),
-                session: HitSession::from_row(s, Some(machine)),
-            });
+        for (key, f) in fused {
             if hits.len() >= depth {
                 break;
             }
+            let n = per_session
+                .entry((key.0.clone(), key.1.clone()))
+                .or_default();
+            let Some(row) = rows.remove(&key).filter(|_| *n < PER_SESSION_CAP) else {
+                continue;
+            };
+            *n += 1;
+            let cut = snippet::cut(&row.text, &req.terms, req.snippet_chars);
+            hits.push(EpisodeHit {
+                session_id: key.1,
+                seq: row.seq,
+                event_type: row.event_type,
+                time: row.time,
+                time_ms: row.time_ms,
+                bm25: f.lexical.unwrap_or(0.0),
+                lexical: f.lexical.is_some(),
+                cosine: f.cosine,
+                snippet: redact::redact(&cut).text,
+                human: row.human,
+                is_error: row.is_error,
+                sidechain_agent: row.sidechain_agent,
+                session: HitSession::from_row(row.session, Some(row.machine)),
+            });
         }
-        Ok(EpisodesAnswer { stats, hits })
+        Ok(EpisodesAnswer {
+            stats,
+            hits,
+            unanswered: Vec::new(),
+        })
     }
 
     fn episode(&self, session_id: &str, seq: u64, context: u64) -> Result<Episode, EpisodeError> {
@@ -333,177 +588,27 @@ impl EpisodesSource for TeamEpisodes {
 }
 
 /// A short revision of the team index: what every machine last pushed.
-fn rev_of(revs: &str) -> String {
+pub(super) fn rev_of(revs: &str) -> String {
     use sha2::{Digest, Sha256};
     let h = Sha256::digest(revs.as_bytes());
     let hex: String = h.iter().take(8).map(|b| format!("{b:02x}")).collect();
     format!("team:{hex}")
 }
 
-impl CodeSource for TeamCode {
-    fn name(&self) -> String {
-        self.0.name("code")
-    }
+/// The team's episodes, code and skills lanes.
+pub type TeamLanes = (
+    Arc<dyn EpisodesSource>,
+    Arc<dyn CodeSource>,
+    Arc<dyn SkillsSource>,
+);
 
-    fn search(&self, req: &LaneRequest) -> Result<CodeAnswer, SourceFailure> {
-        let index_rev = self.stats()?.index_rev;
-        let mut answer = CodeAnswer {
-            index_rev,
-            capability: "full".to_string(),
-            capability_reason: Some("team index: lexical only".to_string()),
-            stale: false,
-            stale_paths: Vec::new(),
-            drift: None,
-            hits: Vec::new(),
-        };
-        let Some(q) = tsv::query(&req.terms) else {
-            return Ok(answer);
-        };
-        let mut f = Filter {
-            sql: String::new(),
-            params: vec![Box::new(q)],
-        };
-        if !req.workspaces.is_empty() {
-            f.add(
-                "EXISTS (SELECT 1 FROM unnest($?::text[]) w \
-                 WHERE k.root = w OR starts_with(k.root, rtrim(w, '/') || '/'))",
-                Box::new(req.workspaces.clone()),
-            );
-        }
-        if !req.paths.is_empty() {
-            f.add(
-                "EXISTS (SELECT 1 FROM unnest($?::text[]) p WHERE starts_with(k.path, p) \
-                 OR starts_with(k.root || '/' || k.path, p))",
-                Box::new(req.paths.clone()),
-            );
-        }
-        if let Some(s) = req.since_ms {
-            f.add("k.mtime_ms >= $?", Box::new(s));
-        }
-        if let Some(u) = req.until_ms {
-            f.add("k.mtime_ms <= $?", Box::new(u));
-        }
-        f.params.push(Box::new(req.depth.max(1) as i64));
-        let sql = format!(
-            "SELECT k.chunk_id, k.path, k.start_line, k.end_line, k.source_kind, k.symbol,
-                    ts_rank(k.tsv, CAST($1::text AS tsquery), 1)::float8, k.text, k.mtime, k.mtime_ms, k.root,
-                    k.machine
-             FROM kn_chunk k WHERE k.tsv @@ CAST($1::text AS tsquery) {}
-             ORDER BY 7 DESC, k.machine, k.chunk_id LIMIT ${}",
-            f.sql,
-            f.params.len()
-        );
-        let rows = self.0.with(|c| c.query(&sql, &f.refs()))?;
-        answer.hits = rows
-            .iter()
-            .map(|r| {
-                let text: String = r.get(7);
-                let machine: String = r.get(11);
-                CodeHit {
-                    chunk_id: r.get(0),
-                    path: r.get(1),
-                    start_line: r.get::<_, i64>(2).max(1) as u64,
-                    end_line: r.get::<_, i64>(3).max(1) as u64,
-                    source_kind: r.get(4),
-                    symbol: r.get(5),
-                    score: r.get(6),
-                    why: vec![format!("lex: team index ({machine})")],
-                    snippet: redact::redact(&snippet::cut(&text, &req.terms, req.snippet_chars))
-                        .text,
-                    mtime: r.get(8),
-                    mtime_ms: r.get(9),
-                    root: r.get(10),
-                }
-            })
-            .collect();
-        Ok(answer)
-    }
-
-    fn read(
-        &self,
-        path: &str,
-        range: LineRange,
-        chunk: Option<&str>,
-    ) -> Result<CodeLines, ReadCodeError> {
-        // The team index holds chunks, not files: the lines a chunk covers can be read back.
-        let (p, c) = (path.to_string(), chunk.unwrap_or("").to_string());
-        let rows = self
-            .0
-            .with(|cl| {
-                cl.query(
-                    "SELECT root, path, start_line, end_line, text FROM kn_chunk
-                     WHERE (chunk_id = $2 OR $2 = '') AND (path = $1 OR root || '/' || path = $1)
-                     ORDER BY chunk_id = $2 DESC, machine, start_line LIMIT 1",
-                    &[&p, &c],
-                )
-            })
-            .map_err(|f| ReadCodeError::Unavailable(f.reason))?;
-        let Some(r) = rows.first() else {
-            return Err(ReadCodeError::NotInSource(format!(
-                "{path}: not in the team index"
-            )));
-        };
-        let first = r.get::<_, i64>(2).max(1) as u64;
-        let text = redact::redact(&r.get::<_, String>(4)).text;
-        let all: Vec<String> = text.lines().map(str::to_string).collect();
-        let start = range.start.max(first);
-        let end = range
-            .end
-            .unwrap_or(u64::MAX)
-            .min(first + all.len() as u64 - 1);
-        let lines: Vec<String> = all
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| (first + *i as u64) >= start && (first + *i as u64) <= end)
-            .map(|(_, l)| l.clone())
-            .collect();
-        Ok(CodeLines {
-            root: r.get(0),
-            path: r.get(1),
-            start_line: start,
-            end_line: if lines.is_empty() { 0 } else { end },
-            total_lines: r.get::<_, i64>(3).max(0) as u64,
-            lines,
-            read_from: "team".to_string(),
-            redacted: 0,
-            index_rev: None,
-            freshness: crate::sources::code::Freshness {
-                stale: true,
-                verified_by: "team index".to_string(),
-            },
-            chunks: Vec::new(),
-        })
-    }
-
-    fn stats(&self) -> Result<CodeStats, SourceFailure> {
-        self.0.with(|c| {
-            let r = c.query_one(
-                "SELECT count(DISTINCT (machine, root, path)), count(*),
-                        coalesce(array_agg(DISTINCT root) FILTER (WHERE root IS NOT NULL), '{}'),
-                        (SELECT string_agg(machine || '@' || rev, ',' ORDER BY machine)
-                         FROM kn_store_rev WHERE store = 'code')
-                 FROM kn_chunk",
-                &[],
-            )?;
-            Ok(CodeStats {
-                files: r.get::<_, i64>(0).max(0) as u64,
-                chunks: r.get::<_, i64>(1).max(0) as u64,
-                roots: r.get(2),
-                index_rev: r.get::<_, Option<String>>(3).map(|s| rev_of(&s)),
-            })
-        })
-    }
-}
-
-/// The team's episodes and code lanes.
-pub type TeamLanes = (Arc<dyn EpisodesSource>, Arc<dyn CodeSource>);
-
-/// The team's episodes and code lanes for a URL.
-/// Each lane has its own connection, so the two are asked at once like local lanes.
+/// The team's lanes for a URL. Each lane has its own connection, so they are asked at once
+/// like local lanes.
 pub fn lanes(url: &str) -> Result<TeamLanes, TeamError> {
     let url = TeamUrl::parse(url)?;
     Ok((
         Arc::new(TeamEpisodes(TeamConn::new(url.clone()))),
-        Arc::new(TeamCode(TeamConn::new(url))),
+        Arc::new(TeamCode(TeamConn::new(url.clone()))),
+        Arc::new(TeamSkills::new(TeamConn::new(url))),
     ))
 }

@@ -81,16 +81,35 @@ pub fn from_terms(terms: &str) -> String {
 /// The `tsquery` text matching any of `terms` (`None`: nothing to match).
 pub fn query(terms: &[String]) -> Option<String> {
     let mut out = String::new();
-    for t in terms
-        .iter()
-        .filter(|t| !t.is_empty() && t.len() <= MAX_LEXEME_BYTES)
-    {
+    for t in matchable(terms) {
         if !out.is_empty() {
             out.push_str(" | ");
         }
-        quote(t, &mut out);
+        quote(&t, &mut out);
     }
     (!out.is_empty()).then_some(out)
+}
+
+/// The terms a `tsvector` can hold (the others never match).
+pub fn matchable(terms: &[String]) -> Vec<String> {
+    terms
+        .iter()
+        .filter(|t| !t.is_empty() && t.len() <= MAX_LEXEME_BYTES)
+        .cloned()
+        .collect()
+}
+
+/// One term as a `tsquery` text.
+pub fn term(t: &str) -> String {
+    let mut out = String::new();
+    quote(t, &mut out);
+    out
+}
+
+/// The `tsquery` text of a bounded tier (`sources::fts`): any of its rare terms, or all of one
+/// group of its common terms.
+pub fn tier(t: &crate::sources::fts::Tier) -> String {
+    t.render(&term, " | ", " & ")
 }
 
 #[cfg(test)]

@@ -4,8 +4,10 @@
 pub mod cli;
 pub mod conformance;
 pub mod fake_mcp;
+pub mod kc;
 pub mod pg;
 pub mod realdata;
 pub mod schema;
+pub mod team_world;
 pub mod watching;
 pub mod world;

@@ -273,6 +273,7 @@ pub fn parse_envelope(
         stale_paths,
         drift: field(doc, &["drift"]).cloned(),
         hits,
+        unanswered: Vec::new(),
     })
 }
 
@@ -337,6 +338,7 @@ fn code_hit(item: &Value, snippet_chars: usize) -> Option<CodeHit> {
         mtime: mtime.as_ref().map(|t| t.0.clone()),
         mtime_ms: mtime.map(|t| t.1),
         root: string(item, &["root", "repo_root", "workspace", "repo"]).unwrap_or_default(),
+        machine: None,
     })
 }
 

@@ -51,6 +51,7 @@ impl SkillsSource for BuiltinSkills {
         Ok(SkillsAnswer {
             index_rev: stats.index_rev,
             hits,
+            unanswered: Vec::new(),
         })
     }
     fn stats(&self) -> Result<AgentKnowledgeStats, SourceFailure> {

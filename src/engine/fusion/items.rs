@@ -160,6 +160,7 @@ fn code_item(id: String, h: &CodeHit, score: f64) -> CodeItem {
         snippet: Some(h.snippet.clone()),
         symbol: h.symbol.clone(),
         mtime: h.mtime.clone(),
+        machine: h.machine.clone(),
     }
 }
 

@@ -10,7 +10,7 @@ use crate::contract::{
     LaneTrace, SkillsLane,
 };
 use crate::engine::fusion::Fused;
-use crate::engine::lanes::CodeAnswer;
+use crate::engine::lanes::{CodeAnswer, SourceFailure};
 use crate::engine::Engine;
 
 /// One lane's header, trace and issues.
@@ -45,6 +45,7 @@ pub fn lane_reports(engine: &Engine, answers: &LaneAnswers) -> LaneReports {
     let mut episodes = lane_state(Lane::Episodes, engine.episodes.name(), &answers.episodes, t);
     let counts = answers.episodes.answer().map(|a| {
         episodes.answered(a.stats.index_rev.clone(), a.hits.len());
+        episodes.partly(Lane::Episodes, &a.unanswered);
         EpisodeCounts {
             sessions: a.stats.sessions,
             indexed_docs: a.stats.events,
@@ -56,6 +57,7 @@ pub fn lane_reports(engine: &Engine, answers: &LaneAnswers) -> LaneReports {
     let mut skills = lane_state(Lane::Skills, engine.skills.name(), &answers.skills, t);
     if let Some(a) = answers.skills.answer() {
         skills.answered(a.index_rev.clone(), a.hits.len());
+        skills.partly(Lane::Skills, &a.unanswered);
     }
     LaneReports {
         episodes,
@@ -71,6 +73,26 @@ impl LaneState {
     fn answered(&mut self, index_rev: Option<String>, hits: usize) {
         self.header.index_rev = index_rev;
         self.trace.items = hits as u32;
+    }
+
+    /// A lane that answered without some of its sources (local + team): degraded, with a
+    /// warning naming each source that could not answer and why; its items stand.
+    fn partly(&mut self, lane: Lane, unanswered: &[SourceFailure]) {
+        if unanswered.is_empty() {
+            return;
+        }
+        let name = lane.as_str();
+        let reasons: Vec<&str> = unanswered.iter().map(|f| f.reason.as_str()).collect();
+        let reason = reasons.join("; ");
+        for f in unanswered {
+            self.issues
+                .push((false, Issue::lane(f.code, name, f.reason.clone())));
+        }
+        self.issues
+            .push((false, Issue::lane(Code::LaneDegraded, name, reason.clone())));
+        self.header.degraded = true;
+        self.header.degradation_reason = Some(reason);
+        self.trace.degraded = true;
     }
 }
 
@@ -139,6 +161,7 @@ fn code_index(state: &mut LaneState, answer: Option<&CodeAnswer>) -> CodeIndex {
     };
     let Some(a) = answer else { return index };
     state.answered(a.index_rev.clone(), a.hits.len());
+    state.partly(Lane::Code, &a.unanswered);
     index.capability = a.capability.clone();
     index.freshness.stale = a.stale;
     index.drift = a.drift.clone();
@@ -168,10 +191,14 @@ fn code_index(state: &mut LaneState, answer: Option<&CodeAnswer>) -> CodeIndex {
 
 impl LaneReports {
     /// A lane that answered with no item says why: no match, or no match within the filters.
-    /// (The code lane keeps a reason it already gave, a degraded index.)
+    /// (A lane keeps a reason it already gave: a degraded index, a source that did not answer.)
     pub fn note_empty_lanes(&mut self, answers: &LaneAnswers, fused: &Fused, filters: &Filters) {
-        if answers.episodes.answer().is_some() && fused.episodes.is_empty() {
-            self.episodes.header.degradation_reason = Some(empty_reason(filters, "episodes"));
+        let episodes = &mut self.episodes.header;
+        if answers.episodes.answer().is_some()
+            && fused.episodes.is_empty()
+            && episodes.degradation_reason.is_none()
+        {
+            episodes.degradation_reason = Some(empty_reason(filters, "episodes"));
         }
         let code = &mut self.code.header;
         if answers.code.answer().is_some()
@@ -180,8 +207,12 @@ impl LaneReports {
         {
             code.degradation_reason = Some(empty_reason(filters, "code"));
         }
-        if answers.skills.answer().is_some() && fused.skills.is_empty() {
-            self.skills.header.degradation_reason = Some(empty_reason(filters, "skills"));
+        let skills = &mut self.skills.header;
+        if answers.skills.answer().is_some()
+            && fused.skills.is_empty()
+            && skills.degradation_reason.is_none()
+        {
+            skills.degradation_reason = Some(empty_reason(filters, "skills"));
         }
     }
 

@@ -300,7 +300,12 @@ fn round3(x: f64) -> f64 {
 ///
 /// `1 + share of query terms in the symbol + 1 when the symbol's last segment is spelled entirely
 /// by query terms + 0.25 × share of query terms in the path`.
-fn name_boost(q: &HashSet<&str>, symbol: Option<&str>, sym_terms: &str, path_terms: &str) -> f64 {
+pub(crate) fn name_boost(
+    q: &HashSet<&str>,
+    symbol: Option<&str>,
+    sym_terms: &str,
+    path_terms: &str,
+) -> f64 {
     if q.is_empty() {
         return 1.0;
     }
