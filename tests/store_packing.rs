@@ -179,7 +179,7 @@ fn a_plain_text_store_is_upgraded_in_place_without_the_transcripts() {
     let fresh_bytes = std::fs::metadata(home.db()).expect("db").len();
     let before = home.episode_texts(texts.len());
     let search = |home: &Home| -> Value {
-        serde_json::from_slice(&home.run(&["search", "-q", "backoff service-7 db-10", "--json"]))
+        serde_json::from_slice(&home.run(&["search", "-q", "backoff service-7 db-10"]))
             .expect("json")
     };
     let found_before = search(&home)["lanes"]["episodes"]["items"].clone();
