@@ -56,8 +56,9 @@ impl Bench {
     }
 
     fn sessions(&self) -> Vec<(String, i64)> {
-        let conn = knowledge::sources::sqlite::open_ro(EngineConfig::new(&self.data).episodes_db())
-            .expect("db");
+        let conn =
+            knowledge::sources::sqlite::open_ro(&EngineConfig::new(&self.data).episodes_db())
+                .expect("db");
         let mut stmt = conn
             .prepare("SELECT session_id, events FROM sessions ORDER BY session_id")
             .expect("sql");
