@@ -13,7 +13,6 @@ use knowledge::sources::episodes::agents::{self, Agent};
 use knowledge::sources::episodes::discover::{discover, Layout, TranscriptFile};
 use knowledge::sources::episodes::index::{index_episodes, IndexOptions, IndexSummary};
 use knowledge::sources::episodes::model::{Fact, ParsedEvent};
-use rusqlite::Connection;
 
 fn fixture(agent: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -48,7 +47,7 @@ struct Session {
 }
 
 fn session(db: &Path, id: &str) -> Session {
-    let c = Connection::open(db).expect("open");
+    let c = knowledge::sources::sqlite::open_ro(db).expect("open");
     c.query_row(
         "SELECT source, cwd, title, parent_session_id, outcome, events FROM sessions
          WHERE session_id=?1",
@@ -68,12 +67,12 @@ fn session(db: &Path, id: &str) -> Session {
 }
 
 fn count(db: &Path, sql: &str) -> i64 {
-    let c = Connection::open(db).expect("open");
+    let c = knowledge::sources::sqlite::open_ro(db).expect("open");
     c.query_row(sql, [], |r| r.get(0)).expect("count")
 }
 
 fn all_text(db: &Path) -> String {
-    let c = Connection::open(db).expect("open");
+    let c = knowledge::sources::sqlite::open_ro(db).expect("open");
     let mut stmt = c.prepare("SELECT text FROM events ORDER BY id").expect("q");
     let rows = stmt.query_map([], |r| r.get::<_, String>(0)).expect("rows");
     rows.flatten().collect::<Vec<_>>().join("\n")
@@ -195,7 +194,7 @@ fn gemini_fixture_indexes_sessions_subagent_errors_and_redacts() {
     assert!(text.contains("N+1"));
     assert!(!text.contains("Hunter2-staging") && !text.contains("xoxb-2048-777777777777"));
     let facts: String = {
-        let c = Connection::open(&db).expect("open");
+        let c = knowledge::sources::sqlite::open_ro(&db).expect("open");
         let mut stmt = c
             .prepare("SELECT coalesce(facts,'') FROM events")
             .expect("q");
@@ -234,7 +233,7 @@ fn gemini_growing_file_is_read_on_and_equals_one_pass() {
     let once = dir.path().join("once.sqlite");
     index(&once, vec![root]);
     let rows = |db: &Path| {
-        let c = Connection::open(db).expect("open");
+        let c = knowledge::sources::sqlite::open_ro(db).expect("open");
         let mut stmt = c
             .prepare("SELECT seq, event_type, text FROM events WHERE session_id=?1 ORDER BY seq")
             .expect("q");

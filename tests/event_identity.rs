@@ -56,7 +56,8 @@ impl Home {
 
     /// Every stored event as (session, seq, text), in order.
     fn events(&self) -> Vec<(String, i64, String)> {
-        let conn = rusqlite::Connection::open(self.path("data/episodes.sqlite")).expect("db");
+        let conn =
+            knowledge::sources::sqlite::open_ro(&self.path("data/episodes.sqlite")).expect("db");
         let mut stmt = conn
             .prepare("SELECT session_id, seq, text FROM events ORDER BY session_id, seq")
             .expect("prepare");

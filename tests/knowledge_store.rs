@@ -210,7 +210,7 @@ fn skill_uses_count_once_and_actors_agree() {
     assert_eq!((summary.skills, summary.agent_defs), (3, 1));
     // The subagent transcript records its mysql-access use twice (call + injected body).
     let sub = format!("{S1}/agent-{AGENT}");
-    let ep = Connection::open(&fx.episodes).expect("episodes");
+    let ep = knowledge::sources::sqlite::open_ro(&fx.episodes).expect("episodes");
     let raw: i64 = ep
         .query_row(
             "SELECT count(*) FROM events WHERE session_id=?1 AND facts LIKE '%mysql-access%'",
@@ -468,7 +468,7 @@ fn unreadable_old_store_is_kept_and_missing_episodes_still_build() {
 /// No text column of L3 repeats 40+ bytes of session text, except path/id locators (and those
 /// only on one line); the scanner itself is shown to find a planted copy.
 fn assert_no_session_text(knowledge: &Path, episodes: &Path) {
-    let c = Connection::open(episodes).expect("open");
+    let c = knowledge::sources::sqlite::open_ro(episodes).expect("open");
     let probe: String = c
         .query_row(
             "SELECT text FROM events WHERE length(text) > 100",

@@ -42,7 +42,7 @@ fn index(db: &Path, roots: Vec<PathBuf>) -> IndexSummary {
 }
 
 fn one<T: rusqlite::types::FromSql>(db: &Path, sql: &str, p: &[&dyn rusqlite::ToSql]) -> T {
-    let c = Connection::open(db).expect("open index");
+    let c = knowledge::sources::sqlite::open_ro(db).expect("open index");
     c.query_row(sql, p, |r| r.get(0)).expect(sql)
 }
 
@@ -628,7 +628,7 @@ fn cursor_agent_transcripts_prompt_subagent_tool_error_and_resume() {
         &[&CURSOR_SECRET],
     );
     assert_eq!(leaked, 0);
-    let (sid, parent, task): (String, String, String) = Connection::open(&store)
+    let (sid, parent, task): (String, String, String) = knowledge::sources::sqlite::open_ro(&store)
         .expect("open")
         .query_row(
             "SELECT session_id, parent_session_id, agent_description FROM sessions

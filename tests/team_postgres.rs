@@ -41,7 +41,8 @@ fn count(c: &Cluster, db: &str, sql: &str) -> i64 {
 }
 
 fn local_events(data: &Path) -> i64 {
-    let conn = rusqlite::Connection::open(data.join("episodes.sqlite")).expect("episodes");
+    let conn =
+        knowledge::sources::sqlite::open_ro(&data.join("episodes.sqlite")).expect("episodes");
     conn.query_row("SELECT count(*) FROM events", [], |r| r.get(0))
         .expect("count")
 }

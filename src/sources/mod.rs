@@ -5,6 +5,7 @@ pub mod agent_knowledge;
 pub mod code;
 pub mod episodes;
 pub mod fts;
+pub mod packed;
 pub mod regular_file;
 pub mod sqlite;
 pub mod vectors;

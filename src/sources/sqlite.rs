@@ -20,23 +20,42 @@ pub fn regular_or_absent(path: &Path) -> rusqlite::Result<()> {
     }
 }
 
+/// An in-place upgrade of a store from one schema version to the next, run in a transaction.
+pub type Upgrade = fn(&Connection) -> rusqlite::Result<()>;
+
 /// Open (creating if needed) a store for its one writer, in WAL mode. A store written by
-/// another schema version is dropped (`drop_sql`) and recreated (`schema`): every store is
-/// derived from files on disk, so rebuilding loses nothing.
+/// another schema version is upgraded in place when `upgrades` has a step from its version
+/// (each step `(from, f)` takes version `from` to `from + 1`; the file is vacuumed after, so the
+/// space the old layout took is given back), else dropped (`drop_sql`) and recreated
+/// (`schema`): every store is derived from files on disk, so rebuilding loses nothing.
 pub fn open_owned(
     path: &Path,
     schema: &str,
     version: i64,
+    upgrades: &[(i64, Upgrade)],
     drop_sql: &str,
 ) -> rusqlite::Result<Connection> {
     regular_or_absent(path)?;
-    let conn = Connection::open(path)?;
+    let mut conn = Connection::open(path)?;
+    register_functions(&conn)?;
     conn.execute_batch(
         "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;",
     )?;
-    let current: i64 = conn
+    let mut current: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap_or(0);
+    let upgradable = |from: i64| upgrades.iter().find(|(v, _)| *v == from).map(|(_, f)| *f);
+    if current != 0 && current < version && (current..version).all(|v| upgradable(v).is_some()) {
+        while current < version {
+            let step = upgradable(current).ok_or(rusqlite::Error::InvalidQuery)?;
+            let tx = conn.transaction()?;
+            step(&tx)?;
+            tx.pragma_update(None, "user_version", current + 1)?;
+            tx.commit()?;
+            current += 1;
+        }
+        conn.execute_batch("VACUUM;")?;
+    }
     if current != version {
         conn.execute_batch(drop_sql)?;
         conn.execute_batch(schema)?;
@@ -45,11 +64,17 @@ pub fn open_owned(
     Ok(conn)
 }
 
+/// The SQL functions every store connection has: the views over packed text read through them.
+fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
+    crate::sources::packed::register(conn)
+}
+
 /// Open an existing store for its writer without touching its schema (a step that only adds
 /// its own tables, such as the vectors, after the store's indexer has run).
 pub fn open_writer(path: &Path) -> rusqlite::Result<Connection> {
     regular_or_absent(path)?;
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+    register_functions(&conn)?;
     conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;")?;
     Ok(conn)
 }
@@ -61,6 +86,7 @@ pub fn open_ro(path: &Path) -> rusqlite::Result<Connection> {
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
+    register_functions(&conn)?;
     conn.busy_timeout(std::time::Duration::from_secs(2))?;
     Ok(conn)
 }

@@ -44,8 +44,8 @@ pub struct VectorTable {
 pub const EVENTS: VectorTable = VectorTable {
     name: "event_vec_blocks",
     legacy: "event_vecs",
-    parent: "events",
-    text_sql: "c.text",
+    parent: crate::sources::episodes::store::EVENT_ROWS,
+    text_sql: "CASE WHEN typeof(c.text) = 'blob' THEN unpack_text(c.text) ELSE c.text END",
     text_cols: "text",
 };
 

@@ -57,7 +57,8 @@ impl Bench {
 
     fn sessions(&self) -> Vec<(String, i64)> {
         let conn =
-            rusqlite::Connection::open(EngineConfig::new(&self.data).episodes_db()).expect("db");
+            knowledge::sources::sqlite::open_ro(&EngineConfig::new(&self.data).episodes_db())
+                .expect("db");
         let mut stmt = conn
             .prepare("SELECT session_id, events FROM sessions ORDER BY session_id")
             .expect("sql");
@@ -71,7 +72,8 @@ impl Bench {
 
     fn texts(&self, session: &str) -> Vec<String> {
         let conn =
-            rusqlite::Connection::open(EngineConfig::new(&self.data).episodes_db()).expect("db");
+            knowledge::sources::sqlite::open_ro(&EngineConfig::new(&self.data).episodes_db())
+                .expect("db");
         let mut stmt = conn
             .prepare("SELECT text FROM events WHERE session_id=?1 ORDER BY seq")
             .expect("sql");

@@ -58,6 +58,7 @@ pub fn open_rw(path: &Path) -> rusqlite::Result<Connection> {
         path,
         SCHEMA,
         SCHEMA_VERSION,
+        &[],
         "DROP TABLE IF EXISTS chunks_fts; DROP TABLE IF EXISTS chunks;
          DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS roots; DROP TABLE IF EXISTS meta;",
     )

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use sha2::{Digest, Sha256};
 
@@ -484,7 +485,7 @@ pub(super) fn delete_session(tx: &Transaction<'_>, session_id: &str) -> rusqlite
         "DELETE FROM events_fts WHERE rowid IN (SELECT id FROM events WHERE session_id=?1)",
         [session_id],
     )?;
-    tx.execute("DELETE FROM events WHERE session_id=?1", [session_id])?;
+    tx.execute("DELETE FROM event_rows WHERE session_id=?1", [session_id])?;
     tx.execute("DELETE FROM sessions WHERE session_id=?1", [session_id])?;
     Ok(())
 }
@@ -497,7 +498,7 @@ fn insert_events<'a>(
     mut vectors: Option<&mut Builder>,
 ) -> rusqlite::Result<u64> {
     let mut ins = tx.prepare_cached(
-        "INSERT INTO events(session_id, seq, event_type, time, time_ms, text, human, tool_name,
+        "INSERT INTO event_rows(session_id, seq, event_type, time, time_ms, text, human, tool_name,
                             tool_use_id, is_error, sidechain_agent, facts)
          VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?;
@@ -512,7 +513,10 @@ fn insert_events<'a>(
             ev.event_type.as_str(),
             ev.time,
             p.time_ms,
-            ev.text,
+            match &p.packed {
+                Some(bytes) => ToSqlOutput::Borrowed(ValueRef::Blob(bytes)),
+                None => ToSqlOutput::Borrowed(ValueRef::Text(ev.text.as_bytes())),
+            },
             ev.human,
             ev.tool_name,
             ev.tool_use_id,

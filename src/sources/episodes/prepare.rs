@@ -15,7 +15,7 @@ use super::bounds;
 use super::discover::TranscriptFile;
 use super::model::{Fact, ParseStats, ParsedEvent, SessionMeta};
 use super::outcome::Outcome;
-use crate::sources::regular_file;
+use crate::sources::{packed, regular_file};
 use crate::text::{redact, tokens};
 
 /// What the index already knows of a file.
@@ -44,9 +44,12 @@ impl FileRow {
     }
 }
 
-/// An event ready to store: redacted text, stemmed terms, parsed time.
+/// An event ready to store: redacted text (and its packed form, see `sources::packed`),
+/// stemmed terms, parsed time.
 pub struct PreparedEvent {
     pub event: ParsedEvent,
+    /// The text as stored when packing pays; `None`: stored as it is.
+    pub packed: Option<Vec<u8>>,
     pub terms: String,
     pub time_ms: Option<i64>,
     pub facts: Option<String>,
@@ -247,6 +250,7 @@ impl EventSink for PrepareSink {
                 .flatten()
                 .map(|f| redact::redact(&f).text),
             terms,
+            packed: packed::pack_bytes(&ev.text),
             event: ev,
         };
         self.current().events.push(prepared);

@@ -18,20 +18,25 @@ fn emb() -> &'static Embedder {
     embed::shared().expect("the shipped table parses")
 }
 
-/// A minimal events store: `meta` and `events(id, text)`.
+/// A minimal events store: `meta` and `event_rows(id, text)`, its texts packed as the indexer
+/// packs them.
 fn store() -> Connection {
     let conn = Connection::open_in_memory().unwrap();
+    crate::sources::packed::register(&conn).unwrap();
     conn.execute_batch(
         "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
-         CREATE TABLE events(id INTEGER PRIMARY KEY, text TEXT NOT NULL);",
+         CREATE TABLE event_rows(id INTEGER PRIMARY KEY, text NOT NULL);",
     )
     .unwrap();
     conn
 }
 
 fn insert(conn: &Connection, id: i64, text: &str) {
-    conn.execute("INSERT INTO events(id, text) VALUES(?1, ?2)", (id, text))
-        .unwrap();
+    conn.execute(
+        "INSERT INTO event_rows(id, text) VALUES(?1, ?2)",
+        (id, crate::sources::packed::pack(text)),
+    )
+    .unwrap();
 }
 
 /// Rows spread over several blocks: `TEXTS` cycled at ids 1, 301, 601, …
@@ -76,7 +81,7 @@ fn index_time_codes_equal_the_codes_an_upgrade_makes_from_stored_text() {
         0,
         "nothing left"
     );
-    upgraded.execute("DELETE FROM events", []).unwrap();
+    upgraded.execute("DELETE FROM event_rows", []).unwrap();
     for (id, text) in rows() {
         insert(&upgraded, id, &text);
     }
@@ -113,7 +118,7 @@ fn an_index_of_the_first_layout_is_rebuilt_from_stored_text() {
     conn.execute_batch(
         "CREATE TABLE event_vecs(id INTEGER PRIMARY KEY, code BLOB NOT NULL);
          INSERT INTO event_vecs VALUES(8, x'00000000000000000000000000000000');
-         CREATE TRIGGER event_vecs_del AFTER DELETE ON events BEGIN SELECT 1; END;
+         CREATE TRIGGER event_vecs_del AFTER DELETE ON event_rows BEGIN SELECT 1; END;
          INSERT INTO meta VALUES('event_vecs_schema', '1'), ('event_vecs_rev', '1:4');",
     )
     .unwrap();
@@ -140,9 +145,10 @@ fn a_deleted_or_rewritten_row_loses_its_old_code() {
         insert(&conn, i as i64 + 1, text);
     }
     backfill(&mut conn, &EVENTS, emb()).unwrap();
-    conn.execute("DELETE FROM events WHERE id = 1", []).unwrap();
+    conn.execute("DELETE FROM event_rows WHERE id = 1", [])
+        .unwrap();
     conn.execute(
-        "UPDATE events SET text = ?1 WHERE id = 2",
+        "UPDATE event_rows SET text = ?1 WHERE id = 2",
         [TEXTS[0]], // row 2 now says what row 1 said
     )
     .unwrap();
