@@ -144,6 +144,9 @@ impl HitSession {
 pub struct EpisodesAnswer {
     pub stats: LaneStats,
     pub hits: Vec<EpisodeHit>,
+    /// Why the lane is empty when nothing in the source is about the query (the built-in
+    /// store's gist test); `None` for a source that does not tell.
+    pub nothing_relevant: Option<String>,
 }
 
 pub trait EpisodesSource: Send + Sync {

@@ -135,6 +135,7 @@ impl EpisodesSource for TeamEpisodes {
             return Ok(EpisodesAnswer {
                 stats,
                 hits: Vec::new(),
+                nothing_relevant: None,
             });
         };
         let mut f = Filter {
@@ -213,7 +214,11 @@ impl EpisodesSource for TeamEpisodes {
                 break;
             }
         }
-        Ok(EpisodesAnswer { stats, hits })
+        Ok(EpisodesAnswer {
+            stats,
+            hits,
+            nothing_relevant: None,
+        })
     }
 
     fn episode(&self, session_id: &str, seq: u64, context: u64) -> Result<Episode, EpisodeError> {

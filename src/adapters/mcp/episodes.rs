@@ -169,7 +169,11 @@ pub fn parse_answer(
             .unwrap_or(0),
         live: uint(coverage, &["live"]).unwrap_or(live),
     };
-    Ok(EpisodesAnswer { stats, hits })
+    Ok(EpisodesAnswer {
+            stats,
+            hits,
+            nothing_relevant: None,
+        })
 }
 
 fn garbage(source: &str, what: &str) -> SourceFailure {

@@ -167,11 +167,14 @@ fn code_index(state: &mut LaneState, answer: Option<&CodeAnswer>) -> CodeIndex {
 }
 
 impl LaneReports {
-    /// A lane that answered with no item says why: no match, or no match within the filters.
+    /// A lane that answered with no item says why: nothing relevant (the source's own reason),
+    /// no match, or no match within the filters.
     /// (The code lane keeps a reason it already gave, a degraded index.)
     pub fn note_empty_lanes(&mut self, answers: &LaneAnswers, fused: &Fused, filters: &Filters) {
-        if answers.episodes.answer().is_some() && fused.episodes.is_empty() {
-            self.episodes.header.degradation_reason = Some(empty_reason(filters, "episodes"));
+        if let Some(a) = answers.episodes.answer().filter(|_| fused.episodes.is_empty()) {
+            let reason = a.nothing_relevant.clone();
+            self.episodes.header.degradation_reason =
+                Some(reason.unwrap_or_else(|| empty_reason(filters, "episodes")));
         }
         let code = &mut self.code.header;
         if answers.code.answer().is_some()
