@@ -36,7 +36,12 @@ fn search(engine: &Engine, q: &str) -> SearchResponse {
 fn sessions(resp: &SearchResponse) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for it in &resp.lanes.episodes.items {
-        let root = it.session_id.split('/').next().unwrap_or_default().to_string();
+        let root = it
+            .session_id
+            .split('/')
+            .next()
+            .unwrap_or_default()
+            .to_string();
         if !out.contains(&root) {
             out.push(root);
         }
@@ -53,7 +58,11 @@ fn a_question_in_other_words_finds_its_session_first() {
         "the liveness check kept claiming success although the backend was unreachable",
     );
     let found = sessions(&resp);
-    assert_eq!(found.first().map(String::as_str), Some(HEALTHCHECK), "{found:?}");
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some(HEALTHCHECK),
+        "{found:?}"
+    );
 }
 
 #[test]
@@ -89,6 +98,10 @@ fn a_question_about_nothing_in_the_world_gets_an_empty_lane_with_its_reason() {
 fn an_event_holding_every_word_of_the_query_is_never_dropped() {
     for q in ["getUserName undefined", "getUserName"] {
         let found = sessions(&search(&engine(true), q));
-        assert_eq!(found.first().map(String::as_str), Some(USER_NAME), "{q}: {found:?}");
+        assert_eq!(
+            found.first().map(String::as_str),
+            Some(USER_NAME),
+            "{q}: {found:?}"
+        );
     }
 }

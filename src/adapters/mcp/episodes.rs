@@ -170,10 +170,10 @@ pub fn parse_answer(
         live: uint(coverage, &["live"]).unwrap_or(live),
     };
     Ok(EpisodesAnswer {
-            stats,
-            hits,
-            nothing_relevant: None,
-        })
+        stats,
+        hits,
+        nothing_relevant: None,
+    })
 }
 
 fn garbage(source: &str, what: &str) -> SourceFailure {

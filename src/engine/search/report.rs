@@ -171,7 +171,11 @@ impl LaneReports {
     /// no match, or no match within the filters.
     /// (The code lane keeps a reason it already gave, a degraded index.)
     pub fn note_empty_lanes(&mut self, answers: &LaneAnswers, fused: &Fused, filters: &Filters) {
-        if let Some(a) = answers.episodes.answer().filter(|_| fused.episodes.is_empty()) {
+        if let Some(a) = answers
+            .episodes
+            .answer()
+            .filter(|_| fused.episodes.is_empty())
+        {
             let reason = a.nothing_relevant.clone();
             self.episodes.header.degradation_reason =
                 Some(reason.unwrap_or_else(|| empty_reason(filters, "episodes")));

@@ -8,8 +8,7 @@
 //! Here a partial lexical match, an event the vector arm found and a session whose gist
 //! ([`super::gist`]) is near the query each add a reciprocal-rank share, so an event of the
 //! session the question is about rises above events that merely share a word. When no event holds
-//! every word of the query and the best gist does not stand out from the query's similarity to
-//! all sessions, the lane is empty and says why.
+//! every word of the query and no session's gist is near it, the lane is empty and says why.
 
 use std::collections::{HashMap, HashSet};
 
@@ -32,11 +31,6 @@ const VECTOR_WEIGHT: f64 = 0.8;
 /// Sessions taken from the gist ranking (each brings its best event when no arm found one).
 const GIST_DEPTH: usize = 10;
 
-// TUNING-ONLY (removed before commit): env overrides of the knobs.
-fn knob(name: &str, default: f64) -> f64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
 /// The order of the lane, or why nothing is relevant.
 pub(super) enum Reranked {
     Ranked(Vec<Fused>),
@@ -53,38 +47,35 @@ pub(super) fn rerank(
     gists: Option<&Gists>,
 ) -> rusqlite::Result<Reranked> {
     let full = full_matches(c, &q.own_terms, lexical)?;
-    let k_ = knob("KG_K", K);
-    let gw = knob("KG_GW", GIST_WEIGHT);
-    let vw = knob("KG_VW", VECTOR_WEIGHT);
-    let gd = knob("KG_GD", GIST_DEPTH as f64) as usize;
-    let min_z = knob("KG_Z", gist::MIN_STANDOUT as f64) as f32;
     let session_gists = match (gists, q.vector.as_deref()) {
         (Some(g), Some(v)) if !g.is_empty() => g.cosines(v),
         _ => Vec::new(),
     };
     if full.is_empty() && !session_gists.is_empty() {
-        let all: Vec<f32> = session_gists.iter().map(|(_, c)| *c).collect();
-        let best = all.iter().copied().fold(f32::MIN, f32::max);
-        let z_dbg = gist::standout(&all, best);
-        if std::env::var_os("KG_DEBUG").is_some() {
-            eprintln!("KG z={:?} n={} best={best:.3} full=0", z_dbg, all.len());
-        }
-        if let Some(z) = z_dbg {
-            if z < min_z {
-                return Ok(Reranked::NothingRelevant(format!(
-                    "nothing relevant: no event holds every word of the query, and no session is \
-                     nearer to it than the bulk of the {} indexed (best {:.1} sd above the mean, \
-                     {:.1} needed)",
-                    all.len(),
-                    z,
-                    gist::MIN_STANDOUT
-                )));
-            }
+        let best = session_gists
+            .iter()
+            .map(|(_, c)| *c)
+            .fold(f32::MIN, f32::max);
+        // A query whose words were translated has lexical matches in another language: its
+        // gist may be far while a translation matches, so it needs a farther gist to be empty.
+        let expanded = q.terms.len() > q.own_terms.len();
+        let needed = if expanded {
+            gist::MIN_GIST_COSINE_TRANSLATED
+        } else {
+            gist::MIN_GIST_COSINE
+        };
+        if best < needed {
+            return Ok(Reranked::NothingRelevant(format!(
+                "nothing relevant: no event holds every word of the query, and no session's gist \
+                 is near it (best cosine {best:.2} of {} sessions, {:.2} needed)",
+                session_gists.len(),
+                needed
+            )));
         }
     }
     let mut gist_ranked: Vec<(&str, f32)> = session_gists;
     gist_ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
-    gist_ranked.truncate(gd);
+    gist_ranked.truncate(GIST_DEPTH);
     let gist_rank: HashMap<&str, (usize, f32)> = gist_ranked
         .iter()
         .enumerate()
@@ -101,7 +92,7 @@ pub(super) fn rerank(
             // Above every partial match, in BM25 order.
             f.score = 1e6 - order_score(f.id, lexical);
         } else {
-            f.score += 1.0 / (k_ + partial_rank as f64 + 1.0);
+            f.score += 1.0 / (K + partial_rank as f64 + 1.0);
             partial_rank += 1;
         }
     }
@@ -109,7 +100,7 @@ pub(super) fn rerank(
         let f = slot(&mut by_id, &mut order, *id);
         f.cosine = Some(*cos);
         if !full.contains(id) {
-            f.score += vw / (k_ + rank as f64 + 1.0);
+            f.score += VECTOR_WEIGHT / (K + rank as f64 + 1.0);
         }
     }
     // Every candidate's session adds its gist share; a session near the query that no arm
@@ -122,7 +113,7 @@ pub(super) fn rerank(
         if let Some((rank, cos)) = gist_rank.get(session.as_str()) {
             let f = by_id.get_mut(&id).expect("entry");
             if !full.contains(&id) {
-                f.score += gw / (k_ + *rank as f64 + 1.0);
+                f.score += GIST_WEIGHT / (K + *rank as f64 + 1.0);
             }
             f.cosine.get_or_insert(*cos);
         }
@@ -142,7 +133,7 @@ pub(super) fn rerank(
                 id,
                 lexical: None,
                 cosine: Some(*cos),
-                score: gw / (k_ + rank as f64 + 1.0),
+                score: GIST_WEIGHT / (K + rank as f64 + 1.0),
             },
         );
     }
@@ -178,7 +169,9 @@ fn full_matches(
         c.prepare_cached("SELECT 1 FROM events_fts WHERE events_fts MATCH ?1 AND rowid = ?2")?;
     let mut out = HashSet::new();
     for (id, _) in lexical {
-        let hit: Option<i64> = stmt.query_row(rusqlite::params![expr, id], |r| r.get(0)).optional()?;
+        let hit: Option<i64> = stmt
+            .query_row(rusqlite::params![expr, id], |r| r.get(0))
+            .optional()?;
         if hit.is_some() {
             out.insert(*id);
         }

@@ -250,7 +250,6 @@ impl EpisodeStore {
                 _ => Vec::new(),
             };
             let gists = match q.vector {
-                Some(_) if std::env::var_os("KG_OFF").is_some() => None, // TUNING-ONLY
                 Some(_) => self.gists.load(c)?,
                 None => None,
             };
