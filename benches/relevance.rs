@@ -1,6 +1,7 @@
 //! The relevance benchmark (run with `cargo bench --bench relevance`): labelled questions in
-//! `benches/relevance/questions.toml` (the tuning set) and `benches/relevance/heldout.toml` + `heldout2.toml` (the
-//! held-out set, written before the changes it judges; never tuned on) over the bundled demo
+//! `benches/relevance/questions.toml` (the tuning set) and `benches/relevance/heldout.toml` and
+//! `heldout2.toml` (the held-out sets, written before the changes they judge; never tuned on)
+//! over the bundled demo
 //! world and the public transcripts and skills in `../shared/realdata` (its questions are
 //! skipped, with a note, where it is absent), each asked exactly as a person would (a default
 //! request: every
