@@ -10,6 +10,7 @@ use crate::config::DataDir;
 use crate::sources::agent_knowledge::{self, BuildSummary};
 use crate::sources::code::index::index_code;
 use crate::sources::code::model::{CodeIndexOptions, CodeIndexSummary};
+use crate::sources::episodes::gist;
 use crate::sources::episodes::index::{index_episodes, IndexOptions, IndexSummary};
 use crate::sources::vectors;
 
@@ -70,6 +71,8 @@ pub struct IndexAllSummary {
 pub struct VectorSummary {
     pub events: u64,
     pub chunks: u64,
+    /// Sessions whose gist was (re)written.
+    pub gists: u64,
     pub elapsed_ms: u64,
 }
 
@@ -208,6 +211,13 @@ fn embed_stores(dir: &DataDir, semantic: bool) -> Result<Option<VectorSummary>, 
         match embedder {
             Some(emb) => *count = vectors::backfill(&mut conn, &table, emb).map_err(fail)?,
             None => vectors::drop_all(&conn, &table).map_err(fail)?,
+        }
+        // Each session's gist (what it was about, for questions in other words).
+        if table.name == vectors::EVENTS.name {
+            match embedder {
+                Some(emb) => summary.gists = gist::backfill(&mut conn, emb).map_err(fail)?,
+                None => gist::drop_all(&conn).map_err(fail)?,
+            }
         }
     }
     summary.elapsed_ms = started.elapsed().as_millis() as u64;

@@ -26,7 +26,8 @@ pub struct Question {
     pub skills: Vec<String>,
     #[serde(default)]
     pub actors: Vec<String>,
-    /// `tuning` (questions.toml) or `heldout` (heldout.toml): set by the runner, not the file.
+    /// `tuning` (questions.toml), `heldout` (heldout.toml) or `heldout2` (heldout2.toml): set by
+    /// the runner, not the file.
     #[serde(skip)]
     pub set: &'static str,
 }

@@ -43,12 +43,14 @@ impl EpisodesSource for BuiltinEpisodes {
             limit: req.depth,
             snippet_chars: req.snippet_chars,
             vector: req.vector.clone(),
+            own_terms: crate::text::tokens::query_terms(&req.query),
         };
-        let hits = self.store.search(&q).map_err(unavailable)?;
+        let found = self.store.search_ranked(&q).map_err(unavailable)?;
         Ok(EpisodesAnswer {
             stats,
-            hits: hits.into_iter().map(lane_hit).collect(),
+            hits: found.hits.into_iter().map(lane_hit).collect(),
             unanswered: Vec::new(),
+            nothing_relevant: found.nothing_relevant,
         })
     }
     fn episode(&self, session_id: &str, seq: u64, context: u64) -> Result<Episode, EpisodeError> {

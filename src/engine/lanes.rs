@@ -147,6 +147,9 @@ pub struct EpisodesAnswer {
     /// The sources of a lane that asks several (local + team, `layered.rs`) which could not
     /// answer: the lane answers with the rest and is degraded with a warning naming each.
     pub unanswered: Vec<SourceFailure>,
+    /// Why the lane is empty when nothing in the source is about the query (the built-in
+    /// store's gist test); `None` for a source that does not tell.
+    pub nothing_relevant: Option<String>,
 }
 
 pub trait EpisodesSource: Send + Sync {

@@ -227,6 +227,8 @@ impl Layered<dyn EpisodesSource> {
                     .into_iter()
                     .chain(remote.unanswered)
                     .collect(),
+                // Read only when the fused list is empty, so neither source found anything.
+                nothing_relevant: local.nothing_relevant.or(remote.nothing_relevant),
             }
         }
     }

@@ -94,7 +94,11 @@ pub struct Fused {
 }
 
 /// The fused entry of `id`, created (and its first-seen order noted) when new.
-fn slot<'a>(by_id: &'a mut HashMap<i64, Fused>, order: &mut Vec<i64>, id: i64) -> &'a mut Fused {
+pub(crate) fn slot<'a>(
+    by_id: &'a mut HashMap<i64, Fused>,
+    order: &mut Vec<i64>,
+    id: i64,
+) -> &'a mut Fused {
     by_id.entry(id).or_insert_with(|| {
         order.push(id);
         Fused {

@@ -468,6 +468,7 @@ impl EpisodesSource for TeamEpisodes {
             stats,
             hits,
             unanswered: Vec::new(),
+            nothing_relevant: None,
         })
     }
 

@@ -173,6 +173,7 @@ pub fn parse_answer(
         stats,
         hits,
         unanswered: Vec::new(),
+        nothing_relevant: None,
     })
 }
 

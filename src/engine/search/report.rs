@@ -190,15 +190,21 @@ fn code_index(state: &mut LaneState, answer: Option<&CodeAnswer>) -> CodeIndex {
 }
 
 impl LaneReports {
-    /// A lane that answered with no item says why: no match, or no match within the filters.
-    /// (A lane keeps a reason it already gave: a degraded index, a source that did not answer.)
+    /// A lane that answered with no item says why: nothing relevant (the source's own reason),
+    /// no match, or no match within the filters. (A lane keeps a reason it already gave: a
+    /// degraded index, a source that did not answer.)
     pub fn note_empty_lanes(&mut self, answers: &LaneAnswers, fused: &Fused, filters: &Filters) {
-        let episodes = &mut self.episodes.header;
-        if answers.episodes.answer().is_some()
-            && fused.episodes.is_empty()
-            && episodes.degradation_reason.is_none()
+        if let Some(a) = answers
+            .episodes
+            .answer()
+            .filter(|_| fused.episodes.is_empty())
         {
-            episodes.degradation_reason = Some(empty_reason(filters, "episodes"));
+            let episodes = &mut self.episodes.header;
+            if episodes.degradation_reason.is_none() {
+                let reason = a.nothing_relevant.clone();
+                episodes.degradation_reason =
+                    Some(reason.unwrap_or_else(|| empty_reason(filters, "episodes")));
+            }
         }
         let code = &mut self.code.header;
         if answers.code.answer().is_some()

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{params_from_iter, types::Value as SqlValue, Connection, OptionalExtension};
 
+use super::gist::GistIndex;
+use super::rerank::{rerank, Reranked};
 use super::{semantic, store};
 use crate::sources::fts;
 use crate::sources::sqlite::ReadPool;
@@ -33,6 +35,17 @@ pub struct EpisodeQuery {
     pub snippet_chars: usize,
     /// The query's text vector for the vector arm; `None` searches lexically only.
     pub vector: Option<embed::Vector>,
+    /// The query's own terms (`terms` without the cross-lingual expansions): an event holding
+    /// all of them is a full match, never pushed down or dropped ([`rerank`]).
+    pub own_terms: Vec<String>,
+}
+
+/// What a search found: the hits, or why nothing is relevant.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EpisodeSearch {
+    pub hits: Vec<EpisodeHit>,
+    /// Set when the lane is empty because nothing in the index is about the query.
+    pub nothing_relevant: Option<String>,
 }
 
 /// The session an event belongs to, as the lane reports it.
@@ -112,6 +125,7 @@ pub enum EpisodeStoreError {
 pub struct EpisodeStore {
     pool: ReadPool,
     vectors: VectorIndex,
+    gists: GistIndex,
 }
 
 const SESSION_COLS: &str = "s.session_id, s.source, s.path, s.cwd, s.created_at, s.last_event_at,
@@ -147,6 +161,7 @@ impl EpisodeStore {
         Ok(EpisodeStore {
             pool: ReadPool::open(path, "SELECT count(*) FROM sessions")?,
             vectors: VectorIndex::new(vectors::EVENTS),
+            gists: GistIndex::default(),
         })
     }
 
@@ -179,8 +194,13 @@ impl EpisodeStore {
 
     /// The best events for the query, at most [`PER_SESSION_CAP`] per session, best first.
     pub fn search(&self, q: &EpisodeQuery) -> Result<Vec<EpisodeHit>, EpisodeStoreError> {
+        Ok(self.search_ranked(q)?.hits)
+    }
+
+    /// [`EpisodeStore::search`], with the reason when nothing in the index is relevant.
+    pub fn search_ranked(&self, q: &EpisodeQuery) -> Result<EpisodeSearch, EpisodeStoreError> {
         if q.terms.is_empty() && q.vector.is_none() {
-            return Ok(Vec::new());
+            return Ok(EpisodeSearch::default());
         }
         let filtered = !(q.workspaces.is_empty()
             && q.session_ids.is_empty()
@@ -229,7 +249,25 @@ impl EpisodeStore {
                 }
                 _ => Vec::new(),
             };
-            let picked = cap_fused(c, vectors::fuse(&lexical, &nearest), q.limit)?;
+            let gists = match q.vector {
+                Some(_) => self.gists.load(c)?,
+                None => None,
+            };
+            let fused = match gists {
+                // Without gists (semantic search off, an index built before them) the two arms
+                // are fused as before.
+                None => vectors::fuse(&lexical, &nearest),
+                Some(g) => match rerank(c, q, &lexical, &nearest, Some(&g))? {
+                    Reranked::Ranked(f) => f,
+                    Reranked::NothingRelevant(why) => {
+                        return Ok(EpisodeSearch {
+                            hits: Vec::new(),
+                            nothing_relevant: Some(why),
+                        })
+                    }
+                },
+            };
+            let picked = cap_fused(c, fused, q.limit)?;
             // Stage 2: the full rows of the few events that made it.
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT e.session_id, e.seq, e.event_type, e.time, e.time_ms, e.text, e.human,
@@ -260,7 +298,10 @@ impl EpisodeStore {
                 })?;
                 hits.push(hit);
             }
-            Ok(hits)
+            Ok(EpisodeSearch {
+                hits,
+                nothing_relevant: None,
+            })
         })
     }
 

@@ -1,0 +1,194 @@
+//! The episodes lane's final order: events that hold every word of the query first, in BM25
+//! order, then the rest ranked by what they and their session are about, or nothing at all when
+//! nothing in the index is about the question.
+//!
+//! Why: a question in other words shares only a few common words with its session, so the
+//! lexical arm's partial matches (any one word) used to fill the lane before the vector arm had a
+//! say, and a question about something not in the index always got the nearest events back.
+//! Here a partial lexical match, an event the vector arm found and a session whose gist
+//! ([`super::gist`]) is near the query each add a reciprocal-rank share, so an event of the
+//! session the question is about rises above events that merely share a word. When no event holds
+//! every word of the query and no session's gist is near it, the lane is empty and says why.
+
+use std::collections::{HashMap, HashSet};
+
+use rusqlite::{params_from_iter, types::Value as SqlValue, Connection, OptionalExtension};
+
+use super::gist::{self, Gists};
+use super::search::{push_filters, EpisodeQuery};
+use crate::sources::vectors::{slot, Fused, MIN_COSINE};
+
+/// Reciprocal-rank constant of this fusion: small, so a first rank counts clearly more than a
+/// tenth (the lists are short: a lane's depth).
+const K: f64 = 10.0;
+
+/// Weight of a session's gist rank relative to a partial lexical match's rank.
+const GIST_WEIGHT: f64 = 1.0;
+
+/// Weight of an event's vector rank relative to a partial lexical match's rank.
+const VECTOR_WEIGHT: f64 = 0.8;
+
+/// Sessions taken from the gist ranking (each brings its best event when no arm found one).
+const GIST_DEPTH: usize = 10;
+
+/// The order of the lane, or why nothing is relevant.
+pub(super) enum Reranked {
+    Ranked(Vec<Fused>),
+    NothingRelevant(String),
+}
+
+/// Rerank `lexical` (event, BM25; best first) and `nearest` (event, cosine; best first) with the
+/// gists of `gists` for query vector `vector`.
+pub(super) fn rerank(
+    c: &Connection,
+    q: &EpisodeQuery,
+    lexical: &[(i64, f64)],
+    nearest: &[(i64, f32)],
+    gists: Option<&Gists>,
+) -> rusqlite::Result<Reranked> {
+    let full = full_matches(c, &q.own_terms, lexical)?;
+    let session_gists = match (gists, q.vector.as_deref()) {
+        (Some(g), Some(v)) if !g.is_empty() => g.cosines(v),
+        _ => Vec::new(),
+    };
+    if full.is_empty() && !session_gists.is_empty() {
+        let best = session_gists
+            .iter()
+            .map(|(_, c)| *c)
+            .fold(f32::MIN, f32::max);
+        // A query whose words were translated has lexical matches in another language: its
+        // gist may be far while a translation matches, so it needs a farther gist to be empty.
+        let expanded = q.terms.len() > q.own_terms.len();
+        let needed = if expanded {
+            gist::MIN_GIST_COSINE_TRANSLATED
+        } else {
+            gist::MIN_GIST_COSINE
+        };
+        if best < needed {
+            return Ok(Reranked::NothingRelevant(format!(
+                "nothing relevant: no event holds every word of the query, and no session's gist \
+                 is near it (best cosine {best:.2} of {} sessions, {:.2} needed)",
+                session_gists.len(),
+                needed
+            )));
+        }
+    }
+    let mut gist_ranked: Vec<(&str, f32)> = session_gists;
+    gist_ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+    gist_ranked.truncate(GIST_DEPTH);
+    let gist_rank: HashMap<&str, (usize, f32)> = gist_ranked
+        .iter()
+        .enumerate()
+        .map(|(i, (s, c))| (*s, (i, *c)))
+        .collect();
+
+    let mut by_id: HashMap<i64, Fused> = HashMap::new();
+    let mut order: Vec<i64> = Vec::new();
+    let mut partial_rank = 0usize;
+    for (id, score) in lexical {
+        let f = slot(&mut by_id, &mut order, *id);
+        f.lexical = Some(*score);
+        if full.contains(id) {
+            // Above every partial match, in BM25 order.
+            f.score = 1e6 - order_score(f.id, lexical);
+        } else {
+            f.score += 1.0 / (K + partial_rank as f64 + 1.0);
+            partial_rank += 1;
+        }
+    }
+    for (rank, (id, cos)) in nearest.iter().filter(|(_, c)| *c >= MIN_COSINE).enumerate() {
+        let f = slot(&mut by_id, &mut order, *id);
+        f.cosine = Some(*cos);
+        if !full.contains(id) {
+            f.score += VECTOR_WEIGHT / (K + rank as f64 + 1.0);
+        }
+    }
+    // Every candidate's session adds its gist share; a session near the query that no arm
+    // reached brings its first prompt.
+    let mut session_of = c.prepare_cached("SELECT session_id FROM events WHERE id = ?1")?;
+    let mut seen: HashSet<String> = HashSet::new();
+    let ids: Vec<i64> = order.clone();
+    for id in ids {
+        let session: String = session_of.query_row([id], |r| r.get(0))?;
+        if let Some((rank, cos)) = gist_rank.get(session.as_str()) {
+            let f = by_id.get_mut(&id).expect("entry");
+            if !full.contains(&id) {
+                f.score += GIST_WEIGHT / (K + *rank as f64 + 1.0);
+            }
+            f.cosine.get_or_insert(*cos);
+        }
+        seen.insert(session);
+    }
+    for (rank, (session, cos)) in gist_ranked.iter().enumerate() {
+        if seen.contains(*session) {
+            continue;
+        }
+        let Some(id) = first_prompt(c, q, session)? else {
+            continue;
+        };
+        order.push(id);
+        by_id.insert(
+            id,
+            Fused {
+                id,
+                lexical: None,
+                cosine: Some(*cos),
+                score: GIST_WEIGHT / (K + rank as f64 + 1.0),
+            },
+        );
+    }
+    let mut out: Vec<Fused> = order
+        .into_iter()
+        .filter_map(|id| by_id.remove(&id))
+        .collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score));
+    Ok(Reranked::Ranked(out))
+}
+
+/// The 0-based BM25 rank of `id` in `lexical`, as a small number to subtract (earlier = larger).
+fn order_score(id: i64, lexical: &[(i64, f64)]) -> f64 {
+    lexical.iter().position(|(i, _)| *i == id).unwrap_or(0) as f64
+}
+
+/// The lexical hits that hold every one of the query's own terms (not its cross-lingual
+/// expansions): the matches no other evidence may push down or drop.
+fn full_matches(
+    c: &Connection,
+    own_terms: &[String],
+    lexical: &[(i64, f64)],
+) -> rusqlite::Result<HashSet<i64>> {
+    if own_terms.is_empty() || lexical.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let expr = own_terms
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect::<Vec<_>>()
+        .join(" AND ");
+    let mut stmt =
+        c.prepare_cached("SELECT 1 FROM events_fts WHERE events_fts MATCH ?1 AND rowid = ?2")?;
+    let mut out = HashSet::new();
+    for (id, _) in lexical {
+        let hit: Option<i64> = stmt
+            .query_row(rusqlite::params![expr, id], |r| r.get(0))
+            .optional()?;
+        if hit.is_some() {
+            out.insert(*id);
+        }
+    }
+    Ok(out)
+}
+
+/// The first event a person wrote in `session` (else its first event) under the query's
+/// filters: what stands for a session found by its gist.
+fn first_prompt(c: &Connection, q: &EpisodeQuery, session: &str) -> rusqlite::Result<Option<i64>> {
+    let mut sql = "SELECT e.id FROM events e JOIN sessions s ON s.session_id = e.session_id
+                   WHERE e.session_id = ? AND e.text <> ''"
+        .to_string();
+    let mut args = vec![SqlValue::Text(session.to_string())];
+    push_filters(&mut sql, &mut args, q);
+    sql.push_str(" ORDER BY e.human DESC, e.seq LIMIT 1");
+    let mut stmt = c.prepare_cached(&sql)?;
+    stmt.query_row(params_from_iter(args.iter()), |r| r.get(0))
+        .optional()
+}
