@@ -119,7 +119,7 @@ fn word(rng: &mut Rng) -> String {
     )
 }
 
-fn sentence(rng: &mut Rng, n: usize) -> String {
+pub fn sentence(rng: &mut Rng, n: usize) -> String {
     let mut s = String::new();
     for i in 0..n {
         if i > 0 {
@@ -165,7 +165,7 @@ fn ts(day: usize, i: usize) -> String {
     )
 }
 
-fn write_claude(
+pub fn write_claude(
     path: &Path,
     id: &str,
     ws: &str,
@@ -223,7 +223,7 @@ fn write_claude(
     Ok(out.len() as u64)
 }
 
-fn write_codex(
+pub fn write_codex(
     path: &Path,
     id: &str,
     ws: &str,
