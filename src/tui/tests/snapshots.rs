@@ -234,15 +234,22 @@ fn screens() {
     }
 }
 
-/// One demo question, evidence from several agents, and each episode row names its agent.
+/// One demo question, evidence from several agents, and each episode row names its agent, even
+/// in the three-pane layout where the row is cut.
 #[test]
 fn the_episodes_list_names_each_events_agent() {
-    let screen = state("agents", 120, 40).screen();
-    for label in ["Gemini CLI", "Pi", "Copilot CLI"] {
-        assert!(
-            screen.contains(&format!(" · {label}")),
-            "no {label} episode shown:\n{screen}"
-        );
+    for (w, h) in SIZES {
+        let screen = state("agents", w, h).screen();
+        for label in ["Gemini CLI", "Pi", "Copilot CLI"] {
+            // Right after an episode's `session:seq` locator.
+            let shown = screen.lines().any(|l| {
+                l.split(':').skip(1).any(|rest| {
+                    let after = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+                    after.len() < rest.len() && after.starts_with(&format!(" {label} "))
+                })
+            });
+            assert!(shown, "no {label} episode shown at {w}x{h}:\n{screen}");
+        }
     }
 }
 
