@@ -12,7 +12,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::agent_home::{append, codex_message, AgentHome, CLAUDE_SESSION, CODEX_SESSION};
+use common::agent_home::{
+    append, claude_line, codex_message, AgentHome, CLAUDE_SESSION, CODEX_SESSION,
+};
 use common::watching::{items, search, Watcher, DEADLINE};
 use knowledge::sources::episodes::agents::Agent;
 
@@ -23,6 +25,22 @@ struct Expect {
     word: &'static str,
     /// The agent's own session id; `None` where it is derived (Aider's runs).
     session: Option<&'static str>,
+}
+
+impl Expect {
+    fn new(
+        agent: Agent,
+        what: &'static str,
+        word: &'static str,
+        session: Option<&'static str>,
+    ) -> Expect {
+        Expect {
+            what,
+            agent,
+            word,
+            session,
+        }
+    }
 }
 
 const GEMINI_SESSION: &str = "3f2a9c1e-7b4d-4e0a-9a51-2c8e6d0f1b77";
@@ -45,26 +63,21 @@ const CURSOR_NEW: &str = "c0ffee01-aaaa-4bbb-8ccc-0000000000ff";
 /// Exhaustive, so a new agent in the registry does not compile here until its watch is tested.
 fn write_in_place(h: &AgentHome, agent: Agent) -> Vec<Expect> {
     let home = &h.home;
-    let e = |what, word, session| Expect {
-        what,
-        agent,
-        word,
-        session,
-    };
+    let e = |what, word, session| Expect::new(agent, what, word, session);
     match agent {
         Agent::Claude => {
-            let line = serde_json::json!({"parentUuid": "c1de0000-0000-4000-8000-000000000001",
-                "isSidechain": false, "type": "assistant",
-                "message": {"role": "assistant", "type": "message",
-                    "content": [{"type": "text", "text": "The quokkaledger retry sends the charge twice."}]},
-                "uuid": "c1de0000-0000-4000-8000-000000000002",
-                "timestamp": "2026-05-01T10:01:00.000Z", "cwd": "/home/dev/shop",
-                "sessionId": CLAUDE_SESSION, "version": "2.1.172"});
             append(
                 &home.join(format!(
                     ".claude/projects/-home-dev-shop/{CLAUDE_SESSION}.jsonl"
                 )),
-                &line.to_string(),
+                &claude_line(
+                    CLAUDE_SESSION,
+                    "c1de0000-0000-4000-8000-000000000002",
+                    Some("c1de0000-0000-4000-8000-000000000001"),
+                    "assistant",
+                    "The quokkaledger retry sends the charge twice.",
+                    "/home/dev/shop",
+                ),
             );
             vec![e("a line appended", "quokkaledger", Some(CLAUDE_SESSION))]
         }
@@ -219,25 +232,21 @@ fn write_in_place(h: &AgentHome, agent: Agent) -> Vec<Expect> {
 /// in place. Exhaustive, like [`write_in_place`].
 fn write_new_session(h: &AgentHome, agent: Agent) -> Vec<Expect> {
     let home = &h.home;
-    let e = |what, word, session| Expect {
-        what,
-        agent,
-        word,
-        session,
-    };
+    let e = |what, word, session| Expect::new(agent, what, word, session);
     match agent {
         Agent::Claude => {
-            let line = serde_json::json!({"parentUuid": null, "isSidechain": false,
-                "type": "user", "message": {"role": "user",
-                    "content": "Why is the antelopegrid report empty?"},
-                "uuid": "c1de0000-0000-4000-8000-000000000101",
-                "timestamp": "2026-05-03T10:00:00.000Z", "cwd": "/home/dev/reports",
-                "sessionId": CLAUDE_NEW, "version": "2.1.172"});
             append(
                 &home.join(format!(
                     ".claude/projects/-home-dev-reports/{CLAUDE_NEW}.jsonl"
                 )),
-                &line.to_string(),
+                &claude_line(
+                    CLAUDE_NEW,
+                    "c1de0000-0000-4000-8000-000000000101",
+                    None,
+                    "user",
+                    "Why is the antelopegrid report empty?",
+                    "/home/dev/reports",
+                ),
             );
             vec![e("a new project folder", "antelopegrid", Some(CLAUDE_NEW))]
         }

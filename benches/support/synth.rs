@@ -156,7 +156,8 @@ pub fn generate(root: &Path, sessions: usize, events_per_session: usize) -> io::
     Ok(bytes)
 }
 
-fn ts(day: usize, i: usize) -> String {
+/// The time of event `i` of a session on October `day` (one a second).
+pub fn ts(day: usize, i: usize) -> String {
     format!(
         "2026-10-{day:02}T{:02}:{:02}:{:02}.000Z",
         (i / 3600) % 24,

@@ -9,21 +9,12 @@ use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::synth::{self, Rng};
+use super::synth::{self, ts, Rng};
 
 /// The JSONL and Markdown agents the generator writes, by their registry names.
 pub const AGENTS: &[&str] = &[
     "claude", "codex", "gemini", "pi", "qwen", "copilot", "cursor", "aider",
 ];
-
-fn ts(day: usize, i: usize) -> String {
-    format!(
-        "2026-10-{day:02}T{:02}:{:02}:{:02}.000Z",
-        (i / 3600) % 24,
-        (i / 60) % 60,
-        i % 60
-    )
-}
 
 fn ms(day: usize, i: usize) -> u64 {
     // 2026-10-01T00:00:00Z, then a day per session day and a second per event.

@@ -31,6 +31,7 @@ fn manifest() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A copy of `src` in a temp dir (tests never write inside the repository).
 pub fn copy_tree(src: &Path, dst: &Path) {
     std::fs::create_dir_all(dst).expect("mkdir");
     for e in std::fs::read_dir(src).expect("ls").flatten() {
@@ -81,12 +82,14 @@ impl AgentHome {
         ));
         append(
             &claude,
-            &serde_json::json!({"parentUuid": null, "isSidechain": false, "type": "user",
-                "message": {"role": "user", "content": "The checkout page double-charges on retry."},
-                "uuid": "c1de0000-0000-4000-8000-000000000001",
-                "timestamp": "2026-05-01T10:00:00.000Z", "cwd": "/home/dev/shop",
-                "sessionId": CLAUDE_SESSION, "version": "2.1.172"})
-            .to_string(),
+            &claude_line(
+                CLAUDE_SESSION,
+                "c1de0000-0000-4000-8000-000000000001",
+                None,
+                "user",
+                "The checkout page double-charges on retry.",
+                "/home/dev/shop",
+            ),
         );
         let codex = home.join(format!(
             ".codex/sessions/2026/05/02/rollout-2026-05-02T09-00-00-{CODEX_SESSION}.jsonl"
@@ -161,6 +164,27 @@ impl AgentHome {
             .args(args);
         cmd
     }
+}
+
+/// One Claude Code transcript line: a `user` or `assistant` message of `session` in `cwd`.
+pub fn claude_line(
+    session: &str,
+    uuid: &str,
+    parent: Option<&str>,
+    role: &str,
+    text: &str,
+    cwd: &str,
+) -> String {
+    let message = if role == "user" {
+        serde_json::json!({"role": "user", "content": text})
+    } else {
+        serde_json::json!({"role": "assistant", "type": "message",
+            "content": [{"type": "text", "text": text}]})
+    };
+    serde_json::json!({"parentUuid": parent, "isSidechain": false, "type": role,
+        "message": message, "uuid": uuid, "timestamp": "2026-05-01T10:00:00.000Z",
+        "cwd": cwd, "sessionId": session, "version": "2.1.172"})
+    .to_string()
 }
 
 /// One Codex `response_item` message line, as a rollout holds it.
