@@ -14,7 +14,7 @@
 //!
 //! The world goes to `AGENTS_BENCH_DIR` (default a temp dir) and is deleted at the end.
 //! `AGENTS_BENCH_SESSIONS` (default 200) and `AGENTS_BENCH_EVENTS` (events per session,
-//! default 200) size it.
+//! default 200) size it; `AGENTS_BENCH_AGENTS=gemini,pi` runs only those agents.
 
 #[path = "support/synth.rs"]
 #[allow(dead_code)]
@@ -114,7 +114,10 @@ fn main() {
          from-scratch runs (in-process, lexical)"
     );
     let mut roots = Vec::new();
-    for agent in synth_agents::AGENTS {
+    // `AGENTS_BENCH_AGENTS=gemini,pi` runs only those.
+    let only = std::env::var("AGENTS_BENCH_AGENTS").unwrap_or_default();
+    let picked = |a: &str| only.is_empty() || only.split(',').any(|o| o.trim() == a);
+    for agent in synth_agents::AGENTS.iter().filter(|a| picked(a)) {
         let world = base.join(agent);
         let (bytes, root) =
             synth_agents::generate(agent, &world, sessions, events).expect("generate");

@@ -81,7 +81,8 @@ fn json(s: &str) -> String {
 /// `~/.gemini/tmp/<slot>/chats/session-*.jsonl`: a header, messages re-appended once their tool
 /// calls finish (the same id twice), `$set` checkpoint lines.
 fn gemini(root: &Path, s: usize, ws: &str, day: usize, n: usize, rng: &mut Rng) -> io::Result<u64> {
-    let id = format!("3f2a9c1e-0000-4000-8000-{s:012}");
+    // The file name takes the id's first 8 characters: they differ per session.
+    let id = format!("{s:08x}-3f2a-4000-8000-000000000000");
     let mut out = String::new();
     let _ = writeln!(
         out,
