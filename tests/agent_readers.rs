@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::agent_home::copy_tree;
+
 use std::path::{Path, PathBuf};
 
 use knowledge::sources::episodes::agent::{read_whole, CollectSink, Env};
@@ -18,19 +20,6 @@ fn fixture(agent: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/agents")
         .join(agent)
-}
-
-/// A copy of `src` in a temp dir (tests never write inside the repository).
-fn copy_tree(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).expect("mkdir");
-    for e in std::fs::read_dir(src).expect("ls").flatten() {
-        let to = dst.join(e.file_name());
-        if e.path().is_dir() {
-            copy_tree(&e.path(), &to);
-        } else {
-            std::fs::copy(e.path(), &to).expect("copy");
-        }
-    }
 }
 
 fn index(db: &Path, roots: Vec<PathBuf>) -> IndexSummary {

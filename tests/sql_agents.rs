@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::agent_home::{copy_tree, wal_db};
+
 use std::path::{Path, PathBuf};
 
 use knowledge::sources::episodes::agent::{read_whole, Env};
@@ -26,17 +28,6 @@ fn fixture_sql(rel: &str) -> String {
     std::fs::read_to_string(p).expect("fixture sql")
 }
 
-/// The database `sql` builds at `path`, in WAL mode, with the connection left open (the agent
-/// running): its last writes sit in the `-wal` file, not yet checkpointed.
-fn build_wal_db(path: &Path, sql: &str) -> Connection {
-    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-    let c = Connection::open(path).expect("create db");
-    c.execute_batch("PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;")
-        .expect("wal");
-    c.execute_batch(sql).expect("fixture sql runs");
-    c
-}
-
 fn index(db: &Path, roots: Vec<PathBuf>) -> IndexSummary {
     index_episodes(db, &IndexOptions::new(roots), &mut |_| {}).expect("index")
 }
@@ -48,7 +39,7 @@ fn one<T: rusqlite::types::FromSql>(db: &Path, sql: &str, p: &[&dyn rusqlite::To
 
 fn opencode_world(tmp: &Path) -> (PathBuf, Connection) {
     let db = tmp.join("share/opencode/opencode.db");
-    let writer = build_wal_db(&db, &fixture_sql("opencode/opencode.sql"));
+    let writer = wal_db(&db, &fixture_sql("opencode/opencode.sql"));
     (db, writer)
 }
 
@@ -348,7 +339,7 @@ fn opencode_real_export_sample_reads_as_a_database() {
     let tmp = tempfile::tempdir().expect("tmp");
     let db = tmp.path().join("opencode.db");
     let schema = fixture_sql("opencode/opencode.sql");
-    let c = build_wal_db(&db, schema.split("\nINSERT").next().unwrap_or(""));
+    let c = wal_db(&db, schema.split("\nINSERT").next().unwrap_or(""));
     let info = &export["info"];
     c.execute(
         "INSERT INTO project (id, worktree, time_created, time_updated) VALUES (?1, '/', 0, 0)",
@@ -440,9 +431,9 @@ const CURSOR_SECRET: &str = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
 fn cursor_world(tmp: &Path) -> (PathBuf, Connection) {
     let user = tmp.join("config/Cursor/User");
     let global = user.join("globalStorage/state.vscdb");
-    let writer = build_wal_db(&global, &fixture_sql("cursor/state.vscdb.sql"));
+    let writer = wal_db(&global, &fixture_sql("cursor/state.vscdb.sql"));
     let ws = user.join("workspaceStorage/0a1b2c3d4e5f");
-    build_wal_db(
+    wal_db(
         &ws.join("state.vscdb"),
         &fixture_sql("cursor/workspace.sql"),
     );
@@ -457,18 +448,6 @@ fn cursor_world(tmp: &Path) -> (PathBuf, Connection) {
         &tmp.join("home/.cursor/projects/-home-dev-shop/agent-transcripts"),
     );
     (global, writer)
-}
-
-fn copy_tree(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).expect("mkdir");
-    for e in std::fs::read_dir(src).expect("ls").flatten() {
-        let to = dst.join(e.file_name());
-        if e.path().is_dir() {
-            copy_tree(&e.path(), &to);
-        } else {
-            std::fs::copy(e.path(), &to).expect("copy");
-        }
-    }
 }
 
 fn cursor_roots(tmp: &Path) -> Vec<PathBuf> {

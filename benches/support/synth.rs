@@ -119,7 +119,7 @@ fn word(rng: &mut Rng) -> String {
     )
 }
 
-fn sentence(rng: &mut Rng, n: usize) -> String {
+pub fn sentence(rng: &mut Rng, n: usize) -> String {
     let mut s = String::new();
     for i in 0..n {
         if i > 0 {
@@ -156,7 +156,8 @@ pub fn generate(root: &Path, sessions: usize, events_per_session: usize) -> io::
     Ok(bytes)
 }
 
-fn ts(day: usize, i: usize) -> String {
+/// The time of event `i` of a session on October `day` (one a second).
+pub fn ts(day: usize, i: usize) -> String {
     format!(
         "2026-10-{day:02}T{:02}:{:02}:{:02}.000Z",
         (i / 3600) % 24,
@@ -165,7 +166,7 @@ fn ts(day: usize, i: usize) -> String {
     )
 }
 
-fn write_claude(
+pub fn write_claude(
     path: &Path,
     id: &str,
     ws: &str,
@@ -223,7 +224,7 @@ fn write_claude(
     Ok(out.len() as u64)
 }
 
-fn write_codex(
+pub fn write_codex(
     path: &Path,
     id: &str,
     ws: &str,

@@ -153,7 +153,7 @@ fn doctor_text(r: &DoctorReport) -> String {
     }
     for a in &r.agents {
         let roots = if a.roots.is_empty() {
-            "no default root on this machine".to_string()
+            "no root found on this machine".to_string()
         } else {
             a.roots
                 .iter()
@@ -161,7 +161,11 @@ fn doctor_text(r: &DoctorReport) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let _ = writeln!(o, "  agent {}: {} sessions; {roots}", a.label, a.sessions);
+        let _ = writeln!(
+            o,
+            "  agent {}: {} stores, {} sessions; {roots}",
+            a.label, a.stores, a.sessions
+        );
     }
     let _ = writeln!(o, "\nstores:");
     for s in &r.stores {

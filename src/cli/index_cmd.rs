@@ -81,10 +81,16 @@ pub fn run(data_dir: &Path, a: IndexArgs) -> Result<i32> {
             keep(&mut plan.agents, saved.agents);
         }
         if plan.sessions.is_empty() {
+            // The registry's roots, so the message names every agent looked for.
+            let env = knowledge::sources::episodes::agent::Env::current();
+            let looked: Vec<String> = knowledge::sources::episodes::agents::roots_in(&env)
+                .into_iter()
+                .map(|(_, r)| r.display().to_string())
+                .collect();
             eprintln!(
-                "knowledge: no transcript folders found (looked for ~/.claude/projects, \
-                 ~/.codex/sessions, ~/.codex/archived_sessions, .aider.chat.history.md in this \
-                 repository); pass --sessions PATH"
+                "knowledge: no agent's sessions found (looked for {}, and \
+                 .aider.chat.history.md in this repository); pass --sessions PATH",
+                looked.join(", ")
             );
         }
         plan

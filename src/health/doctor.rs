@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
+use super::agents::{agent_reports, AgentReport};
 use crate::config::{DataDir, SourcesConfig};
 use crate::engine::counts::StoreState;
 use crate::engine::lanes::{LaneRequest, SourceFailure};
@@ -17,6 +18,7 @@ use crate::engine::{Engine, EngineConfig};
 use crate::sources::agent_knowledge::AgentKnowledgeStats;
 use crate::sources::code::model::CodeStats;
 use crate::sources::code::read::{file_is_stale, FileRow};
+use crate::sources::episodes::agents::Agent;
 use crate::sources::episodes::discover::discover;
 use crate::sources::episodes::search::LaneStats;
 use crate::sources::sqlite::open_ro;
@@ -72,18 +74,6 @@ pub struct StoreReport {
     pub age_seconds: Option<u64>,
     /// The database with its WAL and shared-memory files.
     pub bytes: u64,
-}
-
-/// One agent as doctor sees it.
-#[derive(Debug, Clone, Serialize)]
-pub struct AgentReport {
-    /// The stored `source` name (`gemini`).
-    pub agent: &'static str,
-    pub label: &'static str,
-    /// Its default roots on this machine that exist (env overrides honoured).
-    pub roots: Vec<String>,
-    /// Sessions of this agent in the episodes store.
-    pub sessions: u64,
 }
 
 /// Files that no longer match the index, with a few examples.
@@ -162,6 +152,7 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
         indexed: transcript_files,
         changed: changed_transcripts,
         unreadable: unreadable_transcripts,
+        found,
     } = match episodes_read.then(|| transcripts(&files.episodes_db(), &plan.sessions)) {
         Some(Ok(t)) => t,
         // Its counts read, its file list does not: damaged past the first pages.
@@ -196,7 +187,11 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
     }
     problems.extend(gone_roots(&plan));
 
-    let agents = agent_reports(&files.episodes_db());
+    let agents = agent_reports(
+        &files.episodes_db(),
+        &crate::sources::episodes::agent::Env::current(),
+        &found,
+    );
     let sources = probe_sources(&config.sources);
     problems.extend(
         sources
@@ -479,6 +474,8 @@ struct Transcripts {
     changed: Finding,
     /// Cannot be opened for reading (with why, in the examples).
     unreadable: Finding,
+    /// Every store found, with its agent and the session root it was found under.
+    found: Vec<(Agent, PathBuf)>,
 }
 
 fn transcripts(db: &Path, roots: &[PathBuf]) -> rusqlite::Result<Transcripts> {
@@ -504,6 +501,7 @@ fn transcripts(db: &Path, roots: &[PathBuf]) -> rusqlite::Result<Transcripts> {
             if !seen.insert(path.clone()) {
                 continue;
             }
+            out.found.push((t.kind, root.clone()));
             out.changed.checked += 1;
             out.unreadable.checked += 1;
             if let Err(why) = crate::sources::regular_file::open(&path) {
@@ -525,37 +523,6 @@ fn transcripts(db: &Path, roots: &[PathBuf]) -> rusqlite::Result<Transcripts> {
         }
     }
     Ok(out)
-}
-
-/// Each agent of the registry with its existing default roots and its stored session count.
-fn agent_reports(db: &Path) -> Vec<AgentReport> {
-    use crate::sources::episodes::agent::Env;
-    use crate::sources::episodes::agents::{roots_in, Agent};
-    let counts: std::collections::HashMap<String, u64> = open_ro(db)
-        .and_then(|c| {
-            let mut stmt = c.prepare("SELECT source, count(*) FROM sessions GROUP BY source")?;
-            let rows = stmt
-                .query_map([], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
-                })?
-                .collect();
-            rows
-        })
-        .unwrap_or_default();
-    let roots = roots_in(&Env::current());
-    Agent::ALL
-        .into_iter()
-        .map(|a| AgentReport {
-            agent: a.as_str(),
-            label: a.label(),
-            roots: roots
-                .iter()
-                .filter(|(of, r)| *of == a && r.exists())
-                .map(|(_, r)| r.display().to_string())
-                .collect(),
-            sessions: counts.get(a.as_str()).copied().unwrap_or(0),
-        })
-        .collect()
 }
 
 fn canonical(p: &Path) -> PathBuf {

@@ -3,5 +3,6 @@
 //! (what is indexed, how old, how big, what is stale or unreachable, and what to run about it).
 //! Both produce plain serialisable reports; printing them is the front end's job.
 
+pub mod agents;
 pub mod doctor;
 pub mod stats;

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests (`mod common;`).
 #![allow(dead_code)]
 
+pub mod agent_home;
 pub mod cli;
 pub mod conformance;
 pub mod fake_mcp;

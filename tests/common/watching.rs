@@ -5,7 +5,7 @@
 //! (root reads and writes through any mode bits); [`Watcher::start_as_nobody`] hands the temp
 //! dir to that user first.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -232,12 +232,7 @@ pub fn append_line(path: &Path, session: &str, cwd: &str, text: &str) {
         "sessionId": session,
         "version": "2.1.172"
     });
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(path)
-        .expect("open the transcript");
-    writeln!(f, "{line}").expect("append");
+    super::agent_home::append(path, &line.to_string());
 }
 
 /// One line appended to the demo billing session's transcript.

@@ -40,8 +40,10 @@ pub struct TranscriptFile {
     pub layout: Layout,
 }
 
-/// Every transcript under `root`, sorted by path. Unreadable entries are skipped; symlinked
-/// directories are followed once (a loop is cut by remembering canonical paths).
+/// Every transcript under `root`, sorted by path. Entries whose metadata cannot be read are
+/// skipped; one that is not a regular file but is named like a store (a FIFO `x.jsonl`) is
+/// returned, for the indexer to report as unreadable. Symlinked directories are followed once
+/// (a loop is cut by remembering canonical paths).
 pub fn discover(root: &Path) -> Vec<TranscriptFile> {
     let mut found = Vec::new();
     let mut visited = HashSet::new();
@@ -78,10 +80,12 @@ fn walk(dir: &Path, depth: usize, visited: &mut HashSet<PathBuf>, found: &mut Ve
         };
         if meta.is_dir() {
             walk(&path, depth + 1, visited, found);
-        } else if meta.is_file() {
-            if let Some(f) = classify(&path) {
-                found.push(f);
-            }
+        } else if let Some(f) = classify(&path) {
+            // Not only regular files: a FIFO or device named like a transcript is claimed by
+            // its name (readers sniff through `regular_file`, which refuses it without
+            // blocking), so the indexer reports it unreadable and doctor counts it, instead of
+            // it being silently left out.
+            found.push(f);
         }
     }
 }
@@ -227,6 +231,24 @@ mod tests {
         let mut sorted = found.clone();
         sorted.sort_by(|a, b| a.path.cmp(&b.path));
         assert_eq!(sorted, found);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_named_like_a_transcript_is_found_without_blocking() {
+        let Some(tmp) = tempfile::tempdir().ok() else {
+            return;
+        };
+        let root = tmp.path();
+        touch(&root.join("p/s.jsonl"), "{\"sessionId\":\"s\"}\n");
+        let fifo = root.join("p/pipe.jsonl");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        let other = root.join("p/pipe.txt");
+        let made = std::process::Command::new("mkfifo").arg(&other).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        let found: Vec<PathBuf> = discover(root).into_iter().map(|f| f.path).collect();
+        assert_eq!(found, vec![fifo, root.join("p/s.jsonl")]);
     }
 
     #[cfg(unix)]

@@ -6,28 +6,40 @@ use serde_json::Value;
 
 use super::parser::cap_chars;
 
-/// Keys whose values best describe a tool call, in display order.
-const INPUT_KEYS: &[&str] = &[
-    "skill",
-    "command",
-    "cmd",
-    "file_path",
-    "notebook_path",
-    "path",
-    "pattern",
-    "glob",
-    "url",
-    "query",
-    "subagent_type",
-    "name",
-    "description",
-    "prompt",
-    "args",
-    "old_string",
-    "new_string",
-    "content",
-    "todos",
+/// Keys whose values best describe a tool call, in display order, each with the other names
+/// agents give the same argument. Names compare without case, `_` and `-`, so `file_path`
+/// (Claude Code) is OpenCode's `filePath`; `old_str` / `oldText` are Copilot's and Pi's
+/// `old_string`. Without the synonyms an edit by those agents was indexed as its path alone,
+/// and a question about what it changed could not find it.
+const INPUT_KEYS: &[&[&str]] = &[
+    &["skill"],
+    &["command"],
+    &["cmd"],
+    &["file_path"],
+    &["notebook_path"],
+    &["path"],
+    &["pattern"],
+    &["glob"],
+    &["url"],
+    &["query"],
+    &["subagent_type"],
+    &["name"],
+    &["description"],
+    &["prompt"],
+    &["args"],
+    &["old_string", "old_str", "old_text"],
+    &["new_string", "new_str", "new_text"],
+    &["content"],
+    &["todos"],
 ];
+
+/// An argument name as [`INPUT_KEYS`] compares it.
+fn key_form(key: &str) -> String {
+    key.chars()
+        .filter(|c| !matches!(c, '_' | '-'))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
 const INPUT_VALUE_CAP: usize = 8 * 1024;
 
 /// `name` plus a compact rendering of the informative input fields (not the JSON blob).
@@ -41,14 +53,22 @@ pub(crate) fn render_tool_input(name: &str, input: &Value) -> String {
         return out;
     };
     let mut rendered = 0;
-    for key in INPUT_KEYS {
-        if let Some(text) = map.get(*key).and_then(render_value) {
-            out.push('\n');
-            out.push_str(key);
-            out.push_str(": ");
-            out.push_str(&cap_chars(&text, INPUT_VALUE_CAP));
-            rendered += 1;
-        }
+    let forms: Vec<(String, &String, &Value)> =
+        map.iter().map(|(k, v)| (key_form(k), k, v)).collect();
+    for names in INPUT_KEYS {
+        let wanted: Vec<String> = names.iter().map(|n| key_form(n)).collect();
+        let Some((key, text)) = forms
+            .iter()
+            .filter(|(form, _, _)| wanted.contains(form))
+            .find_map(|(_, k, v)| render_value(v).map(|t| (k, t)))
+        else {
+            continue;
+        };
+        out.push('\n');
+        out.push_str(key);
+        out.push_str(": ");
+        out.push_str(&cap_chars(&text, INPUT_VALUE_CAP));
+        rendered += 1;
     }
     if rendered == 0 {
         for (key, value) in map.iter().take(4) {
@@ -141,4 +161,47 @@ pub(crate) fn patch_files(patch: &str) -> Vec<String> {
         }
     }
     files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_agents_edit_arguments_are_rendered_under_their_own_names() {
+        // Pi `edit`, OpenCode `edit`, Copilot CLI `edit`: the same call in three spellings.
+        let pi = render_tool_input(
+            "edit",
+            &json!({"path": "api/newsletter.py", "oldText": "def unsubscribe(token):",
+                    "newText": "@rate_limit\ndef unsubscribe(token):"}),
+        );
+        assert_eq!(
+            pi,
+            "edit\npath: api/newsletter.py\noldText: def unsubscribe(token):\n\
+             newText: @rate_limit\ndef unsubscribe(token):"
+        );
+        let opencode = render_tool_input(
+            "edit",
+            &json!({"filePath": "/w/a.ts", "oldString": "x", "newString": "y"}),
+        );
+        assert_eq!(
+            opencode,
+            "edit\nfilePath: /w/a.ts\noldString: x\nnewString: y"
+        );
+        let copilot = render_tool_input(
+            "edit",
+            &json!({"path": "r.py", "old_str": "a", "new_str": "b"}),
+        );
+        assert_eq!(copilot, "edit\npath: r.py\nold_str: a\nnew_str: b");
+        // Claude Code's spelling is rendered as before.
+        let claude = render_tool_input(
+            "Edit",
+            &json!({"file_path": "/w/a.rs", "old_string": "x", "new_string": "y"}),
+        );
+        assert_eq!(
+            claude,
+            "Edit\nfile_path: /w/a.rs\nold_string: x\nnew_string: y"
+        );
+    }
 }

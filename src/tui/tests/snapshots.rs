@@ -9,6 +9,8 @@ use crate::tui::action::Action;
 use crate::tui::update::Effect;
 
 pub const QUERY: &str = "кто чинил доступ к MySQL";
+/// A demo question whose evidence comes from several agents (issue 18).
+pub const AGENTS_QUERY: &str = "who worked on the newsletter unsubscribe?";
 const SIZES: [(u16, u16); 2] = [(120, 40), (80, 24)];
 
 /// A dry-run response as `knowledge.dispatch/v1` with its handoff package, for the dispatch
@@ -187,6 +189,12 @@ fn state(name: &str, w: u16, h: u16) -> Harness {
             super::activity::select_busiest_day(&mut hs);
             hs
         }
+        "agents" => {
+            let mut hs = fresh(w, h);
+            hs.search(AGENTS_QUERY);
+            hs.act(Action::FocusEpisodes);
+            hs
+        }
         "activity_actors" => {
             let mut hs = state("activity", w, h);
             hs.act(Action::NextPane);
@@ -197,9 +205,10 @@ fn state(name: &str, w: u16, h: u16) -> Harness {
     }
 }
 
-pub const STATES: [&str; 15] = [
+pub const STATES: [&str; 16] = [
     "empty",
     "results",
+    "agents",
     "degraded",
     "actor_evidence",
     "dispatch_preview",
@@ -221,6 +230,25 @@ fn screens() {
         for (w, h) in SIZES {
             let screen = state(name, w, h).screen();
             insta::assert_snapshot!(format!("{name}_{w}x{h}"), screen);
+        }
+    }
+}
+
+/// One demo question, evidence from several agents, and each episode row names its agent, even
+/// in the three-pane layout where the row is cut.
+#[test]
+fn the_episodes_list_names_each_events_agent() {
+    for (w, h) in SIZES {
+        let screen = state("agents", w, h).screen();
+        for label in ["Gemini CLI", "Pi", "Copilot CLI"] {
+            // Right after an episode's `session:seq` locator.
+            let shown = screen.lines().any(|l| {
+                l.split(':').skip(1).any(|rest| {
+                    let after = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+                    after.len() < rest.len() && after.starts_with(&format!(" {label} "))
+                })
+            });
+            assert!(shown, "no {label} episode shown at {w}x{h}:\n{screen}");
         }
     }
 }

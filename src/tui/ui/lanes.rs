@@ -209,8 +209,9 @@ fn item_lines(
                     format!("{}:{}", short_session(&it.session_id), it.seq),
                     theme.accent(),
                 ),
-                Span::raw(format!(" {}", one_line(&it.event_type))),
+                // The agent before the event type: in a narrow pane the type is what is cut.
                 Span::styled(agent_label(&it.surface), theme.dim()),
+                Span::raw(format!(" {}", one_line(&it.event_type))),
                 Span::styled(outcome, theme.dim()),
                 Span::styled(arm_marker(&it.why), theme.dim()),
             ];
@@ -332,11 +333,11 @@ fn empty_text(app: &App, lane: Lane, theme: Theme) -> Vec<Line<'static>> {
     ))]
 }
 
-/// Which agent an episode came from (` · Gemini CLI`), from the registry; an external source's
-/// surface that names no known agent shows nothing.
+/// Which agent an episode came from (` Gemini CLI ·`, between the locator and the event type),
+/// from the registry; an external source's surface that names no known agent shows nothing.
 fn agent_label(surface: &str) -> String {
     knowledge::sources::episodes::agents::Agent::from_source(surface)
-        .map(|a| format!(" · {}", a.label()))
+        .map(|a| format!(" {} ·", a.label()))
         .unwrap_or_default()
 }
 

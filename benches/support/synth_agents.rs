@@ -1,0 +1,285 @@
+//! Synthetic session trees for every JSONL (and Markdown) agent, each in its agent's real
+//! on-disk format and default layout, for the per-agent indexing benchmark: Claude Code and
+//! Codex through `synth.rs`, and Gemini CLI, Pi, Qwen Code, Copilot CLI, Cursor agent
+//! transcripts and Aider here. Every session has the same shape whatever the agent (a user
+//! prompt, then rounds of a tool call, its result and an answer, one result in ten an error),
+//! with the same Zipf vocabulary, so the agents' MB/s compare readers, not data. Deterministic.
+
+use std::fmt::Write as _;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::synth::{self, ts, Rng};
+
+/// The JSONL and Markdown agents the generator writes, by their registry names.
+pub const AGENTS: &[&str] = &[
+    "claude", "codex", "gemini", "pi", "qwen", "copilot", "cursor", "aider",
+];
+
+fn ms(day: usize, i: usize) -> u64 {
+    // 2026-10-01T00:00:00Z, then a day per session day and a second per event.
+    1_790_812_800_000 + (day as u64 - 1) * 86_400_000 + i as u64 * 1000
+}
+
+fn write(path: &Path, body: &str) -> io::Result<u64> {
+    std::fs::create_dir_all(path.parent().expect("parent"))?;
+    std::fs::write(path, body)?;
+    Ok(body.len() as u64)
+}
+
+/// Writes `sessions` sessions of about `events` events each of `agent` under `root` (the
+/// agent's root, as its default layout has it: `root` plays `~/.gemini/tmp`, `~/.pi/agent/
+/// sessions`, …). Returns the bytes written and the root to index.
+pub fn generate(
+    agent: &str,
+    root: &Path,
+    sessions: usize,
+    events: usize,
+) -> io::Result<(u64, PathBuf)> {
+    let mut rng = Rng::new(0x5eed ^ agent.len() as u64);
+    let mut bytes = 0;
+    for s in 0..sessions {
+        let ws = format!("/srv/ws{}", s % 12);
+        let day = 1 + (s % 28);
+        bytes += match agent {
+            "claude" => {
+                let id = format!("00000000-0000-4000-8000-{s:012}");
+                let path = root.join(format!("-srv-ws{}/{id}.jsonl", s % 12));
+                std::fs::create_dir_all(path.parent().expect("parent"))?;
+                synth::write_claude(&path, &id, &ws, day, events, &mut rng)?
+            }
+            "codex" => {
+                let id = format!("01990000-0000-7000-8000-{s:012}");
+                let path = root.join(format!(
+                    "2026/10/{day:02}/rollout-2026-10-{day:02}T10-00-00-{id}.jsonl"
+                ));
+                std::fs::create_dir_all(path.parent().expect("parent"))?;
+                synth::write_codex(&path, &id, &ws, day, events, &mut rng)?
+            }
+            "gemini" => gemini(root, s, &ws, day, events, &mut rng)?,
+            "pi" => pi(root, s, &ws, day, events, &mut rng)?,
+            "qwen" => qwen(root, s, &ws, day, events, &mut rng)?,
+            "copilot" => copilot(root, s, &ws, day, events, &mut rng)?,
+            "cursor" => cursor(root, s, &ws, day, events, &mut rng)?,
+            "aider" => aider(root, s, day, events, &mut rng)?,
+            other => panic!("no generator for {other}"),
+        };
+    }
+    Ok((bytes, root.to_path_buf()))
+}
+
+/// The words of one message (8–48, as the Claude and Codex generators use).
+fn text(rng: &mut Rng, scale: usize) -> String {
+    let n = (8 + rng.below(40) as usize) * scale;
+    synth::sentence(rng, n)
+}
+
+fn json(s: &str) -> String {
+    serde_json::to_string(s).expect("string")
+}
+
+/// `~/.gemini/tmp/<slot>/chats/session-*.jsonl`: a header, messages re-appended once their tool
+/// calls finish (the same id twice), `$set` checkpoint lines.
+fn gemini(root: &Path, s: usize, ws: &str, day: usize, n: usize, rng: &mut Rng) -> io::Result<u64> {
+    // The file name takes the id's first 8 characters: they differ per session.
+    let id = format!("{s:08x}-3f2a-4000-8000-000000000000");
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{{\"sessionId\":\"{id}\",\"projectHash\":\"{:064x}\",\"startTime\":\"{}\",\"lastUpdated\":\"{}\",\"kind\":\"main\"}}",
+        s,
+        ts(day, 0),
+        ts(day, 0)
+    );
+    for i in 0..n {
+        let t = ts(day, i);
+        let mid = format!("m-{s}-{i}");
+        if i % 3 == 0 {
+            let _ = writeln!(out, "{{\"id\":\"{mid}\",\"timestamp\":\"{t}\",\"type\":\"user\",\"content\":[{{\"text\":{}}}]}}", json(&text(rng, 1)));
+        } else {
+            let said = json(&text(rng, 1));
+            let tokens = "\"tokens\":{\"input\":900,\"output\":30,\"cached\":0,\"thoughts\":0,\"tool\":0,\"total\":930},\"model\":\"gemini-3-flash-preview\"";
+            let _ = writeln!(out, "{{\"id\":\"{mid}\",\"timestamp\":\"{t}\",\"type\":\"gemini\",\"content\":{said},\"thoughts\":[],{tokens}}}");
+            if i % 3 == 1 {
+                let status = if rng.below(10) == 0 {
+                    "error"
+                } else {
+                    "success"
+                };
+                let result = json(&text(rng, 2));
+                let _ = writeln!(out, "{{\"id\":\"{mid}\",\"timestamp\":\"{t}\",\"type\":\"gemini\",\"content\":{said},\"thoughts\":[],{tokens},\"toolCalls\":[{{\"id\":\"run_shell_command_{s}_{i}\",\"name\":\"run_shell_command\",\"args\":{{\"command\":{}}},\"result\":[{{\"functionResponse\":{{\"id\":\"run_shell_command_{s}_{i}\",\"name\":\"run_shell_command\",\"response\":{{\"output\":{result}}}}}}}],\"status\":\"{status}\",\"timestamp\":\"{t}\"}}]}}", json(&synth::sentence(rng, 5)));
+            }
+        }
+        let _ = writeln!(out, "{{\"$set\":{{\"lastUpdated\":\"{t}\"}}}}");
+    }
+    let slot = root.join(format!("ws{}", s % 12));
+    write(&slot.join(".project_root"), ws)?;
+    write(
+        &slot.join(format!(
+            "chats/session-2026-10-{day:02}T10-00-{}.jsonl",
+            &id[..8]
+        )),
+        &out,
+    )
+}
+
+/// `~/.pi/agent/sessions/--<cwd>--/<ts>_<id>.jsonl`: a `session` header, then `message` entries
+/// chained by `parentId` (user, assistant with a `toolCall`, `toolResult`).
+fn pi(root: &Path, s: usize, ws: &str, day: usize, n: usize, rng: &mut Rng) -> io::Result<u64> {
+    let id = format!("0199e1a4-0000-7000-8000-{s:012}");
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"{}\",\"cwd\":\"{ws}\"}}",
+        ts(day, 0)
+    );
+    let mut parent = "null".to_string();
+    let usage = "\"api\":\"anthropic-messages\",\"provider\":\"anthropic\",\"model\":\"claude-sonnet-4-5\",\"usage\":{\"input\":900,\"output\":40,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":940,\"cost\":{\"total\":0.003}}";
+    for i in 0..n {
+        let eid = format!("\"{s:04x}{i:04x}\"");
+        let (t, m) = (ts(day, i), ms(day, i));
+        let message = match i % 4 {
+            0 => format!("{{\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":{}}}],\"timestamp\":{m}}}", json(&text(rng, 1))),
+            1 => format!("{{\"role\":\"assistant\",\"content\":[{{\"type\":\"toolCall\",\"id\":\"toolu_{s}_{i}\",\"name\":\"bash\",\"arguments\":{{\"command\":{}}}}}],{usage},\"stopReason\":\"toolUse\",\"timestamp\":{m}}}", json(&synth::sentence(rng, 6))),
+            2 => format!("{{\"role\":\"toolResult\",\"toolCallId\":\"toolu_{s}_{}\",\"toolName\":\"bash\",\"content\":[{{\"type\":\"text\",\"text\":{}}}],\"isError\":{},\"timestamp\":{m}}}", i - 1, json(&text(rng, 2)), rng.below(10) == 0),
+            _ => format!("{{\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":{}}}],{usage},\"stopReason\":\"stop\",\"timestamp\":{m}}}", json(&text(rng, 1))),
+        };
+        let _ = writeln!(out, "{{\"type\":\"message\",\"id\":{eid},\"parentId\":{parent},\"timestamp\":\"{t}\",\"message\":{message}}}");
+        parent = eid;
+    }
+    let dir = format!("--srv-ws{}--", s % 12);
+    write(
+        &root
+            .join(dir)
+            .join(format!("2026-10-{day:02}T10-00-00-000Z_{id}.jsonl")),
+        &out,
+    )
+}
+
+/// `~/.qwen/projects/<cwd>/chats/<id>.jsonl`: Claude's envelope with Gemini-style `parts`.
+fn qwen(root: &Path, s: usize, ws: &str, day: usize, n: usize, rng: &mut Rng) -> io::Result<u64> {
+    let id = format!("7e8f9a0b1c2d4e3f8a9b{s:012x}");
+    let mut out = String::new();
+    let mut parent = "null".to_string();
+    for i in 0..n {
+        let uuid = format!("\"q-{s}-{i}\"");
+        let common = format!("\"uuid\":{uuid},\"parentUuid\":{parent},\"sessionId\":\"{id}\",\"timestamp\":\"{}\",\"cwd\":\"{ws}\",\"version\":\"0.21.13\",\"gitBranch\":\"main\"", ts(day, i));
+        let line = match i % 4 {
+            0 => {
+                let said = json(&text(rng, 1));
+                format!("{{{common},\"type\":\"user\",\"message\":{{\"role\":\"user\",\"parts\":[{{\"text\":{said}}}]}}}}")
+            }
+            1 => format!("{{{common},\"type\":\"assistant\",\"model\":\"qwen3-coder-plus\",\"message\":{{\"role\":\"model\",\"parts\":[{{\"functionCall\":{{\"id\":\"call_{s}_{i}\",\"name\":\"run_shell_command\",\"args\":{{\"command\":{}}}}}}}]}}}}", json(&synth::sentence(rng, 6))),
+            2 => format!("{{{common},\"type\":\"tool_result\",\"message\":{{\"role\":\"user\",\"parts\":[{{\"functionResponse\":{{\"id\":\"call_{s}_{}\",\"name\":\"run_shell_command\",\"response\":{{\"output\":{}}}}}}}]}}}}", i - 1, json(&text(rng, 2))),
+            _ => format!("{{{common},\"type\":\"assistant\",\"model\":\"qwen3-coder-plus\",\"message\":{{\"role\":\"model\",\"parts\":[{{\"text\":{}}}]}}}}", json(&text(rng, 1))),
+        };
+        let _ = writeln!(out, "{line}");
+        parent = uuid;
+    }
+    write(
+        &root.join(format!("-srv-ws{}/chats/{id}.jsonl", s % 12)),
+        &out,
+    )
+}
+
+/// `~/.copilot/session-state/<id>/events.jsonl`: `session.start`, then `user.message`,
+/// `assistant.message` with `toolRequests`, `tool.execution_start` / `_complete` events.
+fn copilot(
+    root: &Path,
+    s: usize,
+    ws: &str,
+    day: usize,
+    n: usize,
+    rng: &mut Rng,
+) -> io::Result<u64> {
+    let id = format!("5b6c7d8e-0000-4000-8000-{s:012}");
+    let mut out = String::new();
+    let _ = writeln!(out, "{{\"type\":\"session.start\",\"data\":{{\"sessionId\":\"{id}\",\"version\":1,\"producer\":\"copilot-agent\",\"copilotVersion\":\"1.0.68\",\"startTime\":\"{}\",\"context\":{{\"cwd\":\"{ws}\"}}}},\"id\":\"ev-{s}-0\",\"timestamp\":\"{}\",\"parentId\":null}}", ts(day, 0), ts(day, 0));
+    for i in 1..n {
+        let head = format!(
+            "\"id\":\"ev-{s}-{i}\",\"timestamp\":\"{}\",\"parentId\":\"ev-{s}-{}\"",
+            ts(day, i),
+            i - 1
+        );
+        let line = match i % 4 {
+            1 => {
+                let said = json(&text(rng, 1));
+                format!("{{\"type\":\"user.message\",\"data\":{{\"content\":{said},\"transformedContent\":{said},\"attachments\":[],\"interactionId\":\"int-{i}\"}},{head}}}")
+            }
+            2 => format!("{{\"type\":\"assistant.message\",\"data\":{{\"messageId\":\"m-{i}\",\"content\":{},\"toolRequests\":[{{\"toolCallId\":\"call_{s}_{i}\",\"name\":\"bash\",\"arguments\":{{\"command\":{}}},\"type\":\"function\"}}],\"interactionId\":\"int-{i}\"}},{head}}}", json(&synth::sentence(rng, 8)), json(&synth::sentence(rng, 5))),
+            3 => format!("{{\"type\":\"tool.execution_complete\",\"data\":{{\"toolCallId\":\"call_{s}_{}\",\"success\":{},\"result\":{{\"content\":{},\"detailedContent\":null}}}},{head}}}", i - 1, rng.below(10) != 0, json(&text(rng, 2))),
+            _ => format!("{{\"type\":\"assistant.message\",\"data\":{{\"messageId\":\"m-{i}\",\"content\":{},\"toolRequests\":[],\"interactionId\":\"int-{i}\"}},{head}}}", json(&text(rng, 1))),
+        };
+        let _ = writeln!(out, "{line}");
+    }
+    write(&root.join(format!("{id}/events.jsonl")), &out)
+}
+
+/// `~/.cursor/projects/<cwd>/agent-transcripts/<id>/<id>.jsonl`: `role` + `message.content`
+/// blocks (text, `tool_use`, `tool_result`), no times.
+fn cursor(
+    root: &Path,
+    s: usize,
+    _ws: &str,
+    _day: usize,
+    n: usize,
+    rng: &mut Rng,
+) -> io::Result<u64> {
+    let id = format!("c0ffee01-0000-4000-8000-{s:012}");
+    let mut out = String::new();
+    for i in 0..n {
+        let line = match i % 4 {
+            0 => format!("{{\"role\":\"user\",\"message\":{{\"content\":[{{\"type\":\"text\",\"text\":{}}}]}}}}", json(&format!("<user_query>\n{}\n</user_query>", text(rng, 1)))),
+            1 => format!("{{\"role\":\"assistant\",\"message\":{{\"content\":[{{\"type\":\"tool_use\",\"name\":\"Shell\",\"input\":{{\"command\":{}}}}}]}}}}", json(&synth::sentence(rng, 6))),
+            2 => format!("{{\"role\":\"user\",\"message\":{{\"content\":[{{\"type\":\"tool_result\",\"tool_use_id\":\"t{i}\",\"is_error\":{},\"content\":[{{\"type\":\"text\",\"text\":{}}}]}}]}}}}", rng.below(10) == 0, json(&text(rng, 2))),
+            _ => format!("{{\"role\":\"assistant\",\"message\":{{\"content\":[{{\"type\":\"text\",\"text\":{}}}]}}}}", json(&text(rng, 1))),
+        };
+        let _ = writeln!(out, "{line}");
+    }
+    write(
+        &root.join(format!(
+            "-srv-ws{}/agent-transcripts/{id}/{id}.jsonl",
+            s % 12
+        )),
+        &out,
+    )
+}
+
+/// `<repo>/.aider.chat.history.md`: one file per repository, a run per session (`# aider chat
+/// started at`, `####` prompts, the answer, `>` tool output), appended one after another.
+fn aider(root: &Path, s: usize, day: usize, n: usize, rng: &mut Rng) -> io::Result<u64> {
+    let path = root.join(format!("repo{}/.aider.chat.history.md", s % 12));
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "\n# aider chat started at 2026-10-{day:02} {:02}:{:02}:00\n\n> aider --model gpt-4o  \n> Aider v0.86.1  \n\n",
+        s / 60 % 24,
+        s % 60
+    );
+    for i in 0..n {
+        match i % 3 {
+            0 => {
+                let _ = write!(out, "#### {}  \n\n", text(rng, 1));
+            }
+            1 => {
+                let _ = write!(out, "{}\n\n", text(rng, 2));
+            }
+            _ => {
+                let _ = write!(
+                    out,
+                    "> Applied edit to src/{}.py  \n> {}  \n\n",
+                    synth::sentence(rng, 1),
+                    text(rng, 1)
+                );
+            }
+        }
+    }
+    std::fs::create_dir_all(path.parent().expect("parent"))?;
+    use std::io::Write as _;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)?;
+    f.write_all(out.as_bytes())?;
+    Ok(out.len() as u64)
+}

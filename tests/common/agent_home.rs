@@ -1,0 +1,200 @@
+//! A home directory holding every agent's store at its default place, built in a temp dir from
+//! the committed fixtures (`fixtures/agents/<agent>/`, `fixtures/aider/`): what a user who runs
+//! all nine agents has. The SQLite stores (OpenCode, Cursor IDE) are built from their SQL text
+//! and kept open by a writer connection in WAL mode, the way the running agent keeps them.
+//! Commands run against it with [`AgentHome::command`]: only `HOME` and `PATH` set, so the
+//! machine's own agents (and their env overrides) never leak in.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rusqlite::Connection;
+
+use super::cli::bin;
+
+/// The Claude Code session written into the home.
+pub const CLAUDE_SESSION: &str = "0a11ce00-0000-4000-8000-00000000c1de";
+/// The Codex rollout written into the home.
+pub const CODEX_SESSION: &str = "0199aaaa-0000-7000-8000-00000000c0de";
+/// The Aider repository (a git work tree) inside the home; commands run in it.
+pub const AIDER_REPO: &str = "src/myrepo";
+
+pub struct AgentHome {
+    pub home: PathBuf,
+    /// The writers of the database stores, open as long as the home lives.
+    pub opencode: Connection,
+    pub cursor: Connection,
+    _tmp: tempfile::TempDir,
+}
+
+fn manifest() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A copy of `src` in a temp dir (tests never write inside the repository).
+pub fn copy_tree(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).expect("mkdir");
+    for e in std::fs::read_dir(src).expect("ls").flatten() {
+        let to = dst.join(e.file_name());
+        if e.path().is_dir() {
+            copy_tree(&e.path(), &to);
+        } else {
+            std::fs::copy(e.path(), &to).expect("copy");
+        }
+    }
+}
+
+/// The database `sql` builds at `path`, in WAL mode with checkpoints off, the connection left
+/// open: the agent's last writes sit in the `-wal` file.
+pub fn wal_db(path: &Path, sql: &str) -> Connection {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    let c = Connection::open(path).expect("create db");
+    c.execute_batch("PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;")
+        .expect("wal");
+    c.execute_batch(sql).expect("fixture sql runs");
+    c
+}
+
+fn fixture_sql(rel: &str) -> String {
+    std::fs::read_to_string(manifest().join("fixtures/agents").join(rel)).expect("fixture sql")
+}
+
+/// A line appended to (or starting) a file.
+pub fn append(path: &Path, line: &str) {
+    use std::io::Write;
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .expect("open for append");
+    writeln!(f, "{line}").expect("append");
+}
+
+impl AgentHome {
+    pub fn new() -> AgentHome {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let home = tmp.path().join("home");
+        let fx = manifest().join("fixtures/agents");
+        // Claude Code and Codex: one session each, written here in their formats.
+        let claude = home.join(format!(
+            ".claude/projects/-home-dev-shop/{CLAUDE_SESSION}.jsonl"
+        ));
+        append(
+            &claude,
+            &claude_line(
+                CLAUDE_SESSION,
+                "c1de0000-0000-4000-8000-000000000001",
+                None,
+                "user",
+                "The checkout page double-charges on retry.",
+                "/home/dev/shop",
+            ),
+        );
+        let codex = home.join(format!(
+            ".codex/sessions/2026/05/02/rollout-2026-05-02T09-00-00-{CODEX_SESSION}.jsonl"
+        ));
+        append(
+            &codex,
+            &serde_json::json!({"timestamp": "2026-05-02T09:00:00.000Z", "type": "session_meta",
+                "payload": {"id": CODEX_SESSION, "timestamp": "2026-05-02T09:00:00.000Z",
+                "cwd": "/home/dev/infra", "originator": "codex_cli_rs", "cli_version": "0.135.0",
+                "source": "cli"}})
+            .to_string(),
+        );
+        append(
+            &codex,
+            &codex_message("user", "The staging deploy hangs on the migration step."),
+        );
+        copy_tree(&fx.join("gemini"), &home.join(".gemini"));
+        copy_tree(&fx.join("pi"), &home.join(".pi/agent"));
+        copy_tree(&fx.join("qwen"), &home.join(".qwen"));
+        copy_tree(&fx.join("copilot"), &home.join(".copilot"));
+        let opencode = wal_db(
+            &home.join(".local/share/opencode/opencode.db"),
+            &fixture_sql("opencode/opencode.sql"),
+        );
+        let user = home.join(".config/Cursor/User");
+        let cursor = wal_db(
+            &user.join("globalStorage/state.vscdb"),
+            &fixture_sql("cursor/state.vscdb.sql"),
+        );
+        let ws = user.join("workspaceStorage/0a1b2c3d4e5f");
+        drop(wal_db(
+            &ws.join("state.vscdb"),
+            &fixture_sql("cursor/workspace.sql"),
+        ));
+        std::fs::copy(fx.join("cursor/workspace.json"), ws.join("workspace.json"))
+            .expect("workspace.json");
+        copy_tree(
+            &fx.join("cursor/agent-transcripts"),
+            &home.join(".cursor/projects/-home-dev-shop/agent-transcripts"),
+        );
+        let repo = home.join(AIDER_REPO);
+        copy_tree(&manifest().join("fixtures/aider/myrepo"), &repo);
+        std::fs::create_dir_all(repo.join(".git")).expect("a git work tree");
+        AgentHome {
+            home,
+            opencode,
+            cursor,
+            _tmp: tmp,
+        }
+    }
+
+    /// The Aider repository (a git work tree holding `.aider.chat.history.md`).
+    pub fn repo(&self) -> PathBuf {
+        self.home.join(AIDER_REPO)
+    }
+
+    /// The data dir the tests index into (beside the home, never inside it).
+    pub fn data(&self) -> PathBuf {
+        self.home.parent().expect("temp dir").join("data")
+    }
+
+    /// `knowledge --data-dir DATA <args>` in the Aider repository, with only `HOME` and `PATH`
+    /// set: the zero-config discovery a bare command does on this home.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = bin();
+        cmd.env_clear()
+            .env("HOME", &self.home)
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .current_dir(self.repo())
+            .arg("--data-dir")
+            .arg(self.data())
+            .args(args);
+        cmd
+    }
+}
+
+/// One Claude Code transcript line: a `user` or `assistant` message of `session` in `cwd`.
+pub fn claude_line(
+    session: &str,
+    uuid: &str,
+    parent: Option<&str>,
+    role: &str,
+    text: &str,
+    cwd: &str,
+) -> String {
+    let message = if role == "user" {
+        serde_json::json!({"role": "user", "content": text})
+    } else {
+        serde_json::json!({"role": "assistant", "type": "message",
+            "content": [{"type": "text", "text": text}]})
+    };
+    serde_json::json!({"parentUuid": parent, "isSidechain": false, "type": role,
+        "message": message, "uuid": uuid, "timestamp": "2026-05-01T10:00:00.000Z",
+        "cwd": cwd, "sessionId": session, "version": "2.1.172"})
+    .to_string()
+}
+
+/// One Codex `response_item` message line, as a rollout holds it.
+pub fn codex_message(role: &str, text: &str) -> String {
+    let kind = if role == "user" {
+        "input_text"
+    } else {
+        "output_text"
+    };
+    serde_json::json!({"timestamp": "2026-05-02T09:00:05.000Z", "type": "response_item",
+        "payload": {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}})
+    .to_string()
+}

@@ -1,0 +1,477 @@
+//! Watch mode follows every agent of the registry (issue 18), through the built binary with the
+//! real watcher: `knowledge index --watch` with no roots named, on a home holding every agent's
+//! store at its default place (`common::agent_home`), then, while it runs, each agent writes a
+//! new message into its store in its own format — a line appended to a JSONL session, a legacy
+//! Gemini `.json` rewritten whole, a row inserted into a SQLite store in WAL mode (the writer
+//! never checkpoints), a run appended to Aider's history in a repository — and new sessions
+//! appear in new folders (a Claude Code or Qwen Code project, a Codex day, a Gemini project's
+//! `chats/`, a Copilot `session-state/<id>/`, a Pi `sessions/<cwd>/`, a Cursor transcript). Each
+//! new message must become searchable under its agent's name and the agent's own session id.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::agent_home::{
+    append, claude_line, codex_message, AgentHome, CLAUDE_SESSION, CODEX_SESSION,
+};
+use common::watching::{items, search, Watcher, DEADLINE};
+use knowledge::sources::episodes::agents::Agent;
+
+/// What one write must make findable.
+struct Expect {
+    what: &'static str,
+    agent: Agent,
+    word: &'static str,
+    /// The agent's own session id; `None` where it is derived (Aider's runs).
+    session: Option<&'static str>,
+}
+
+impl Expect {
+    fn new(
+        agent: Agent,
+        what: &'static str,
+        word: &'static str,
+        session: Option<&'static str>,
+    ) -> Expect {
+        Expect {
+            what,
+            agent,
+            word,
+            session,
+        }
+    }
+}
+
+const GEMINI_SESSION: &str = "3f2a9c1e-7b4d-4e0a-9a51-2c8e6d0f1b77";
+const GEMINI_LEGACY: &str = "8d0c1a22-5e6f-4a1b-9c2d-3e4f5a6b7c8d";
+const GEMINI_NEW: &str = "5e550000-9e11-4a1b-9c2d-00000000a0a0";
+const PI_SESSION: &str = "0199e1a4-7c2b-7d3e-9f10-4a5b6c7d8e9f";
+const PI_NEW: &str = "0199f000-0000-7000-8000-0000000000b1";
+const QWEN_SESSION: &str = "7e8f9a0b1c2d4e3f8a9b0c1d2e3f4a5b";
+const COPILOT_SESSION: &str = "5b6c7d8e-1a2b-4c3d-8e9f-0a1b2c3d4e5f";
+const COPILOT_NEW: &str = "c0b10000-1a2b-4c3d-8e9f-00000000c0b1";
+const OPENCODE_SESSION: &str = "ses_1a2b3c4d5ffeRootSessionAbCd";
+const CURSOR_COMPOSER: &str = "7a1d4b6c-2222-4d3e-8f9a-0b1c2d3e4f5a";
+const CURSOR_TRANSCRIPT: &str = "c0ffee01-aaaa-4bbb-8ccc-000000000001";
+const CLAUDE_NEW: &str = "0a11ce00-0000-4000-8000-0000000c1de2";
+const CODEX_NEW: &str = "0199aaaa-0000-7000-8000-0000000c0de2";
+const QWEN_NEW: &str = "9a8b7c6d5e4f40318a9b0c1d2e3f4a5b";
+const CURSOR_NEW: &str = "c0ffee01-aaaa-4bbb-8ccc-0000000000ff";
+
+/// The writes of `agent` into the stores it already has in `h`, in the agent's own format.
+/// Exhaustive, so a new agent in the registry does not compile here until its watch is tested.
+fn write_in_place(h: &AgentHome, agent: Agent) -> Vec<Expect> {
+    let home = &h.home;
+    let e = |what, word, session| Expect::new(agent, what, word, session);
+    match agent {
+        Agent::Claude => {
+            append(
+                &home.join(format!(
+                    ".claude/projects/-home-dev-shop/{CLAUDE_SESSION}.jsonl"
+                )),
+                &claude_line(
+                    CLAUDE_SESSION,
+                    "c1de0000-0000-4000-8000-000000000002",
+                    Some("c1de0000-0000-4000-8000-000000000001"),
+                    "assistant",
+                    "The quokkaledger retry sends the charge twice.",
+                    "/home/dev/shop",
+                ),
+            );
+            vec![e("a line appended", "quokkaledger", Some(CLAUDE_SESSION))]
+        }
+        Agent::Codex => {
+            append(
+                &home.join(format!(
+                    ".codex/sessions/2026/05/02/rollout-2026-05-02T09-00-00-{CODEX_SESSION}.jsonl"
+                )),
+                &codex_message("assistant", "The marmotvault lock holds the migration."),
+            );
+            vec![e("a line appended", "marmotvault", Some(CODEX_SESSION))]
+        }
+        Agent::Gemini => {
+            let tmp = home.join(".gemini/tmp");
+            let chats = tmp.join("billing-api/chats");
+            append(
+                &chats.join("session-2026-05-12T09-14-3f2a9c1e.jsonl"),
+                &serde_json::json!({"id": "d4a3b2c1-4444-4d5e-8f60-000000000099",
+                    "timestamp": "2026-05-12T09:17:00.000Z", "type": "gemini",
+                    "content": "The pangolinquill renderer batches the line items now.",
+                    "thoughts": [], "model": "gemini-3-flash-preview",
+                    "tokens": {"input": 900, "output": 12, "cached": 0, "thoughts": 0, "tool": 0, "total": 912}})
+                .to_string(),
+            );
+            append(
+                &chats.join("session-2026-05-12T09-14-3f2a9c1e.jsonl"),
+                r#"{"$set":{"lastUpdated":"2026-05-12T09:17:00.000Z"}}"#,
+            );
+            // The legacy form: the whole document rewritten with one more message.
+            let legacy = std::fs::read_dir(&tmp)
+                .expect("ls tmp")
+                .flatten()
+                .map(|d| {
+                    d.path()
+                        .join("chats/session-2026-03-02T10-00-8d0c1a22.json")
+                })
+                .find(|p| p.is_file())
+                .expect("the legacy session");
+            let mut doc: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&legacy).expect("read")).expect("json");
+            doc["messages"].as_array_mut().expect("messages").push(
+                serde_json::json!({"id": "leg-0099",
+                    "timestamp": "2026-03-02T10:07:00.000Z", "type": "user",
+                    "content": [{"text": "Also rotate the tapirbeacon token."}]}),
+            );
+            doc["lastUpdated"] = "2026-03-02T10:07:00.000Z".into();
+            std::fs::write(&legacy, serde_json::to_vec_pretty(&doc).expect("json"))
+                .expect("rewrite");
+            vec![
+                e("a message appended", "pangolinquill", Some(GEMINI_SESSION)),
+                e(
+                    "a legacy .json rewritten",
+                    "tapirbeacon",
+                    Some(GEMINI_LEGACY),
+                ),
+            ]
+        }
+        Agent::Pi => {
+            let sessions = home.join(".pi/agent/sessions");
+            append(
+                &sessions.join(
+                    "--home-dev-ledger--/2026-06-03T08-00-00-000Z_0199e1a4-7c2b-7d3e-9f10-4a5b6c7d8e9f.jsonl",
+                ),
+                &pi_message("a0000014", "a0000013", "assistant", "The ibexcounter total fits now."),
+            );
+            vec![e("a message appended", "ibexcounter", Some(PI_SESSION))]
+        }
+        Agent::Qwen => {
+            append(
+                &home.join(format!(".qwen/projects/-home-dev-mailer/chats/{QWEN_SESSION}.jsonl")),
+                &serde_json::json!({"uuid": "q-13", "parentUuid": "q-12", "sessionId": QWEN_SESSION,
+                    "timestamp": "2026-08-18T10:02:00.000Z", "type": "assistant",
+                    "cwd": "/home/dev/mailer", "version": "0.21.13", "gitBranch": "main",
+                    "model": "qwen3-coder-plus",
+                    "message": {"role": "model", "parts": [{"text": "The lemurstamp header is set once now."}]}})
+                .to_string(),
+            );
+            vec![e("a line appended", "lemurstamp", Some(QWEN_SESSION))]
+        }
+        Agent::Copilot => {
+            let state = home.join(".copilot/session-state");
+            append(
+                &state.join(COPILOT_SESSION).join("events.jsonl"),
+                &serde_json::json!({"type": "user.message",
+                    "data": {"content": "Log the walrusbadge delivery id too.",
+                        "transformedContent": "Log the walrusbadge delivery id too.",
+                        "attachments": [], "interactionId": "int-3"},
+                    "id": "ev-20", "timestamp": "2026-04-21T14:03:00.000Z", "parentId": "ev-19"})
+                .to_string(),
+            );
+            vec![e("an event appended", "walrusbadge", Some(COPILOT_SESSION))]
+        }
+        Agent::Aider => {
+            let history = h.repo().join(".aider.chat.history.md");
+            append(
+                &history,
+                "\n# aider chat started at 2026-10-02 11:00:00\n\n\
+                 #### why does the koalafender check fail on CI  \n\n\
+                 The check reads the wrong env file.\n",
+            );
+            vec![e("a run appended in the repository", "koalafender", None)]
+        }
+        Agent::OpenCode => {
+            h.opencode
+                .execute_batch(
+                    "INSERT INTO part VALUES ('prt_e5d4c3b2d003Text00000099',
+                       'msg_e5d4c3b2d001UserThanks01', 'ses_1a2b3c4d5ffeRootSessionAbCd',
+                       1780000070000, 1780000070000,
+                       '{\"type\":\"text\",\"text\":\"And the otterbrass test too.\"}');",
+                )
+                .expect("OpenCode writes a part (into its WAL)");
+            vec![e(
+                "a row written to the WAL",
+                "otterbrass",
+                Some(OPENCODE_SESSION),
+            )]
+        }
+        Agent::Cursor => {
+            h.cursor
+                .execute_batch(&format!(
+                    "INSERT INTO cursorDiskKV VALUES ('bubbleId:{CURSOR_COMPOSER}:s-0099',
+                       '{{\"_v\":3,\"type\":2,\"bubbleId\":\"s-0099\",\"text\":\"The bisonlattice key is per locale.\"}}');"
+                ))
+                .expect("Cursor writes a bubble (into its WAL)");
+            append(
+                &home.join(format!(
+                    ".cursor/projects/-home-dev-shop/agent-transcripts/{CURSOR_TRANSCRIPT}/{CURSOR_TRANSCRIPT}.jsonl"
+                )),
+                &serde_json::json!({"role": "assistant", "message": {"content": [
+                    {"type": "text", "text": "The heronmantle token now rotates weekly."}]}})
+                .to_string(),
+            );
+            vec![
+                e(
+                    "a bubble written to the IDE store's WAL",
+                    "bisonlattice",
+                    Some(CURSOR_COMPOSER),
+                ),
+                e(
+                    "a transcript line appended",
+                    "heronmantle",
+                    Some(CURSOR_TRANSCRIPT),
+                ),
+            ]
+        }
+    }
+}
+
+/// A new session of `agent` in a folder that did not exist when the watch started (the layout a
+/// new project, day or session gets), in the agent's own format. Aider and OpenCode keep every
+/// session in the store they already have (the history file, the database): theirs are written
+/// in place. Exhaustive, like [`write_in_place`].
+fn write_new_session(h: &AgentHome, agent: Agent) -> Vec<Expect> {
+    let home = &h.home;
+    let e = |what, word, session| Expect::new(agent, what, word, session);
+    match agent {
+        Agent::Claude => {
+            append(
+                &home.join(format!(
+                    ".claude/projects/-home-dev-reports/{CLAUDE_NEW}.jsonl"
+                )),
+                &claude_line(
+                    CLAUDE_NEW,
+                    "c1de0000-0000-4000-8000-000000000101",
+                    None,
+                    "user",
+                    "Why is the antelopegrid report empty?",
+                    "/home/dev/reports",
+                ),
+            );
+            vec![e("a new project folder", "antelopegrid", Some(CLAUDE_NEW))]
+        }
+        Agent::Codex => {
+            let rollout = home.join(format!(
+                ".codex/sessions/2026/05/09/rollout-2026-05-09T08-00-00-{CODEX_NEW}.jsonl"
+            ));
+            append(
+                &rollout,
+                &serde_json::json!({"timestamp": "2026-05-09T08:00:00.000Z",
+                    "type": "session_meta", "payload": {"id": CODEX_NEW,
+                    "timestamp": "2026-05-09T08:00:00.000Z", "cwd": "/home/dev/infra",
+                    "originator": "codex_cli_rs", "cli_version": "0.135.0", "source": "cli"}})
+                .to_string(),
+            );
+            append(
+                &rollout,
+                &codex_message("user", "Pin the beaverlantern image tag."),
+            );
+            vec![e("a new day folder", "beaverlantern", Some(CODEX_NEW))]
+        }
+        Agent::Gemini => {
+            let tmp = home.join(".gemini/tmp");
+            let fresh = tmp.join("newproj/chats/session-2026-06-01T10-00-5e550000.jsonl");
+            append(
+                &fresh,
+                &serde_json::json!({"sessionId": GEMINI_NEW, "projectHash": "00aa",
+                    "startTime": "2026-06-01T10:00:00.000Z",
+                    "lastUpdated": "2026-06-01T10:00:00.000Z", "kind": "main"})
+                .to_string(),
+            );
+            append(
+                &fresh,
+                &serde_json::json!({"id": "e5b40000-5555-4e6f-9a70-000000000001",
+                    "timestamp": "2026-06-01T10:00:01.000Z", "type": "user",
+                    "content": [{"text": "Why does the narwhalsprocket job skip Mondays?"}]})
+                .to_string(),
+            );
+            vec![e(
+                "a new project's chats folder",
+                "narwhalsprocket",
+                Some(GEMINI_NEW),
+            )]
+        }
+        Agent::Pi => {
+            let sessions = home.join(".pi/agent/sessions");
+            let fresh = sessions.join(format!(
+                "--home-dev-newproj--/2026-06-05T09-00-00-000Z_{PI_NEW}.jsonl"
+            ));
+            append(
+                &fresh,
+                &serde_json::json!({"type": "session", "version": 3, "id": PI_NEW,
+                    "timestamp": "2026-06-05T09:00:00.000Z", "cwd": "/home/dev/newproj"})
+                .to_string(),
+            );
+            append(
+                &fresh,
+                &pi_message(
+                    "f0000001",
+                    "",
+                    "user",
+                    "Make the gazellebucket upload resumable.",
+                ),
+            );
+            vec![e("a new session folder", "gazellebucket", Some(PI_NEW))]
+        }
+        Agent::Qwen => {
+            append(
+                &home.join(format!(".qwen/projects/-home-dev-api/chats/{QWEN_NEW}.jsonl")),
+                &serde_json::json!({"uuid": "q-new-01", "parentUuid": null, "sessionId": QWEN_NEW,
+                    "timestamp": "2026-08-19T09:00:00.000Z", "type": "user", "cwd": "/home/dev/api",
+                    "version": "0.21.13", "gitBranch": "main",
+                    "message": {"role": "user", "parts": [{"text": "Add a cheetahmortar health check."}]}})
+                .to_string(),
+            );
+            vec![e("a new project folder", "cheetahmortar", Some(QWEN_NEW))]
+        }
+        Agent::Copilot => {
+            let state = home.join(".copilot/session-state");
+            let fresh = state.join(COPILOT_NEW).join("events.jsonl");
+            append(
+                &fresh,
+                &serde_json::json!({"type": "session.start",
+                    "data": {"sessionId": COPILOT_NEW, "version": 1, "producer": "copilot-agent",
+                        "copilotVersion": "1.0.68", "startTime": "2026-04-22T09:00:00.000Z",
+                        "context": {"cwd": "/home/dev/webhooks"}},
+                    "id": "ev-01", "timestamp": "2026-04-22T09:00:00.000Z", "parentId": null})
+                .to_string(),
+            );
+            append(
+                &fresh,
+                &serde_json::json!({"type": "user.message",
+                    "data": {"content": "Why is the yakpendulum queue empty?",
+                        "transformedContent": "Why is the yakpendulum queue empty?",
+                        "attachments": [], "interactionId": "int-1"},
+                    "id": "ev-02", "timestamp": "2026-04-22T09:00:05.000Z", "parentId": "ev-01"})
+                .to_string(),
+            );
+            vec![e(
+                "a new session-state folder",
+                "yakpendulum",
+                Some(COPILOT_NEW),
+            )]
+        }
+        Agent::Aider | Agent::OpenCode => Vec::new(),
+        Agent::Cursor => {
+            append(
+                &home.join(format!(
+                    ".cursor/projects/-home-dev-shop/agent-transcripts/{CURSOR_NEW}/{CURSOR_NEW}.jsonl"
+                )),
+                &serde_json::json!({"role": "user", "message": {"content": [
+                    {"type": "text", "text": "<user_query>\nWhy does the dingoharp import stall?\n</user_query>"}]}})
+                .to_string(),
+            );
+            vec![e("a new transcript folder", "dingoharp", Some(CURSOR_NEW))]
+        }
+    }
+}
+
+/// One Pi `message` entry on the active branch (`parent` empty for the first).
+fn pi_message(id: &str, parent: &str, role: &str, text: &str) -> String {
+    let parent = (!parent.is_empty()).then_some(parent);
+    let mut message = serde_json::json!({"role": role,
+        "content": [{"type": "text", "text": text}], "timestamp": 1780650000000_u64});
+    if role == "assistant" {
+        message["api"] = "anthropic-messages".into();
+        message["provider"] = "anthropic".into();
+        message["model"] = "claude-sonnet-4-5".into();
+        message["stopReason"] = "stop".into();
+    }
+    serde_json::json!({"type": "message", "id": id, "parentId": parent,
+        "timestamp": "2026-06-05T09:00:10.000Z", "message": message})
+    .to_string()
+}
+
+/// Whether the episodes lane returns `want`'s word from its agent and session.
+fn found(data: &std::path::Path, want: &Expect) -> Result<(), String> {
+    let resp = search(data, want.word, "episodes");
+    let hits = items(&resp, "episodes");
+    let ok = hits.iter().any(|it| {
+        let surface = it["surface"].as_str().unwrap_or("");
+        Agent::from_source(surface) == Some(want.agent)
+            && want
+                .session
+                .is_none_or(|s| it["session_id"].as_str() == Some(s))
+    });
+    if ok {
+        return Ok(());
+    }
+    let seen: Vec<String> = hits
+        .iter()
+        .map(|it| format!("{} {}", it["surface"], it["session_id"]))
+        .collect();
+    Err(format!(
+        "{} ({}): {} not found from {:?}; hits {seen:?}",
+        want.agent.label(),
+        want.what,
+        want.word,
+        want.session
+    ))
+}
+
+/// Polls until every write is searchable (or fails at the deadline naming the missed ones).
+fn wait_for_all(h: &AgentHome, watch: &Watcher, expects: &[Expect], phase: &str) {
+    let started = Instant::now();
+    loop {
+        let missing: Vec<String> = expects
+            .iter()
+            .filter_map(|want| found(&h.data(), want).err())
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
+        assert!(
+            started.elapsed() < DEADLINE,
+            "the watcher missed, {phase}:\n{}\nwatcher said: {:?}",
+            missing.join("\n"),
+            watch.lines()
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+#[test]
+fn watch_follows_every_agent_in_the_registry() {
+    let h = AgentHome::new();
+    std::fs::create_dir_all(h.data()).expect("data dir");
+    std::fs::write(
+        h.data().join("config.toml"),
+        "[lanes]\ntimeout_ms = 10000\n",
+    )
+    .expect("config");
+    // No roots named: the watch finds every agent's default store in the home, and the history
+    // Aider keeps in the repository it runs in.
+    let watch = Watcher::spawn(h.command(&["index", "--watch", "--quiet"]));
+    assert!(
+        watch.banner.contains("file-system notifications"),
+        "the real watcher, not polling: {}",
+        watch.banner
+    );
+    // The first pass has stored the fixtures' episodes once one of their words is searchable.
+    let started = Instant::now();
+    while search(&h.data(), "reconciliation", "episodes")["lanes"]["episodes"]["items"]
+        .as_array()
+        .is_none_or(Vec::is_empty)
+    {
+        assert!(started.elapsed() < DEADLINE, "{:?}", watch.lines());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    // First only writes into stores the watch already knows, so that no new folder triggers a
+    // full pass that would hide a change the watch did not map to its store; then new sessions
+    // in new folders.
+    let in_place: Vec<Expect> = Agent::ALL
+        .into_iter()
+        .flat_map(|a| write_in_place(&h, a))
+        .collect();
+    wait_for_all(&h, &watch, &in_place, "in place");
+    let new: Vec<Expect> = Agent::ALL
+        .into_iter()
+        .flat_map(|a| write_new_session(&h, a))
+        .collect();
+    wait_for_all(&h, &watch, &new, "in new folders");
+    let expects: Vec<&Expect> = in_place.iter().chain(&new).collect();
+    let agents: std::collections::BTreeSet<&str> =
+        expects.iter().map(|e| e.agent.as_str()).collect();
+    assert_eq!(agents.len(), Agent::ALL.len(), "every agent wrote");
+}
