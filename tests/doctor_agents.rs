@@ -46,6 +46,9 @@ fn expected(h: &AgentHome, agent: Agent) -> (PathBuf, u64, u64) {
         // The IDE store (a composer and its subagent) and the agent transcripts (a chat and
         // its subagent); `~/.cursor/projects` is listed, the IDE store after it.
         Agent::Cursor => (home.join(".cursor/projects"), 3, 4),
+        // The session's context and its subagent's.
+        Agent::Kimi => (home.join(".kimi/sessions"), 2, 2),
+        Agent::IFlow => (home.join(".iflow/projects"), 1, 1),
     }
 }
 

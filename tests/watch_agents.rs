@@ -58,6 +58,11 @@ const CLAUDE_NEW: &str = "0a11ce00-0000-4000-8000-0000000c1de2";
 const CODEX_NEW: &str = "0199aaaa-0000-7000-8000-0000000c0de2";
 const QWEN_NEW: &str = "9a8b7c6d5e4f40318a9b0c1d2e3f4a5b";
 const CURSOR_NEW: &str = "c0ffee01-aaaa-4bbb-8ccc-0000000000ff";
+const KIMI_SESSION: &str = "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99";
+const KIMI_WORKDIR: &str = "3ded63a930cb31774327e9b947f57361";
+const KIMI_NEW: &str = "4d3c2b1a-0000-4d6c-9b5a-0000000000b2";
+const IFLOW_SESSION: &str = "session-2a3b4c5d-6e7f-4a8b-9c0d-1e2f3a4b5c6d";
+const IFLOW_NEW: &str = "session-3b4c5d6e-0000-4a8b-9c0d-0000000000c3";
 
 /// The writes of `agent` into the stores it already has in `h`, in the agent's own format.
 /// Exhaustive, so a new agent in the registry does not compile here until its watch is tested.
@@ -223,6 +228,33 @@ fn write_in_place(h: &AgentHome, agent: Agent) -> Vec<Expect> {
                 ),
             ]
         }
+        Agent::Kimi => {
+            append(
+                &home.join(format!(
+                    ".kimi/sessions/{KIMI_WORKDIR}/{KIMI_SESSION}/context.jsonl"
+                )),
+                &kimi_assistant("The cheetahspindle step is rejected at parse time."),
+            );
+            vec![e(
+                "a context line appended",
+                "cheetahspindle",
+                Some(KIMI_SESSION),
+            )]
+        }
+        Agent::IFlow => {
+            append(
+                &home.join(format!(
+                    ".iflow/projects/-home-dev-invoices/{IFLOW_SESSION}.jsonl"
+                )),
+                &iflow_line(
+                    IFLOW_SESSION,
+                    "f1000000-0000-4000-8000-000000000099",
+                    Some("f1000000-0000-4000-8000-000000000007"),
+                    "The gazellevoucher total is rounded once now.",
+                ),
+            );
+            vec![e("a line appended", "gazellevoucher", Some(IFLOW_SESSION))]
+        }
     }
 }
 
@@ -363,7 +395,57 @@ fn write_new_session(h: &AgentHome, agent: Agent) -> Vec<Expect> {
             );
             vec![e("a new transcript folder", "dingoharp", Some(CURSOR_NEW))]
         }
+        Agent::Kimi => {
+            let context = home.join(format!(
+                ".kimi/sessions/{KIMI_WORKDIR}/{KIMI_NEW}/context.jsonl"
+            ));
+            append(&context, r#"{"role": "_checkpoint", "id": 0}"#);
+            append(
+                &context,
+                &serde_json::json!({"role": "user",
+                    "content": "Why does the mongoosetrellis job run twice?"})
+                .to_string(),
+            );
+            vec![e("a new session folder", "mongoosetrellis", Some(KIMI_NEW))]
+        }
+        Agent::IFlow => {
+            append(
+                &home.join(format!(
+                    ".iflow/projects/-home-dev-payroll/{IFLOW_NEW}.jsonl"
+                )),
+                &iflow_line(
+                    IFLOW_NEW,
+                    "f2000000-0000-4000-8000-000000000001",
+                    None,
+                    "Why is the jackalmeridian payslip blank?",
+                ),
+            );
+            vec![e("a new project folder", "jackalmeridian", Some(IFLOW_NEW))]
+        }
     }
+}
+
+/// One Kimi CLI assistant record of a session's `context.jsonl`.
+fn kimi_assistant(text: &str) -> String {
+    serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": text}]})
+        .to_string()
+}
+
+/// One iFlow line (Claude Code's envelope with a `session-` id): a user message when there is
+/// no parent, else the assistant's answer.
+fn iflow_line(session: &str, uuid: &str, parent: Option<&str>, text: &str) -> String {
+    let (kind, message) = match parent {
+        None => ("user", serde_json::json!({"role": "user", "content": text})),
+        Some(_) => (
+            "assistant",
+            serde_json::json!({"role": "assistant", "type": "message",
+                "content": [{"type": "text", "text": text}]}),
+        ),
+    };
+    serde_json::json!({"uuid": uuid, "parentUuid": parent, "sessionId": session,
+        "timestamp": "2026-07-04T08:00:00.000Z", "type": kind, "isSidechain": false,
+        "userType": "external", "message": message, "cwd": "/home/dev/invoices"})
+    .to_string()
 }
 
 /// One Pi `message` entry on the active branch (`parent` empty for the first).

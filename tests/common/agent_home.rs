@@ -1,6 +1,7 @@
 //! A home directory holding every agent's store at its default place, built in a temp dir from
-//! the committed fixtures (`fixtures/agents/<agent>/`, `fixtures/aider/`): what a user who runs
-//! all nine agents has. The SQLite stores (OpenCode, Cursor IDE) are built from their SQL text
+//! the committed fixtures (`fixtures/agents/<agent>/`, `fixtures/formats/{kimi,iflow}/`,
+//! `fixtures/aider/`): what a user who runs
+//! every agent has. The SQLite stores (OpenCode, Cursor IDE) are built from their SQL text
 //! and kept open by a writer connection in WAL mode, the way the running agent keeps them.
 //! Commands run against it with [`AgentHome::command`]: only `HOME` and `PATH` set, so the
 //! machine's own agents (and their env overrides) never leak in.
@@ -110,6 +111,9 @@ impl AgentHome {
         copy_tree(&fx.join("pi"), &home.join(".pi/agent"));
         copy_tree(&fx.join("qwen"), &home.join(".qwen"));
         copy_tree(&fx.join("copilot"), &home.join(".copilot"));
+        let formats = manifest().join("fixtures/formats");
+        copy_tree(&formats.join("kimi"), &home.join(".kimi"));
+        copy_tree(&formats.join("iflow"), &home.join(".iflow"));
         let opencode = wal_db(
             &home.join(".local/share/opencode/opencode.db"),
             &fixture_sql("opencode/opencode.sql"),
