@@ -14,7 +14,8 @@ const TABLE: &str = "assets/embeddings/table.kemb";
 fn main() {
     println!("cargo:rerun-if-changed={TABLE}");
     println!("cargo:rerun-if-changed=src/text/embed/layout.rs");
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("table.kemi");
+    let out =
+        PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("table.kemi");
     let derived = match std::fs::read(TABLE) {
         Ok(bytes) => layout::derive(&bytes).unwrap_or_else(|e| {
             println!("cargo:warning=the embedding table {TABLE} is unreadable ({e:?}): semantic search will be off");

@@ -83,12 +83,17 @@ pub fn header(bytes: &[u8]) -> Result<Header, LayoutError> {
     if bytes.get(..4) != Some(TABLE_MAGIC.as_slice()) {
         return Err(LayoutError::Header);
     }
-    let word = |i: usize| u32_at(bytes, 4 * i).map(|v| v as usize).ok_or(LayoutError::Header);
+    let word = |i: usize| {
+        u32_at(bytes, 4 * i)
+            .map(|v| v as usize)
+            .ok_or(LayoutError::Header)
+    };
     let version = word(1)? as u32;
     if version != TABLE_VERSION {
         return Err(LayoutError::Version(version));
     }
-    let (dims, pieces, words, stems, strings_len) = (word(2)?, word(3)?, word(4)?, word(5)?, word(6)?);
+    let (dims, pieces, words, stems, strings_len) =
+        (word(2)?, word(3)?, word(4)?, word(5)?, word(6)?);
     if dims == 0 {
         return Err(LayoutError::Header);
     }
@@ -307,7 +312,8 @@ pub fn derive(table: &[u8]) -> Result<Vec<u8>, LayoutError> {
     let mut english: Vec<(&str, u32)> = (h.pieces..h.pieces + h.words)
         .filter(|&row| {
             let w = string(row);
-            is_expansion_word(w) && slots[probe(&slots, Kind::Word, w.as_bytes())] as usize == row + 1
+            is_expansion_word(w)
+                && slots[probe(&slots, Kind::Word, w.as_bytes())] as usize == row + 1
         })
         .map(|row| (string(row), row as u32))
         .collect();

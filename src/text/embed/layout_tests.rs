@@ -117,7 +117,11 @@ fn another_table_in_the_same_format_is_read_with_its_own_layout() {
     );
     // The compiled-in layout belongs to another table: it is not used.
     let t = Table::with_layout(bytes, TABLE_LAYOUT).unwrap();
-    assert_eq!(t.piece("ab", true), Some(3), "a key held twice keeps its last row");
+    assert_eq!(
+        t.piece("ab", true),
+        Some(3),
+        "a key held twice keeps its last row"
+    );
     assert_eq!(t.piece("ab", false), Some(1));
     assert_eq!(t.piece("c", true), None);
     assert_eq!(t.word("test"), Some(6));

@@ -93,10 +93,7 @@ impl Table {
 
     /// The piece `piece` at the start of a word (`▁piece`) or inside one.
     pub fn piece(&self, piece: &str, word_start: bool) -> Option<u32> {
-        self.find(
-            if word_start { Kind::Start } else { Kind::Piece },
-            piece,
-        )
+        self.find(if word_start { Kind::Start } else { Kind::Piece }, piece)
     }
 
     /// How many rows a cross-lingual expansion may pick (English words, in word order).
