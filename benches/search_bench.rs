@@ -89,6 +89,15 @@ fn time<T>(f: impl FnOnce() -> T) -> (T, f64) {
 }
 
 fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
+    // `KNOWLEDGE_BENCH_WORLD=<dir>` searches a world kept by `KNOWLEDGE_BENCH_KEEP` (of the same
+    // scale) instead of generating and indexing one: before/after builds then search the same
+    // data dir within the same minutes.
+    if let Ok(kept) = std::env::var("KNOWLEDGE_BENCH_WORLD") {
+        let kept = Path::new(&kept);
+        println!("\n[{label}] the kept world in {}", kept.display());
+        measure_search(&kept.join("data"), &kept.join("code"));
+        return;
+    }
     let dir = tempfile::tempdir().expect("temp dir");
     let world = dir.path().join("world");
     let code = dir.path().join("code");
@@ -107,10 +116,20 @@ fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
         code: vec![code.clone()],
         ..IndexPlan::default()
     };
-    // First a lexical index (semantic off), the baseline; the vectors are added afterwards by
-    // the upgrade path, which measures their cost and size on their own.
     std::fs::create_dir_all(&data).expect("data dir");
     let config = data.join("config.toml");
+    // `KNOWLEDGE_BENCH_QUICK=1`: the search figures only, over one index with semantic on (no
+    // lexical baseline, no second index from scratch, no upgrade run).
+    if std::env::var("KNOWLEDGE_BENCH_QUICK").is_ok() {
+        std::fs::write(&config, "[search]\nsemantic = true\n").expect("config");
+        let (_, secs) = time(|| index_all(&data, &plan, &mut |_| {}).expect("index"));
+        println!("  index all with semantic on: {secs:.1} s");
+        measure_search(&data, &code);
+        keep_world(dir);
+        return;
+    }
+    // First a lexical index (semantic off), the baseline; the vectors are added afterwards by
+    // the upgrade path, which measures their cost and size on their own.
     std::fs::write(&config, "[search]\nsemantic = false\n").expect("config");
     let cpu_before = cpu_s();
     let (s, secs) = time(|| index_all(&data, &plan, &mut |_| {}).expect("index"));
@@ -171,14 +190,31 @@ fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
         peak_rss_mb()
     );
 
+    measure_search(&data, &code);
+    keep_world(dir);
+}
+
+/// `KNOWLEDGE_BENCH_KEEP=<dir>` keeps the generated world and data dir there (for CLI
+/// comparisons between builds, and `KNOWLEDGE_BENCH_WORLD`); otherwise the temp dir is deleted.
+fn keep_world(dir: tempfile::TempDir) {
+    if let Ok(keep) = std::env::var("KNOWLEDGE_BENCH_KEEP") {
+        std::fs::rename(dir.path(), &keep).expect("keep the bench dir");
+        println!("  kept the world and data dir in {keep}");
+    }
+}
+
+/// The in-process lanes and whole search, `rg` over the code tree, and one-shot CLI calls, over
+/// an indexed data dir (`data`, semantic on) and its code tree.
+fn measure_search(data: &Path, code: &Path) {
+    let config = data.join("config.toml");
     let engine = Engine::open(EngineConfig {
         log: false,
-        ..EngineConfig::new(&data)
+        ..EngineConfig::new(data)
     });
     let lexical_engine = Engine::open(EngineConfig {
         log: false,
         semantic: false,
-        ..EngineConfig::new(&data)
+        ..EngineConfig::new(data)
     });
     let store =
         knowledge::sources::episodes::search::EpisodeStore::open(&engine.config.episodes_db())
@@ -217,6 +253,8 @@ fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
     let (_, warm_s) = time(|| {
         store.warm_vectors().expect("warm episodes");
         code_store.warm_vectors().expect("warm code");
+        engine.episodes.warm();
+        engine.code.warm();
     });
     println!(
         "  warm-up of both arms (codes into memory): {:.0} ms; RSS {} MB",
@@ -267,6 +305,27 @@ fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
     report("code lane, hybrid (lexical + vector)", code_lane_h);
     report("whole search, semantic off", full_lex);
     report("whole search (3 lanes + actors), semantic on", full);
+    // What a one-shot call does in process: a fresh engine per query (stores opened, vector
+    // blocks streamed, no warm-up), without the process start and the JSON out.
+    let (mut fresh_on, mut fresh_off) = (Vec::new(), Vec::new());
+    for _ in 0..4 {
+        for q in QUERIES {
+            for (semantic, out) in [(true, &mut fresh_on), (false, &mut fresh_off)] {
+                let (_, s) = time(|| {
+                    let e = Engine::open(EngineConfig {
+                        log: false,
+                        semantic,
+                        lane_timeout: std::time::Duration::from_secs(10),
+                        ..EngineConfig::new(data)
+                    });
+                    e.search(&SearchRequest::new(*q))
+                });
+                out.push(s * 1e3);
+            }
+        }
+    }
+    report("fresh engine per query, semantic off", fresh_off);
+    report("fresh engine per query, semantic on", fresh_on);
     println!(
         "  peak RSS of the bench process so far: {} MB",
         peak_rss_mb()
@@ -279,7 +338,7 @@ fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
             let (_, s) = time(|| {
                 Command::new("rg")
                     .args(["-i", "-c", pattern])
-                    .arg(&code)
+                    .arg(code)
                     .output()
                     .expect("rg")
             });
@@ -323,7 +382,7 @@ fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
             };
             let (out, s) = time(|| {
                 cmd.arg("--data-dir")
-                    .arg(&data)
+                    .arg(data)
                     .args(["search", "-q", q])
                     .output()
                     .expect("run cli")
@@ -350,12 +409,6 @@ fn run_scale(label: &str, sessions: usize, events: usize, chunks: usize) {
             println!("  CLI search peak RSS, semantic {label}: {} MB", max / 1024);
         }
         println!("  CLI calls with a lane timed out, semantic {label}: {timeouts} of 40");
-    }
-    // `KNOWLEDGE_BENCH_KEEP=<dir>` keeps the generated world and data dir there (for CLI
-    // comparisons between builds); otherwise the temp dir is deleted.
-    if let Ok(keep) = std::env::var("KNOWLEDGE_BENCH_KEEP") {
-        std::fs::rename(dir.path(), &keep).expect("keep the bench dir");
-        println!("  kept the world and data dir in {keep}");
     }
 }
 

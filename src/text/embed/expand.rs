@@ -8,7 +8,7 @@
 
 use std::ops::ControlFlow;
 
-use super::table::Table;
+use super::layout;
 use super::{for_each_word, Embedder, Vector};
 use crate::text::tokens;
 
@@ -20,44 +20,11 @@ pub const EXPAND_MIN_COSINE: f32 = 0.7;
 pub const EXPAND_PER_WORD: usize = 3;
 
 /// Shorter words (and stems) are too ambiguous to translate.
-const MIN_WORD_CHARS: usize = 3;
+const MIN_WORD_CHARS: usize = layout::EXPANSION_MIN_CHARS;
 
 /// Candidates kept from the Hamming pre-scan for exact rescoring: the sign codes put a word's
 /// translations among its nearest few dozen rows, so a search scans 16 bytes a row, not 128.
 const RESCORE: usize = 128;
-
-/// The rows an expansion may pick: the table's English word rows (its pieces also hold other
-/// languages' fragments, `limpia`, `viaggio`, which are not translations anyone searches for),
-/// with their sign codes for the pre-scan (about 1 MB for 60k rows; read from the int8 values,
-/// so building is cheap).
-pub(super) struct EnglishRows {
-    rows: Vec<u32>,
-    words: Vec<&'static str>,
-    codes: Vec<u64>,
-    code_words: usize,
-}
-
-impl EnglishRows {
-    pub(super) fn build(table: &Table) -> Self {
-        let english =
-            |w: &str| w.len() >= MIN_WORD_CHARS && w.bytes().all(|b| b.is_ascii_lowercase());
-        let mut pairs: Vec<(&'static str, u32)> =
-            table.words().filter(|(w, _)| english(w)).collect();
-        // A stable order, so equal cosines always resolve the same way.
-        pairs.sort_unstable();
-        let code_words = table.dims().div_ceil(64);
-        let mut codes = Vec::with_capacity(pairs.len() * code_words);
-        for (_, r) in &pairs {
-            table.row_sign_code(*r, &mut codes);
-        }
-        EnglishRows {
-            rows: pairs.iter().map(|p| p.1).collect(),
-            words: pairs.iter().map(|p| p.0).collect(),
-            codes,
-            code_words,
-        }
-    }
-}
 
 /// One bit per dimension (set when positive), as 64-bit words.
 fn code_of(v: &[f32], words: usize) -> Vec<u64> {
@@ -83,15 +50,19 @@ impl Embedder {
 
     /// The `k` English rows nearest to the unit vector `v` with cosine at least `min`, nearest
     /// first: a Hamming pre-scan of the sign codes, then exact cosines of the best [`RESCORE`].
+    /// The rows an expansion may pick are the table's English word rows (its pieces also hold
+    /// other languages' fragments, `limpia`, `viaggio`, which are not translations anyone
+    /// searches for), in word order, so equal cosines always resolve the same way; their sign
+    /// codes are part of the table's lookup layout (about 1 MB for 60k rows, read in place).
     pub fn english_neighbours(&self, v: &[f32], k: usize, min: f32) -> Vec<(&'static str, f32)> {
-        let en = self.english.get_or_init(|| EnglishRows::build(&self.table));
-        let q = code_of(v, en.code_words);
-        let mut near: Vec<(u32, u32)> = en
-            .codes
-            .chunks_exact(en.code_words)
-            .enumerate()
-            .map(|(i, c)| {
-                let d = c.iter().zip(&q).map(|(a, b)| (a ^ b).count_ones()).sum();
+        let table = &self.table;
+        let words = layout::code_words(table.dims());
+        let q = code_of(v, words);
+        let mut code = vec![0u64; words];
+        let mut near: Vec<(u32, u32)> = (0..table.english_len())
+            .map(|i| {
+                table.english_code(i, &mut code);
+                let d = code.iter().zip(&q).map(|(a, b)| (a ^ b).count_ones()).sum();
                 (d, i as u32)
             })
             .collect();
@@ -102,20 +73,22 @@ impl Embedder {
         let mut best: Vec<(f32, usize)> = near
             .into_iter()
             .map(|(_, i)| {
-                let (i, row) = (i as usize, en.rows[i as usize]);
-                let norm = self.table.row_norm(row);
+                let (row, _) = table.english(i as usize);
+                let norm = table.row_norm(row);
                 let cos = if norm > 0.0 {
-                    self.table.row_dot(row, v) / norm
+                    table.row_dot(row, v) / norm
                 } else {
                     0.0
                 };
-                (cos, i)
+                (cos, i as usize)
             })
             .filter(|(cos, _)| *cos >= min)
             .collect();
         best.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         best.truncate(k);
-        best.into_iter().map(|(c, i)| (en.words[i], c)).collect()
+        best.into_iter()
+            .map(|(c, i)| (table.english(i).1, c))
+            .collect()
     }
 
     /// Search terms to add to a query whose own terms are `terms`: for each Russian word that

@@ -6,10 +6,12 @@
 //! of its words' rows: a Russian question and an English event land near each other without a
 //! neural network at run time. Every word has a vector: its own row, else (a Russian word) the
 //! row of its Snowball stem, which the table holds for every inflection of a dictionary word,
-//! else the rows of its pieces (greedy longest match). The table is compiled into the binary and
-//! parsed once, on first use.
+//! else the rows of its pieces (greedy longest match). The table and its lookup layout (derived
+//! at build time, [`layout`]) are compiled into the binary and read in place: a one-shot call
+//! parses nothing and touches only the rows of its own words.
 
 mod expand;
+pub mod layout;
 mod table;
 mod words;
 
@@ -24,6 +26,10 @@ use crate::text::tokens::FastMap;
 
 static TABLE_BYTES: &[u8] = include_bytes!("../../../assets/embeddings/table.kemb");
 
+/// The lookup layout `build.rs` derived from [`TABLE_BYTES`] ([`layout`]); empty when the build
+/// found the table unreadable (opening it then reports why).
+static TABLE_LAYOUT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/table.kemi"));
+
 /// Words per window: a long event or chunk gets one vector per window, because a sum over
 /// thousands of words drifts to the average of everything.
 pub const WINDOW_WORDS: usize = 80;
@@ -34,18 +40,17 @@ pub const MAX_WINDOWS: usize = 4;
 /// A unit-length text vector.
 pub type Vector = Vec<f32>;
 
-/// The embedder over a parsed table.
+/// The embedder over a table read in place.
 pub struct Embedder {
     table: Table,
-    /// The rows a cross-lingual expansion may pick, indexed on first use.
-    english: OnceLock<expand::EnglishRows>,
 }
 
-/// The shared embedder, parsed on first use; `None` (with the reason) when the compiled-in table
-/// is unusable, so the lanes answer lexically instead.
+/// The shared embedder, opened on first use (a header check: the table and its layout are read
+/// in place); `None` (with the reason) when the compiled-in table is unusable, so the lanes
+/// answer lexically instead.
 pub fn shared() -> Result<&'static Embedder, &'static TableError> {
     static CELL: OnceLock<Result<Embedder, TableError>> = OnceLock::new();
-    CELL.get_or_init(|| Table::parse(TABLE_BYTES).map(Embedder::from_table))
+    CELL.get_or_init(|| Table::with_layout(TABLE_BYTES, TABLE_LAYOUT).map(Embedder::from_table))
         .as_ref()
 }
 
@@ -61,10 +66,7 @@ pub fn prepare_query(query: &str, terms: &mut Vec<String>) -> Option<Vector> {
 
 impl Embedder {
     pub fn from_table(table: Table) -> Self {
-        Embedder {
-            table,
-            english: OnceLock::new(),
-        }
+        Embedder { table }
     }
 
     pub fn dims(&self) -> usize {
@@ -292,5 +294,7 @@ pub fn sign_code(v: &[f32]) -> Vec<u8> {
     out
 }
 
+#[cfg(test)]
+mod layout_tests;
 #[cfg(test)]
 mod tests;

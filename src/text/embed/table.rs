@@ -1,15 +1,15 @@
 //! The static embedding table (`assets/embeddings/table.kemb`, built by
-//! `scripts/build_embeddings.py`): parsed once, borrowed from the bytes compiled into the binary.
+//! `scripts/build_embeddings.py`), read in place: rows, scales and strings are borrowed from the
+//! bytes compiled into the binary, and words are found through the table's lookup layout
+//! ([`super::layout`], derived from the table at build time), so opening the table builds
+//! nothing and a lookup touches only the query's own slots, strings and rows.
 //!
 //! Layout (little endian): `b"KEMB"`, u32 version (2), u32 dims, u32 pieces, u32 words, u32
 //! stems, u32 strings length; then one f32 scale per row, the int8 rows, and the row strings
 //! (each ending in `\n`, pieces first — a leading `▁` marks a piece that starts a word — then
 //! whole words, then Russian Snowball stems: one row for every inflection of a dictionary word).
 
-use crate::text::tokens::FastMap;
-
-/// Marks a SentencePiece piece that starts a word.
-pub const WORD_START: char = '\u{2581}';
+use super::layout::{self, Header, Kind, LayoutError, View};
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum TableError {
@@ -23,129 +23,100 @@ pub enum TableError {
     Strings,
 }
 
-/// A parsed table: rows are read in place from the static bytes.
-pub struct Table {
-    dims: usize,
-    scales: &'static [u8],
-    rows: &'static [u8],
-    /// Pieces that start a word, keyed without their `▁`.
-    starts: FastMap<&'static str, u32>,
-    /// Pieces inside a word.
-    pieces: FastMap<&'static str, u32>,
-    words: FastMap<&'static str, u32>,
-    /// Russian Snowball stems (of `ё`-folded words).
-    stems: FastMap<&'static str, u32>,
-    max_piece_chars: usize,
+impl From<LayoutError> for TableError {
+    fn from(e: LayoutError) -> Self {
+        match e {
+            LayoutError::Header => TableError::Header,
+            LayoutError::Version(v) => TableError::Version(v),
+            LayoutError::Size(a, b) => TableError::Size(a, b),
+            LayoutError::Strings => TableError::Strings,
+        }
+    }
 }
 
-fn u32_at(bytes: &[u8], at: usize) -> Result<u32, TableError> {
-    let b = bytes.get(at..at + 4).ok_or(TableError::Header)?;
-    Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+/// A table read in place.
+pub struct Table {
+    header: Header,
+    scales: &'static [u8],
+    rows: &'static [u8],
+    strings: &'static [u8],
+    view: View<'static>,
 }
 
 impl Table {
-    /// Check and index the table. Only the strings are walked; rows stay where they are.
+    /// Open a table, deriving its lookup layout now (a walk over every string): for a table
+    /// that was not compiled in with its layout. The layout lives as long as the table's bytes
+    /// (a process opens a table once).
     pub fn parse(bytes: &'static [u8]) -> Result<Table, TableError> {
-        if bytes.get(..4) != Some(b"KEMB".as_slice()) {
-            return Err(TableError::Header);
-        }
-        let version = u32_at(bytes, 4)?;
-        if version != 2 {
-            return Err(TableError::Version(version));
-        }
-        let dims = u32_at(bytes, 8)? as usize;
-        let n_pieces = u32_at(bytes, 12)? as usize;
-        let n_words = u32_at(bytes, 16)? as usize;
-        let n_stems = u32_at(bytes, 20)? as usize;
-        let strings_len = u32_at(bytes, 24)? as usize;
-        let n_rows = n_pieces + n_words + n_stems;
-        if dims == 0 {
-            return Err(TableError::Header);
-        }
-        let scales_at = 28;
-        let rows_at = scales_at + 4 * n_rows;
-        let strings_at = rows_at + dims * n_rows;
-        let expected = strings_at + strings_len;
-        if bytes.len() != expected {
-            return Err(TableError::Size(bytes.len(), expected));
-        }
-        let strings = std::str::from_utf8(&bytes[strings_at..]).map_err(|_| TableError::Strings)?;
-        let mut starts = FastMap::default();
-        let mut pieces = FastMap::default();
-        let mut words = FastMap::default();
-        words.reserve(n_words);
-        let mut stems = FastMap::default();
-        stems.reserve(n_stems);
-        let mut max_piece_chars = 0;
-        let mut n = 0usize;
-        for (i, s) in strings.split_terminator('\n').enumerate() {
-            if i < n_pieces {
-                match s.strip_prefix(WORD_START) {
-                    Some(rest) => {
-                        max_piece_chars = max_piece_chars.max(rest.chars().count());
-                        starts.insert(rest, i as u32);
-                    }
-                    None => {
-                        max_piece_chars = max_piece_chars.max(s.chars().count());
-                        pieces.insert(s, i as u32);
-                    }
-                }
-            } else if i < n_pieces + n_words {
-                words.insert(s, i as u32);
-            } else {
-                stems.insert(s, i as u32);
-            }
-            n += 1;
-        }
-        if n != n_rows || !strings.ends_with('\n') {
-            return Err(TableError::Strings);
-        }
+        let derived: &'static [u8] = Box::leak(layout::derive(bytes)?.into_boxed_slice());
+        Self::with_layout(bytes, derived)
+    }
+
+    /// Open a table with the layout derived from it at build time; a layout that was derived
+    /// from other bytes (or not at all: the build found the table damaged) is derived again,
+    /// which reports what is wrong with the table.
+    pub fn with_layout(bytes: &'static [u8], derived: &'static [u8]) -> Result<Table, TableError> {
+        let header = layout::header(bytes)?;
+        let Some(view) = View::open(derived, bytes, &header) else {
+            return Self::parse(bytes);
+        };
         Ok(Table {
-            dims,
-            scales: &bytes[scales_at..rows_at],
-            rows: &bytes[rows_at..strings_at],
-            starts,
-            pieces,
-            words,
-            stems,
-            max_piece_chars,
+            header,
+            scales: &bytes[header.scales_at..header.rows_at],
+            rows: &bytes[header.rows_at..header.strings_at],
+            strings: &bytes[header.strings_at..],
+            view,
         })
     }
 
     pub fn dims(&self) -> usize {
-        self.dims
+        self.header.dims
     }
 
     pub fn max_piece_chars(&self) -> usize {
-        self.max_piece_chars
+        self.view.max_piece_chars
+    }
+
+    fn find(&self, kind: Kind, key: &str) -> Option<u32> {
+        self.view
+            .find(&self.header, self.strings, kind, key.as_bytes())
     }
 
     pub fn word(&self, word: &str) -> Option<u32> {
-        self.words.get(word).copied()
+        self.find(Kind::Word, word)
     }
 
     /// The row of a Russian Snowball stem.
     pub fn stem(&self, stem: &str) -> Option<u32> {
-        self.stems.get(stem).copied()
+        self.find(Kind::Stem, stem)
     }
 
     /// The piece `piece` at the start of a word (`▁piece`) or inside one.
     pub fn piece(&self, piece: &str, word_start: bool) -> Option<u32> {
-        if word_start {
-            self.starts.get(piece).copied()
-        } else {
-            self.pieces.get(piece).copied()
-        }
+        self.find(if word_start { Kind::Start } else { Kind::Piece }, piece)
     }
 
-    /// Every whole-word row.
-    pub fn words(&self) -> impl Iterator<Item = (&'static str, u32)> + '_ {
-        self.words.iter().map(|(w, r)| (*w, *r))
+    /// How many rows a cross-lingual expansion may pick (English words, in word order).
+    pub fn english_len(&self) -> usize {
+        self.view.english_len()
     }
 
-    /// Every piece that starts a word (keyed without its `▁`).
-    pub fn word_start_pieces(&self) -> impl Iterator<Item = (&'static str, u32)> + '_ {
-        self.starts.iter().map(|(w, r)| (*w, *r))
+    /// The `i`-th expansion row and its word.
+    pub fn english(&self, i: usize) -> (u32, &'static str) {
+        let row = self.view.english_row(i);
+        let (start, end) = self.view.string_range(row as usize);
+        let strings: &'static [u8] = self.strings;
+        let word = strings
+            .get(start..end)
+            .and_then(|s| std::str::from_utf8(s).ok())
+            .unwrap_or("");
+        (row, word)
+    }
+
+    /// The sign code of the `i`-th expansion row, into `out` (as [`Table::row_sign_code`]
+    /// computes it, precomputed).
+    pub fn english_code(&self, i: usize, out: &mut [u64]) {
+        self.view.english_code(i, out.len(), out);
     }
 
     fn scale(&self, r: usize) -> f32 {
@@ -154,7 +125,8 @@ impl Table {
     }
 
     fn values(&self, r: usize) -> &'static [u8] {
-        &self.rows[r * self.dims..(r + 1) * self.dims]
+        let dims = self.header.dims;
+        &self.rows[r * dims..(r + 1) * dims]
     }
 
     /// `acc += row` (dequantised).
@@ -181,15 +153,7 @@ impl Table {
     /// `out`): read from the int8 values, with no dequantising.
     pub fn row_sign_code(&self, row: u32, out: &mut Vec<u64>) {
         let r = row as usize;
-        let flip = self.scale(r) < 0.0;
-        let at = out.len();
-        out.resize(at + self.dims.div_ceil(64), 0);
-        for (i, &q) in self.values(r).iter().enumerate() {
-            let q = q as i8;
-            if (q > 0 && !flip) || (q < 0 && flip) {
-                out[at + i / 64] |= 1 << (i % 64);
-            }
-        }
+        layout::sign_code(self.values(r), self.scale(r) < 0.0, out);
     }
 
     /// `row · v` (dequantised).
