@@ -41,7 +41,7 @@ struct Row {
 }
 
 fn rows(db: &Path, session: &str) -> Vec<Row> {
-    let c = Connection::open(db).expect("open");
+    let c = knowledge::sources::sqlite::open_ro(&db).expect("open");
     let mut stmt = c
         .prepare("SELECT seq, event_type, text, facts FROM events WHERE session_id=?1 ORDER BY seq")
         .expect("q");
@@ -68,7 +68,7 @@ fn rows(db: &Path, session: &str) -> Vec<Row> {
 }
 
 fn outcome(db: &Path, session: &str) -> (String, Option<String>) {
-    let c = Connection::open(db).expect("open");
+    let c = knowledge::sources::sqlite::open_ro(&db).expect("open");
     c.query_row(
         "SELECT outcome, title FROM sessions WHERE session_id=?1",
         [session],

@@ -39,7 +39,8 @@ fn push_watch_sends_a_new_session_within_seconds_and_sigterm_leaves_the_database
     let url = c.url("admin", &db);
     let w = indexed_world();
     let local_events = {
-        let conn = rusqlite::Connection::open(w.data.join("episodes.sqlite")).expect("episodes");
+        let conn =
+            knowledge::sources::sqlite::open_ro(&w.data.join("episodes.sqlite")).expect("episodes");
         conn.query_row("SELECT count(*) FROM events", [], |r| r.get::<_, i64>(0))
             .expect("count")
     };

@@ -46,14 +46,15 @@ fn real_root_sessions_get_titles_that_say_what_happened() {
         let row = store.session(id).expect("read").expect(id);
         session_title(&row, &lane)
     };
-    // First prompt `/clear`: the prompt after it.
-    let t = title("full-session-four").expect("a title");
+    // Sessions by the id their records carry (the files are renamed exports).
+    // First prompt `/clear`: the prompt after it (`full-session-four.jsonl`).
+    let t = title("2d984148-cddb-4605-aac1-13e720fe613c").expect("a title");
     assert!(t.starts_with("Can you add the first two initials"), "{t}");
     let t = title("06381696-0074-49f8-863e-6ad4fac507f9").expect("a title");
     assert!(t.starts_with("Let's explore scrolling"), "{t}");
     // First prompt `Hey`: what was asked next.
     assert_eq!(
-        title("full-session-three").as_deref(),
+        title("cfa1e878-62b5-4e40-b281-bbf9b250d766").as_deref(),
         Some("Can you audit this codebase?")
     );
     // A session of `Start`, `Step 1`, `Step 2` and acknowledgements has nothing to say, and
@@ -62,10 +63,10 @@ fn real_root_sessions_get_titles_that_say_what_happened() {
         assert_eq!(title(id), None, "{id}");
     }
     // A prompt that is only a redaction placeholder is not a title either.
-    assert_eq!(title("session-01"), None);
+    assert_eq!(title("06090cb1-3e64-433a-bc7e-a621c0f596d2"), None);
     // A summary record stays the title.
     assert_eq!(
-        title("full-session-five").as_deref(),
+        title("10cd5911-8704-4996-9e33-32010589c357").as_deref(),
         Some("Fixed all tests: simplified v4 response structure")
     );
     // Codex, a real task prompt.

@@ -100,14 +100,65 @@ impl TeamSkills {
     }
 }
 
-/// A new file name for a mirror, private to this process.
+const MIRROR_PREFIX: &str = "knowledge-team-";
+
+/// A new file name for a mirror, private to this process. A one-shot call exits without
+/// dropping its mirror, so the mirrors of processes that are gone are removed first: the temp
+/// dir never fills with one file a call.
 fn mirror_path() -> PathBuf {
     static N: AtomicU64 = AtomicU64::new(0);
-    std::env::temp_dir().join(format!(
-        "knowledge-team-{}-{}.sqlite",
+    let dir = std::env::temp_dir();
+    sweep_dead_mirrors(&dir);
+    dir.join(format!(
+        "{MIRROR_PREFIX}{}-{}.sqlite",
         std::process::id(),
         N.fetch_add(1, Ordering::SeqCst)
     ))
+}
+
+/// The pid a mirror's file name carries, when it is one of ours.
+fn mirror_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix(MIRROR_PREFIX)?.strip_suffix(".sqlite")?;
+    let (pid, n) = rest.split_once('-')?;
+    n.parse::<u64>().ok()?;
+    pid.parse().ok()
+}
+
+/// Remove the mirrors (and their journals) whose process no longer runs.
+fn sweep_dead_mirrors(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let base = name
+            .strip_suffix("-journal")
+            .or_else(|| name.strip_suffix("-wal"))
+            .or_else(|| name.strip_suffix("-shm"))
+            .unwrap_or(name);
+        let Some(pid) = mirror_pid(base) else {
+            continue;
+        };
+        if pid != std::process::id() && !process_alive(pid) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+#[cfg(unix)]
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // Signal 0 checks existence only; EPERM means it exists under another user.
+    let alive = unsafe { libc::kill(pid, 0) } == 0;
+    alive || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+#[cfg(not(unix))]
+fn process_alive(_pid: u32) -> bool {
+    true
 }
 
 /// Copy every machine's agent-knowledge rows into a new store at `path` (the local layout).
@@ -350,5 +401,31 @@ impl SkillsSource for TeamSkills {
     }
     fn activity(&self, q: &ActivityQuery) -> Result<SkillsActivity, SourceFailure> {
         self.mirror()?.lane.activity(q)
+    }
+}
+
+#[cfg(test)]
+mod mirror_tests {
+    use super::*;
+
+    #[test]
+    fn a_dead_processs_mirror_is_swept_and_a_live_ones_kept() {
+        let dir = tempfile::tempdir().expect("tmp");
+        // pid_max on Linux is at most 2^22: this pid cannot run.
+        let dead = dir.path().join(format!("{MIRROR_PREFIX}4999999-0.sqlite"));
+        let dead_journal = dir
+            .path()
+            .join(format!("{MIRROR_PREFIX}4999999-0.sqlite-journal"));
+        let live = dir
+            .path()
+            .join(format!("{MIRROR_PREFIX}{}-7.sqlite", std::process::id()));
+        let other = dir.path().join("knowledge-team-notes.sqlite");
+        for p in [&dead, &dead_journal, &live, &other] {
+            std::fs::write(p, b"x").expect("write");
+        }
+        sweep_dead_mirrors(dir.path());
+        assert!(!dead.exists() && !dead_journal.exists());
+        assert!(live.exists(), "this process's mirror stays");
+        assert!(other.exists(), "a file that is not a mirror stays");
     }
 }

@@ -23,7 +23,7 @@ use crate::text::embed::{self, Embedder};
 const TABLE: &str = "session_gists";
 
 /// The `meta` key that changes whenever gists are written.
-const REV_KEY: &str = "session_gists_rev";
+const GISTS_REV_META: &str = "session_gists_rev";
 
 /// The person's prompts that make up a gist (the first ones: what the session set out to do).
 const HUMAN_TEXTS: usize = 6;
@@ -42,7 +42,7 @@ pub fn ensure_schema(conn: &Connection) -> rusqlite::Result<()> {
 /// Drop every gist (`[search] semantic = false`).
 pub fn drop_all(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(&format!("DROP TABLE IF EXISTS {TABLE}"))?;
-    conn.execute("DELETE FROM meta WHERE key = ?1", [REV_KEY])?;
+    conn.execute("DELETE FROM meta WHERE key = ?1", [GISTS_REV_META])?;
     Ok(())
 }
 
@@ -83,11 +83,11 @@ pub fn backfill(conn: &mut Connection, emb: &Embedder) -> rusqlite::Result<u64> 
             }
         }
     }
-    if !stale.is_empty() || gone > 0 || sqlite::meta_get(&tx, REV_KEY).is_none() {
+    if !stale.is_empty() || gone > 0 || sqlite::meta_get(&tx, GISTS_REV_META).is_none() {
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        sqlite::meta_set(&tx, REV_KEY, &stamp.to_string())?;
+        sqlite::meta_set(&tx, GISTS_REV_META, &stamp.to_string())?;
     }
     tx.commit()?;
     Ok(stale.len() as u64)
@@ -195,7 +195,7 @@ impl GistIndex {
     /// The current gists (`None`: the store has none — semantic search off, or an index built
     /// before gists existed).
     pub fn load(&self, c: &Connection) -> rusqlite::Result<Option<Arc<Gists>>> {
-        let Some(rev) = sqlite::meta_get(c, REV_KEY) else {
+        let Some(rev) = sqlite::meta_get(c, GISTS_REV_META) else {
             return Ok(None);
         };
         let rev = format!(

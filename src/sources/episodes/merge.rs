@@ -67,7 +67,7 @@ pub(super) fn merge_events<'a>(
     });
     let fresh: Vec<&PreparedEvent> = fresh.collect();
     if !refacts.is_empty() {
-        let mut update = tx.prepare_cached("UPDATE events SET facts=?2 WHERE id=?1")?;
+        let mut update = tx.prepare_cached("UPDATE event_rows SET facts=?2 WHERE id=?1")?;
         for (id, facts) in &refacts {
             update.execute(rusqlite::params![id, facts])?;
         }

@@ -64,12 +64,9 @@ pub(super) fn rerank(
         } else {
             gist::MIN_GIST_COSINE
         };
-        if best < needed {
+        if best < needed && !holds_most_words(c, &q.own_terms, lexical)? {
             return Ok(Reranked::NothingRelevant(format!(
-                "nothing relevant: no event holds every word of the query, and no session's gist \
-                 is near it (best cosine {best:.2} of {} sessions, {:.2} needed)",
-                session_gists.len(),
-                needed
+                "nothing relevant: no event holds most of the query's words; nearest gist {best:.2} < {needed:.2}"
             )));
         }
     }
@@ -177,6 +174,47 @@ fn full_matches(
         }
     }
     Ok(out)
+}
+
+/// Lexical candidates looked at for [`holds_most_words`]: the best of the lane's ranking.
+const MOST_WORDS_CANDIDATES: usize = 50;
+
+/// Whether one of the best lexical candidates holds most of the query's own words (at least two,
+/// and at least half): such an event is about the question even when no event holds every word
+/// and the gists are far (small or terse histories: a few sessions, an Aider log), so the lane
+/// is not declared empty for it.
+fn holds_most_words(
+    c: &Connection,
+    own_terms: &[String],
+    lexical: &[(i64, f64)],
+) -> rusqlite::Result<bool> {
+    let n = own_terms.len();
+    if n < 2 || lexical.is_empty() {
+        return Ok(false);
+    }
+    let needed = n.div_ceil(2).max(2);
+    let mut stmt =
+        c.prepare_cached("SELECT 1 FROM events_fts WHERE events_fts MATCH ?1 AND rowid = ?2")?;
+    let exprs: Vec<String> = own_terms
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect();
+    for (id, _) in lexical.iter().take(MOST_WORDS_CANDIDATES) {
+        let mut held = 0;
+        for e in &exprs {
+            if stmt
+                .query_row(rusqlite::params![e, id], |r| r.get::<_, i64>(0))
+                .optional()?
+                .is_some()
+            {
+                held += 1;
+                if held >= needed {
+                    return Ok(true);
+                }
+            }
+        }
+    }
+    Ok(false)
 }
 
 /// The first event a person wrote in `session` (else its first event) under the query's
