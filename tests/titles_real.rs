@@ -59,7 +59,7 @@ fn real_root_sessions_get_titles_that_say_what_happened() {
     );
     // A session of `Start`, `Step 1`, `Step 2` and acknowledgements has nothing to say, and
     // says nothing rather than «Start» (the label falls back to `main @id`).
-    for id in ["large", "019b2ea4-aaaa-bbbb-cccc-58208e1f0000"] {
+    for id in ["ses_stage0_large", "019b2ea4-aaaa-bbbb-cccc-58208e1f0000"] {
         assert_eq!(title(id), None, "{id}");
     }
     // A prompt that is only a redaction placeholder is not a title either.

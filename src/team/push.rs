@@ -92,6 +92,25 @@ pub fn push(
 /// [`push`], stopping at the next batch boundary once `stop` is set (Ctrl-C in `push --watch`):
 /// what was committed stays, the stores not finished keep their old revision, so the next push
 /// carries on; the summary says `interrupted`.
+/// How long a push waits for its machine's lock: a push killed with `kill -9` holds it until
+/// the server notices the closed connection and ends its backend, which takes a moment; another
+/// push still running holds it for longer, and this one then says the machine is busy.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Take the machine's advisory lock, retrying for up to [`LOCK_WAIT`].
+fn take_machine_lock(client: &mut postgres::Client, lock: i64) -> Result<bool, TeamError> {
+    let started = std::time::Instant::now();
+    loop {
+        let got: bool = client
+            .query_one("SELECT pg_try_advisory_lock($1)", &[&lock])?
+            .get(0);
+        if got || started.elapsed() >= LOCK_WAIT {
+            return Ok(got);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
 pub fn push_until(
     data_dir: &Path,
     url: &TeamUrl,
@@ -105,10 +124,7 @@ pub fn push_until(
     let schema_before = schema::migrate(&mut client)?;
     check_may_push(&mut client, &plan.machine)?;
     let lock = machine_lock(&plan.machine);
-    let got: bool = client
-        .query_one("SELECT pg_try_advisory_lock($1)", &[&lock])?
-        .get(0);
-    if !got {
+    if !take_machine_lock(&mut client, lock)? {
         return Err(TeamError::Busy(plan.machine.clone()));
     }
     let mut summary = PushSummary {
