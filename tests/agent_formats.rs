@@ -13,7 +13,6 @@ use knowledge::sources::episodes::agents::{self, Agent};
 use knowledge::sources::episodes::discover::{discover, Layout};
 use knowledge::sources::episodes::index::{index_episodes, IndexOptions, IndexSummary};
 use knowledge::sources::episodes::model::Fact;
-use rusqlite::Connection;
 
 fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -48,7 +47,7 @@ type SessionRow = (
 );
 
 fn sessions(db: &Path) -> Vec<SessionRow> {
-    let c = knowledge::sources::sqlite::open_ro(&db).expect("open");
+    let c = knowledge::sources::sqlite::open_ro(db).expect("open");
     let mut stmt = c
         .prepare(
             "SELECT session_id, source, cwd, parent_session_id,
@@ -72,12 +71,12 @@ fn sessions(db: &Path) -> Vec<SessionRow> {
 }
 
 fn scalar(db: &Path, sql: &str) -> i64 {
-    let c = knowledge::sources::sqlite::open_ro(&db).expect("open");
+    let c = knowledge::sources::sqlite::open_ro(db).expect("open");
     c.query_row(sql, [], |r| r.get(0)).expect("scalar")
 }
 
 fn all_text(db: &Path) -> String {
-    let c = knowledge::sources::sqlite::open_ro(&db).expect("open");
+    let c = knowledge::sources::sqlite::open_ro(db).expect("open");
     let mut stmt = c.prepare("SELECT text FROM events").expect("q");
     let rows = stmt.query_map([], |r| r.get::<_, String>(0)).expect("rows");
     rows.flatten().collect::<Vec<_>>().join("\n")

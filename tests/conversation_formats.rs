@@ -14,7 +14,6 @@ use knowledge::sources::episodes::agents;
 use knowledge::sources::episodes::discover::discover;
 use knowledge::sources::episodes::index::{index_episodes, IndexOptions, IndexSummary};
 use knowledge::sources::episodes::model::Fact;
-use rusqlite::Connection;
 
 const PI: &str = "0199f3b2-1c4d-7e5f-8a9b-0c1d2e3f4a5b";
 const PI_FILE: &str = "pi/sessions/--home-dev-exporter--/2026-07-01T09-00-00-000Z_0199f3b2-1c4d-7e5f-8a9b-0c1d2e3f4a5b.jsonl";
@@ -41,7 +40,7 @@ struct Row {
 }
 
 fn rows(db: &Path, session: &str) -> Vec<Row> {
-    let c = knowledge::sources::sqlite::open_ro(&db).expect("open");
+    let c = knowledge::sources::sqlite::open_ro(db).expect("open");
     let mut stmt = c
         .prepare("SELECT seq, event_type, text, facts FROM events WHERE session_id=?1 ORDER BY seq")
         .expect("q");
@@ -68,7 +67,7 @@ fn rows(db: &Path, session: &str) -> Vec<Row> {
 }
 
 fn outcome(db: &Path, session: &str) -> (String, Option<String>) {
-    let c = knowledge::sources::sqlite::open_ro(&db).expect("open");
+    let c = knowledge::sources::sqlite::open_ro(db).expect("open");
     c.query_row(
         "SELECT outcome, title FROM sessions WHERE session_id=?1",
         [session],

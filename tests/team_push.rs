@@ -38,13 +38,13 @@ fn count(c: &Cluster, db: &str, sql: &str) -> i64 {
 }
 
 fn local_count(db: &Path, sql: &str) -> i64 {
-    let conn = knowledge::sources::sqlite::open_ro(&db).expect("open a local store");
+    let conn = knowledge::sources::sqlite::open_ro(db).expect("open a local store");
     conn.query_row(sql, [], |r| r.get(0)).expect(sql)
 }
 
 /// The number of vector codes a local store holds.
 fn local_codes(db: &Path, t: &vectors::VectorTable) -> i64 {
-    let conn = knowledge::sources::sqlite::open_ro(&db).expect("open a local store");
+    let conn = knowledge::sources::sqlite::open_ro(db).expect("open a local store");
     let mut n = 0;
     export::for_each_code(&conn, t, |_| n += 1).expect("codes");
     n
