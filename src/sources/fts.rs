@@ -15,7 +15,8 @@ use crate::text::tokens;
 /// Rows BM25 may score for one query before the expression is narrowed.
 pub const DEFAULT_CAP: u64 = 15_000;
 
-fn quote(term: &str) -> String {
+/// One term as an FTS5 string: quoted, so it is matched as itself.
+pub(crate) fn quote(term: &str) -> String {
     format!("\"{}\"", term.replace('"', "\"\""))
 }
 

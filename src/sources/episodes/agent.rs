@@ -69,6 +69,43 @@ pub struct ReadEnd {
     pub total: ParseStats,
 }
 
+/// The cursor of a store that holds many sessions (a database): each session's fingerprint at
+/// the last read, so a re-read pushes only the sessions that changed. A cursor that no longer
+/// parses is a full re-read.
+pub struct SessionFingerprints {
+    old: Option<std::collections::BTreeMap<String, String>>,
+    now: std::collections::BTreeMap<String, String>,
+}
+
+impl SessionFingerprints {
+    /// The fingerprints the last read left in `from`'s cursor.
+    pub fn resume(from: Option<Resume<'_>>) -> SessionFingerprints {
+        SessionFingerprints {
+            old: from.and_then(|r| serde_json::from_str(r.cursor).ok()),
+            now: std::collections::BTreeMap::new(),
+        }
+    }
+
+    /// Keep `fingerprint` for session `id`; true when it differs from the last read's.
+    pub fn changed(&mut self, id: &str, fingerprint: String) -> bool {
+        let same = self.old.as_ref().and_then(|o| o.get(id)) == Some(&fingerprint);
+        self.now.insert(id.to_string(), fingerprint);
+        !same
+    }
+
+    /// The end of the read: its counters and the fingerprints for the next one.
+    pub fn finish(self, stats: ParseStats) -> ReadEnd {
+        ReadEnd {
+            start: 0,
+            end: 0,
+            resumed: self.old.is_some(),
+            cursor: serde_json::to_string(&self.now).unwrap_or_default(),
+            lines: stats,
+            total: stats,
+        }
+    }
+}
+
 /// How much a reader may buffer.
 #[derive(Debug, Clone, Copy)]
 pub struct ReadLimits {

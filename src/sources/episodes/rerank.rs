@@ -159,7 +159,7 @@ fn full_matches(
     }
     let expr = own_terms
         .iter()
-        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .map(|t| crate::sources::fts::quote(t))
         .collect::<Vec<_>>()
         .join(" AND ");
     let mut stmt =
@@ -197,7 +197,7 @@ fn holds_most_words(
         c.prepare_cached("SELECT 1 FROM events_fts WHERE events_fts MATCH ?1 AND rowid = ?2")?;
     let exprs: Vec<String> = own_terms
         .iter()
-        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .map(|t| crate::sources::fts::quote(t))
         .collect();
     for (id, _) in lexical.iter().take(MOST_WORDS_CANDIDATES) {
         let mut held = 0;

@@ -11,7 +11,7 @@
 //! in one read transaction; the cursor is a fingerprint per composer (its row's length and
 //! `lastUpdatedAt`, its bubbles' count and total length).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::io;
 use std::path::Path;
 
@@ -20,7 +20,9 @@ use serde_json::Value;
 
 use super::transcript::tool_facts;
 use crate::sources::agent_knowledge::ms_to_rfc3339;
-use crate::sources::episodes::agent::{EventSink, ReadEnd, ReadLimits, Resume, SessionStart};
+use crate::sources::episodes::agent::{
+    EventSink, ReadEnd, ReadLimits, Resume, SessionFingerprints, SessionStart,
+};
 use crate::sources::episodes::model::{EventType, ParseStats, ParsedEvent};
 use crate::sources::episodes::parser::{cap_chars, norm_time, render_tool_input, str_of, Ctx};
 use crate::sources::sqlite::open_ro;
@@ -70,8 +72,7 @@ fn read_snapshot(
     limits: ReadLimits,
     sink: &mut dyn EventSink,
 ) -> io::Result<ReadEnd> {
-    let old: Option<BTreeMap<String, String>> =
-        from.and_then(|r| serde_json::from_str(r.cursor).ok());
+    let mut fingerprints = SessionFingerprints::resume(from);
     let composers = composers(conn).map_err(sql_err)?;
     let mut parent_of = HashMap::new();
     for c in &composers {
@@ -80,26 +81,16 @@ fn read_snapshot(
         }
     }
     let folders = workspace_folders(path);
-    let mut cursor = BTreeMap::new();
     let mut stats = ParseStats::default();
     for c in &composers {
-        let unchanged = old.as_ref().and_then(|o| o.get(&c.id)) == Some(&c.fingerprint);
-        cursor.insert(c.id.clone(), c.fingerprint.clone());
-        if unchanged {
+        if !fingerprints.changed(&c.id, c.fingerprint.clone()) {
             continue;
         }
         let parent = parent_of.get(&c.id).map(String::as_str);
         let st = push_composer(conn, &c.id, parent, &folders, limits, sink).map_err(sql_err)?;
         stats.add(&st);
     }
-    Ok(ReadEnd {
-        start: 0,
-        end: 0,
-        resumed: old.is_some(),
-        cursor: serde_json::to_string(&cursor).unwrap_or_default(),
-        lines: stats,
-        total: stats,
-    })
+    Ok(fingerprints.finish(stats))
 }
 
 /// Every composer with its fingerprint and child composers, parsed by SQLite's own JSON

@@ -8,7 +8,7 @@
 //! skipped, any other is pushed whole with `replace`, so an edit, a revert (rows deleted) or a
 //! part finishing in place are all picked up. Rows over the size cap are counted, never loaded.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::io;
 use std::path::Path;
 
@@ -16,7 +16,9 @@ use rusqlite::{params, Connection};
 use serde_json::Value;
 
 use super::events::{child_description, message_events, ms_time, spawned_session, Speaker};
-use crate::sources::episodes::agent::{EventSink, ReadEnd, ReadLimits, Resume, SessionStart};
+use crate::sources::episodes::agent::{
+    EventSink, ReadEnd, ReadLimits, Resume, SessionFingerprints, SessionStart,
+};
 use crate::sources::episodes::model::ParseStats;
 use crate::sources::episodes::parser::{str_of, Ctx};
 use crate::sources::sqlite::open_ro;
@@ -67,34 +69,23 @@ fn read_snapshot(
             "not an OpenCode database: no session, message and part tables",
         ));
     }
-    let old: Option<BTreeMap<String, String>> =
-        from.and_then(|r| serde_json::from_str(r.cursor).ok());
+    let mut fingerprints = SessionFingerprints::resume(from);
     let sessions = sessions(conn, tables.iter().any(|t| t == "project")).map_err(sql_err)?;
     let msg_fp = child_fingerprints(conn, "message").map_err(sql_err)?;
     let part_fp = child_fingerprints(conn, "part").map_err(sql_err)?;
-    let mut cursor = BTreeMap::new();
     let mut stats = ParseStats::default();
     for s in &sessions {
         let none = (0, 0);
         let (mc, mm) = msg_fp.get(&s.id).copied().unwrap_or(none);
         let (pc, pm) = part_fp.get(&s.id).copied().unwrap_or(none);
         let fp = format!("{}/{mc}/{mm}/{pc}/{pm}", s.updated.unwrap_or(0));
-        let unchanged = old.as_ref().and_then(|o| o.get(&s.id)) == Some(&fp);
-        cursor.insert(s.id.clone(), fp);
-        if unchanged {
+        if !fingerprints.changed(&s.id, fp) {
             continue;
         }
         let st = push_session(conn, s, limits, sink).map_err(sql_err)?;
         stats.add(&st);
     }
-    Ok(ReadEnd {
-        start: 0,
-        end: 0,
-        resumed: old.is_some(),
-        cursor: serde_json::to_string(&cursor).unwrap_or_default(),
-        lines: stats,
-        total: stats,
-    })
+    Ok(fingerprints.finish(stats))
 }
 
 fn table_names(conn: &Connection) -> rusqlite::Result<Vec<String>> {
