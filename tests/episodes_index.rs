@@ -201,3 +201,71 @@ fn time_and_outcome_filters_narrow_the_episodes() {
         assert!(t >= since && t <= until, "{} outside the range", i.id);
     }
 }
+
+/// A re-run reads only what changed: unchanged transcripts are skipped by their fingerprint
+/// before anything of them is read, and a same-size rewrite, a rename and a growth are each
+/// still seen; the progress still counts every file.
+#[test]
+fn a_rerun_reads_only_the_transcripts_that_changed() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let projects = dir.path().join("projects");
+    let root = projects.join("-srv-app");
+    std::fs::create_dir_all(&root).expect("dirs");
+    let ts = "2026-10-01T10:00:00.000Z";
+    for s in ["a", "b", "c"] {
+        let body = line(s, &format!("{s}1"), "", &format!("alpha words of {s}"), ts);
+        std::fs::write(root.join(format!("{s}.jsonl")), body).expect("write");
+    }
+    let db = dir.path().join("data/episodes.sqlite");
+    std::fs::create_dir_all(db.parent().expect("parent")).expect("dirs");
+    // The same root twice: each file is counted once, skipped or read.
+    let opts = IndexOptions::new(vec![projects.clone(), projects.clone()]);
+    let run = || {
+        let mut last = (0, 0);
+        let s = index_episodes(&db, &opts, &mut |p| last = (p.done, p.total)).expect("index");
+        assert_eq!(last, (3, 3), "the progress ends at every file: {s:?}");
+        s
+    };
+    let s = run();
+    assert_eq!((s.files_seen, s.files_new, s.events_added), (3, 3, 3));
+    let s = run();
+    assert_eq!((s.files_seen, s.files_unchanged, s.events_added), (3, 3, 0));
+
+    // Rewritten to the same size (a word swapped for one as long), a later mtime.
+    let a = root.join("a.jsonl");
+    let text = std::fs::read_to_string(&a).expect("read");
+    std::fs::write(&a, text.replace("alpha", "omega")).expect("rewrite");
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    std::fs::File::options()
+        .write(true)
+        .open(&a)
+        .and_then(|f| f.set_modified(later))
+        .expect("mtime");
+    // Renamed: the session keeps its events, none stored twice.
+    std::fs::rename(root.join("b.jsonl"), root.join("b-renamed.jsonl")).expect("rename");
+    // Grown: the new line is read from where the last run stopped.
+    let mut c = std::fs::OpenOptions::new()
+        .append(true)
+        .open(root.join("c.jsonl"))
+        .expect("open");
+    c.write_all(assistant("c", "c2", "c1", "gamma answer", ts).as_bytes())
+        .expect("append");
+    drop(c);
+
+    let s = run();
+    assert_eq!(
+        (s.files_unchanged, s.files_rewritten, s.files_moved, s.files_appended),
+        (0, 1, 1, 1),
+        "{s:?}"
+    );
+    let engine = Engine::open(EngineConfig::new(dir.path().join("data")));
+    let texts = |session: &str| -> Vec<String> {
+        let ep = engine.get_episode(session, 1, 10).expect("episode");
+        ep.events.iter().map(|e| e.text.clone()).collect()
+    };
+    assert!(texts("a").iter().any(|t| t.contains("omega")), "{:?}", texts("a"));
+    assert_eq!(texts("b").len(), 1, "the renamed file's session, once");
+    assert_eq!(texts("c").len(), 2, "the grown file's new line");
+    let s = run();
+    assert_eq!((s.files_unchanged, s.events_added), (3, 0));
+}

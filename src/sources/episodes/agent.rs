@@ -183,10 +183,9 @@ fn sniff(path: &Path) -> Vec<Value> {
     let Ok(file) = crate::sources::regular_file::open(path) else {
         return Vec::new();
     };
-    let mut head = Vec::new();
-    if file.take(SNIFF_BYTES).read_to_end(&mut head).is_err() {
+    let Ok(head) = read_head(file) else {
         return Vec::new();
-    }
+    };
     let mut out = Vec::new();
     let mut seen = 0;
     let _ = read_all_lines(io::Cursor::new(&head), 0, head.len() + 1, |item| {
@@ -199,6 +198,37 @@ fn sniff(path: &Path) -> Vec<Value> {
         out.extend(super::parser::split_records(bytes).0);
     });
     out
+}
+
+/// The bytes a sniff parses: at most [`SNIFF_BYTES`], and only until they hold
+/// [`SNIFF_RECORDS`] complete non-empty lines, the most the sniff looks at (reading the whole
+/// 256 KB of every new file's head was most of telling its agent).
+fn read_head(file: impl Read) -> io::Result<Vec<u8>> {
+    let mut limited = file.take(SNIFF_BYTES);
+    let mut head = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    let (mut lines, mut line_start) = (0, 0);
+    loop {
+        let n = match limited.read(&mut buf) {
+            Ok(0) => return Ok(head),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let from = head.len();
+        head.extend_from_slice(&buf[..n]);
+        for (i, _) in head.iter().enumerate().skip(from).filter(|(_, &b)| b == b'\n') {
+            // Counted as the line reader delivers them: a blank (or `\r`-only) line is skipped.
+            let line = &head[line_start..i];
+            if !line.strip_suffix(b"\r").unwrap_or(line).is_empty() {
+                lines += 1;
+            }
+            line_start = i + 1;
+        }
+        if lines >= SNIFF_RECORDS {
+            return Ok(head);
+        }
+    }
 }
 
 /// The environment a reader resolves its default roots from (so tests can fake a home).
@@ -257,8 +287,9 @@ pub trait AgentReader: Sync {
     /// The agent's product name, for people (`Claude Code`, `Gemini CLI`).
     fn label(&self) -> &'static str;
 
-    /// How this agent keeps the sessions of `file` (one agent may have several eras).
-    fn store_kind(&self, _file: &TranscriptFile) -> StoreKind {
+    /// How this agent keeps the sessions of the store at `path` (one agent may have several
+    /// eras). Decided by the path alone: discovery asks it before a store's head is read.
+    fn store_kind(&self, _path: &Path) -> StoreKind {
         StoreKind::AppendOnly
     }
 
@@ -473,4 +504,36 @@ pub(crate) fn read_document(
         lines: *parser.stats(),
         total: *parser.stats(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn records_of(body: &[u8]) -> Vec<Value> {
+        let Some(dir) = tempfile::tempdir().ok() else {
+            return Vec::new();
+        };
+        let path = dir.path().join("s.jsonl");
+        assert!(fs::write(&path, body).is_ok());
+        Head::new(&path).records().to_vec()
+    }
+
+    #[test]
+    fn the_head_is_the_first_eight_records_past_blank_lines() {
+        let mut body = b"\n\r\n\n".to_vec();
+        for i in 0..12 {
+            body.extend(format!("{{\"n\":{i}}}\r\n\n").as_bytes());
+        }
+        // Far past the records the sniff reads, a line longer than the buffer.
+        body.extend(vec![b'x'; 100_000]);
+        let got: Vec<i64> = records_of(&body)
+            .iter()
+            .filter_map(|r| r["n"].as_i64())
+            .collect();
+        assert_eq!(got, (0..8).collect::<Vec<_>>());
+        // Fewer records than that, the last without its newline: all of them.
+        let got = records_of(b"{\"n\":1}\n\n{\"n\":2}");
+        assert_eq!(got.len(), 2);
+    }
 }

@@ -68,8 +68,8 @@ impl AgentReader for Reader {
         "Cursor"
     }
 
-    fn store_kind(&self, file: &TranscriptFile) -> StoreKind {
-        match file.path.extension().and_then(|e| e.to_str()) {
+    fn store_kind(&self, path: &Path) -> StoreKind {
+        match path.extension().and_then(|e| e.to_str()) {
             Some("vscdb") => StoreKind::Database,
             Some("txt") => StoreKind::Rewritten,
             _ => StoreKind::AppendOnly,
@@ -144,7 +144,7 @@ impl AgentReader for Reader {
         limits: ReadLimits,
         sink: &mut dyn EventSink,
     ) -> io::Result<ReadEnd> {
-        let store = self.store_kind(file);
+        let store = self.store_kind(&file.path);
         if store == StoreKind::Database {
             return vscdb::read_vscdb(&file.path, from, limits, sink);
         }

@@ -45,20 +45,60 @@ pub struct TranscriptFile {
 /// returned, for the indexer to report as unreadable. Symlinked directories are followed once
 /// (a loop is cut by remembering canonical paths).
 pub fn discover(root: &Path) -> Vec<TranscriptFile> {
-    let mut found = Vec::new();
+    discover_changed(root, &|_, _| false).changed
+}
+
+/// What [`discover_changed`] found under a root.
+#[derive(Debug, Default)]
+pub struct Discovered {
+    /// Stores to read, recognised by their readers, sorted by path.
+    pub changed: Vec<TranscriptFile>,
+    /// Stores the indexer already holds as they are now, with their size: not recognised again.
+    pub unchanged: Vec<(PathBuf, u64)>,
+}
+
+/// [`discover`] for the indexer: a file that `unchanged` says the index holds as it is now (by
+/// path and metadata: size and mtime) is not recognised: telling a file's agent reads and
+/// parses its head, which on a re-run where little changed is most of the run's work.
+pub fn discover_changed(
+    root: &Path,
+    unchanged: &dyn Fn(&Path, &fs::Metadata) -> bool,
+) -> Discovered {
+    let mut found = Discovered::default();
     let mut visited = HashSet::new();
-    if root.is_file() {
-        if let Some(f) = classify(root) {
-            found.push(f);
-        }
-    } else {
-        walk(root, 0, &mut visited, &mut found);
+    match fs::metadata(root) {
+        Ok(meta) if meta.is_file() => visit_file(root, &meta, unchanged, &mut found),
+        _ => walk(root, 0, &mut visited, unchanged, &mut found),
     }
-    found.sort_by(|a, b| a.path.cmp(&b.path));
+    found.changed.sort_by(|a, b| a.path.cmp(&b.path));
+    found.unchanged.sort();
     found
 }
 
-fn walk(dir: &Path, depth: usize, visited: &mut HashSet<PathBuf>, found: &mut Vec<TranscriptFile>) {
+fn visit_file(
+    path: &Path,
+    meta: &fs::Metadata,
+    unchanged: &dyn Fn(&Path, &fs::Metadata) -> bool,
+    found: &mut Discovered,
+) {
+    if unchanged(path, meta) {
+        found.unchanged.push((path.to_path_buf(), meta.len()));
+    } else if let Some(f) = classify(path) {
+        // Not only regular files: a FIFO or device named like a transcript is claimed by its
+        // name (readers sniff through `regular_file`, which refuses it without blocking), so
+        // the indexer reports it unreadable and doctor counts it, instead of it being silently
+        // left out.
+        found.changed.push(f);
+    }
+}
+
+fn walk(
+    dir: &Path,
+    depth: usize,
+    visited: &mut HashSet<PathBuf>,
+    unchanged: &dyn Fn(&Path, &fs::Metadata) -> bool,
+    found: &mut Discovered,
+) {
     if depth > MAX_DEPTH {
         return;
     }
@@ -79,13 +119,9 @@ fn walk(dir: &Path, depth: usize, visited: &mut HashSet<PathBuf>, found: &mut Ve
             continue;
         };
         if meta.is_dir() {
-            walk(&path, depth + 1, visited, found);
-        } else if let Some(f) = classify(&path) {
-            // Not only regular files: a FIFO or device named like a transcript is claimed by
-            // its name (readers sniff through `regular_file`, which refuses it without
-            // blocking), so the indexer reports it unreadable and doctor counts it, instead of
-            // it being silently left out.
-            found.push(f);
+            walk(&path, depth + 1, visited, unchanged, found);
+        } else {
+            visit_file(&path, &meta, unchanged, found);
         }
     }
 }

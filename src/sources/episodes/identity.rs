@@ -68,6 +68,7 @@ pub(super) fn claim_session(
         resume_hash: work.resume_hash.clone(),
         offset: work.end,
         parser_state: String::new(),
+        kind: Some(file.kind),
     };
     let owner_size = std::fs::metadata(owner_path).map_or(0, |m| m.len());
     if this_row

@@ -21,7 +21,8 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use sha2::{Digest, Sha256};
 
 use super::agent::StoreKind;
-use super::discover::{discover, Layout, TranscriptFile};
+use super::agents::Agent;
+use super::discover::{discover_changed, Layout, TranscriptFile};
 use super::identity::{claim_session, drop_hard_links, Claim};
 use super::lines::DEFAULT_MAX_LINE_BYTES;
 use super::merge::merge_events;
@@ -113,25 +114,32 @@ pub fn index_episodes(
         source,
     };
     let mut conn = store::open_rw(db_path).map_err(store_err)?;
-    let mut files: Vec<TranscriptFile> = Vec::new();
-    for root in &opts.roots {
-        files.extend(discover(root));
-    }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    files.dedup_by(|a, b| a.path == b.path);
     let olds = load_file_rows(&conn).map_err(store_err)?;
+    let (mut files, unchanged) = discover_all(&opts.roots, &olds);
     let links = drop_hard_links(&mut files, &olds);
 
     let sizes: Vec<u64> = files
         .iter()
         .map(|f| std::fs::metadata(&f.path).map(|m| m.len()).unwrap_or(0))
         .collect();
-    let bytes_total = sizes.iter().sum();
+    let unchanged_bytes: u64 = unchanged.iter().map(|(_, size)| size).sum();
+    let bytes_total = sizes.iter().sum::<u64>() + unchanged_bytes;
+    let total = (files.len() + unchanged.len()) as u64;
     let mut summary = IndexSummary {
-        files_seen: files.len() as u64 + links,
+        files_seen: total + links,
+        files_unchanged: unchanged.len() as u64,
         files_copies: links,
         ..IndexSummary::default()
     };
+    if let Some((path, _)) = unchanged.last() {
+        progress(&IndexProgress {
+            done: unchanged.len() as u64,
+            total,
+            bytes_done: unchanged_bytes,
+            bytes_total,
+            path,
+        });
+    }
     let mut vectors = match opts.semantic.then(embed::shared) {
         Some(Ok(emb)) => Some(Builder::start(&conn, vectors::EVENTS, emb).map_err(store_err)?),
         _ => None,
@@ -170,7 +178,7 @@ pub fn index_episodes(
         }
         drop(tx);
         let mut pending: BTreeMap<usize, std::io::Result<Prepared>> = BTreeMap::new();
-        let mut bytes_done = 0;
+        let mut bytes_done = unchanged_bytes;
         for (i, out) in rx.iter() {
             pending.insert(i, out);
             let mut want = written.load(Ordering::SeqCst);
@@ -197,8 +205,8 @@ pub fn index_episodes(
                 want += 1;
                 written.store(want, Ordering::SeqCst);
                 progress(&IndexProgress {
-                    done: want as u64,
-                    total: files.len() as u64,
+                    done: (unchanged.len() + want) as u64,
+                    total,
                     bytes_done,
                     bytes_total,
                     path: &file.path,
@@ -223,6 +231,34 @@ pub fn index_episodes(
     let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
     summary.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(summary)
+}
+
+/// The stores under `roots` (each found once, sorted by path) that need reading, recognised by
+/// their readers, and those the index holds as they are now (`olds`), with their sizes.
+fn discover_all(
+    roots: &[PathBuf],
+    olds: &HashMap<String, FileRow>,
+) -> (Vec<TranscriptFile>, Vec<(PathBuf, u64)>) {
+    let is_unchanged = |path: &Path, meta: &std::fs::Metadata| {
+        olds.get(path.to_string_lossy().as_ref())
+            .is_some_and(|o| o.unchanged(path, meta))
+    };
+    let mut files: Vec<TranscriptFile> = Vec::new();
+    let mut unchanged: Vec<(PathBuf, u64)> = Vec::new();
+    for root in roots {
+        let found = discover_changed(root, &is_unchanged);
+        files.extend(found.changed);
+        unchanged.extend(found.unchanged);
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files.dedup_by(|a, b| a.path == b.path);
+    unchanged.sort();
+    unchanged.dedup_by(|a, b| a.0 == b.0);
+    // Two roots holding one file that changed between their walks: it is read.
+    if !unchanged.is_empty() {
+        unchanged.retain(|(p, _)| files.binary_search_by(|f| f.path.cmp(p)).is_err());
+    }
+    (files, unchanged)
 }
 
 /// Indexed files that are no longer on disk (their sessions are kept).
@@ -258,7 +294,7 @@ pub(super) fn load_file_row(conn: &Connection, path: &str) -> rusqlite::Result<O
 }
 
 const FILE_ROW_COLS: &str =
-    "session_id, size, mtime_ns, head_hash, resume_hash, offset, parser_state";
+    "session_id, size, mtime_ns, head_hash, resume_hash, offset, parser_state, kind";
 
 fn file_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<FileRow> {
     Ok(FileRow {
@@ -269,6 +305,7 @@ fn file_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<FileRow> {
         resume_hash: r.get(at + 4)?,
         offset: r.get::<_, i64>(at + 5)? as u64,
         parser_state: r.get(at + 6)?,
+        kind: Agent::from_source(&r.get::<_, String>(at + 7)?),
     })
 }
 
@@ -387,7 +424,7 @@ fn write_sessions(
     let path_str = file.path.to_string_lossy().to_string();
     // A database pushes a changed session whole, as it is now; a file holding many sessions
     // (Aider) is re-read whole only when it is not an append, and then merges like any file.
-    let database = file.kind.reader().store_kind(file) == StoreKind::Database;
+    let database = file.kind.reader().store_kind(&file.path) == StoreKind::Database;
     let mut added = 0;
     for s in &work.sessions {
         let Some(start) = &s.start else { continue };

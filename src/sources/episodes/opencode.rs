@@ -79,8 +79,8 @@ impl AgentReader for Reader {
         "OpenCode"
     }
 
-    fn store_kind(&self, file: &TranscriptFile) -> StoreKind {
-        if tree::is_tree_session(&file.path) {
+    fn store_kind(&self, path: &Path) -> StoreKind {
+        if tree::is_tree_session(path) {
             StoreKind::Rewritten
         } else {
             StoreKind::Database

@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
 
+use super::agents::Agent;
 use super::agent::{EventSink, ReadLimits, Resume, SessionStart, StoreKind};
 use super::bounds;
 use super::discover::TranscriptFile;
@@ -30,6 +31,8 @@ pub struct FileRow {
     pub offset: u64,
     /// The saved parser; empty for a file whose events are another file's (a copy).
     pub parser_state: String,
+    /// The agent whose reader read it (`None`: a name this build no longer knows).
+    pub kind: Option<Agent>,
 }
 
 impl FileRow {
@@ -108,7 +111,15 @@ pub enum Prepared {
 
 /// Size and mtime of a store; a database counts its `-wal` file too (a write lands there first).
 fn fingerprint(path: &Path, kind: StoreKind) -> std::io::Result<(u64, SystemTime)> {
-    let meta = std::fs::metadata(path)?;
+    fingerprint_of(path, &std::fs::metadata(path)?, kind)
+}
+
+/// [`fingerprint`] from the store's metadata, already read (discovery has it).
+fn fingerprint_of(
+    path: &Path,
+    meta: &std::fs::Metadata,
+    kind: StoreKind,
+) -> std::io::Result<(u64, SystemTime)> {
     let mut size = meta.len();
     let mut modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
     if kind == StoreKind::Database {
@@ -125,9 +136,39 @@ fn fingerprint(path: &Path, kind: StoreKind) -> std::io::Result<(u64, SystemTime
 /// The size the index records for a store (a database's counts its `-wal`), so a check that
 /// compares it with the disk (doctor) agrees with the indexer.
 pub fn store_size(file: &TranscriptFile) -> Option<u64> {
-    fingerprint(&file.path, file.kind.reader().store_kind(file))
+    fingerprint(&file.path, file.kind.reader().store_kind(&file.path))
         .ok()
         .map(|(size, _)| size)
+}
+
+fn mtime_ns(modified: SystemTime) -> i64 {
+    modified
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
+
+impl FileRow {
+    /// True when the store at `path` (whose metadata discovery read: `meta`) has the size and
+    /// mtime this row indexed, as the store of the agent that read it: [`prepare`] would skip
+    /// it, so discovery need not read its head to tell its agent.
+    /// A file with several hard links is left to the full path (`identity::drop_hard_links`
+    /// chooses which of its names is read).
+    pub fn unchanged(&self, path: &Path, meta: &std::fs::Metadata) -> bool {
+        let Some(agent) = self.kind else {
+            return false;
+        };
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            if meta.nlink() > 1 {
+                return false;
+            }
+        }
+        let store = agent.reader().store_kind(path);
+        fingerprint_of(path, meta, store)
+            .is_ok_and(|(size, modified)| self.size == size && self.mtime_ns == mtime_ns(modified))
+    }
 }
 
 /// Prepare one store against what the index knows of it.
@@ -138,12 +179,9 @@ pub fn prepare(
     live_window: Duration,
 ) -> std::io::Result<Prepared> {
     let reader = file.kind.reader();
-    let store = reader.store_kind(file);
+    let store = reader.store_kind(&file.path);
     let (size, modified) = fingerprint(&file.path, store)?;
-    let mtime_ns = modified
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as i64)
-        .unwrap_or(0);
+    let mtime_ns = mtime_ns(modified);
     if let Some(o) = old {
         if o.size == size && o.mtime_ns == mtime_ns {
             return Ok(Prepared::Unchanged);

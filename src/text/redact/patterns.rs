@@ -1,5 +1,11 @@
 //! The patterns redaction looks for, compiled once. The decisions about what they found (is the
 //! key a secret, where does the value end, is it exempt) live in the sibling modules.
+//!
+//! Compiling them is a cost every `knowledge index` run pays once. Case-insensitivity is scoped
+//! to the words (`(?i:pass|token)`), never laid over a Unicode class: folding `\p{L}` or `\w`
+//! costs more than the rest of the pattern. Where a folded class differs from the plain one, the
+//! difference is spelled out so each pattern matches exactly what the `(?i)` form did (`\p{L}`
+//! folded also holds U+0345, `[a-z]` folded holds U+017F `ſ` and U+212A `K`).
 
 use std::sync::LazyLock;
 
@@ -78,26 +84,26 @@ pub(super) static CLI_FLAG: LazyLock<Regex> = LazyLock::new(|| {
 
 pub(super) static XML_ELEMENT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)<((?:[A-Za-z_][\w:.\-]*)?(?:pass|secret|token|apikey|api_key|credential)[\w:.\-]*)>([^<\n]{1,500})</([A-Za-z_][\w:.\-]*)>",
+        r"<((?:(?i:[a-z_])[\w:.\-]*)?(?i:pass|secret|token|apikey|api_key|credential)[\w:.\-]*)>([^<\n]{1,500})</((?i:[a-z_])[\w:.\-]*)>",
     )
 });
 
 /// A secret named in a phrase: `пароль от базы: …`, `password for root: …`.
 pub(super) static PHRASE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r#"(?i)(?:парол\p{L}*|токен\p{L}*|password|passphrase)[ \t]+(?:от|для|к|на|у|of|for|to|on)[ \t]+[^\s:=]{1,40}(?:[ \t]+[^\s:=]{1,40})?[ \t]*(?::|=|—|–)[ \t]*([^\s,;&<>)\]}])"#,
+        r#"(?:(?i:парол)[\p{L}\u{345}]*|(?i:токен)[\p{L}\u{345}]*|(?i:password)|(?i:passphrase))[ \t]+(?i:от|для|к|на|у|of|for|to|on)[ \t]+[^\s:=]{1,40}(?:[ \t]+[^\s:=]{1,40})?[ \t]*(?::|=|—|–)[ \t]*([^\s,;&<>)\]}])"#,
     )
 });
 
 /// `key <sep> value` where the key mentions a secret; the key is checked by [`is_secret_key`].
 pub(super) static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
     re(concat!(
-        r#"(?i)\\?["']?(?P<key>[\p{L}\p{N}_.\-]*(?:pass|pwd|secret|token|key|auth|credential|sig|парол|токен|секрет)[\p{L}\p{N}_.\-]*)\\?["']?"#,
-        r#"(?:[ \t]*:[ \t]*(?:str|string|&str|bytes|secretstr|optional\[str\]))?"#,
+        r#"\\?["']?(?P<key>[\p{L}\p{N}_.\-\u{345}]*(?i:pass|pwd|secret|token|key|auth|credential|sig|парол|токен|секрет)[\p{L}\p{N}_.\-\u{345}]*)\\?["']?"#,
+        r#"(?:[ \t]*:[ \t]*(?i:str|string|&str|bytes|secretstr|optional\[str\]))?"#,
         r#"[ \t]*(?P<sep>=>|:=|===?|!==?|=|:|—|–)[ \t]*"#,
         r#"(?:(?P<val>[^\s,;&<>)\]}])"#,
         // A quoted value on the next, indented line (`secret_key_base:\n    "…"`).
-        r#"|(?:\r?\n|(?:\\r)?\\n)[ \t]+(?P<val2>\\"(?:[^"\\\n]|\\[^"\n])*\\"|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'))"#,
+        r#"|(?:\r?\n|(?i:(?:\\r)?\\n))[ \t]+(?P<val2>\\"(?:[^"\\\n]|\\[^"\n])*\\"|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'))"#,
     ))
 });
 

@@ -22,10 +22,11 @@ use super::TextKind;
 /// `KEY [for WHAT] [VERB] VALUE`: the key word, an optional qualifier, an optional verb.
 pub(super) static PROSE_SECRET: LazyLock<Regex> = LazyLock::new(|| {
     super::patterns::re(concat!(
-        r"(?i)(?:^|[^\p{L}\p{N}_\-.])",
-        r"(?P<key>passwords?|passphrases?|passwd|pwd|tokens?|secrets?|парол\p{L}*|токен\p{L}*|секрет\p{L}*)",
-        r"(?P<qual>[ \t]+(?:for|to|of|on|от|для|к|на)[ \t]+[^\s:=]{1,40})?",
-        r"(?:[ \t]+(?P<verb>is|was|will[ \t]+be|это|был|была|будет|=|:|-|—|–))?",
+        // Case-insensitive words only, never a folded Unicode class (see `patterns`).
+        r"(?:^|[^\p{L}\p{N}_\-.\u{345}])",
+        r"(?P<key>(?i:passwords?|passphrases?|passwd|pwd|tokens?|secrets?)|(?i:парол)[\p{L}\u{345}]*|(?i:токен)[\p{L}\u{345}]*|(?i:секрет)[\p{L}\u{345}]*)",
+        r"(?P<qual>[ \t]+(?i:for|to|of|on|от|для|к|на)[ \t]+[^\s:=]{1,40})?",
+        r"(?:[ \t]+(?P<verb>(?i:is|was|will[ \t]+be|это|был|была|будет)|=|:|-|—|–))?",
         r"[ \t]+(?P<val>\S)",
     ))
 });

@@ -50,8 +50,8 @@ impl AgentReader for Reader {
         "Gemini CLI"
     }
 
-    fn store_kind(&self, file: &TranscriptFile) -> StoreKind {
-        if file.path.extension().is_some_and(|e| e == "json") {
+    fn store_kind(&self, path: &Path) -> StoreKind {
+        if path.extension().is_some_and(|e| e == "json") {
             StoreKind::Rewritten
         } else {
             StoreKind::AppendOnly
@@ -115,7 +115,7 @@ impl AgentReader for Reader {
             inner: sink,
             cwd: project_root(&file.path),
         };
-        match self.store_kind(file) {
+        match self.store_kind(&file.path) {
             StoreKind::Rewritten => read_legacy(file, &mut sink),
             _ => read_conversation(file, from, limits, &mut sink, || {
                 TranscriptParser::new(Agent::Gemini)
