@@ -119,9 +119,44 @@ pub fn index_all(
     }
     let mut out = IndexAllSummary::default();
     let semantic = semantic_on(&dir);
-    let (episodes, code) = index_files(&dir, plan, semantic, progress);
-    out.episodes = episodes?;
-    out.code = code?;
+    if !plan.sessions.is_empty() || !dir.episodes_db().exists() {
+        out.episodes = Some(index_episodes(
+            &dir.episodes_db(),
+            &IndexOptions {
+                semantic,
+                ..IndexOptions::new(plan.sessions.clone())
+            },
+            &mut |p| {
+                progress(Progress {
+                    stage: Stage::Sessions,
+                    done: p.done,
+                    total: p.total,
+                    bytes_done: p.bytes_done,
+                    bytes_total: p.bytes_total,
+                })
+            },
+        )?);
+    }
+    if !plan.code.is_empty() {
+        out.code = Some(index_code(
+            &dir.code_db(),
+            &plan.code,
+            &CodeIndexOptions {
+                exclude_dirs: std::fs::canonicalize(data_dir).into_iter().collect(),
+                semantic,
+                ..CodeIndexOptions::default()
+            },
+            &mut |p| {
+                progress(Progress {
+                    stage: Stage::Code,
+                    done: p.done,
+                    total: p.total,
+                    bytes_done: p.bytes_done,
+                    bytes_total: p.bytes_total,
+                })
+            },
+        )?);
+    }
     out.vectors = embed_stores(&dir, semantic)?;
     progress(Progress {
         stage: Stage::AgentKnowledge,
@@ -144,72 +179,6 @@ pub fn index_all(
         bytes_total: 0,
     });
     Ok(out)
-}
-
-/// The two stores derived from files, side by side: the code stage (one thread reading and
-/// chunking, a third of a full run's CPU) runs on its own thread beside the episodes stage, so a
-/// run keeps both cores busy instead of leaving one idle for the code stage. They share nothing
-/// (separate stores, each its own writer). The code stage's progress is held back and reported
-/// after the episodes stage's, so a front end still sees one stage after the other.
-#[allow(clippy::type_complexity)]
-fn index_files(
-    dir: &DataDir,
-    plan: &IndexPlan,
-    semantic: bool,
-    progress: &mut dyn FnMut(Progress),
-) -> (
-    Result<Option<IndexSummary>, IndexAllError>,
-    Result<Option<CodeIndexSummary>, IndexAllError>,
-) {
-    let code_opts = CodeIndexOptions {
-        exclude_dirs: std::fs::canonicalize(dir.path()).into_iter().collect(),
-        semantic,
-        ..CodeIndexOptions::default()
-    };
-    let (code_progress, held) = std::sync::mpsc::channel::<Progress>();
-    std::thread::scope(|scope| {
-        let code = (!plan.code.is_empty()).then(|| {
-            let (code_opts, code_progress) = (&code_opts, code_progress);
-            scope.spawn(move || {
-                index_code(&dir.code_db(), &plan.code, code_opts, &mut |p| {
-                    let _ = code_progress.send(Progress {
-                        stage: Stage::Code,
-                        done: p.done,
-                        total: p.total,
-                        bytes_done: p.bytes_done,
-                        bytes_total: p.bytes_total,
-                    });
-                })
-            })
-        });
-        let episodes = (!plan.sessions.is_empty() || !dir.episodes_db().exists())
-            .then(|| {
-                let opts = IndexOptions {
-                    semantic,
-                    ..IndexOptions::new(plan.sessions.clone())
-                };
-                index_episodes(&dir.episodes_db(), &opts, &mut |p| {
-                    progress(Progress {
-                        stage: Stage::Sessions,
-                        done: p.done,
-                        total: p.total,
-                        bytes_done: p.bytes_done,
-                        bytes_total: p.bytes_total,
-                    })
-                })
-            })
-            .transpose()
-            .map_err(IndexAllError::from);
-        // Ends when the code thread drops its sender (it finished, or there is none).
-        for p in held {
-            progress(p);
-        }
-        let code = code
-            .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-            .transpose()
-            .map_err(IndexAllError::from);
-        (episodes, code)
-    })
 }
 
 /// Whether the data dir's config asks for semantic search (on unless it says otherwise).

@@ -254,7 +254,12 @@ fn a_rerun_reads_only_the_transcripts_that_changed() {
 
     let s = run();
     assert_eq!(
-        (s.files_unchanged, s.files_rewritten, s.files_moved, s.files_appended),
+        (
+            s.files_unchanged,
+            s.files_rewritten,
+            s.files_moved,
+            s.files_appended
+        ),
         (0, 1, 1, 1),
         "{s:?}"
     );
@@ -263,7 +268,11 @@ fn a_rerun_reads_only_the_transcripts_that_changed() {
         let ep = engine.get_episode(session, 1, 10).expect("episode");
         ep.events.iter().map(|e| e.text.clone()).collect()
     };
-    assert!(texts("a").iter().any(|t| t.contains("omega")), "{:?}", texts("a"));
+    assert!(
+        texts("a").iter().any(|t| t.contains("omega")),
+        "{:?}",
+        texts("a")
+    );
     assert_eq!(texts("b").len(), 1, "the renamed file's session, once");
     assert_eq!(texts("c").len(), 2, "the grown file's new line");
     let s = run();

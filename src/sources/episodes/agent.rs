@@ -217,7 +217,12 @@ fn read_head(file: impl Read) -> io::Result<Vec<u8>> {
         };
         let from = head.len();
         head.extend_from_slice(&buf[..n]);
-        for (i, _) in head.iter().enumerate().skip(from).filter(|(_, &b)| b == b'\n') {
+        for (i, _) in head
+            .iter()
+            .enumerate()
+            .skip(from)
+            .filter(|(_, &b)| b == b'\n')
+        {
             // Counted as the line reader delivers them: a blank (or `\r`-only) line is skipped.
             let line = &head[line_start..i];
             if !line.strip_suffix(b"\r").unwrap_or(line).is_empty() {

@@ -10,8 +10,8 @@ use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
 
-use super::agents::Agent;
 use super::agent::{EventSink, ReadLimits, Resume, SessionStart, StoreKind};
+use super::agents::Agent;
 use super::bounds;
 use super::discover::TranscriptFile;
 use super::model::{Fact, ParseStats, ParsedEvent, SessionMeta};
