@@ -106,8 +106,11 @@ pub enum Prepared {
     Changed(Box<Work>),
 }
 
-/// Size and mtime of a store; a database counts its `-wal` file too (a write lands there first).
-fn fingerprint(path: &Path, kind: StoreKind) -> std::io::Result<(u64, SystemTime)> {
+/// Size and mtime of a store; a database counts its `-wal` file too (a write lands there
+/// first), and the mtime is the latest of the files its reader reads beside it
+/// ([`super::agent::AgentReader::parts_modified`]).
+fn fingerprint(file: &TranscriptFile, kind: StoreKind) -> std::io::Result<(u64, SystemTime)> {
+    let path = &file.path;
     let meta = std::fs::metadata(path)?;
     let mut size = meta.len();
     let mut modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
@@ -119,13 +122,16 @@ fn fingerprint(path: &Path, kind: StoreKind) -> std::io::Result<(u64, SystemTime
             modified = modified.max(w.modified().unwrap_or(SystemTime::UNIX_EPOCH));
         }
     }
+    if let Some(parts) = file.kind.reader().parts_modified(file) {
+        modified = modified.max(parts);
+    }
     Ok((size, modified))
 }
 
 /// The size the index records for a store (a database's counts its `-wal`), so a check that
 /// compares it with the disk (doctor) agrees with the indexer.
 pub fn store_size(file: &TranscriptFile) -> Option<u64> {
-    fingerprint(&file.path, file.kind.reader().store_kind(file))
+    fingerprint(file, file.kind.reader().store_kind(file))
         .ok()
         .map(|(size, _)| size)
 }
@@ -139,7 +145,7 @@ pub fn prepare(
 ) -> std::io::Result<Prepared> {
     let reader = file.kind.reader();
     let store = reader.store_kind(file);
-    let (size, modified) = fingerprint(&file.path, store)?;
+    let (size, modified) = fingerprint(file, store)?;
     let mtime_ns = modified
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_nanos() as i64)

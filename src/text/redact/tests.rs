@@ -468,3 +468,28 @@ fn secrets_said_in_prose_go_and_the_sentence_stays() {
         "prose rules stay out of code"
     );
 }
+
+#[test]
+fn a_denied_key_before_a_colon_is_prose() {
+    for input in [
+        "секрет это не пароль: смотри ниже",
+        "this is not a password: see the docs",
+        "there is no token: the call is anonymous",
+    ] {
+        let r = redact(input);
+        assert_eq!((r.text.as_str(), r.count), (input, 0));
+    }
+    // The colon still assigns where nothing denies the key, in prose and in config.
+    for (input, kept) in [
+        ("пароль: hunter2", "пароль: [REDACTED]"),
+        ("не забудь, пароль: hunter2x", "не забудь, пароль: [REDACTED]"),
+        ("the password for root: RootPhrase81", "the password for root: [REDACTED]"),
+    ] {
+        let r = redact(input);
+        assert_eq!((r.text.as_str(), r.count), (kept, 1), "{input:?}");
+    }
+    let config = "not: x\npassword: YamlPasswordSecret33\n";
+    assert!(!redact_as(config, TextKind::Config)
+        .text
+        .contains("YamlPasswordSecret33"));
+}
