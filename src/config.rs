@@ -279,14 +279,18 @@ mod tests {
         std::fs::write(&path, "[search]\nsemantic = false\n").expect("write");
         assert!(!Config::load(dir.path()).expect("load").semantic());
         // Same size and mtime, other text: the second load is the first one's parse.
-        let mtime = std::fs::metadata(&path).and_then(|m| m.modified()).expect("mtime");
+        let mtime = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .expect("mtime");
         std::fs::write(&path, "[search]\nsemantic = true_\n").expect("rewrite");
         std::fs::File::options()
             .write(true)
             .open(&path)
             .and_then(|f| f.set_modified(mtime))
             .expect("same mtime");
-        assert!(!Config::load(dir.path()).expect("not parsed again").semantic());
+        assert!(!Config::load(dir.path())
+            .expect("not parsed again")
+            .semantic());
         // A changed file is read again (here: broken, and said so).
         std::fs::write(&path, "[search]\nsemantic = true\n").expect("rewrite");
         assert!(Config::load(dir.path()).expect("load").semantic());

@@ -55,7 +55,10 @@ fn a_question_about_something_not_in_the_code_gets_an_empty_lane_with_its_reason
     index_code(&db, &[repo.path().to_path_buf()], &opts, &mut |_| {}).expect("index");
     let store = CodeStore::open(&db).expect("open");
 
-    let absent = ask(&store, "how do we train the giraffe neural network on satellite photos");
+    let absent = ask(
+        &store,
+        "how do we train the giraffe neural network on satellite photos",
+    );
     assert!(absent.hits.is_empty(), "{:?}", absent.hits);
     let why = absent.nothing_relevant.expect("a reason");
     assert!(why.starts_with("nothing relevant"), "{why}");

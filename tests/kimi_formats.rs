@@ -101,7 +101,9 @@ fn kimi_code_sessions_subagent_times_errors_and_secrets() {
     assert_eq!(edits, vec![1]);
     let text: Vec<String> = query(&db, "SELECT text FROM events");
     assert!(!text.join("\n").contains("kc-fixture-s3cr-7d2e"));
-    assert!(text.iter().any(|t| t.contains("VAT column is always exported")));
+    assert!(text
+        .iter()
+        .any(|t| t.contains("VAT column is always exported")));
     assert_eq!(
         agents::resume_command("kimi_code", KC, Some("/home/dev/billing")).as_deref(),
         Some(format!("cd /home/dev/billing && kimi --session {KC}").as_str())
@@ -118,7 +120,11 @@ fn kimi_code_sessions_subagent_times_errors_and_secrets() {
         r#"{"type":"context.append_message","message":{"role":"user","content":[{"type":"text","text":"also export the okapiledger id"}],"toolCalls":[],"origin":{"kind":"user"}},"time":1785612900000}"#,
     );
     let after = index(&db, vec![root]);
-    assert_eq!((after.files_appended, after.events_added), (1, 1), "{after:?}");
+    assert_eq!(
+        (after.files_appended, after.events_added),
+        (1, 1),
+        "{after:?}"
+    );
 }
 
 #[test]
@@ -162,7 +168,9 @@ fn kimi_code_real_wires_read_with_their_subagent() {
         &db,
         "SELECT text FROM events WHERE event_type='user/message' AND session_id NOT LIKE '%/agent-%'",
     );
-    assert!(prompts.iter().any(|p| p == "run subagent to count swift files in this repo"));
+    assert!(prompts
+        .iter()
+        .any(|p| p == "run subagent to count swift files in this repo"));
     assert!(prompts.iter().all(|p| !p.contains("<system-reminder>")));
     let store = EpisodeStore::open(&db).expect("store");
     assert_eq!(
@@ -194,14 +202,19 @@ fn kimi_cli_context_takes_its_times_from_the_wire_beside_it() {
             "SELECT created_at || ' ' || last_event_at FROM sessions WHERE session_id='{KIMI}'"
         ),
     );
-    assert_eq!(span, vec!["2026-07-06T07:20:00.125Z 2026-07-06T07:21:35.625Z"]);
+    assert_eq!(
+        span,
+        vec!["2026-07-06T07:20:00.125Z 2026-07-06T07:21:35.625Z"]
+    );
     let times: Vec<String> = query(
         &db,
-        &format!(
-            "SELECT DISTINCT coalesce(time,'none') FROM events WHERE session_id='{KIMI}'"
-        ),
+        &format!("SELECT DISTINCT coalesce(time,'none') FROM events WHERE session_id='{KIMI}'"),
     );
-    assert_eq!(times, vec!["2026-07-06T07:20:00.125Z"], "the turn's begin time");
+    assert_eq!(
+        times,
+        vec!["2026-07-06T07:20:00.125Z"],
+        "the turn's begin time"
+    );
     // A second turn: its prompt in the wire, then in the context; only the new turn is read
     // and it takes its own time.
     let session = root.join("3ded63a930cb31774327e9b947f57361").join(KIMI);
@@ -218,7 +231,11 @@ fn kimi_cli_context_takes_its_times_from_the_wire_beside_it() {
         r#"{"role": "assistant", "content": [{"type": "text", "text": "parse_step() now rejects any step below one."}]}"#,
     );
     let after = index(&db, vec![root]);
-    assert_eq!((after.files_appended, after.events_added), (1, 2), "{after:?}");
+    assert_eq!(
+        (after.files_appended, after.events_added),
+        (1, 2),
+        "{after:?}"
+    );
     let late: Vec<String> = query(
         &db,
         &format!(

@@ -439,7 +439,11 @@ fn write_new_session(h: &AgentHome, agent: Agent) -> Vec<Expect> {
                     "toolCalls": [], "origin": {"kind": "user"}}, "time": 1785700001000_i64})
                 .to_string(),
             );
-            vec![e("a new session folder", "pangolinvoucher", Some(KIMI_CODE_NEW))]
+            vec![e(
+                "a new session folder",
+                "pangolinvoucher",
+                Some(KIMI_CODE_NEW),
+            )]
         }
         Agent::IFlow => {
             append(

@@ -97,10 +97,7 @@ pub(super) fn holds_most_terms(
         "SELECT terms || ' ' || sym_terms || ' ' || path_terms FROM chunks WHERE id=?1",
     )?;
     for id in ids.iter().take(HOLDER_CANDIDATES) {
-        let Some(text) = stmt
-            .query_row([id], |r| r.get::<_, String>(0))
-            .optional()?
-        else {
+        let Some(text) = stmt.query_row([id], |r| r.get::<_, String>(0)).optional()? else {
             continue;
         };
         let held: HashSet<&str> = text.split_whitespace().collect();

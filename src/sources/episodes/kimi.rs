@@ -308,11 +308,8 @@ impl AgentReader for Reader {
             subagent: matches!(file.layout, Layout::Subagent { .. }),
             mtime: file_mtime(&file.path),
         };
-        let mut timed = WireTimeSink::new(
-            &mut wrapped,
-            WireTimes::beside(&file.path),
-            from.is_some(),
-        );
+        let mut timed =
+            WireTimeSink::new(&mut wrapped, WireTimes::beside(&file.path), from.is_some());
         read_jsonl(file, from, limits, &mut timed, || {
             TranscriptParser::new(Agent::Kimi)
         })

@@ -30,8 +30,7 @@ use super::kimi::call_facts;
 use super::model::{EventType, Fact, ParsedEvent, SessionMeta};
 use super::outcome::Outcome;
 use super::parser::{
-    cap_chars, content_text, read_jsonl, render_tool_input, str_of, Ctx, Handled,
-    TranscriptParser,
+    cap_chars, content_text, read_jsonl, render_tool_input, str_of, Ctx, Handled, TranscriptParser,
 };
 
 /// Record families Kimi Code writes that hold no conversation (state, trace, telemetry).
@@ -150,7 +149,9 @@ fn message(
 fn without_git_context(text: &str) -> &str {
     let t = text.trim_start();
     match t.strip_prefix("<git-context>") {
-        Some(rest) => rest.split_once("</git-context>").map_or("", |(_, task)| task),
+        Some(rest) => rest
+            .split_once("</git-context>")
+            .map_or("", |(_, task)| task),
         None => t,
     }
 }

@@ -50,7 +50,14 @@ fn head_timestamp(line: &[u8]) -> Option<String> {
     let rest = rest.trim_ascii_start();
     let end = rest
         .iter()
-        .position(|b| !(b.is_ascii_digit() || *b == b'.' || *b == b'e' || *b == b'E' || *b == b'+' || *b == b'-'))
+        .position(|b| {
+            !(b.is_ascii_digit()
+                || *b == b'.'
+                || *b == b'e'
+                || *b == b'E'
+                || *b == b'+'
+                || *b == b'-')
+        })
         .unwrap_or(rest.len());
     let secs: f64 = std::str::from_utf8(&rest[..end]).ok()?.parse().ok()?;
     secs_to_rfc3339(&Value::from(secs))
@@ -71,7 +78,10 @@ impl WireTimes {
             return out;
         }
         let mut turns = 0usize;
-        for line in std::io::BufReader::new(f).split(b'\n').map_while(Result::ok) {
+        for line in std::io::BufReader::new(f)
+            .split(b'\n')
+            .map_while(Result::ok)
+        {
             // Most records are streamed parts: only the few holding a turn's input are parsed
             // whole; the others give their time from the line's head.
             let turn = contains(&line, b"\"TurnBegin\"") || contains(&line, b"\"SteerInput\"");

@@ -43,7 +43,10 @@ fn loop_events_become_events_with_their_times_errors_and_agent_links() {
     }));
     assert!(!events[4].is_error && events[6].is_error);
     assert_eq!(events[6].tool_name.as_deref(), Some("Bash"));
-    assert_eq!(parser.meta().model.as_deref(), Some("moonshot-ai/kimi-k2.7-code"));
+    assert_eq!(
+        parser.meta().model.as_deref(),
+        Some("moonshot-ai/kimi-k2.7-code")
+    );
     assert_eq!(parser.stats().skipped_unknown, 1);
     assert_eq!(parser.stats().skipped_broken, 1);
     assert_resumable(Agent::KimiCode, &text);
