@@ -286,10 +286,10 @@ impl AgentReader for Reader {
     fn is_aside(&self, path: &Path) -> bool {
         path.file_name().is_some_and(|n| n == "wire.jsonl")
             && sessions_dir(path).is_some()
-            && !path
+            && path
                 .parent()
                 .and_then(Path::parent)
-                .is_some_and(|d| d.file_name().is_some_and(|n| n == "agents"))
+                .is_none_or(|d| d.file_name().is_none_or(|n| n != "agents"))
     }
 
     fn read(
