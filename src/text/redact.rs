@@ -216,7 +216,7 @@ fn assignment(c: &Captures, t: &str, kind: TextKind) -> Option<(usize, usize)> {
         return None; // `password:` in backticks or quotes: the key is quoted, with no value
     }
     if sep == ":" && kind == TextKind::Prose && negated_key(t, key.start()) {
-        return None; // `это не пароль: смотри …`: a sentence saying what is not a secret
+        return None; // a sentence saying what is not a secret (see `negated_key`)
     }
     if let Some(next) = after_escaped_newline(t, at) {
         // JSON-escaped text: only a quoted value alone on the next line is taken.
