@@ -10,6 +10,10 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+/// The config file last loaded: its path, size and mtime when read, and what it said.
+type Loaded = (PathBuf, (u64, Option<std::time::SystemTime>), Config);
+static LAST_LOADED: std::sync::Mutex<Option<Loaded>> = std::sync::Mutex::new(None);
+
 /// The whole file. Every section is optional.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -190,15 +194,34 @@ impl Config {
         DataDir::new(data_dir).config_file()
     }
 
-    /// Load `<data_dir>/config.toml`; a missing file is the default config.
+    /// Load `<data_dir>/config.toml`; a missing file is the default config. One run asks for
+    /// it from several places (the command checks it before any work, the indexer and the
+    /// engine read their settings): the file is parsed once, and again only when its size or
+    /// mtime changes.
     pub fn load(data_dir: &Path) -> Result<Config, ConfigError> {
         let path = Config::path(data_dir);
+        let stamp = match std::fs::metadata(&path) {
+            Ok(m) => (m.len(), m.modified().ok()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(source) => return Err(ConfigError::Read { path, source }),
+        };
+        let mut last = LAST_LOADED.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((p, s, cfg)) = last.as_ref() {
+            if *p == path && *s == stamp {
+                return Ok(cfg.clone());
+            }
+        }
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
             Err(source) => return Err(ConfigError::Read { path, source }),
         };
-        Config::parse(&text).map_err(|message| ConfigError::Parse { path, message })
+        let cfg = Config::parse(&text).map_err(|message| ConfigError::Parse {
+            path: path.clone(),
+            message,
+        })?;
+        *last = Some((path, stamp, cfg.clone()));
+        Ok(cfg)
     }
 
     pub fn parse(text: &str) -> Result<Config, String> {
@@ -241,5 +264,37 @@ impl Config {
             team_task: has("team_task") || teams,
             external_handoff: has("external_handoff"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_parses_config_toml_once_and_again_only_when_it_changes() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = Config::path(dir.path());
+        std::fs::create_dir_all(path.parent().expect("dir")).expect("mkdir");
+        std::fs::write(&path, "[search]\nsemantic = false\n").expect("write");
+        assert!(!Config::load(dir.path()).expect("load").semantic());
+        // Same size and mtime, other text: the second load is the first one's parse.
+        let mtime = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .expect("mtime");
+        std::fs::write(&path, "[search]\nsemantic = true_\n").expect("rewrite");
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_modified(mtime))
+            .expect("same mtime");
+        assert!(!Config::load(dir.path())
+            .expect("not parsed again")
+            .semantic());
+        // A changed file is read again (here: broken, and said so).
+        std::fs::write(&path, "[search]\nsemantic = true\n").expect("rewrite");
+        assert!(Config::load(dir.path()).expect("load").semantic());
+        std::fs::write(&path, "[search]\nsemantic = maybe\n").expect("break");
+        assert!(Config::load(dir.path()).is_err());
     }
 }

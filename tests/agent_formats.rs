@@ -442,6 +442,20 @@ fn opencode_json_tree_sessions_subagent_tool_error_secret_and_re_read_on_change(
     // the session is re-read, and only what is new is added.
     let again = index(&db, roots.clone());
     assert_eq!((again.files_unchanged, again.events_added), (2, 0));
+    // A part written on its own (the session file untouched) is seen by the next run.
+    let part = data.join("storage/part/msg_7f01a2b3c502/prt_7f01a2b3c502f.json");
+    std::fs::write(
+        &part,
+        r#"{"id":"prt_7f01a2b3c502f","sessionID":"ses_7f01a2b3c4d5PARENT","messageID":"msg_7f01a2b3c502","type":"text","text":"The walrusquota retry cap is five."}"#,
+    )
+    .expect("write part");
+    let parted = index(&db, roots.clone());
+    assert_eq!(
+        (parted.files_rewritten, parted.events_added),
+        (1, 1),
+        "{parted:?}"
+    );
+    assert!(all_text(&db).contains("walrusquota"));
     let msg = data
         .join("storage/message")
         .join(OC_PARENT)

@@ -49,6 +49,8 @@ fn expected(h: &AgentHome, agent: Agent) -> (PathBuf, u64, u64) {
         // The session's context and its subagent's.
         Agent::Kimi => (home.join(".kimi/sessions"), 2, 2),
         Agent::IFlow => (home.join(".iflow/projects"), 1, 1),
+        // The main agent's wire and its sub-agent's.
+        Agent::KimiCode => (home.join(".kimi-code/sessions"), 2, 2),
     }
 }
 

@@ -61,6 +61,9 @@ const CURSOR_NEW: &str = "c0ffee01-aaaa-4bbb-8ccc-0000000000ff";
 const KIMI_SESSION: &str = "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99";
 const KIMI_WORKDIR: &str = "3ded63a930cb31774327e9b947f57361";
 const KIMI_NEW: &str = "4d3c2b1a-0000-4d6c-9b5a-0000000000b2";
+const KIMI_CODE_SESSION: &str = "session_5b2e7c1a-3d4f-4a6b-8c9d-0e1f2a3b4c5d";
+const KIMI_CODE_WORKDIR: &str = "wd_billing_4a952e781f24";
+const KIMI_CODE_NEW: &str = "session_6c3f8d2b-0000-4a6b-8c9d-0000000000d4";
 const IFLOW_SESSION: &str = "session-2a3b4c5d-6e7f-4a8b-9c0d-1e2f3a4b5c6d";
 const IFLOW_NEW: &str = "session-3b4c5d6e-0000-4a8b-9c0d-0000000000c3";
 
@@ -241,6 +244,19 @@ fn write_in_place(h: &AgentHome, agent: Agent) -> Vec<Expect> {
                 Some(KIMI_SESSION),
             )]
         }
+        Agent::KimiCode => {
+            append(
+                &home.join(format!(
+                    ".kimi-code/sessions/{KIMI_CODE_WORKDIR}/{KIMI_CODE_SESSION}/agents/main/wire.jsonl"
+                )),
+                &kimi_code_text("The ocelotledger rounding moved to the exporter."),
+            );
+            vec![e(
+                "a wire record appended",
+                "ocelotledger",
+                Some(KIMI_CODE_SESSION),
+            )]
+        }
         Agent::IFlow => {
             append(
                 &home.join(format!(
@@ -408,6 +424,27 @@ fn write_new_session(h: &AgentHome, agent: Agent) -> Vec<Expect> {
             );
             vec![e("a new session folder", "mongoosetrellis", Some(KIMI_NEW))]
         }
+        Agent::KimiCode => {
+            let wire = home.join(format!(
+                ".kimi-code/sessions/{KIMI_CODE_WORKDIR}/{KIMI_CODE_NEW}/agents/main/wire.jsonl"
+            ));
+            append(
+                &wire,
+                r#"{"type":"metadata","protocol_version":"1.4","created_at":1785700000000}"#,
+            );
+            append(
+                &wire,
+                &serde_json::json!({"type": "context.append_message", "message": {"role": "user",
+                    "content": [{"type": "text", "text": "Why is the pangolinvoucher total negative?"}],
+                    "toolCalls": [], "origin": {"kind": "user"}}, "time": 1785700001000_i64})
+                .to_string(),
+            );
+            vec![e(
+                "a new session folder",
+                "pangolinvoucher",
+                Some(KIMI_CODE_NEW),
+            )]
+        }
         Agent::IFlow => {
             append(
                 &home.join(format!(
@@ -426,6 +463,15 @@ fn write_new_session(h: &AgentHome, agent: Agent) -> Vec<Expect> {
 }
 
 /// One Kimi CLI assistant record of a session's `context.jsonl`.
+/// A Kimi Code wire record: the model's text streamed as a loop event.
+fn kimi_code_text(text: &str) -> String {
+    serde_json::json!({"type": "context.append_loop_event", "event": {"type": "content.part",
+        "uuid": "7d1e0000-0000-4000-8000-000000000099", "turnId": "1", "step": 1,
+        "stepUuid": "7d1e0000-0000-4000-8000-000000000098", "part": {"type": "text", "text": text}},
+        "time": 1785612990000_i64})
+    .to_string()
+}
+
 fn kimi_assistant(text: &str) -> String {
     serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": text}]})
         .to_string()

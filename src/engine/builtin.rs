@@ -212,6 +212,7 @@ impl CodeSource for BuiltinCode {
             capability_reason: None,
             stale: found.stale,
             stale_paths: found.stale_paths,
+            nothing_relevant: found.nothing_relevant,
             drift: None,
             hits: found
                 .hits

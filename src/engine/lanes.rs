@@ -310,6 +310,9 @@ pub struct CodeAnswer {
     pub stale_paths: Vec<String>,
     pub drift: Option<serde_json::Value>,
     pub hits: Vec<CodeHit>,
+    /// Why the lane is empty when nothing in the code is about the query (as
+    /// [`EpisodesAnswer::nothing_relevant`]).
+    pub nothing_relevant: Option<String>,
     /// As [`EpisodesAnswer::unanswered`].
     pub unanswered: Vec<SourceFailure>,
 }

@@ -233,6 +233,7 @@ impl CodeSource for TeamCode {
             capability_reason: None,
             stale: false,
             stale_paths: Vec::new(),
+            nothing_relevant: None,
             drift: None,
             hits,
             unanswered: Vec::new(),

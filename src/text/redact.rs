@@ -215,6 +215,9 @@ fn assignment(c: &Captures, t: &str, kind: TextKind) -> Option<(usize, usize)> {
     if closes_span(t, key.start(), at) {
         return None; // `password:` in backticks or quotes: the key is quoted, with no value
     }
+    if sep == ":" && kind == TextKind::Prose && negated_key(t, key.start()) {
+        return None; // a sentence saying what is not a secret (see `negated_key`)
+    }
     if let Some(next) = after_escaped_newline(t, at) {
         // JSON-escaped text: only a quoted value alone on the next line is taken.
         let val = value::extent(t, next, Splits::AtPairs);
@@ -232,6 +235,31 @@ fn assignment(c: &Captures, t: &str, kind: TextKind) -> Option<(usize, usize)> {
         return Some((s, value::line_end(t, e)));
     }
     Some((s, e))
+}
+
+/// Whether the key at `key_start` is denied by the words right before it (`не пароль:`, `not a
+/// password:`, `no token:`): the sentence says what is not a secret, and the colon that follows
+/// introduces the rest of it, not a value.
+fn negated_key(t: &str, key_start: usize) -> bool {
+    // Only the few words before the key: cheap on a huge single-line text.
+    let mut from = key_start.saturating_sub(48);
+    while !t.is_char_boundary(from) {
+        from += 1;
+    }
+    let before = &t[from..key_start];
+    let before = before.rsplit('\n').next().unwrap_or(before);
+    let mut words = before
+        .split(|c: char| !c.is_alphabetic() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .rev();
+    let mut last = words.next().map(str::to_lowercase);
+    if matches!(last.as_deref(), Some("a" | "an" | "the" | "any")) {
+        last = words.next().map(str::to_lowercase);
+    }
+    matches!(
+        last.as_deref(),
+        Some("не" | "нет" | "ни" | "not" | "no" | "isn't" | "never")
+    )
 }
 
 /// Whether the quote at `value_at` closes a quote or code span opened right before the key

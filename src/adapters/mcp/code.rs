@@ -271,6 +271,7 @@ pub fn parse_envelope(
         capability_reason,
         stale,
         stale_paths,
+        nothing_relevant: None,
         drift: field(doc, &["drift"]).cloned(),
         hits,
         unanswered: Vec::new(),

@@ -207,11 +207,13 @@ impl LaneReports {
             }
         }
         let code = &mut self.code.header;
-        if answers.code.answer().is_some()
-            && fused.code.is_empty()
-            && code.degradation_reason.is_none()
+        if let Some(a) = answers
+            .code
+            .answer()
+            .filter(|_| fused.code.is_empty() && code.degradation_reason.is_none())
         {
-            code.degradation_reason = Some(empty_reason(filters, "code"));
+            let reason = a.nothing_relevant.clone();
+            code.degradation_reason = Some(reason.unwrap_or_else(|| empty_reason(filters, "code")));
         }
         let skills = &mut self.skills.header;
         if answers.skills.answer().is_some()

@@ -15,6 +15,7 @@ pub mod model;
 #[cfg(test)]
 mod perf;
 pub mod read;
+pub mod relevant;
 pub mod search;
 mod semantic;
 pub mod store;

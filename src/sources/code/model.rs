@@ -171,6 +171,8 @@ pub struct CodeSearch {
     /// `root/path` of those files.
     pub stale_paths: Vec<String>,
     pub hits: Vec<ChunkHit>,
+    /// Why the lane is empty when nothing in the code is about the query.
+    pub nothing_relevant: Option<String>,
 }
 
 /// How the freshness of returned data was checked.

@@ -17,7 +17,7 @@ use rusqlite::{params_from_iter, types::Value as SqlValue, Connection};
 
 use super::model::{ChunkHit, CodeQuery, CodeSearch, CodeStats, CodeStoreError};
 use super::read::{file_is_stale, FileRow};
-use super::{semantic, store};
+use super::{relevant, semantic, store};
 use crate::sources::fts;
 use crate::sources::sqlite::ReadPool;
 use crate::sources::vectors::{self, VectorIndex};
@@ -34,6 +34,8 @@ const BM25: &str = "bm25(chunks_fts, 1.0, 8.0, 2.0)";
 pub struct CodeStore {
     pool: ReadPool,
     vectors: VectorIndex,
+    /// The unrelated-cosine distribution of the compiled-in table, measured on first need.
+    unrelated: std::sync::OnceLock<Option<relevant::Unrelated>>,
 }
 
 impl CodeStore {
@@ -44,6 +46,7 @@ impl CodeStore {
         Ok(CodeStore {
             pool: ReadPool::open(path, "SELECT count(*) FROM files")?,
             vectors: VectorIndex::new(vectors::CHUNKS),
+            unrelated: std::sync::OnceLock::new(),
         })
     }
 
@@ -99,6 +102,7 @@ impl CodeStore {
             stale: false,
             stale_paths: Vec::new(),
             hits: Vec::new(),
+            nothing_relevant: None,
         };
         let mut files: Vec<FileRow> = Vec::new();
         self.with_conn(|c| {
@@ -116,6 +120,10 @@ impl CodeStore {
                 if self.vectors.present(c)? {
                     out.capability = "full".to_string();
                     let nearest = semantic::ranking(c, &self.vectors, emb, v, q, limit)?;
+                    if let Some(why) = self.nothing_relevant(c, emb, &terms, &cands, &nearest)? {
+                        out.nothing_relevant = Some(why);
+                        return Ok(());
+                    }
                     let lexical: Vec<(i64, f64)> =
                         cands.iter().map(|k| (k.rowid, k.hit.score)).collect();
                     let fused = vectors::fuse(&lexical, &nearest);
@@ -175,6 +183,40 @@ impl CodeStore {
         }
         out.stale = !out.stale_paths.is_empty();
         Ok(out)
+    }
+}
+
+impl CodeStore {
+    /// Why the lane is empty when nothing in the code is about the query (see
+    /// [`relevant`]): no lexical hit holds most of its words and the nearest chunk is no nearer
+    /// than an unrelated query's would be.
+    fn nothing_relevant(
+        &self,
+        c: &Connection,
+        emb: &embed::Embedder,
+        terms: &[String],
+        lexical: &[Candidate],
+        nearest: &[(i64, f32)],
+    ) -> rusqlite::Result<Option<String>> {
+        let ids: Vec<i64> = lexical.iter().map(|k| k.rowid).collect();
+        if relevant::holds_most_terms(c, terms, &ids)? {
+            return Ok(None);
+        }
+        // The vector arm never counts a chunk below `MIN_COSINE`; above it, a chunk must beat
+        // what an unrelated query reaches among this store's chunks.
+        let unrelated = *self
+            .unrelated
+            .get_or_init(|| relevant::Unrelated::measure(emb));
+        let chunks = self.vectors.len(c)?;
+        let bar = unrelated.map_or(vectors::MIN_COSINE, |u| {
+            u.best_of(chunks).max(vectors::MIN_COSINE)
+        });
+        let best = nearest.first().map_or(f32::MIN, |(_, cos)| *cos);
+        Ok((best < bar).then(|| {
+            format!(
+                "nothing relevant: no chunk holds most of the query's words; nearest chunk {best:.2} < {bar:.2} (what an unrelated query reaches)"
+            )
+        }))
     }
 }
 

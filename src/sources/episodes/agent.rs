@@ -310,6 +310,13 @@ pub trait AgentReader: Sync {
     /// Whether `path` is one of this agent's stores, and where it sits in the layout.
     fn recognise(&self, path: &Path, head: &mut Head<'_>) -> Option<Recognised>;
 
+    /// Whether `path` is a file this agent keeps beside its stores that holds no session of its
+    /// own (Kimi CLI's `wire.jsonl`, read with its `context.jsonl`): no reader may claim it,
+    /// not even as another agent's fallback.
+    fn is_aside(&self, _path: &Path) -> bool {
+        false
+    }
+
     /// Reads `file` from `from` (or from the start), pushing into `sink`. By default a JSONL
     /// file through the shared line parser, driven by this agent's line rules
     /// (`agents::LineState`); a reader of another shape (a database, Markdown) overrides it.
@@ -334,6 +341,14 @@ pub trait AgentReader: Sync {
     /// The command that resumes a root session in the agent (copied, never run); `None` when
     /// the agent has none. The id is already shell-quoted.
     fn resume_command(&self, quoted_session_id: &str) -> Option<String>;
+
+    /// The latest change of the files a store's reader reads besides the store itself (an
+    /// OpenCode tree session's message and part files): it counts in the store's fingerprint,
+    /// so a file written there without the store changing is still seen. `None` when there
+    /// are none.
+    fn parts_modified(&self, _path: &Path) -> Option<std::time::SystemTime> {
+        None
+    }
 
     /// The store a changed path belongs to (watch mode): a database's `-wal` maps to the
     /// database; by default a `.jsonl` file is its own store.

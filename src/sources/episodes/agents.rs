@@ -17,7 +17,9 @@ use super::agent::{AgentReader, Env, Head, Recognised};
 use super::discover::TranscriptFile;
 use super::model::ParsedEvent;
 use super::parser::{Ctx, Handled};
-use super::{aider, claude, codex, copilot, cursor, gemini, iflow, kimi, opencode, pi, qwen};
+use super::{
+    aider, claude, codex, copilot, cursor, gemini, iflow, kimi, kimi_code, opencode, pi, qwen,
+};
 
 /// Which agent wrote a session. Stored (as [`Agent::as_str`]) in each session's `source`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -36,18 +38,20 @@ pub enum Agent {
     Kimi,
     #[serde(rename = "iflow")]
     IFlow,
+    KimiCode,
 }
 
 impl Agent {
     /// Every agent, in the order readers are asked to recognise a file (a tie in
     /// [`super::agent::Rank`] goes to the earlier one).
-    pub const ALL: [Agent; 11] = [
+    pub const ALL: [Agent; 12] = [
         Agent::Codex,
         Agent::Gemini,
         Agent::Pi,
         Agent::Qwen,
         Agent::Copilot,
         Agent::Kimi,
+        Agent::KimiCode,
         Agent::IFlow,
         Agent::Claude,
         Agent::Aider,
@@ -69,6 +73,7 @@ impl Agent {
             Agent::Cursor => &cursor::Reader,
             Agent::Kimi => &kimi::Reader,
             Agent::IFlow => &iflow::Reader,
+            Agent::KimiCode => &kimi_code::Reader,
         }
     }
 
@@ -105,6 +110,7 @@ pub(crate) enum LineState {
     Kimi(kimi::KimiState),
     #[serde(rename = "iflow")]
     IFlow(iflow::IFlowState),
+    KimiCode(kimi_code::KimiCodeState),
     /// An agent whose reader is not line-based (a database, Aider's Markdown): never fed a line.
     NotLines,
 }
@@ -124,6 +130,7 @@ impl LineState {
             Agent::Cursor => LineState::Cursor(cursor::CursorState::default()),
             Agent::Kimi => LineState::Kimi(kimi::KimiState::default()),
             Agent::IFlow => LineState::IFlow(iflow::IFlowState::default()),
+            Agent::KimiCode => LineState::KimiCode(kimi_code::KimiCodeState::default()),
         }
     }
 
@@ -165,6 +172,7 @@ impl LineState {
             LineState::Cursor(st) => cursor::feed(cx, st, record, out),
             LineState::Kimi(st) => kimi::feed(cx, st, record, out),
             LineState::IFlow(st) => iflow::feed(cx, st, record, out),
+            LineState::KimiCode(st) => kimi_code::feed(cx, st, record, out),
             LineState::NotLines => Handled::Unknown,
         }
     }
@@ -173,6 +181,9 @@ impl LineState {
 /// The reader that claims `path`, and where the file sits in that agent's layout; `None` when
 /// no agent's store is there. The most certain claim wins (see [`super::agent::Rank`]).
 pub fn recognise(path: &Path) -> Option<TranscriptFile> {
+    if Agent::ALL.iter().any(|a| a.reader().is_aside(path)) {
+        return None;
+    }
     let mut head = Head::new(path);
     let mut best: Option<(Agent, Recognised)> = None;
     for agent in Agent::ALL {

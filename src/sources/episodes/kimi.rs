@@ -10,8 +10,9 @@
 //! tool_call_id?}` interleaved with `_checkpoint`, `_usage` and `_system_prompt` records. A
 //! tool result is written by `tool_result_to_message`: `<system>ERROR: …</system>` opens a
 //! failed one. The lines hold no ids, no times and no working directory: the session id is the
-//! file's (or its folder's) name, the time the file's mtime, and the cwd the `work_dirs` entry
-//! of `<share>/kimi.json` whose md5 names the session's folder.
+//! file's (or its folder's) name, the times those of the turns in the `wire.jsonl` beside it
+//! (see [`wire`]; the file's mtime when there is none), and the cwd the `work_dirs` entry of
+//! `<share>/kimi.json` whose md5 names the session's folder.
 
 use std::path::{Path, PathBuf};
 
@@ -158,8 +159,9 @@ fn assistant(cx: &mut Ctx, rec: &Value, content: &Value, out: &mut Vec<ParsedEve
     }
 }
 
-/// Facts of a Kimi CLI tool call: shell programs, edited files, sub-agents.
-fn call_facts(name: &str, id: &str, args: &Value) -> Vec<Fact> {
+/// Facts of a Kimi CLI or Kimi Code tool call: shell programs, edited files, skills,
+/// sub-agents (Kimi CLI's `ReadContext{subagent_name}`, Kimi Code's `Agent{subagent_type}`).
+pub(crate) fn call_facts(name: &str, id: &str, args: &Value) -> Vec<Fact> {
     let arg = |k: &str| str_of(args, k).map(str::to_string);
     match name {
         "Bash" | "Shell" => arg("command")
@@ -171,9 +173,19 @@ fn call_facts(name: &str, id: &str, args: &Value) -> Vec<Fact> {
             .or_else(|| arg("file_path"))
             .map(|path| vec![Fact::FileEdit { path }])
             .unwrap_or_default(),
+        "Skill" => arg("skill")
+            .map(|name| {
+                vec![Fact::SkillUse {
+                    name,
+                    via: "tool".into(),
+                }]
+            })
+            .unwrap_or_default(),
         "ReadContext" | "Task" | "Agent" => vec![Fact::Spawn {
             tool_use_id: (!id.is_empty()).then(|| id.to_string()),
-            subagent_type: arg("subagent_name").or_else(|| Some(name.to_string())),
+            subagent_type: arg("subagent_name")
+                .or_else(|| arg("subagent_type"))
+                .or_else(|| Some(name.to_string())),
             name: None,
             description: arg("description").map(|d| cap_chars(&d, 300)),
             team_name: None,
@@ -269,6 +281,17 @@ impl AgentReader for Reader {
         Some(Recognised { layout, rank })
     }
 
+    /// The `wire.jsonl` beside a session's `context.jsonl` (its times, read with it); Kimi
+    /// Code's `agents/<id>/wire.jsonl` is a session of its own.
+    fn is_aside(&self, path: &Path) -> bool {
+        path.file_name().is_some_and(|n| n == "wire.jsonl")
+            && sessions_dir(path).is_some()
+            && path
+                .parent()
+                .and_then(Path::parent)
+                .is_none_or(|d| d.file_name().is_none_or(|n| n != "agents"))
+    }
+
     fn read(
         &self,
         file: &TranscriptFile,
@@ -285,7 +308,9 @@ impl AgentReader for Reader {
             subagent: matches!(file.layout, Layout::Subagent { .. }),
             mtime: file_mtime(&file.path),
         };
-        read_jsonl(file, from, limits, &mut wrapped, || {
+        let mut timed =
+            WireTimeSink::new(&mut wrapped, WireTimes::beside(&file.path), from.is_some());
+        read_jsonl(file, from, limits, &mut timed, || {
             TranscriptParser::new(Agent::Kimi)
         })
     }
@@ -304,6 +329,9 @@ impl AgentReader for Reader {
         Some(format!("kimi --session {quoted_session_id}"))
     }
 }
+
+mod wire;
+use wire::{WireTimeSink, WireTimes};
 
 #[cfg(test)]
 mod tests;

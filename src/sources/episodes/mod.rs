@@ -21,6 +21,7 @@ mod identity;
 pub mod iflow;
 pub mod index;
 pub mod kimi;
+pub mod kimi_code;
 pub mod lines;
 mod merge;
 pub mod model;

@@ -150,6 +150,14 @@ impl AgentReader for Reader {
         Some(format!("opencode --session {quoted_session_id}"))
     }
 
+    /// A tree session's message and part files (OpenCode writes a part without touching the
+    /// session file).
+    fn parts_modified(&self, path: &Path) -> Option<std::time::SystemTime> {
+        tree::is_tree_session(path)
+            .then(|| tree::parts_modified(path))
+            .flatten()
+    }
+
     /// A write lands in `<db>-wal` first (the database file changes only at a checkpoint).
     /// `-shm` is not followed: readers (this one included) write it.
     fn store_of_change(&self, changed: &Path) -> Option<PathBuf> {

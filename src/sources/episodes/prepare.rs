@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
 
-use super::agent::{EventSink, ReadLimits, Resume, SessionStart, StoreKind};
+use super::agent::{AgentReader, EventSink, ReadLimits, Resume, SessionStart, StoreKind};
 use super::agents::Agent;
 use super::bounds;
 use super::discover::TranscriptFile;
@@ -109,17 +109,20 @@ pub enum Prepared {
     Changed(Box<Work>),
 }
 
-/// Size and mtime of a store; a database counts its `-wal` file too (a write lands there first).
-fn fingerprint(path: &Path, kind: StoreKind) -> std::io::Result<(u64, SystemTime)> {
-    fingerprint_of(path, &std::fs::metadata(path)?, kind)
+/// Size and mtime of a store; a database counts its `-wal` file too (a write lands there
+/// first), and the mtime is the latest of the files its reader reads beside it
+/// ([`super::agent::AgentReader::parts_modified`]).
+fn fingerprint(path: &Path, reader: &dyn AgentReader) -> std::io::Result<(u64, SystemTime)> {
+    fingerprint_of(path, &std::fs::metadata(path)?, reader)
 }
 
 /// [`fingerprint`] from the store's metadata, already read (discovery has it).
 fn fingerprint_of(
     path: &Path,
     meta: &std::fs::Metadata,
-    kind: StoreKind,
+    reader: &dyn AgentReader,
 ) -> std::io::Result<(u64, SystemTime)> {
+    let kind = reader.store_kind(path);
     let mut size = meta.len();
     let mut modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
     if kind == StoreKind::Database {
@@ -130,13 +133,16 @@ fn fingerprint_of(
             modified = modified.max(w.modified().unwrap_or(SystemTime::UNIX_EPOCH));
         }
     }
+    if let Some(parts) = reader.parts_modified(path) {
+        modified = modified.max(parts);
+    }
     Ok((size, modified))
 }
 
 /// The size the index records for a store (a database's counts its `-wal`), so a check that
 /// compares it with the disk (doctor) agrees with the indexer.
 pub fn store_size(file: &TranscriptFile) -> Option<u64> {
-    fingerprint(&file.path, file.kind.reader().store_kind(&file.path))
+    fingerprint(&file.path, file.kind.reader())
         .ok()
         .map(|(size, _)| size)
 }
@@ -165,8 +171,7 @@ impl FileRow {
                 return false;
             }
         }
-        let store = agent.reader().store_kind(path);
-        fingerprint_of(path, meta, store)
+        fingerprint_of(path, meta, agent.reader())
             .is_ok_and(|(size, modified)| self.size == size && self.mtime_ns == mtime_ns(modified))
     }
 }
@@ -180,7 +185,7 @@ pub fn prepare(
 ) -> std::io::Result<Prepared> {
     let reader = file.kind.reader();
     let store = reader.store_kind(&file.path);
-    let (size, modified) = fingerprint(&file.path, store)?;
+    let (size, modified) = fingerprint(&file.path, reader)?;
     let mtime_ns = mtime_ns(modified);
     if let Some(o) = old {
         if o.size == size && o.mtime_ns == mtime_ns {

@@ -73,6 +73,11 @@ impl Embedder {
         self.table.dims()
     }
 
+    /// The table read in place (its rows, for a caller that measures the table itself).
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+
     /// The vector of `text`, or `None` when none of its words has a row.
     pub fn embed(&self, text: &str) -> Option<Vector> {
         let mut acc = vec![0f32; self.dims()];

@@ -468,3 +468,57 @@ fn secrets_said_in_prose_go_and_the_sentence_stays() {
         "prose rules stay out of code"
     );
 }
+
+#[test]
+fn a_denied_key_before_a_colon_is_prose() {
+    for input in [
+        "секрет это не пароль: смотри ниже",
+        "this is not a password: see the docs",
+        "there is no token: the call is anonymous",
+    ] {
+        let r = redact(input);
+        assert_eq!((r.text.as_str(), r.count), (input, 0));
+    }
+    // The colon still assigns where nothing denies the key, in prose and in config.
+    for (input, kept) in [
+        ("пароль: hunter2", "пароль: [REDACTED]"),
+        (
+            "не забудь, пароль: hunter2x",
+            "не забудь, пароль: [REDACTED]",
+        ),
+        (
+            "the password for root: RootPhrase81",
+            "the password for root: [REDACTED]",
+        ),
+    ] {
+        let r = redact(input);
+        assert_eq!((r.text.as_str(), r.count), (kept, 1), "{input:?}");
+    }
+    let config = "not: x\npassword: YamlPasswordSecret33\n";
+    assert!(!redact_as(config, TextKind::Config)
+        .text
+        .contains("YamlPasswordSecret33"));
+}
+
+#[test]
+fn a_secret_said_in_prose_counts_once() {
+    for input in [
+        "the password is Hunter2CanaryA! for prod",
+        "password Hunter2CanaryB! ok",
+        "the wifi password is zqa1b2c3d000x.",
+        "пароль это Kv9tRpl2Lm от базы",
+        "пароль — Kv9tRpl2Lm",
+        "the password is 'Hunter2CanaryC!' now",
+        "the password is \"Hunter2CanaryD!\"",
+        "my password: Hunter2CanaryE!",
+        "the password for root: RootPhrase81",
+        "token is ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "the password is Tr0ub4dor&3q, keep it",
+        "the password is Hunter2=CanaryF!",
+        "password is (Hunter2CanaryG!)",
+        "the secret was Xy7Kp9Lm2Qz, rotate it",
+    ] {
+        let r = redact(input);
+        assert_eq!(r.count, 1, "{input:?} -> {:?}", r.text);
+    }
+}

@@ -5,7 +5,8 @@
 //! in `storage/part/`, each naming its `messageID`). These are the same `MessageV2` values the
 //! database keeps in its `data` columns, with their ids, so they are read by the same rules
 //! ([`super::events`]). A session file is one store: OpenCode rewrites it (`time.updated`) as
-//! its session goes on, and any change re-reads that session whole. A session with `parentID`
+//! its session goes on, and any change re-reads that session whole; its message and part files
+//! count in its fingerprint ([`parts_modified`]), as OpenCode writes them on their own. A session with `parentID`
 //! is its parent's subagent, as in the database.
 
 use std::fs;
@@ -63,6 +64,38 @@ fn json_files(dir: &Path) -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
+}
+
+/// The latest mtime among a tree session's message files and its messages' part folders and
+/// files: a new or rewritten message or part moves it. Costs one `stat` per file, no read.
+/// Parts kept flat in `part/` count by that folder's mtime (a new part; a flat part rewritten
+/// in place is seen at the session's next change). A removed file is not seen.
+pub(super) fn parts_modified(session_file: &Path) -> Option<std::time::SystemTime> {
+    let storage = storage_of(session_file)?;
+    let id = session_file.file_stem()?.to_str()?;
+    let mtime = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
+    let messages = storage.join("message").join(id);
+    let mut latest = mtime(&messages);
+    let mut flat = false;
+    for msg in json_files(&messages) {
+        latest = latest.max(mtime(&msg));
+        let Some(msg_id) = msg.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        let dir = storage.join("part").join(msg_id);
+        if dir.is_dir() {
+            latest = latest.max(mtime(&dir));
+            for part in json_files(&dir) {
+                latest = latest.max(mtime(&part));
+            }
+        } else {
+            flat = true;
+        }
+    }
+    if flat {
+        latest = latest.max(mtime(&storage.join("part")));
+    }
+    latest
 }
 
 /// Reads one session of the tree, whole.
