@@ -20,48 +20,26 @@
 use super::fusion::items::prune_dangling_evidence;
 use crate::contract::{Dropped, SearchResponse};
 
-/// Estimated tokens of a text (see the module table).
+/// Estimated tokens of a text (see the module table). One pass over the text, no allocation:
+/// the budget estimates the whole serialized response a few dozen times per call.
 pub fn estimate_tokens(text: &str) -> usize {
     let mut total = 0usize;
-    let mut chars = text.chars().peekable();
-    while let Some(&c) = chars.peek() {
+    let mut chars = text.char_indices().peekable();
+    while let Some(&(start, c)) = chars.peek() {
         if c.is_ascii_alphanumeric() {
-            let mut word = String::new();
-            while let Some(&d) = chars.peek() {
-                if !d.is_ascii_alphanumeric() {
-                    break;
-                }
-                word.push(d);
-                chars.next();
-            }
-            total += word_tokens(&word);
+            let (_, end) = run(text, &mut chars, |d| d.is_ascii_alphanumeric());
+            total += word_tokens(&text[start..end]);
         } else if c.is_ascii_punctuation() {
-            let mut n = 0usize;
-            while chars.peek().is_some_and(|d| d.is_ascii_punctuation()) {
-                chars.next();
-                n += 1;
-            }
+            let (n, _) = run(text, &mut chars, |d| d.is_ascii_punctuation());
             total += if n <= 4 { 1 } else { n.div_ceil(2) };
         } else if c.is_whitespace() {
-            let mut n = 0usize;
-            let mut only_space = true;
-            while let Some(&d) = chars.peek() {
-                if !d.is_whitespace() {
-                    break;
-                }
-                only_space &= d == ' ';
-                chars.next();
-                n += 1;
-            }
+            let (n, end) = run(text, &mut chars, |d| d.is_whitespace());
+            let only_space = text[start..end].bytes().all(|b| b == b' ');
             if !(n == 1 && only_space) {
                 total += 1;
             }
         } else if is_cyrillic(c) {
-            let mut n = 0usize;
-            while chars.peek().is_some_and(|d| is_cyrillic(*d)) {
-                chars.next();
-                n += 1;
-            }
+            let (n, _) = run(text, &mut chars, is_cyrillic);
             total += n.div_ceil(2);
         } else {
             chars.next();
@@ -69,6 +47,24 @@ pub fn estimate_tokens(text: &str) -> usize {
         }
     }
     (total as f64 * CALIBRATION).ceil() as usize
+}
+
+/// Consume the run of characters that satisfy `f` (the first one already peeked): its length
+/// in characters and the byte just past it.
+fn run(
+    text: &str,
+    chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>,
+    f: impl Fn(char) -> bool,
+) -> (usize, usize) {
+    let mut n = 0usize;
+    while let Some(&(at, d)) = chars.peek() {
+        if !f(d) {
+            return (n, at);
+        }
+        chars.next();
+        n += 1;
+    }
+    (n, text.len())
 }
 
 /// The factor that centres the class counts on o200k over the project's responses (fitted on
@@ -103,32 +99,34 @@ fn word_tokens(word: &str) -> usize {
             Class::Lower
         }
     };
+    let part_tokens = |(k, n): (Class, usize)| match k {
+        Class::Lower => n.div_ceil(7),
+        Class::Upper => n.div_ceil(4),
+        Class::Digit => n.div_ceil(2),
+    };
     // Parts: maximal runs of one class, but a single capital starts a lowercase part (`User`).
-    let mut parts: Vec<(Class, usize)> = Vec::new();
+    // Only the last part can still grow, so the finished ones are summed as they end.
+    let (mut finished, mut finished_tokens) = (0usize, 0usize);
+    let mut last: Option<(Class, usize)> = None;
     for c in word.chars() {
         let k = class(c);
-        match parts.last_mut() {
-            Some((last, n)) if *last == k => *n += 1,
-            Some((Class::Upper, 1)) if k == Class::Lower => {
-                if let Some(p) = parts.last_mut() {
-                    *p = (Class::Lower, 2);
-                }
+        last = match last {
+            Some((l, n)) if l == k => Some((l, n + 1)),
+            Some((Class::Upper, 1)) if k == Class::Lower => Some((Class::Lower, 2)),
+            Some(part) => {
+                finished += 1;
+                finished_tokens += part_tokens(part);
+                Some((k, 1))
             }
-            _ => parts.push((k, 1)),
-        }
+            None => Some((k, 1)),
+        };
     }
+    let parts = finished + usize::from(last.is_some());
     let len = word.len();
-    if parts.len() > 1 && len < 3 * parts.len() {
+    if parts > 1 && len < 3 * parts {
         return (2 * len).div_ceil(3);
     }
-    parts
-        .iter()
-        .map(|(k, n)| match k {
-            Class::Lower => n.div_ceil(7),
-            Class::Upper => n.div_ceil(4),
-            Class::Digit => n.div_ceil(2),
-        })
-        .sum()
+    finished_tokens + last.map_or(0, part_tokens)
 }
 
 fn estimate_json<T: serde::Serialize>(v: &T) -> usize {
@@ -515,3 +513,7 @@ fn remove_item(resp: &mut SearchResponse, lane: &str, index: usize) -> String {
         },
     }
 }
+
+#[cfg(test)]
+#[path = "budget_tests.rs"]
+mod tests;

@@ -8,6 +8,9 @@
 //! all but one. Rows that match only one common word are the ones BM25 would rank last anyway.
 //! The terms stay quoted: the query is always literal.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
 use rusqlite::Connection;
 
 use crate::text::tokens;
@@ -22,6 +25,13 @@ pub(crate) fn quote(term: &str) -> String {
 
 /// Document frequency of each term in `fts_table`, or `None` when the vocabulary view cannot
 /// be made (then the caller falls back to the plain expression).
+///
+/// `fts5vocab` counts a term's documents by walking its whole doclist, a tenth of a warm search
+/// at 2,000 sessions; a long-running process (the explorer, `knowledge mcp`) asks again for the
+/// same words, so the counts are kept per store and table ([`KNOWN`]) while the table's structure
+/// record (FTS5 rewrites it on every change to the index) and the store's `index_rev` (a
+/// fingerprint of what was indexed, so a rebuild that happens to leave a structure record of the
+/// same bytes is still a change) are unchanged.
 fn frequencies(conn: &Connection, fts_table: &str, terms: &[String]) -> Option<Vec<u64>> {
     let vocab = format!("{fts_table}_vocab");
     conn.execute_batch(&format!(
@@ -31,12 +41,102 @@ fn frequencies(conn: &Connection, fts_table: &str, terms: &[String]) -> Option<V
     let mut stmt = conn
         .prepare_cached(&format!("SELECT doc FROM temp.{vocab} WHERE term = ?1"))
         .ok()?;
-    let mut out = Vec::with_capacity(terms.len());
-    for t in terms {
-        let df: i64 = stmt.query_row([t], |r| r.get(0)).unwrap_or(0);
-        out.push(df.max(0) as u64);
+    let state = index_state(conn, fts_table);
+    let mut out: Vec<Option<u64>> = match &state {
+        Some(state) => known(state, terms),
+        None => vec![None; terms.len()],
+    };
+    let mut found: Vec<(String, u64)> = Vec::new();
+    for (t, df) in terms.iter().zip(out.iter_mut()) {
+        if df.is_some() {
+            continue;
+        }
+        match stmt.query_row([t], |r| r.get::<_, i64>(0)) {
+            Ok(n) => {
+                let n = n.max(0) as u64;
+                found.push((t.clone(), n));
+                *df = Some(n);
+            }
+            // An absent term has no row.
+            Err(rusqlite::Error::QueryReturnedNoRows) => {
+                found.push((t.clone(), 0));
+                *df = Some(0);
+            }
+            // A failed lookup counts as absent, as it always did, but is not remembered.
+            Err(_) => *df = Some(0),
+        }
     }
-    Some(out)
+    if let Some(state) = state {
+        remember(state, found);
+    }
+    Some(out.into_iter().map(|df| df.unwrap_or(0)).collect())
+}
+
+/// Which index a frequency was counted in: the store file, the FTS table, the table's
+/// structure record as it was read, and the store's `index_rev`.
+#[derive(PartialEq)]
+struct IndexState {
+    store: String,
+    table: String,
+    structure: Vec<u8>,
+    rev: Option<String>,
+}
+
+/// Frequencies counted earlier in this process, per index (a handful: one per FTS table of each
+/// store searched).
+static KNOWN: Mutex<Vec<(IndexState, HashMap<String, u64>)>> = Mutex::new(Vec::new());
+
+/// Terms remembered per index before the oldest counts are dropped.
+const KNOWN_TERMS: usize = 20_000;
+
+/// The state of `fts_table`'s index, or `None` when it cannot be told (an in-memory database,
+/// a table without a structure record): then nothing is remembered.
+fn index_state(conn: &Connection, fts_table: &str) -> Option<IndexState> {
+    let store = conn.path().filter(|p| !p.is_empty())?.to_string();
+    // Row 10 of `<table>_data` is FTS5's structure record (its segments and their sizes).
+    let structure: Vec<u8> = conn
+        .query_row(
+            &format!("SELECT block FROM main.{fts_table}_data WHERE id = 10"),
+            [],
+            |r| r.get(0),
+        )
+        .ok()?;
+    Some(IndexState {
+        store,
+        table: fts_table.to_string(),
+        structure,
+        rev: crate::sources::sqlite::meta_get(conn, "index_rev"),
+    })
+}
+
+fn known(state: &IndexState, terms: &[String]) -> Vec<Option<u64>> {
+    let cache = KNOWN.lock().unwrap_or_else(PoisonError::into_inner);
+    let dfs = cache.iter().find(|(s, _)| s == state).map(|(_, d)| d);
+    terms
+        .iter()
+        .map(|t| dfs.and_then(|d| d.get(t).copied()))
+        .collect()
+}
+
+fn remember(state: IndexState, found: Vec<(String, u64)>) {
+    if found.is_empty() {
+        return;
+    }
+    let mut cache = KNOWN.lock().unwrap_or_else(PoisonError::into_inner);
+    // Counts of an older state of the same index are stale: replace them.
+    cache.retain(|(s, _)| s == &state || s.store != state.store || s.table != state.table);
+    let at = match cache.iter().position(|(s, _)| s == &state) {
+        Some(at) => at,
+        None => {
+            cache.push((state, HashMap::new()));
+            cache.len() - 1
+        }
+    };
+    let dfs = &mut cache[at].1;
+    if dfs.len() + found.len() > KNOWN_TERMS {
+        dfs.clear();
+    }
+    dfs.extend(found);
 }
 
 /// The `MATCH` expression for `terms` (already stemmed and literal), bounded by `cap`; `None`
@@ -205,5 +305,60 @@ mod tests {
             })
             .expect("literal OR and NEAR are just words");
         assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn remembered_frequencies_follow_every_change_to_the_index() {
+        let dir = tempfile::tempdir().expect("dir");
+        let c = Connection::open(dir.path().join("s.sqlite")).expect("db");
+        c.execute_batch(
+            "CREATE VIRTUAL TABLE e USING fts5(x, content='', contentless_delete=1,
+                 tokenize='unicode61 remove_diacritics 0');
+             INSERT INTO e(rowid, x) VALUES (1, 'mysql timeout'), (2, 'mysql'), (3, 'nginx');",
+        )
+        .expect("fts");
+        let ts = terms(&["mysql", "nginx", "absent"]);
+        // What the vocabulary says right now, nothing remembered.
+        let counted = |c: &Connection| -> Vec<u64> {
+            ts.iter()
+                .map(|t| {
+                    c.query_row("SELECT doc FROM temp.e_vocab WHERE term = ?1", [t], |r| {
+                        r.get::<_, i64>(0)
+                    })
+                    .map_or(0, |n| n as u64)
+                })
+                .collect()
+        };
+        assert_eq!(frequencies(&c, "e", &ts), Some(vec![2, 1, 0]));
+        let state = index_state(&c, "e").expect("a file-backed table has a state");
+        assert_eq!(
+            known(&state, &ts),
+            vec![Some(2), Some(1), Some(0)],
+            "remembered"
+        );
+        c.execute(
+            "INSERT INTO e(rowid, x) VALUES (4, 'mysql nginx absent')",
+            [],
+        )
+        .expect("insert");
+        assert_eq!(counted(&c), vec![3, 2, 1]);
+        assert_eq!(
+            frequencies(&c, "e", &ts),
+            Some(counted(&c)),
+            "after an insert"
+        );
+        c.execute("DELETE FROM e WHERE rowid IN (1, 4)", [])
+            .expect("delete");
+        assert_eq!(
+            frequencies(&c, "e", &ts),
+            Some(counted(&c)),
+            "after a delete"
+        );
+        let other = Connection::open(dir.path().join("s.sqlite")).expect("db");
+        assert_eq!(
+            frequencies(&other, "e", &ts),
+            Some(counted(&c)),
+            "another reader"
+        );
     }
 }

@@ -23,6 +23,7 @@ mod prose;
 mod value;
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
 
@@ -113,15 +114,21 @@ fn redact_pass(text: Cow<'_, str>, kind: TextKind) -> (Cow<'_, str>, usize) {
         let m = c.get(2)?;
         (!value::is_exempt(m.as_str(), true, None, kind)).then(|| (m.start(), m.end()))
     });
-    out = apply(out, &TOKEN_SHAPES, &mut count, |c, _| {
-        let m = c.get(0)?;
-        let s = m.as_str();
-        // `sk-…` also starts ordinary hyphenated words; a key has digits in it.
-        if s.starts_with("sk-") && !s.bytes().any(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        Some((m.start(), m.end()))
-    });
+    out = gated(
+        out,
+        Gate::Regex(&TOKEN_SHAPES_GATE),
+        &TOKEN_SHAPES,
+        &mut count,
+        |c, _| {
+            let m = c.get(0)?;
+            let s = m.as_str();
+            // `sk-…` also starts ordinary hyphenated words; a key has digits in it.
+            if s.starts_with("sk-") && !s.bytes().any(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            Some((m.start(), m.end()))
+        },
+    );
     out = apply(out, &TELEGRAM, &mut count, |c, _| group(c, 0));
     out = apply(out, &SLACK_WEBHOOK, &mut count, |c, _| group(c, 1));
     out = apply(out, &AUTH_HEADER, &mut count, |c, _| {
@@ -143,44 +150,65 @@ fn redact_pass(text: Cow<'_, str>, kind: TextKind) -> (Cow<'_, str>, usize) {
         }
         Some((val.start, val.end))
     });
-    out = apply(out, &XML_ELEMENT, &mut count, |c, _| {
-        let (open, close, v) = (c.get(1)?, c.get(3)?, c.get(2)?);
-        let ok = open.as_str().eq_ignore_ascii_case(close.as_str())
-            && keys::is_secret_key(open.as_str())
-            && !value::is_exempt(v.as_str(), true, None, kind);
-        ok.then(|| (v.start(), v.end()))
-    });
+    out = gated(
+        out,
+        Gate::Contains("</"),
+        &XML_ELEMENT,
+        &mut count,
+        |c, _| {
+            let (open, close, v) = (c.get(1)?, c.get(3)?, c.get(2)?);
+            let ok = open.as_str().eq_ignore_ascii_case(close.as_str())
+                && keys::is_secret_key(open.as_str())
+                && !value::is_exempt(v.as_str(), true, None, kind);
+            ok.then(|| (v.start(), v.end()))
+        },
+    );
     out = apply(out, &NETRC_INLINE, &mut count, |c, t| {
         literal_at(c, t, 1, None, kind)
     });
     out = apply(out, &NETRC_LINE, &mut count, |c, t| {
         literal_at(c, t, 1, None, kind)
     });
-    out = apply(out, &PHRASE, &mut count, |c, t| {
-        literal_at(c, t, 1, None, kind)
-    });
+    out = gated(
+        out,
+        Gate::Regex(&PHRASE_GATE),
+        &PHRASE,
+        &mut count,
+        |c, t| literal_at(c, t, 1, None, kind),
+    );
     out = apply(out, &ASSIGNMENT, &mut count, |c, t| assignment(c, t, kind));
-    out = apply(out, &KEY_ALONE, &mut count, |c, t| {
-        let key = c.name("key")?;
-        let code = matches!(kind, TextKind::Code { .. });
-        if code || !keys::is_secret_key(key.as_str()) || keys::looks_like_file(key.as_str()) {
-            return None;
-        }
-        let line_start = c.get(0)?.start();
-        let (s, e) = value::next_lines_value(t, line_start, c.name("sep")?.end())?;
-        let one_quoted_line = !t[s..e].contains('\n') && t[s..e].starts_with(['"', '\'']);
-        let (s, e, quoted) = if one_quoted_line {
-            let v = value::extent(&t[..e], s, Splits::AtPairs);
-            (v.start, v.end, v.quoted)
-        } else {
-            (s, e, false)
-        };
-        let body = &t[s..e];
-        (!value::is_exempt(body, quoted, Some(key.as_str()), TextKind::Config)).then_some((s, e))
-    });
-    out = apply(out, &prose::PROSE_SECRET, &mut count, |c, t| {
-        prose::pick(c, t, kind)
-    });
+    out = gated(
+        out,
+        Gate::Regex(&KEY_ALONE_GATE),
+        &KEY_ALONE,
+        &mut count,
+        |c, t| {
+            let key = c.name("key")?;
+            let code = matches!(kind, TextKind::Code { .. });
+            if code || !keys::is_secret_key(key.as_str()) || keys::looks_like_file(key.as_str()) {
+                return None;
+            }
+            let line_start = c.get(0)?.start();
+            let (s, e) = value::next_lines_value(t, line_start, c.name("sep")?.end())?;
+            let one_quoted_line = !t[s..e].contains('\n') && t[s..e].starts_with(['"', '\'']);
+            let (s, e, quoted) = if one_quoted_line {
+                let v = value::extent(&t[..e], s, Splits::AtPairs);
+                (v.start, v.end, v.quoted)
+            } else {
+                (s, e, false)
+            };
+            let body = &t[s..e];
+            (!value::is_exempt(body, quoted, Some(key.as_str()), TextKind::Config))
+                .then_some((s, e))
+        },
+    );
+    out = gated(
+        out,
+        Gate::Regex(&PROSE_SECRET_GATE),
+        &prose::PROSE_SECRET,
+        &mut count,
+        |c, t| prose::pick(c, t, kind),
+    );
     (out, count)
 }
 
@@ -431,6 +459,34 @@ fn putty_body(text: &str, from: usize) -> Option<(usize, usize)> {
 
 fn group(c: &Captures, g: usize) -> Option<(usize, usize)> {
     c.get(g).map(|m| (m.start(), m.end()))
+}
+
+/// What must be in a text for a pattern that is slow to compile to match it: a regex that must
+/// match somewhere (`patterns::TOKEN_SHAPES_GATE` and its siblings), or a literal (the closing
+/// tag's `</` of `XML_ELEMENT`).
+enum Gate {
+    Regex(&'static LazyLock<Regex>),
+    Contains(&'static str),
+}
+
+/// [`apply`], only when the gate (a necessary condition of any match) holds for the text:
+/// otherwise the pattern can match nothing there, and is not even compiled for it.
+fn gated<'a>(
+    text: Cow<'a, str>,
+    gate: Gate,
+    re: &'static LazyLock<Regex>,
+    count: &mut usize,
+    pick: impl FnMut(&Captures, &str) -> Option<(usize, usize)>,
+) -> Cow<'a, str> {
+    let open = match gate {
+        Gate::Regex(g) => g.is_match(&text),
+        Gate::Contains(s) => text.contains(s),
+    };
+    if open {
+        apply(text, re, count, pick)
+    } else {
+        text
+    }
 }
 
 /// Replace the ranges chosen by `pick` for each match of `re` with [`REDACTED`]. A range that

@@ -16,6 +16,7 @@ use rusqlite::{params_from_iter, types::Value as SqlValue, Connection, OptionalE
 
 use super::gist::{self, Gists};
 use super::search::{push_filters, EpisodeQuery};
+use super::store;
 use crate::sources::vectors::{slot, Fused, MIN_COSINE};
 
 /// Reciprocal-rank constant of this fusion: small, so a first rank counts clearly more than a
@@ -219,14 +220,33 @@ fn holds_most_words(
 
 /// The first event a person wrote in `session` (else its first event) under the query's
 /// filters: what stands for a session found by its gist.
+///
+/// It reads the stored rows, not the `events` view: the view would unpack every packed text of
+/// the session only to see that it is not empty, most of a reranked search's SQL. A packed value
+/// (a BLOB) is never empty, since only long texts are packed (`sources::packed`). A store of the
+/// first schema (one `events` table, no packing) is read as before.
 fn first_prompt(c: &Connection, q: &EpisodeQuery, session: &str) -> rusqlite::Result<Option<i64>> {
-    let mut sql = "SELECT e.id FROM events e JOIN sessions s ON s.session_id = e.session_id
-                   WHERE e.session_id = ? AND e.text <> ''"
-        .to_string();
-    let mut args = vec![SqlValue::Text(session.to_string())];
-    push_filters(&mut sql, &mut args, q);
-    sql.push_str(" ORDER BY e.human DESC, e.seq LIMIT 1");
-    let mut stmt = c.prepare_cached(&sql)?;
+    let query = |rows: &str, non_empty: &str| {
+        let mut sql = format!(
+            "SELECT e.id FROM {rows} e JOIN sessions s ON s.session_id = e.session_id
+             WHERE e.session_id = ? AND {non_empty}"
+        );
+        let mut args = vec![SqlValue::Text(session.to_string())];
+        push_filters(&mut sql, &mut args, q);
+        sql.push_str(" ORDER BY e.human DESC, e.seq LIMIT 1");
+        (sql, args)
+    };
+    let (sql, args) = query(
+        store::EVENT_ROWS,
+        "(typeof(e.text) = 'blob' OR e.text <> '')",
+    );
+    let (mut stmt, args) = match c.prepare_cached(&sql) {
+        Ok(stmt) => (stmt, args),
+        Err(_) => {
+            let (sql, args) = query("events", "e.text <> ''");
+            (c.prepare_cached(&sql)?, args)
+        }
+    };
     stmt.query_row(params_from_iter(args.iter()), |r| r.get(0))
         .optional()
 }

@@ -15,6 +15,7 @@ use super::write::{parse_entries, CODE_BYTES, ENTRY_BYTES};
 use super::VectorTable;
 use crate::sources::sqlite;
 use crate::text::embed;
+use crate::text::embed::hamming::{distance, with_popcnt};
 
 /// 64-bit words of a code in the scan.
 const CODE_WORDS: usize = CODE_BYTES / 8;
@@ -94,10 +95,6 @@ impl Nearest {
         self.seen.sort_unstable();
         self.seen
     }
-}
-
-fn distance(a: &[u64; CODE_WORDS], b: &[u64; CODE_WORDS]) -> u32 {
-    a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum()
 }
 
 impl VectorIndex {
@@ -199,9 +196,11 @@ impl VectorIndex {
         }
         let mut best = Nearest::new(skip + k);
         let codes = self.resident_codes(conn)?;
-        for (w, id) in codes.words.iter().zip(&codes.ids) {
-            best.push(distance(w, &q), *id);
-        }
+        with_popcnt(|| {
+            for (w, id) in codes.words.iter().zip(&codes.ids) {
+                best.push(distance(w, &q), *id);
+            }
+        });
         Ok(best
             .sorted()
             .into_iter()
@@ -232,11 +231,13 @@ impl VectorIndex {
             let mut best = Nearest::new(keep);
             let mut total = 0usize;
             self.for_each_block(conn, |blob| {
-                for e in blob.chunks_exact(ENTRY_BYTES) {
-                    let id = u32::from_le_bytes([e[0], e[1], e[2], e[3]]);
-                    best.push(distance(&words_at(&e[4..]), &q), id);
-                    total += 1;
-                }
+                with_popcnt(|| {
+                    for e in blob.chunks_exact(ENTRY_BYTES) {
+                        let id = u32::from_le_bytes([e[0], e[1], e[2], e[3]]);
+                        best.push(distance(&words_at(&e[4..]), &q), id);
+                        total += 1;
+                    }
+                })
             })?;
             *last = Some(Streamed {
                 rev,

@@ -8,8 +8,8 @@
 
 use std::ops::ControlFlow;
 
-use super::layout;
 use super::{for_each_word, Embedder, Vector};
+use super::{hamming, layout};
 use crate::text::tokens;
 
 /// Below this cosine an English row is not a translation of the Russian word but a neighbour
@@ -59,13 +59,14 @@ impl Embedder {
         let words = layout::code_words(table.dims());
         let q = code_of(v, words);
         let mut code = vec![0u64; words];
-        let mut near: Vec<(u32, u32)> = (0..table.english_len())
-            .map(|i| {
-                table.english_code(i, &mut code);
-                let d = code.iter().zip(&q).map(|(a, b)| (a ^ b).count_ones()).sum();
-                (d, i as u32)
-            })
-            .collect();
+        let mut near: Vec<(u32, u32)> = hamming::with_popcnt(|| {
+            (0..table.english_len())
+                .map(|i| {
+                    table.english_code(i, &mut code);
+                    (hamming::distance(&code, &q), i as u32)
+                })
+                .collect()
+        });
         if near.len() > RESCORE {
             near.select_nth_unstable(RESCORE - 1);
             near.truncate(RESCORE);

@@ -11,6 +11,7 @@
 //! parses nothing and touches only the rows of its own words.
 
 mod expand;
+pub mod hamming;
 pub mod layout;
 mod table;
 mod words;

@@ -25,6 +25,29 @@ pub(super) static TRIGGER: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// Necessary conditions of the patterns that are slow to compile (Unicode classes under bounded
+/// repetition take milliseconds each, most of a one-shot `knowledge search` before these): a text
+/// without what a gate finds cannot match its pattern, so the pattern is not even compiled for it.
+/// Each gate is the pattern's literal part: every alternative of `TOKEN_SHAPES` starts with one
+/// of these prefixes (case-sensitive, as there).
+pub(super) static TOKEN_SHAPES_GATE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|glpat-|xox[baprs]-|xapp-|sk-|AIza|sk_|rk_|whsec_|eyJ|npm_|hf_|y0_|AQVN|t1\.",
+    )
+});
+
+/// Every match of `PHRASE` starts with one of its key words (case-insensitive, as there).
+pub(super) static PHRASE_GATE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)парол|токен|pass(?:word|phrase)"));
+
+/// Every match of `KEY_ALONE` ends with its separator and what may follow it on the line.
+pub(super) static KEY_ALONE_GATE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?m)[:=][ \t]*(?:[|>][+\-]?)?[ \t]*\r?$"));
+
+/// Every match of `prose::PROSE_SECRET` holds one of its key words (case-insensitive, as there).
+pub(super) static PROSE_SECRET_GATE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)pass|pwd|token|secret|парол|токен|секрет"));
+
 pub(super) static PEM_BEGIN: LazyLock<Regex> =
     LazyLock::new(|| re(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"));
 

@@ -522,3 +522,54 @@ fn a_secret_said_in_prose_counts_once() {
         assert_eq!(r.count, 1, "{input:?} -> {:?}", r.text);
     }
 }
+
+#[test]
+fn a_text_a_gated_pattern_matches_always_opens_its_gate() {
+    let gated: [(&str, &LazyLock<Regex>, Gate); 5] = [
+        (
+            "TOKEN_SHAPES",
+            &TOKEN_SHAPES,
+            Gate::Regex(&TOKEN_SHAPES_GATE),
+        ),
+        ("XML_ELEMENT", &XML_ELEMENT, Gate::Contains("</")),
+        ("PHRASE", &PHRASE, Gate::Regex(&PHRASE_GATE)),
+        ("KEY_ALONE", &KEY_ALONE, Gate::Regex(&KEY_ALONE_GATE)),
+        (
+            "PROSE_SECRET",
+            &prose::PROSE_SECRET,
+            Gate::Regex(&PROSE_SECRET_GATE),
+        ),
+    ];
+    let crafted = [
+        "key AKIAABCDEFGHIJKLMNOP here",
+        "xapp-1-ABCDEFGHIJKL and t1.abcdefghijklmnopqrstuvwxyz.abcdefghijklmnopqrstuvwxyzabcdefghijklmnop",
+        "<db_PASSWORD>Zq9!x</db_password>",
+        "ПАРОЛЬ от базы: Qw3rty",
+        "PaſſWORD for root = x",
+        "secret_key_base:\n    \"abc\"",
+        "  - \"api-token\" = |+\r\nvalue",
+        "the Tokens were: abc",
+        "секреты это x",
+    ];
+    let texts: Vec<&str> = SECRET_CASES
+        .iter()
+        .map(|(t, _, _)| *t)
+        .chain(KEEP_CASES.iter().copied())
+        .chain(crafted)
+        .collect();
+    for (name, pattern, gate) in gated {
+        let opens = |t: &str| match &gate {
+            Gate::Regex(g) => g.is_match(t),
+            Gate::Contains(s) => t.contains(s),
+        };
+        let matched: Vec<&str> = texts
+            .iter()
+            .copied()
+            .filter(|t| pattern.is_match(t))
+            .collect();
+        assert!(!matched.is_empty(), "{name}: no text to check the gate on");
+        for t in matched {
+            assert!(opens(t), "{name} matches {t:?} but its gate stays shut");
+        }
+    }
+}
