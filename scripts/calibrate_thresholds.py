@@ -115,7 +115,7 @@ def main() -> None:
     for name, t in TEXT_THRESHOLDS.items():
         share = float((c_old >= t).mean())
         mapped = float(np.quantile(c_new, 1 - share))
-        print(f"{name}: {t:.2f} lets {share:.2%} of unrelated pairs through -> {mapped:.2f}")
+        print(f"{name}: {t:.2f} lets {share:.2%} of unrelated pairs through -> {mapped:.3f}")
 
     shared = sorted(set(old.stems) & set(new.stems))
     sample = [shared[i] for i in rng.choice(len(shared), size=min(STEMS, len(shared)),
@@ -125,7 +125,7 @@ def main() -> None:
     share = float((b_old >= t).mean())
     mapped = float(np.quantile(b_new, 1 - share))
     print(f"{name}: {t:.2f} translates {share:.2%} of {len(sample)} random Russian stems "
-          f"-> {mapped:.2f}")
+          f"-> {mapped:.3f}")
 
 
 if __name__ == "__main__":

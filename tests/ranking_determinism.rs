@@ -37,7 +37,12 @@ fn answer(engine: &Engine, q: &str) -> Vec<String> {
     let lanes = &resp.lanes;
     out.push(format!(
         "episodes {:?} {:?}",
-        lanes.episodes.items.iter().map(|i| &i.id).collect::<Vec<_>>(),
+        lanes
+            .episodes
+            .items
+            .iter()
+            .map(|i| &i.id)
+            .collect::<Vec<_>>(),
         lanes.episodes.header.degradation_reason
     ));
     out.push(format!(
@@ -61,7 +66,10 @@ fn indexed(world: &demo::DemoWorld, data: &std::path::Path) -> Engine {
     std::fs::create_dir_all(data).expect("data dir");
     std::fs::write(
         data.join("config.toml"),
-        format!("{}[search]\nsemantic = true\n", common::world::GENEROUS_LANES),
+        format!(
+            "{}[search]\nsemantic = true\n",
+            common::world::GENEROUS_LANES
+        ),
     )
     .expect("config");
     common::world::index_world(world, data);
@@ -78,8 +86,16 @@ fn the_same_world_indexed_twice_answers_every_question_alike() {
     let mut answered = 0;
     for q in QUESTIONS {
         let a = answer(&first, q);
-        assert_eq!(a, answer(&second, q), "two identical indexes disagree on {q:?}");
-        assert_eq!(a, answer(&first, q), "one engine asked twice disagrees on {q:?}");
+        assert_eq!(
+            a,
+            answer(&second, q),
+            "two identical indexes disagree on {q:?}"
+        );
+        assert_eq!(
+            a,
+            answer(&first, q),
+            "one engine asked twice disagrees on {q:?}"
+        );
         answered += usize::from(!a[0].starts_with("episodes []"));
     }
     // The comparison means something only if the lanes answered.
