@@ -49,9 +49,9 @@ fn main() {
         questions.extend(model::parse(&text, set).unwrap_or_else(|e| panic!("{file}: {e}")));
     }
 
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let demo_engine = index_demo(tmp.path());
-    let real_engine = realdata(&manifest).map(|root| index_real(&root, tmp.path()));
+    let work = work_dir();
+    let demo_engine = index_demo(&work);
+    let real_engine = realdata(&manifest).map(|root| index_real(&root, &work));
     if real_engine.is_none() {
         println!("relevance: ../shared/realdata is absent: the real-world questions are skipped");
     }
@@ -121,6 +121,23 @@ fn data_dir(path: PathBuf) -> PathBuf {
     let config = format!("[search]\nsemantic = {}\n", semantic());
     std::fs::write(path.join("config.toml"), config).expect("config");
     path
+}
+
+/// Where the demo world is materialised and both worlds are indexed: always the same path
+/// (`target/tmp/relevance`, emptied first), never a fresh temp dir. The demo world's transcripts
+/// hold the path they were materialised at (its `@DEMO@` placeholder: cwd, file paths), so a
+/// random temp-dir name (`.tmpXk3Rq9`) split into different words and pieces on every run, which
+/// moved BM25 lengths and event vectors and with them a few ranks between two runs of the same
+/// binary. One run at a time per target dir.
+fn work_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("relevance");
+    match std::fs::remove_dir_all(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => panic!("empty {}: {e}", dir.display()),
+    }
+    std::fs::create_dir_all(&dir).expect("relevance work dir");
+    dir
 }
 
 fn index_demo(tmp: &Path) -> Engine {
