@@ -73,8 +73,10 @@ impl TeamSkills {
             return Ok(m.clone());
         }
         let team = self.conn.name("skills");
+        // A copy is of the local layout this build reads: another build's is not opened.
+        let key = format!("{revs}|layout {}", schema::SCHEMA_VERSION);
         let held = self.conn.with(|c| {
-            Ok(mirrors::open_or_make(&team, &revs, |path| {
+            Ok(mirrors::open_or_make(&team, &key, |path| {
                 copy(c, path, &revs)
             }))
         });
