@@ -74,6 +74,7 @@ fn main() {
     let url = TeamUrl::parse(&c.url("admin", &db)).expect("url");
     let mut events = 0u64;
     let mut secs = 0.0;
+    let (client0, server0) = (own_cpu(), server_cpu(c));
     for m in 0..machines {
         let plan = PushPlan {
             machine: format!("machine-{m:02}"),
@@ -84,10 +85,18 @@ fn main() {
         secs += t.elapsed().as_secs_f64();
         events += s.events_sent;
     }
+    let (client, server) = (own_cpu() - client0, server_cpu(c) - server0);
     println!(
         "[team] push: {machines} machines × {sessions} sessions, {events} events in {secs:.1}s \
-         = {:.0} events/s",
-        events as f64 / secs
+         = {:.0} events/s (load average {})",
+        events as f64 / secs,
+        loadavg()
+    );
+    println!(
+        "[team] push CPU: this process {client:.1}s ({:.0} events per CPU-second), the server \
+         {server:.1}s ({:.0} events per CPU-second)",
+        events as f64 / client,
+        events as f64 / server
     );
     push_stages(&data);
     push_as_role(c, &data);
@@ -114,12 +123,15 @@ fn main() {
 /// Team search speed: P50/P95/max of `Engine::search` over the episodes and code lanes with the
 /// team index alone (`--team-only`) and beside this machine's index (`--team`), the two kinds
 /// interleaved round by round so both see the same load; then the lexical lane query's plan.
+/// Searches run as a search role, as a lead's do (row-level security applies to it, not to the
+/// owner).
 fn search_figures(c: &pg::Cluster, db: &str, data: &std::path::Path, sessions: usize, events: u64) {
+    c.sql(db, "CREATE ROLE bench_lead LOGIN IN ROLE knowledge_search");
     let engine = |only: bool| {
         let mut config = EngineConfig::new(data);
         config.log = false;
         config.semantic = false;
-        config.team = Some(c.url("admin", db));
+        config.team = Some(c.url("bench_lead", db));
         config.team_only = only;
         config.machine = Some("machine-00".into());
         config.lane_timeout = std::time::Duration::from_secs(10);
@@ -149,14 +161,16 @@ fn search_figures(c: &pg::Cluster, db: &str, data: &std::path::Path, sessions: u
         ms.sort_by(f64::total_cmp);
         println!(
             "[team] search ({name}) over {sessions} sessions ({events} events): P50 {:.1} ms, \
-             P95 {:.1} ms, max {:.1} ms ({} queries)",
+             P95 {:.1} ms, max {:.1} ms ({} queries, load average {})",
             pct(ms, 0.5),
             pct(ms, 0.95),
             ms[ms.len() - 1],
-            ms.len()
+            ms.len(),
+            loadavg()
         );
     }
-    let mut client = postgres::Client::connect(&c.url("admin", db), postgres::NoTls).expect("pg");
+    let mut client =
+        postgres::Client::connect(&c.url("bench_lead", db), postgres::NoTls).expect("pg");
     let terms = knowledge::text::tokens::query_terms(QUERIES[0]);
     let q = terms
         .iter()
@@ -167,9 +181,10 @@ fn search_figures(c: &pg::Cluster, db: &str, data: &std::path::Path, sessions: u
     let plan = client
         .query(
             &format!(
-                "EXPLAIN (ANALYZE, BUFFERS) SELECT e.machine, e.session_id, e.seq
+                "EXPLAIN (ANALYZE, BUFFERS) SELECT e.machine, e.session_id, e.seq,
+                        ts_rank(e.tsv, '{q}'::tsquery, 1) AS rank
                  FROM kn_event e WHERE e.tsv @@ '{q}'::tsquery
-                 ORDER BY ts_rank(e.tsv, '{q}'::tsquery, 1) DESC LIMIT 180"
+                 ORDER BY rank DESC, e.machine, e.session_id, e.seq LIMIT 180"
             ),
             &[],
         )
@@ -180,11 +195,59 @@ fn search_figures(c: &pg::Cluster, db: &str, data: &std::path::Path, sessions: u
     }
 }
 
+/// The load average now (the machine is shared: wall-clock figures are read beside it).
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+/// CPU seconds this process used so far (every thread).
+fn own_cpu() -> f64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
+    t(u.ru_utime) + t(u.ru_stime)
+}
+
+/// CPU seconds the cluster's server used so far: the postmaster, its live children and the
+/// children it reaped (a backend's time goes to the postmaster's `cutime` when it ends).
+fn server_cpu(c: &pg::Cluster) -> f64 {
+    let Some(pid) = std::fs::read_to_string(c.dir.join("postmaster.pid"))
+        .ok()
+        .and_then(|s| s.lines().next().map(str::to_string))
+    else {
+        return 0.0;
+    };
+    // SAFETY: sysconf has no preconditions.
+    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    // (ppid, utime + stime, cutime + cstime) of one process, from /proc/PID/stat.
+    let stat = |p: &str| -> Option<(String, f64, f64)> {
+        let s = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
+        let f: Vec<&str> = s.rsplit_once(')')?.1.split_whitespace().collect();
+        let n = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+        Some((f.get(1)?.to_string(), n(11) + n(12), n(13) + n(14)))
+    };
+    let Some((_, own, reaped)) = stat(&pid) else {
+        return 0.0;
+    };
+    let mut total = own + reaped;
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if let Some((_, t, _)) = stat(&name).filter(|(ppid, _, _)| *ppid == pid) {
+            total += t;
+        }
+    }
+    total / tick
+}
+
 /// Where a push's time goes on this machine's side: reading the events from SQLite, redacting
 /// them again and making their token stream (the rest of a push is COPY and the server's
 /// inserts). Each stage over every event of the world, one after another.
 fn push_stages(data: &std::path::Path) {
-    let conn = rusqlite::Connection::open(data.join("episodes.sqlite")).expect("episodes");
+    let conn =
+        knowledge::sources::sqlite::open_ro(&data.join("episodes.sqlite")).expect("episodes");
     let t = Instant::now();
     let texts: Vec<(String, Option<String>)> = conn
         .prepare("SELECT text, tool_name FROM events ORDER BY session_id, seq")

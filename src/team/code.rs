@@ -147,15 +147,14 @@ impl TeamCode {
         };
         let mut f = code_filter(Box::new(vectors::query_bits(query)), req);
         let limit = f.then(Box::new(vectors::candidates(depth) as i64));
-        let sql = format!(
-            "SELECT {CHUNK_COLS}, v.win
-             FROM kn_chunk_vec v
-             JOIN kn_chunk k ON k.machine = v.machine AND k.chunk_id = v.chunk_id
-             WHERE true {}
-             ORDER BY bit_count(v.code # CAST($1::text AS bit(128))), v.machine, v.chunk_id,
-                      v.win
-             LIMIT {limit}",
-            f.sql
+        let sql = vectors::nearest_sql(
+            "kn_chunk_vec",
+            &["machine", "chunk_id"],
+            "kn_chunk k",
+            "k.machine = {k}.machine AND k.chunk_id = {k}.chunk_id",
+            CHUNK_COLS,
+            &f.sql,
+            &limit,
         );
         let found = self.0.with_version(|c, version| {
             if version < vectors::SINCE_VERSION {

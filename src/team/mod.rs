@@ -14,6 +14,7 @@
 //! own machine's rows, the search role reads everything and writes nothing.
 
 mod code;
+mod mirrors;
 pub mod push;
 pub mod schema;
 mod skills;

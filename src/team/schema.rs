@@ -9,6 +9,7 @@ use super::TeamError;
 const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_init.sql"),
     include_str!("migrations/0002_knowledge_vectors.sql"),
+    include_str!("migrations/0003_push_speed.sql"),
 ];
 
 /// The schema version this build reads and writes.

@@ -4,18 +4,17 @@
 //! The agent-knowledge store is small (a catalog of skills, a few thousand actors and uses) and
 //! its reader holds the whole of the lane's logic (skill search with named skills and use counts,
 //! actor facts, KD-3's top actor, activity). So the team source does not answer in SQL of its
-//! own: it copies the team's rows into a private `knowledge.sqlite` of the local layout (in the
-//! temp dir, made again whenever a machine pushes a new revision of its store) and answers
+//! own: it copies the team's rows into a `knowledge.sqlite` of the local layout (one per set of
+//! pushed revisions, shared by this user's processes: `mirrors.rs`) and answers
 //! through the built-in reader, so a team answer ranks, counts and explains exactly as a local
 //! one. A row two machines pushed (the same skill file, actor or use) is kept once.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rusqlite::params;
 
+use super::mirrors;
 use super::source::{rev_of, TeamConn};
 use super::vectors::SINCE_VERSION;
 use crate::contract::Code;
@@ -33,17 +32,12 @@ pub struct TeamSkills {
     mirror: Mutex<Option<Arc<Mirror>>>,
 }
 
-/// The team's agent knowledge copied into a local store, for one set of pushed revisions.
+/// The team's agent knowledge copied into a local store, for one set of pushed revisions
+/// (shared with this user's other processes, `mirrors.rs`).
 struct Mirror {
     revs: String,
-    path: PathBuf,
+    _held: mirrors::Held,
     lane: BuiltinSkills,
-}
-
-impl Drop for Mirror {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
 }
 
 impl TeamSkills {
@@ -54,7 +48,8 @@ impl TeamSkills {
         }
     }
 
-    /// The mirror of what the machines pushed last, made again when a revision changed.
+    /// The mirror of what the machines pushed last: the one this process or another made for
+    /// these revisions, else copied again.
     fn mirror(&self) -> Result<Arc<Mirror>, SourceFailure> {
         let revs = self.conn.with_version(|c, version| {
             if version < SINCE_VERSION {
@@ -77,20 +72,22 @@ impl TeamSkills {
         if let Some(m) = guard.as_ref().filter(|m| m.revs == revs) {
             return Ok(m.clone());
         }
-        let path = mirror_path();
-        let copied = self.conn.with(|c| Ok(copy(c, &path, &revs)));
-        let made = copied.and_then(|r| {
-            r.map_err(|e| SourceFailure::new(Code::Internal, format!("the team's skills: {e}")))
+        let team = self.conn.name("skills");
+        // A copy is of the local layout this build reads: another build's is not opened.
+        let key = format!("{revs}|layout {}", schema::SCHEMA_VERSION);
+        let held = self.conn.with(|c| {
+            Ok(mirrors::open_or_make(&team, &key, |path| {
+                copy(c, path, &revs)
+            }))
         });
-        if let Err(e) = made {
-            let _ = std::fs::remove_file(&path);
-            return Err(e);
-        }
-        let store = AgentKnowledgeStore::open(&path)
+        let held = held.and_then(|r| {
+            r.map_err(|e| SourceFailure::new(Code::Internal, format!("the team's skills: {e}")))
+        })?;
+        let store = AgentKnowledgeStore::open(&held.path)
             .map_err(|e| SourceFailure::new(Code::Internal, e.to_string()))?;
         let m = Arc::new(Mirror {
             revs,
-            path,
+            _held: held,
             lane: BuiltinSkills {
                 store: Arc::new(store),
             },
@@ -98,67 +95,6 @@ impl TeamSkills {
         *guard = Some(m.clone());
         Ok(m)
     }
-}
-
-const MIRROR_PREFIX: &str = "knowledge-team-";
-
-/// A new file name for a mirror, private to this process. A one-shot call exits without
-/// dropping its mirror, so the mirrors of processes that are gone are removed first: the temp
-/// dir never fills with one file a call.
-fn mirror_path() -> PathBuf {
-    static N: AtomicU64 = AtomicU64::new(0);
-    let dir = std::env::temp_dir();
-    sweep_dead_mirrors(&dir);
-    dir.join(format!(
-        "{MIRROR_PREFIX}{}-{}.sqlite",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ))
-}
-
-/// The pid a mirror's file name carries, when it is one of ours.
-fn mirror_pid(name: &str) -> Option<u32> {
-    let rest = name.strip_prefix(MIRROR_PREFIX)?.strip_suffix(".sqlite")?;
-    let (pid, n) = rest.split_once('-')?;
-    n.parse::<u64>().ok()?;
-    pid.parse().ok()
-}
-
-/// Remove the mirrors (and their journals) whose process no longer runs.
-fn sweep_dead_mirrors(dir: &std::path::Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name();
-        let Some(name) = name.to_str() else { continue };
-        let base = name
-            .strip_suffix("-journal")
-            .or_else(|| name.strip_suffix("-wal"))
-            .or_else(|| name.strip_suffix("-shm"))
-            .unwrap_or(name);
-        let Some(pid) = mirror_pid(base) else {
-            continue;
-        };
-        if pid != std::process::id() && !process_alive(pid) {
-            let _ = std::fs::remove_file(e.path());
-        }
-    }
-}
-
-#[cfg(unix)]
-fn process_alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    // Signal 0 checks existence only; EPERM means it exists under another user.
-    let alive = unsafe { libc::kill(pid, 0) } == 0;
-    alive || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-}
-
-#[cfg(not(unix))]
-fn process_alive(_pid: u32) -> bool {
-    true
 }
 
 /// Copy every machine's agent-knowledge rows into a new store at `path` (the local layout).
@@ -169,6 +105,9 @@ fn copy(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let _ = std::fs::remove_file(path);
     let mut db = rusqlite::Connection::open(path)?;
+    // A half-made copy is never read (it is linked into place whole), and a crashed one is
+    // swept: no journal, no syncs.
+    db.execute_batch("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;")?;
     db.execute_batch(schema::SCHEMA)?;
     let tx = db.transaction()?;
     {
@@ -401,31 +340,5 @@ impl SkillsSource for TeamSkills {
     }
     fn activity(&self, q: &ActivityQuery) -> Result<SkillsActivity, SourceFailure> {
         self.mirror()?.lane.activity(q)
-    }
-}
-
-#[cfg(test)]
-mod mirror_tests {
-    use super::*;
-
-    #[test]
-    fn a_dead_processs_mirror_is_swept_and_a_live_ones_kept() {
-        let dir = tempfile::tempdir().expect("tmp");
-        // pid_max on Linux is at most 2^22: this pid cannot run.
-        let dead = dir.path().join(format!("{MIRROR_PREFIX}4999999-0.sqlite"));
-        let dead_journal = dir
-            .path()
-            .join(format!("{MIRROR_PREFIX}4999999-0.sqlite-journal"));
-        let live = dir
-            .path()
-            .join(format!("{MIRROR_PREFIX}{}-7.sqlite", std::process::id()));
-        let other = dir.path().join("knowledge-team-notes.sqlite");
-        for p in [&dead, &dead_journal, &live, &other] {
-            std::fs::write(p, b"x").expect("write");
-        }
-        sweep_dead_mirrors(dir.path());
-        assert!(!dead.exists() && !dead_journal.exists());
-        assert!(live.exists(), "this process's mirror stays");
-        assert!(other.exists(), "a file that is not a mirror stays");
     }
 }

@@ -241,9 +241,18 @@ impl Filter {
     }
 }
 
-/// The episodes filters of a request over `kn_event e JOIN kn_session s`, after `first`.
-fn episode_filter(first: Box<dyn postgres::types::ToSql + Sync>, req: &LaneRequest) -> Filter {
+/// An event joined to its session, as the filters name them.
+const EVENT_ROWS: &str =
+    "kn_event e JOIN kn_session s ON s.machine = e.machine AND s.session_id = e.session_id";
+
+/// The episodes filters of a request over [`EVENT_ROWS`], after `first`, and whether they ask
+/// about the session (else `kn_event e` alone answers them).
+fn episode_filter(
+    first: Box<dyn postgres::types::ToSql + Sync>,
+    req: &LaneRequest,
+) -> (Filter, bool) {
     let mut f = Filter::new(first);
+    let on_sessions = !req.workspaces.is_empty() || req.outcome.is_some();
     if !req.workspaces.is_empty() {
         f.add(
             "EXISTS (SELECT 1 FROM unnest($?::text[]) w \
@@ -267,7 +276,7 @@ fn episode_filter(first: Box<dyn postgres::types::ToSql + Sync>, req: &LaneReque
     if let Some(o) = &req.outcome {
         f.add("s.outcome = $?", Box::new(o.clone()));
     }
-    f
+    (f, on_sessions)
 }
 
 /// The columns of an event found by either arm, then its session's.
@@ -343,16 +352,30 @@ impl TeamEpisodes {
         depth: usize,
         rows: &mut HashMap<EventKey, Found>,
     ) -> Result<Vec<(EventKey, f64)>, SourceFailure> {
-        let mut f = episode_filter(Box::new(q.to_string()), req);
+        let (mut f, on_sessions) = episode_filter(Box::new(q.to_string()), req);
         let limit = f.then(Box::new((depth * PER_SESSION_CAP * 2) as i64));
+        // Two stages: the matching events are ranked on their `tsv` alone (the GIN index finds
+        // them; a session is joined only when a filter asks about sessions), and only the
+        // winners' text and sessions are read.
+        let ranked_from = if on_sessions {
+            EVENT_ROWS
+        } else {
+            "kn_event e"
+        };
         let sql = format!(
-            "SELECT {EVENT_COLS}, {SESSION_COLS},
-                    ts_rank(e.tsv, CAST($1::text AS tsquery), 1)::float8 AS rank
-             FROM kn_event e JOIN kn_session s
-               ON s.machine = e.machine AND s.session_id = e.session_id
-             WHERE e.tsv @@ CAST($1::text AS tsquery) {}
-             ORDER BY rank DESC, e.machine, e.session_id, e.seq
-             LIMIT {limit}",
+            "WITH top AS MATERIALIZED (
+                 SELECT e.machine, e.session_id, e.seq,
+                        ts_rank(e.tsv, CAST($1::text AS tsquery), 1)::float8 AS rank
+                 FROM {ranked_from}
+                 WHERE e.tsv @@ CAST($1::text AS tsquery) {}
+                 ORDER BY rank DESC, e.machine, e.session_id, e.seq
+                 LIMIT {limit})
+             SELECT {EVENT_COLS}, {SESSION_COLS}, t.rank
+             FROM top t
+             JOIN kn_event e ON e.machine = t.machine AND e.session_id = t.session_id
+                            AND e.seq = t.seq
+             JOIN kn_session s ON s.machine = t.machine AND s.session_id = t.session_id
+             ORDER BY t.rank DESC, t.machine, t.session_id, t.seq",
             f.sql
         );
         let found = self.0.with(|c| c.query(&sql, &f.refs()))?;
@@ -385,19 +408,16 @@ impl TeamEpisodes {
         let Ok(emb) = embed::shared() else {
             return Ok(Vec::new());
         };
-        let mut f = episode_filter(Box::new(vectors::query_bits(query)), req);
+        let (mut f, _) = episode_filter(Box::new(vectors::query_bits(query)), req);
         let limit = f.then(Box::new(vectors::candidates(depth) as i64));
-        let sql = format!(
-            "SELECT {EVENT_COLS}, {SESSION_COLS}, v.win
-             FROM kn_event_vec v
-             JOIN kn_event e ON e.machine = v.machine AND e.session_id = v.session_id
-                            AND e.seq = v.seq
-             JOIN kn_session s ON s.machine = e.machine AND s.session_id = e.session_id
-             WHERE true {}
-             ORDER BY bit_count(v.code # CAST($1::text AS bit(128))), v.machine, v.session_id,
-                      v.seq, v.win
-             LIMIT {limit}",
-            f.sql
+        let sql = vectors::nearest_sql(
+            "kn_event_vec",
+            &["machine", "session_id", "seq"],
+            EVENT_ROWS,
+            "e.machine = {k}.machine AND e.session_id = {k}.session_id AND e.seq = {k}.seq",
+            &format!("{EVENT_COLS}, {SESSION_COLS}"),
+            &f.sql,
+            &limit,
         );
         let found = self.0.with_version(|c, version| {
             if version < vectors::SINCE_VERSION {

@@ -40,40 +40,42 @@ pub fn vector(text: &str, extra: Option<&str>) -> String {
 /// The `tsvector` text of terms already made by our tokenizer (space-separated, as stored in
 /// an FTS5 column).
 pub fn from_terms(terms: &str) -> String {
-    let mut positions: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
-    for (i, t) in terms.split_whitespace().enumerate() {
-        if t.len() > MAX_LEXEME_BYTES {
-            continue;
-        }
-        let p = positions.entry(t).or_default();
-        if p.len() < MAX_POSITIONS {
-            p.push((i + 1).min(MAX_POSITION));
-        }
-    }
-    let mut out = String::with_capacity(terms.len() + positions.len() * 4);
-    for (t, ps) in positions {
+    use std::fmt::Write;
+    // (term, position) sorted: each term's positions rise, the terms in byte order (one sort,
+    // no map or list per term: this runs for every event a push sends).
+    let mut all: Vec<(&str, usize)> = terms
+        .split_whitespace()
+        .enumerate()
+        .filter(|(_, t)| t.len() <= MAX_LEXEME_BYTES)
+        .map(|(i, t)| (t, (i + 1).min(MAX_POSITION)))
+        .collect();
+    all.sort_unstable();
+    let mut out = String::with_capacity(terms.len() + all.len() * 4);
+    let mut i = 0;
+    while i < all.len() {
+        let term = all[i].0;
+        let end = i + all[i..].iter().take_while(|(t, _)| *t == term).count();
         if out.len() > MAX_VECTOR_BYTES {
             break;
         }
         if !out.is_empty() {
             out.push(' ');
         }
-        quote(t, &mut out);
+        quote(term, &mut out);
         out.push(':');
         let mut last = 0;
-        let mut first = true;
-        for p in ps {
+        for (n, &(_, p)) in all[i..end].iter().take(MAX_POSITIONS).enumerate() {
             // Positions must rise; a clamped tail collapses into one.
             if p == last {
                 continue;
             }
-            if !first {
+            if n > 0 {
                 out.push(',');
             }
-            out.push_str(&p.to_string());
+            let _ = write!(out, "{p}");
             last = p;
-            first = false;
         }
+        i = end;
     }
     out
 }
@@ -123,6 +125,23 @@ mod tests {
         let q = query(&["it's".into(), "a\\b".into()]).unwrap();
         assert_eq!(q, "'it''s' | 'a\\\\b'");
         assert_eq!(query(&[]), None);
+    }
+
+    #[test]
+    fn repeated_terms_keep_their_first_positions_in_order_and_terms_sort_by_bytes() {
+        let many = vec!["b"; 70].join(" ");
+        let v = from_terms(&format!("zz a {many} a"));
+        let b_positions: Vec<&str> = v
+            .split(' ')
+            .find(|t| t.starts_with("'b'"))
+            .unwrap()
+            .trim_start_matches("'b':")
+            .split(',')
+            .collect();
+        assert_eq!(b_positions.len(), MAX_POSITIONS);
+        assert_eq!((b_positions[0], b_positions[63]), ("3", "66"));
+        assert!(v.starts_with("'a':2,73 'b':3,4,"), "{v}");
+        assert!(v.ends_with(" 'zz':1"), "{v}");
     }
 
     #[test]

@@ -30,6 +30,46 @@ pub fn query_bits(query: &[f32]) -> String {
     super::code_bits(&code)
 }
 
+/// The vector arm's query over `vecs` (a codes table, `kn_event_vec` / `kn_chunk_vec`): the
+/// `limit` windows nearest to `$1` (the query's code) by Hamming distance, then the columns
+/// `cols` of their rows and the window (last). `keys` are the columns naming a row in both the
+/// codes table and `rows` (the rows' tables, joined to the codes by `on`, in which `{k}` stands
+/// for the codes' alias); `filter` the request's conditions over `rows` (`Filter::sql`).
+///
+/// The distance is ranked over the codes alone, and only the winners are joined to their rows:
+/// joining every window first (as the arm once did) read every event and session to sort the
+/// whole table. With filters the rows must be looked at, so they are joined in the ranking.
+pub fn nearest_sql(
+    vecs: &str,
+    keys: &[&str],
+    rows: &str,
+    on: &str,
+    cols: &str,
+    filter: &str,
+    limit: &str,
+) -> String {
+    let with = |alias: &str| {
+        keys.iter()
+            .map(|k| format!("{alias}.{k}"))
+            .collect::<Vec<_>>()
+    };
+    let (v, n) = (with("v").join(", "), with("n").join(", "));
+    let ranked_from = if filter.is_empty() {
+        format!("{vecs} v")
+    } else {
+        format!("{vecs} v JOIN {rows} ON {}", on.replace("{k}", "v"))
+    };
+    format!(
+        "WITH near AS MATERIALIZED (
+             SELECT {v}, v.win, bit_count(v.code # CAST($1::text AS bit(128))) AS d
+             FROM {ranked_from} WHERE true {filter}
+             ORDER BY d, {v}, v.win LIMIT {limit})
+         SELECT {cols}, n.win FROM near n JOIN {rows} ON {}
+         ORDER BY n.d, {n}, n.win",
+        on.replace("{k}", "n")
+    )
+}
+
 /// The exact cosine of each row from its nearest windows (`(row, window, text)`): the best
 /// window's, rows best first (ties by row).
 pub fn rescore<K: Eq + Hash + Ord + Clone>(
