@@ -248,7 +248,10 @@ pub fn apply(resp: &mut SearchResponse, max_tokens: usize, primary: &str) -> (bo
         if c.lane == primary && lane_len(resp, c.lane) == 1 {
             // Before the last item goes: its explanation, then the lowest actors (an actor
             // is a reading of the evidence, the item is the evidence).
-            if reduce_to_locator(resp, c.lane) || resp.actors.pop().is_some() {
+            if shorten_nothing_relevant(resp)
+                || reduce_to_locator(resp, c.lane)
+                || resp.actors.pop().is_some()
+            {
                 total = estimate_json(resp);
                 continue;
             }
@@ -466,6 +469,30 @@ fn compact_repeated_warnings(resp: &mut SearchResponse) -> bool {
         {
             w.message = REPEATED_WARNING.to_string();
             changed = true;
+        }
+    }
+    changed
+}
+
+/// What an empty lane says when it found nothing about the question; the measured detail after
+/// the colon (which arm, which bar) is what goes first when the budget is tight.
+const NOTHING_RELEVANT: &str = "nothing relevant";
+
+/// Cut every lane's "nothing relevant: <detail>" to its first words: an empty lane's diagnosis
+/// is worth less than the primary lane's last item. False when none was longer.
+fn shorten_nothing_relevant(resp: &mut SearchResponse) -> bool {
+    let lanes = &mut resp.lanes;
+    let mut headers = vec![&mut lanes.episodes.header, &mut lanes.code.header];
+    if let Some(s) = lanes.skills.as_mut() {
+        headers.push(&mut s.header);
+    }
+    let mut changed = false;
+    for h in headers {
+        if let Some(r) = h.degradation_reason.as_mut() {
+            if r.len() > NOTHING_RELEVANT.len() && r.starts_with(NOTHING_RELEVANT) {
+                *r = NOTHING_RELEVANT.to_string();
+                changed = true;
+            }
         }
     }
     changed
