@@ -13,7 +13,8 @@ use std::path::Path;
 use rusqlite::{OptionalExtension, Transaction};
 
 use super::discover::TranscriptFile;
-use super::index::{load_file_row, IndexSummary};
+use super::index::IndexSummary;
+use super::prepare::load_file_row;
 use super::prepare::{FileRow, Work};
 
 /// Which session a file's events go to.

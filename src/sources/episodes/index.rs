@@ -17,18 +17,17 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use rusqlite::types::{ToSqlOutput, ValueRef};
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, Transaction};
 use sha2::{Digest, Sha256};
 
 use super::agent::StoreKind;
-use super::agents::Agent;
 use super::discover::{discover_changed, Layout, TranscriptFile};
 use super::identity::{claim_session, drop_hard_links, Claim};
 use super::lines::DEFAULT_MAX_LINE_BYTES;
 use super::merge::merge_events;
 use super::model::{ParseStats, SessionMeta};
 use super::outcome::Outcome;
-use super::prepare::{prepare, FileRow, Prepared, PreparedEvent, Work};
+use super::prepare::{load_file_rows, prepare, FileRow, Prepared, PreparedEvent, Work};
 use super::store;
 use crate::sources::vectors::{self, Builder};
 use crate::text::{embed, redact};
@@ -276,38 +275,6 @@ fn count_gone(conn: &Connection) -> rusqlite::Result<u64> {
 
 /// Files more than this far ahead of the writer wait, so memory stays bounded.
 const REORDER_WINDOW: usize = 16;
-
-/// What the index knows of every file, for the workers' fingerprint checks.
-fn load_file_rows(conn: &Connection) -> rusqlite::Result<HashMap<String, FileRow>> {
-    let mut stmt = conn.prepare(&format!("SELECT path, {FILE_ROW_COLS} FROM files"))?;
-    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, file_row(r, 1)?)))?;
-    rows.collect()
-}
-
-pub(super) fn load_file_row(conn: &Connection, path: &str) -> rusqlite::Result<Option<FileRow>> {
-    conn.query_row(
-        &format!("SELECT {FILE_ROW_COLS} FROM files WHERE path=?1"),
-        [path],
-        |r| file_row(r, 0),
-    )
-    .optional()
-}
-
-const FILE_ROW_COLS: &str =
-    "session_id, size, mtime_ns, head_hash, resume_hash, offset, parser_state, kind";
-
-fn file_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<FileRow> {
-    Ok(FileRow {
-        session_id: r.get(at)?,
-        size: r.get::<_, i64>(at + 1)? as u64,
-        mtime_ns: r.get(at + 2)?,
-        head_hash: r.get(at + 3)?,
-        resume_hash: r.get(at + 4)?,
-        offset: r.get::<_, i64>(at + 5)? as u64,
-        parser_state: r.get(at + 6)?,
-        kind: Agent::from_source(&r.get::<_, String>(at + 7)?),
-    })
-}
 
 /// Store one prepared store in one transaction.
 fn write_file(

@@ -4,10 +4,12 @@
 //! search terms. Workers run this in
 //! parallel while one writer stores the results in file order (see `index.rs`).
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
+use rusqlite::{Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 
 use super::agent::{AgentReader, EventSink, ReadLimits, Resume, SessionStart, StoreKind};
@@ -33,6 +35,38 @@ pub struct FileRow {
     pub parser_state: String,
     /// The agent whose reader read it (`None`: a name this build no longer knows).
     pub kind: Option<Agent>,
+}
+
+/// What the index knows of every file, for the workers' fingerprint checks.
+pub(super) fn load_file_rows(conn: &Connection) -> rusqlite::Result<HashMap<String, FileRow>> {
+    let mut stmt = conn.prepare(&format!("SELECT path, {FILE_ROW_COLS} FROM files"))?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, file_row(r, 1)?)))?;
+    rows.collect()
+}
+
+pub(super) fn load_file_row(conn: &Connection, path: &str) -> rusqlite::Result<Option<FileRow>> {
+    conn.query_row(
+        &format!("SELECT {FILE_ROW_COLS} FROM files WHERE path=?1"),
+        [path],
+        |r| file_row(r, 0),
+    )
+    .optional()
+}
+
+const FILE_ROW_COLS: &str =
+    "session_id, size, mtime_ns, head_hash, resume_hash, offset, parser_state, kind";
+
+fn file_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<FileRow> {
+    Ok(FileRow {
+        session_id: r.get(at)?,
+        size: r.get::<_, i64>(at + 1)? as u64,
+        mtime_ns: r.get(at + 2)?,
+        head_hash: r.get(at + 3)?,
+        resume_hash: r.get(at + 4)?,
+        offset: r.get::<_, i64>(at + 5)? as u64,
+        parser_state: r.get(at + 6)?,
+        kind: Agent::from_source(&r.get::<_, String>(at + 7)?),
+    })
 }
 
 impl FileRow {
