@@ -40,7 +40,7 @@ pub fn fresh_demo() -> Indexed {
 
 /// A fresh copy of the demo world with `config.toml` written into its data dir before indexing.
 pub fn fresh_demo_with_config(config: &str) -> Indexed {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = plain_temp_dir();
     let world = demo::materialize(&demo::bundled_world(), &tmp.path().join("world"))
         .expect("materialise the demo world");
     let data_dir = tmp.path().join("data");
@@ -51,6 +51,31 @@ pub fn fresh_demo_with_config(config: &str) -> Indexed {
         world,
         data_dir,
         _tmp: tmp,
+    }
+}
+
+/// A temp dir named by this process and a counter (`kn<pid>x<n>`), not by random letters: the
+/// demo transcripts hold the path they are materialised at, so a random name would put a
+/// different string into every answer and move token counts and ranks from run to run.
+fn plain_temp_dir() -> tempfile::TempDir {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    loop {
+        let name = format!(
+            "kn{}x{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        match tempfile::Builder::new()
+            .prefix(&name)
+            .rand_bytes(0)
+            .tempdir()
+        {
+            Ok(dir) => return dir,
+            // A dir left by a killed run whose pid this one reuses: take the next number.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => panic!("temp dir: {e}"),
+        }
     }
 }
 
