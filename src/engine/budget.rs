@@ -19,6 +19,7 @@
 
 use super::fusion::items::prune_dangling_evidence;
 use crate::contract::{Dropped, SearchResponse};
+use crate::sources::NOTHING_RELEVANT;
 
 /// Estimated tokens of a text (see the module table). One pass over the text, no allocation:
 /// the budget estimates the whole serialized response a few dozen times per call.
@@ -474,11 +475,7 @@ fn compact_repeated_warnings(resp: &mut SearchResponse) -> bool {
     changed
 }
 
-/// What an empty lane says when it found nothing about the question; the measured detail after
-/// the colon (which arm, which bar) is what goes first when the budget is tight.
-const NOTHING_RELEVANT: &str = "nothing relevant";
-
-/// Cut every lane's "nothing relevant: <detail>" to its first words: an empty lane's diagnosis
+/// Cut every lane's "nothing relevant: <detail>" ([`NOTHING_RELEVANT`]) to its first words: an empty lane's diagnosis
 /// is worth less than the primary lane's last item. False when none was longer.
 fn shorten_nothing_relevant(resp: &mut SearchResponse) -> bool {
     let lanes = &mut resp.lanes;

@@ -9,3 +9,7 @@ pub mod packed;
 pub mod regular_file;
 pub mod sqlite;
 pub mod vectors;
+
+/// How a lane's reason begins when it is empty because nothing it holds is about the question
+/// (the details follow a colon); the budget cuts such a reason to these words first.
+pub const NOTHING_RELEVANT: &str = "nothing relevant";

@@ -214,7 +214,8 @@ impl CodeStore {
         let best = nearest.first().map_or(f32::MIN, |(_, cos)| *cos);
         Ok((best < bar).then(|| {
             format!(
-                "nothing relevant: no chunk holds most of the query's words; nearest chunk {best:.2} < {bar:.2} (an unrelated query's best)"
+                "{}: no chunk holds most of the query's words; nearest chunk {best:.2} < {bar:.2} (an unrelated query's best)",
+                crate::sources::NOTHING_RELEVANT
             )
         }))
     }

@@ -44,6 +44,7 @@ pub(super) fn load_file_rows(conn: &Connection) -> rusqlite::Result<HashMap<Stri
     rows.collect()
 }
 
+/// What the index knows of one file (`None`: never indexed).
 pub(super) fn load_file_row(conn: &Connection, path: &str) -> rusqlite::Result<Option<FileRow>> {
     conn.query_row(
         &format!("SELECT {FILE_ROW_COLS} FROM files WHERE path=?1"),

@@ -67,7 +67,8 @@ pub(super) fn rerank(
         };
         if best < needed && !holds_most_words(c, &q.own_terms, lexical)? {
             return Ok(Reranked::NothingRelevant(format!(
-                "nothing relevant: no event holds most of the query's words; nearest gist {best:.2} < {needed:.2}"
+                "{}: no event holds most of the query's words; nearest gist {best:.2} < {needed:.2}",
+                crate::sources::NOTHING_RELEVANT
             )));
         }
     }
