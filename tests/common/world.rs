@@ -55,8 +55,9 @@ pub fn fresh_demo_with_config(config: &str) -> Indexed {
 }
 
 /// A temp dir named by this process and a counter (`kn<pid>x<n>`), not by random letters: the
-/// demo transcripts hold the path they are materialised at, so a random name would put a
-/// different string into every answer and move token counts and ranks from run to run.
+/// demo transcripts hold the path they are materialised at, and a lane's warning names its data
+/// dir, so a random name would put a different string into answers and move token counts and
+/// ranks from run to run.
 fn plain_temp_dir() -> tempfile::TempDir {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static NEXT: AtomicUsize = AtomicUsize::new(0);
@@ -91,7 +92,7 @@ pub fn real() -> Option<&'static (tempfile::TempDir, PathBuf)> {
     static REAL: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
     let root = super::realdata::root()?;
     Some(REAL.get_or_init(|| {
-        let tmp = tempfile::tempdir().expect("temp dir");
+        let tmp = plain_temp_dir();
         let data = tmp.path().join("data");
         std::fs::create_dir_all(&data).expect("data dir");
         index_episodes(
