@@ -5,7 +5,11 @@
 //!
 //! - push throughput: events/s of each machine's first push (one after another, as each laptop
 //!   pushes its own), and of a second, idempotent push;
-//! - team search: P50/P95/max of `Engine::search` through the team lanes over every machine.
+//! - team search: P50/P95/max of `Engine::search` through the team lanes over every machine,
+//!   and each query's median.
+//!
+//! The cluster runs with `shared_buffers = 1GB` (docs/TEAM.md, "Server settings"), or
+//! `KNOWLEDGE_BENCH_SHARED_BUFFERS`.
 //!
 //! Figures go to `docs/PERFORMANCE.md` ("Team index").
 
@@ -48,9 +52,13 @@ fn main() {
     // Sized to hold the team index (kn_event and its indexes are ~400 MB at 10 × 1,000
     // sessions), as docs/TEAM.md tells a real server: at PostgreSQL's default 128 MB every
     // search read most of its matching rows from outside the shared buffers.
-    let Some(c) = pg::cluster_sized("1GB") else {
+    // `KNOWLEDGE_BENCH_SHARED_BUFFERS=128MB` measures the default.
+    let shared_buffers =
+        std::env::var("KNOWLEDGE_BENCH_SHARED_BUFFERS").unwrap_or_else(|_| "1GB".into());
+    let Some(c) = pg::cluster_sized(&shared_buffers) else {
         return;
     };
+    println!("[team] cluster: shared_buffers = {shared_buffers}");
     let sessions = env_num("KNOWLEDGE_BENCH_SESSIONS", 1000);
     let machines = env_num("KNOWLEDGE_BENCH_MACHINES", 10);
     let tmp = tempfile::tempdir().expect("tmp");
