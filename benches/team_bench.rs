@@ -13,12 +13,11 @@
 //!
 //! Figures go to `docs/PERFORMANCE.md` ("Team index").
 
-#[path = "support/synth.rs"]
-#[allow(dead_code)]
-mod synth;
-
 #[path = "../tests/common/pg.rs"]
 mod pg;
+
+#[path = "../tests/common/team_db.rs"]
+mod team_db;
 
 use std::time::Instant;
 
@@ -61,24 +60,10 @@ fn main() {
     println!("[team] cluster: shared_buffers = {shared_buffers}");
     let sessions = env_num("KNOWLEDGE_BENCH_SESSIONS", 1000);
     let machines = env_num("KNOWLEDGE_BENCH_MACHINES", 10);
-    let tmp = tempfile::tempdir().expect("tmp");
-    let tree = tmp.path().join("tree");
-    synth::generate(&tree, sessions, 40).expect("world");
-    let data = tmp.path().join("data");
-    std::fs::create_dir_all(&data).expect("data");
-    std::fs::write(data.join("config.toml"), "[search]\nsemantic = false\n").expect("config");
     let started = Instant::now();
-    knowledge::indexing::index_all(
-        &data,
-        &knowledge::indexing::IndexPlan {
-            sessions: vec![tree.join("claude"), tree.join("codex")],
-            ..Default::default()
-        },
-        &mut |_| {},
-    )
-    .expect("index");
+    let (_tmp, data) = team_db::synthetic(sessions, 40, "[search]\nsemantic = false\n");
     println!(
-        "[team] world: {sessions} sessions indexed in {:.1}s",
+        "[team] world: {sessions} sessions generated and indexed in {:.1}s",
         started.elapsed().as_secs_f64()
     );
     let db = c.database("bench");

@@ -6,6 +6,7 @@
 mod common;
 
 use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
 use common::pg::{cluster, Cluster};

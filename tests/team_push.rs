@@ -421,10 +421,7 @@ fn the_events_binary_tsvector_reads_back_as_our_token_stream_as_owner_and_as_pus
          INSERT INTO kn_pusher VALUES ('bin_role', 'pushed');",
     );
     push_as(data, &c.url("bin_role", &db), "pushed").expect("push role's push");
-    let local = local_count(
-        &data.join("episodes.sqlite"),
-        "SELECT count(*) FROM events",
-    );
+    let local = local_count(&data.join("episodes.sqlite"), "SELECT count(*) FROM events");
     for machine in ["owned", "pushed"] {
         let rows = client(c, "admin", &db)
             .query(
@@ -441,7 +438,10 @@ fn the_events_binary_tsvector_reads_back_as_our_token_stream_as_owner_and_as_pus
                 differ += 1;
             }
         }
-        assert_eq!(differ, 0, "{machine}: events whose tsvector is not their terms");
+        assert_eq!(
+            differ, 0,
+            "{machine}: events whose tsvector is not their terms"
+        );
         assert!(
             rows.iter().any(|r| r.get::<_, Option<i64>>(3).is_some())
                 && rows.iter().any(|r| r.get::<_, bool>(4)),

@@ -12,8 +12,8 @@ use std::process::Command;
 
 use common::kc::Local;
 use common::team_world::{team_engine, Team, MACHINE};
-use knowledge::team::TeamUrl;
 use knowledge::contract::{Code, SearchRequest, SearchResponse};
+use knowledge::team::TeamUrl;
 
 /// This machine's own data dir: a small synthetic world (none of the demo world's sessions),
 /// named `me` in the team index.
