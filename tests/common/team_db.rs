@@ -1,6 +1,6 @@
-//! What the team tests (`tests/team_*.rs`) and the team bench set up alike: a synthetic data dir indexed from the
-//! bench's generator, a push as a machine, counts on the throwaway cluster (`pg.rs`), and a
-//! `knowledge push` process killed after a delay (the `kill -9` tests).
+//! What the team tests (`tests/team_*.rs`) and the team bench set up alike: a synthetic data
+//! dir indexed from the bench's generator, a push as a machine, counts on the throwaway cluster
+//! (`pg.rs`), and a `knowledge push` process killed after a delay (the `kill -9` tests).
 #![allow(dead_code)]
 
 #[path = "../../benches/support/synth.rs"]
