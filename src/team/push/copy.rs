@@ -186,6 +186,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_binary_row_is_counted_fields_with_lengths_and_drops_nul_from_text() {
+        let mut rows = BinRows::default();
+        rows.row(&[Bin::Text("a\0b"), Bin::Null, Bin::Int(7), Bin::Bool(true)]);
+        let mut want = BINARY_HEADER.to_vec();
+        want.extend_from_slice(&4i16.to_be_bytes());
+        want.extend_from_slice(&2i32.to_be_bytes());
+        want.extend_from_slice(b"ab");
+        want.extend_from_slice(&(-1i32).to_be_bytes());
+        want.extend_from_slice(&8i32.to_be_bytes());
+        want.extend_from_slice(&7i64.to_be_bytes());
+        want.extend_from_slice(&1i32.to_be_bytes());
+        want.push(1);
+        assert_eq!(rows.data, want);
+        assert_eq!((rows.count, BINARY_HEADER.len()), (1, 19));
+    }
+
+    #[test]
     fn a_copy_line_escapes_what_copy_would_misread_and_drops_nul() {
         let mut out = String::new();
         copy_line(&[Some("a\tb\\c\nd\re\0f"), None, Some("")], &mut out);
