@@ -5,10 +5,6 @@
 
 mod common;
 
-#[path = "../benches/support/synth.rs"]
-#[allow(dead_code)]
-mod synth;
-
 use common::kc::Local;
 use common::team_world::{team_engine, Team, MACHINE};
 use knowledge::contract::{Code, SearchRequest, SearchResponse};
@@ -39,23 +35,7 @@ fn a_stopped_server_degrades_the_team_source_and_a_restarted_one_answers_again()
         return;
     };
     // This machine's own world: a small synthetic one (none of the team's sessions).
-    let tmp = tempfile::tempdir().expect("tmp");
-    synth::generate(&tmp.path().join("tree"), 24, 16).expect("world");
-    let data = tmp.path().join("data");
-    std::fs::create_dir_all(&data).expect("data");
-    std::fs::write(data.join("config.toml"), common::world::GENEROUS_LANES).expect("config");
-    knowledge::indexing::index_all(
-        &data,
-        &knowledge::indexing::IndexPlan {
-            sessions: vec![
-                tmp.path().join("tree/claude"),
-                tmp.path().join("tree/codex"),
-            ],
-            ..Default::default()
-        },
-        &mut |_| {},
-    )
-    .expect("index");
+    let (_tmp, data) = common::team_db::synthetic(24, 16, common::world::GENEROUS_LANES);
     let engine = team_engine(&data, &team.url, false);
 
     let up = search(&engine);

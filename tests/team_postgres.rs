@@ -5,40 +5,15 @@
 
 mod common;
 
-#[path = "../benches/support/synth.rs"]
-#[allow(dead_code)]
-mod synth;
-
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use common::pg::{cluster, Cluster};
+use common::team_db::{count, has_schema, kill_push_after, push_as, synthetic};
 use knowledge::engine::{Engine, EngineConfig};
-use knowledge::team::push::{push, PushPlan, PushSummary};
 use knowledge::team::source::{TeamCode, TeamConn, TeamEpisodes};
 use knowledge::team::{TeamError, TeamUrl};
-
-fn plan(machine: &str) -> PushPlan {
-    PushPlan {
-        machine: machine.to_string(),
-        person: Some("tester".into()),
-    }
-}
-
-fn push_as(data: &Path, url: &str, machine: &str) -> Result<PushSummary, TeamError> {
-    push(
-        data,
-        &TeamUrl::parse(url).expect("url"),
-        &plan(machine),
-        &mut |_| {},
-    )
-}
-
-fn count(c: &Cluster, db: &str, sql: &str) -> i64 {
-    let mut client =
-        postgres::Client::connect(&c.url("admin", db), postgres::NoTls).expect("connect");
-    client.query_one(sql, &[]).expect(sql).get(0)
-}
 
 fn local_events(data: &Path) -> i64 {
     let conn =
@@ -259,48 +234,16 @@ fn roles_are_refused_what_they_may_not_do() {
 fn a_push_killed_mid_way_leaves_the_database_consistent_and_the_next_push_completes() {
     let Some(c) = cluster() else { return };
     let db = c.database("kill");
-    let tmp = tempfile::tempdir().expect("tmp");
-    let sessions = tmp.path().join("sessions");
-    synth::generate(&sessions, 400, 60).expect("synthetic world");
-    let data = tmp.path().join("data");
-    std::fs::create_dir_all(&data).expect("data");
-    std::fs::write(data.join("config.toml"), "[search]\nsemantic = false\n").expect("config");
-    knowledge::indexing::index_all(
-        &data,
-        &knowledge::indexing::IndexPlan {
-            sessions: vec![sessions.join("claude"), sessions.join("codex")],
-            ..Default::default()
-        },
-        &mut |_| {},
-    )
-    .expect("index");
+    let (_tmp, data) = synthetic(400, 60, "[search]\nsemantic = false\n");
+    // The owner's push: its events go straight into kn_event (no staging table).
     let url = c.url("admin", &db);
     let mut killed_mid_way = false;
     for delay_ms in [150u64, 300, 600] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_knowledge"))
-            .arg("--data-dir")
-            .arg(&data)
-            .args(["push", "--machine", "crashy", "--to", &url])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("spawn push");
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-        let finished = child.try_wait().expect("wait").is_some();
-        let _ = child.kill(); // SIGKILL
-        let _ = child.wait();
-        if !finished {
-            killed_mid_way = true;
-        }
-        // Consistent: every session's watermark is exactly what it holds.
-        let schema = count(
-            c,
-            &db,
-            "SELECT count(*) FROM pg_tables WHERE tablename = 'kn_session'",
-        );
-        if schema == 0 {
+        killed_mid_way |= kill_push_after(&data, &url, "crashy", Duration::from_millis(delay_ms));
+        if !has_schema(c, &db) {
             continue;
         }
+        // Consistent: every session's watermark is exactly what it holds.
         let torn = count(
             c,
             &db,

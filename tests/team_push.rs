@@ -6,36 +6,14 @@
 
 mod common;
 
-#[path = "../benches/support/synth.rs"]
-#[allow(dead_code)]
-mod synth;
-
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use common::pg::{cluster, Cluster};
+use common::team_db::{client, count, has_schema, kill_push_after, push_as, synthetic};
 use knowledge::sources::vectors::{self, export};
-use knowledge::team::push::{push, PushPlan, PushSummary};
 use knowledge::team::{schema, TeamError, TeamUrl};
-
-fn push_as(data: &Path, url: &str, machine: &str) -> Result<PushSummary, TeamError> {
-    let plan = PushPlan {
-        machine: machine.to_string(),
-        person: Some("tester".into()),
-    };
-    push(data, &TeamUrl::parse(url).expect("url"), &plan, &mut |_| {})
-}
-
-fn client(c: &Cluster, user: &str, db: &str) -> postgres::Client {
-    postgres::Client::connect(&c.url(user, db), postgres::NoTls).expect("connect")
-}
-
-fn count(c: &Cluster, db: &str, sql: &str) -> i64 {
-    client(c, "admin", db)
-        .query_one(sql, &[])
-        .expect(sql)
-        .get(0)
-}
 
 fn local_count(db: &Path, sql: &str) -> i64 {
     let conn = knowledge::sources::sqlite::open_ro(db).expect("open a local store");
@@ -292,41 +270,25 @@ fn a_grown_transcript_sends_only_its_new_events_and_their_codes() {
 fn a_push_killed_mid_way_with_codes_and_knowledge_leaves_the_database_consistent() {
     let Some(c) = cluster() else { return };
     let db = c.database("killvec");
-    let tmp = tempfile::tempdir().expect("tmp");
-    let sessions = tmp.path().join("sessions");
-    synth::generate(&sessions, 150, 40).expect("synthetic world");
-    let data = tmp.path().join("data");
-    std::fs::create_dir_all(&data).expect("data");
-    knowledge::indexing::index_all(
-        &data,
-        &knowledge::indexing::IndexPlan {
-            sessions: vec![sessions.join("claude"), sessions.join("codex")],
-            ..Default::default()
-        },
-        &mut |_| {},
-    )
-    .expect("index");
-    let url = c.url("admin", &db);
+    let (_tmp, data) = synthetic(150, 40, "");
+    // As a push role: its events go through the staging table and one INSERT … SELECT the
+    // row-level policies check (the owner's kill test in team_postgres.rs copies straight in).
+    let mut owner = TeamUrl::parse(&c.url("admin", &db))
+        .expect("url")
+        .connect()
+        .expect("connect");
+    schema::migrate(&mut owner).expect("schema");
+    c.sql(
+        &db,
+        "CREATE ROLE kv_crashy LOGIN IN ROLE knowledge_push;
+         INSERT INTO kn_pusher VALUES ('kv_crashy', 'crashy');",
+    );
+    let url = c.url("kv_crashy", &db);
     let mut killed_mid_way = 0;
     for delay_ms in [100u64, 250, 500, 900] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_knowledge"))
-            .arg("--data-dir")
-            .arg(&data)
-            .args(["push", "--machine", "crashy", "--to", &url])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("spawn push");
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-        killed_mid_way += usize::from(child.try_wait().expect("wait").is_none());
-        let _ = child.kill(); // SIGKILL
-        let _ = child.wait();
-        if count(
-            c,
-            &db,
-            "SELECT count(*) FROM pg_tables WHERE tablename = 'kn_session'",
-        ) > 0
-        {
+        let delay = Duration::from_millis(delay_ms);
+        killed_mid_way += usize::from(kill_push_after(&data, &url, "crashy", delay));
+        if has_schema(c, &db) {
             assert_consistent(c, &db);
         }
     }
@@ -443,4 +405,53 @@ fn a_push_role_cannot_touch_another_machines_knowledge_or_codes() {
         e.code(),
         Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE)
     );
+}
+
+#[test]
+fn the_events_binary_tsvector_reads_back_as_our_token_stream_as_owner_and_as_push_role() {
+    let Some(c) = cluster() else { return };
+    let db = c.database("binary");
+    let data = &common::world::demo().data_dir;
+    // The owner's events are copied straight into kn_event, a push role's through the staging
+    // table: both in COPY's binary form, the tsvector as `tsvectorrecv` reads it.
+    push_as(data, &c.url("admin", &db), "owned").expect("owner's push");
+    c.sql(
+        &db,
+        "CREATE ROLE bin_role LOGIN IN ROLE knowledge_push;
+         INSERT INTO kn_pusher VALUES ('bin_role', 'pushed');",
+    );
+    push_as(data, &c.url("bin_role", &db), "pushed").expect("push role's push");
+    let local = local_count(&data.join("episodes.sqlite"), "SELECT count(*) FROM events");
+    for machine in ["owned", "pushed"] {
+        let rows = client(c, "admin", &db)
+            .query(
+                "SELECT text, tool_name, tsv::text, time_ms, human FROM kn_event
+                 WHERE machine = $1",
+                &[&machine],
+            )
+            .expect("events");
+        assert_eq!(rows.len() as i64, local, "{machine}: every event arrived");
+        let mut differ = 0;
+        for r in &rows {
+            let (text, tool): (String, Option<String>) = (r.get(0), r.get(1));
+            if r.get::<_, String>(2) != knowledge::team::tsv::vector(&text, tool.as_deref()) {
+                differ += 1;
+            }
+        }
+        assert_eq!(
+            differ, 0,
+            "{machine}: events whose tsvector is not their terms"
+        );
+        assert!(
+            rows.iter().any(|r| r.get::<_, Option<i64>>(3).is_some())
+                && rows.iter().any(|r| r.get::<_, bool>(4)),
+            "{machine}: times and flags arrived"
+        );
+    }
+    let found = count(
+        c,
+        &db,
+        "SELECT count(DISTINCT machine) FROM kn_event WHERE tsv @@ 'mysql'::tsquery",
+    );
+    assert_eq!(found, 2, "both machines' events match a term");
 }

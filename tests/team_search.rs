@@ -6,10 +6,6 @@
 
 mod common;
 
-#[path = "../benches/support/synth.rs"]
-#[allow(dead_code)]
-mod synth;
-
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,44 +13,21 @@ use std::process::Command;
 use common::kc::Local;
 use common::team_world::{team_engine, Team, MACHINE};
 use knowledge::contract::{Code, SearchRequest, SearchResponse};
-use knowledge::team::push::{push, PushPlan};
 use knowledge::team::TeamUrl;
 
 /// This machine's own data dir: a small synthetic world (none of the demo world's sessions),
 /// named `me` in the team index.
 pub fn own_world() -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().expect("tmp");
-    let tree = tmp.path().join("tree");
-    synth::generate(&tree, 24, 16).expect("synthetic world");
-    let data = tmp.path().join("data");
-    std::fs::create_dir_all(&data).expect("data");
-    std::fs::write(
-        data.join("config.toml"),
-        format!(
-            "{}[team]\nmachine = \"me\"\n",
-            common::world::GENEROUS_LANES
-        ),
-    )
-    .expect("config");
-    knowledge::indexing::index_all(
-        &data,
-        &knowledge::indexing::IndexPlan {
-            sessions: vec![tree.join("claude"), tree.join("codex")],
-            ..Default::default()
-        },
-        &mut |_| {},
-    )
-    .expect("index");
-    (tmp, data)
+    let config = format!(
+        "{}[team]\nmachine = \"me\"\n",
+        common::world::GENEROUS_LANES
+    );
+    common::team_db::synthetic(24, 16, &config)
 }
 
 fn push_as(data: &Path, team: &Team, machine: &str) {
-    let url = TeamUrl::parse(&team.cluster.url("admin", &team.db)).expect("url");
-    let plan = PushPlan {
-        machine: machine.to_string(),
-        person: None,
-    };
-    push(data, &url, &plan, &mut |_| {}).expect("push");
+    let owner = team.cluster.url("admin", &team.db);
+    common::team_db::push_as(data, &owner, machine).expect("push");
 }
 
 fn search(engine: &knowledge::engine::Engine, q: &str) -> (SearchResponse, serde_json::Value) {

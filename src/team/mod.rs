@@ -19,7 +19,7 @@ pub mod push;
 pub mod schema;
 mod skills;
 pub mod source;
-mod tsv;
+pub mod tsv;
 mod vectors;
 pub mod wire;
 

@@ -93,6 +93,11 @@ impl TeamConn {
             };
             *slow = None;
             drop(slow);
+            // A search's queries take milliseconds: JIT compiling one (PostgreSQL does once a
+            // plan's estimated cost passes `jit_above_cost`, 100,000: the frequency count of a
+            // query of 15 terms or more is estimated so) costs more than it saves.
+            c.batch_execute("SET jit = off")
+                .map_err(|e| fail(TeamError::Sql(super::describe(&e))))?;
             let v = schema::check(&mut c).map_err(fail)?;
             if v == 0 {
                 return Err(SourceFailure::new(

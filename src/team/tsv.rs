@@ -29,55 +29,95 @@ fn quote(term: &str, out: &mut String) {
 
 /// The `tsvector` text of `text`'s index terms (and `extra`'s, e.g. a tool name).
 pub fn vector(text: &str, extra: Option<&str>) -> String {
+    from_terms(&index_terms(text, extra))
+}
+
+/// Our tokenizer's terms of `text`, then `extra`'s.
+fn index_terms(text: &str, extra: Option<&str>) -> String {
     let mut terms = tokens::index_text(text);
     if let Some(x) = extra {
         terms.push(' ');
         terms.push_str(&tokens::index_text(x));
     }
-    from_terms(&terms)
+    terms
 }
 
 /// The `tsvector` text of terms already made by our tokenizer (space-separated, as stored in
 /// an FTS5 column).
 pub fn from_terms(terms: &str) -> String {
     use std::fmt::Write;
-    // (term, position) sorted: each term's positions rise, the terms in byte order (one sort,
-    // no map or list per term: this runs for every event a push sends).
-    let mut all: Vec<(&str, usize)> = terms
-        .split_whitespace()
-        .enumerate()
-        .filter(|(_, t)| t.len() <= MAX_LEXEME_BYTES)
-        .map(|(i, t)| (t, (i + 1).min(MAX_POSITION)))
-        .collect();
-    all.sort_unstable();
-    let mut out = String::with_capacity(terms.len() + all.len() * 4);
-    let mut i = 0;
-    while i < all.len() {
-        let term = all[i].0;
-        let end = i + all[i..].iter().take_while(|(t, _)| *t == term).count();
-        if out.len() > MAX_VECTOR_BYTES {
-            break;
-        }
+    let mut out = String::with_capacity(terms.len() * 2);
+    each_entry(terms, |term, positions| {
         if !out.is_empty() {
             out.push(' ');
         }
         quote(term, &mut out);
         out.push(':');
-        let mut last = 0;
-        for (n, &(_, p)) in all[i..end].iter().take(MAX_POSITIONS).enumerate() {
-            // Positions must rise; a clamped tail collapses into one.
-            if p == last {
-                continue;
-            }
+        for (n, p) in positions.iter().enumerate() {
             if n > 0 {
                 out.push(',');
             }
             let _ = write!(out, "{p}");
-            last = p;
         }
+    });
+    out
+}
+
+/// The `tsvector` of `text`'s index terms (and `extra`'s) in PostgreSQL's binary form (what
+/// `tsvectorrecv` reads: the lexeme count, then each lexeme NUL-terminated with its positions),
+/// for a binary COPY: the server then parses no text (`tsvector_in` was a fifth of its time of
+/// an event pushed, docs/PERFORMANCE.md).
+pub fn binary(text: &str, extra: Option<&str>) -> Vec<u8> {
+    let terms = index_terms(text, extra);
+    let mut out = Vec::with_capacity(terms.len() * 2);
+    out.extend_from_slice(&0i32.to_be_bytes());
+    let mut count = 0i32;
+    each_entry(&terms, |term, positions| {
+        out.extend_from_slice(term.as_bytes());
+        out.push(0);
+        out.extend_from_slice(&(positions.len() as u16).to_be_bytes());
+        for p in positions {
+            // Weight D (0) in the top two bits, as the text form's default.
+            out.extend_from_slice(&(*p as u16).to_be_bytes());
+        }
+        count += 1;
+    });
+    out[..4].copy_from_slice(&count.to_be_bytes());
+    out
+}
+
+/// Each distinct term of `terms` in byte order with its rising positions (at most
+/// [`MAX_POSITIONS`], clamped to [`MAX_POSITION`]), while the text form stays under
+/// [`MAX_VECTOR_BYTES`]: the one walk both forms of a `tsvector` are written from, so they hold
+/// the same lexemes.
+fn each_entry(terms: &str, mut f: impl FnMut(&str, &[usize])) {
+    // (term, position) sorted: each term's positions rise, the terms in byte order (one sort,
+    // no map or list per term: this runs for every event a push sends). A term holding NUL
+    // cannot be a lexeme.
+    let mut all: Vec<(&str, usize)> = terms
+        .split_whitespace()
+        .enumerate()
+        .filter(|(_, t)| t.len() <= MAX_LEXEME_BYTES && !t.contains('\0'))
+        .map(|(i, t)| (t, (i + 1).min(MAX_POSITION)))
+        .collect();
+    all.sort_unstable();
+    let mut positions = Vec::with_capacity(MAX_POSITIONS);
+    let (mut i, mut size) = (0, 0);
+    while i < all.len() && size <= MAX_VECTOR_BYTES {
+        let term = all[i].0;
+        let end = i + all[i..].iter().take_while(|(t, _)| *t == term).count();
+        positions.clear();
+        for &(_, p) in all[i..end].iter().take(MAX_POSITIONS) {
+            // Positions must rise; a clamped tail collapses into one.
+            if positions.last() != Some(&p) {
+                positions.push(p);
+            }
+        }
+        // At most the text form's bytes: quotes doubled, five digits and a comma a position.
+        size += 2 * term.len() + 4 + 6 * positions.len();
+        f(term, &positions);
         i = end;
     }
-    out
 }
 
 /// The `tsquery` text matching any of `terms` (`None`: nothing to match).
@@ -142,6 +182,47 @@ mod tests {
         assert_eq!((b_positions[0], b_positions[63]), ("3", "66"));
         assert!(v.starts_with("'a':2,73 'b':3,4,"), "{v}");
         assert!(v.ends_with(" 'zz':1"), "{v}");
+    }
+
+    /// The binary form read back as `tsvectorrecv` reads it, written out as the text form.
+    fn binary_as_text(b: &[u8]) -> String {
+        let n = i32::from_be_bytes(b[..4].try_into().unwrap());
+        let (mut at, mut out) = (4, String::new());
+        for _ in 0..n {
+            let end = at + b[at..].iter().position(|&c| c == 0).unwrap();
+            let lexeme = std::str::from_utf8(&b[at..end]).unwrap();
+            at = end + 1;
+            let npos = u16::from_be_bytes([b[at], b[at + 1]]) as usize;
+            at += 2;
+            let pos: Vec<String> = (0..npos)
+                .map(|i| u16::from_be_bytes([b[at + 2 * i], b[at + 2 * i + 1]]).to_string())
+                .collect();
+            at += 2 * npos;
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            quote(lexeme, &mut out);
+            out.push(':');
+            out.push_str(&pos.join(","));
+        }
+        assert_eq!(at, b.len(), "nothing after the last lexeme");
+        out
+    }
+
+    #[test]
+    fn the_binary_form_holds_what_the_text_form_holds() {
+        let many = vec!["b"; 70].join(" ");
+        for (text, tool) in [
+            ("MySQL access, mysql again; it's a\\b", Some("Bash")),
+            (many.as_str(), None),
+            ("", None),
+        ] {
+            assert_eq!(binary_as_text(&binary(text, tool)), vector(text, tool));
+        }
+        let words: Vec<String> = (0..200_000).map(|i| format!("w{i}x")).collect();
+        let huge = binary(&words.join(" "), None);
+        assert!(huge.len() < MAX_VECTOR_BYTES + 4096, "{}", huge.len());
+        assert_eq!(binary_as_text(&huge), vector(&words.join(" "), None));
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod kc;
 pub mod pg;
 pub mod realdata;
 pub mod schema;
+pub mod team_db;
 pub mod team_world;
 pub mod watching;
 pub mod world;

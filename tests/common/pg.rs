@@ -102,10 +102,13 @@ impl Cluster {
     }
 
     fn pg_ctl_start(&self) -> Result<(), String> {
-        let opts = format!(
+        let mut opts = format!(
             "-k {} -c listen_addresses='' -c fsync=off -c max_connections=60",
             self.socket.display()
         );
+        if let Some(size) = SHARED_BUFFERS.get() {
+            opts.push_str(&format!(" -c shared_buffers={size}"));
+        }
         let out = self
             .cmd("pg_ctl")
             .arg("-D")
@@ -189,6 +192,16 @@ extern "C" fn stop_at_exit() {
             }
         }
     }
+}
+
+/// `shared_buffers` of this binary's cluster when set before it starts (else PostgreSQL's
+/// 128 MB): the bench sizes it to hold the team index, as docs/TEAM.md tells a real server.
+static SHARED_BUFFERS: OnceLock<String> = OnceLock::new();
+
+/// [`cluster`], started with `shared_buffers` of `size` (e.g. `1GB`) if it is not running yet.
+pub fn cluster_sized(size: &str) -> Option<&'static Cluster> {
+    let _ = SHARED_BUFFERS.set(size.to_string());
+    cluster()
 }
 
 /// The cluster of this test binary, started on first use; `None` (after saying why) where

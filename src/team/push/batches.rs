@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::mpsc::SyncSender;
 
-use super::copy::{bool_text, Rows};
+use super::copy::{Bin, BinRows, Rows};
 use super::episodes::store_rev;
 use super::{local, PushPlan};
 use crate::sources::sqlite::open_ro;
@@ -125,7 +125,7 @@ pub(super) struct Batch {
     /// Sessions re-read from the start: deleted first (their events and codes go with them).
     pub(super) replace: Vec<String>,
     pub(super) sessions: Rows,
-    pub(super) events: Rows,
+    pub(super) events: BinRows,
     pub(super) codes: Rows,
     /// Events read but not yet made into rows (see [`finish_events`]).
     pub(super) pending: Vec<RawEvent>,
@@ -375,11 +375,11 @@ const PARALLEL_EVENTS: usize = 512;
 /// cost, `docs/PERFORMANCE.md`), on two threads for a large batch, into COPY rows in order.
 fn finish_events(plan: &PushPlan, batch: &mut Batch) {
     let raw = std::mem::take(&mut batch.pending);
-    let prepare = |part: &[RawEvent]| -> Vec<(redact::Redacted, String)> {
+    let prepare = |part: &[RawEvent]| -> Vec<(redact::Redacted, Vec<u8>)> {
         part.iter()
             .map(|e| {
                 let red = redact::redact(&e.text);
-                let tsv = tsv::vector(&red.text, e.strs[2].as_deref());
+                let tsv = tsv::binary(&red.text, e.strs[2].as_deref());
                 (red, tsv)
             })
             .collect()
@@ -399,24 +399,27 @@ fn finish_events(plan: &PushPlan, batch: &mut Batch) {
             out
         })
     };
+    fn text(v: &Option<String>) -> Bin<'_> {
+        v.as_deref().map_or(Bin::Null, Bin::Text)
+    }
+    let int = |v: Option<i64>| v.map_or(Bin::Null, Bin::Int);
     for (e, (red, tsv)) in raw.iter().zip(made) {
         batch.redacted_again += red.count as u64;
         let [seq, time_ms, human, is_error] = e.ints;
-        let (seq, time_ms) = (seq.map(|v| v.to_string()), time_ms.map(|v| v.to_string()));
         let [kind, time, tool, side] = &e.strs;
         batch.events.row(&[
-            Some(&plan.machine),
-            Some(&e.sid),
-            seq.as_deref(),
-            kind.as_deref(),
-            time.as_deref(),
-            time_ms.as_deref(),
-            Some(&red.text),
-            Some(bool_text(human)),
-            tool.as_deref(),
-            Some(bool_text(is_error)),
-            side.as_deref(),
-            Some(&tsv),
+            Bin::Text(&plan.machine),
+            Bin::Text(&e.sid),
+            int(seq),
+            text(kind),
+            text(time),
+            int(time_ms),
+            Bin::Text(&red.text),
+            Bin::Bool(human.unwrap_or(0) != 0),
+            text(tool),
+            Bin::Bool(is_error.unwrap_or(0) != 0),
+            text(side),
+            Bin::Raw(&tsv),
         ]);
     }
 }

@@ -82,12 +82,76 @@ impl Rows {
     }
 }
 
-/// `t` or `f`, as COPY reads a boolean.
-pub(super) fn bool_text(v: Option<i64>) -> &'static str {
-    if v.unwrap_or(0) != 0 {
-        "t"
-    } else {
-        "f"
+/// Rows in COPY's binary format (the events: their `tsvector` goes as `tsvectorrecv` reads it,
+/// so the server parses no text), made before a transaction needs them like [`Rows`].
+#[derive(Default)]
+pub(super) struct BinRows {
+    data: Vec<u8>,
+    pub count: u64,
+}
+
+/// The signature, flags and header extension of a binary COPY.
+const BINARY_HEADER: &[u8] = b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0";
+
+/// One value of a binary row.
+pub(super) enum Bin<'a> {
+    Null,
+    /// Text (PostgreSQL text cannot hold NUL: it is dropped).
+    Text(&'a str),
+    Int(i64),
+    Bool(bool),
+    /// A value already in its type's binary form (a `tsvector` from `tsv::binary`).
+    Raw(&'a [u8]),
+}
+
+impl BinRows {
+    /// One row, a value per column.
+    pub fn row(&mut self, cols: &[Bin<'_>]) {
+        if self.data.is_empty() {
+            self.data.extend_from_slice(BINARY_HEADER);
+        }
+        self.data
+            .extend_from_slice(&(cols.len() as i16).to_be_bytes());
+        for c in cols {
+            match c {
+                Bin::Null => self.data.extend_from_slice(&(-1i32).to_be_bytes()),
+                Bin::Text(t) if t.contains('\0') => self.field(t.replace('\0', "").as_bytes()),
+                Bin::Text(t) => self.field(t.as_bytes()),
+                Bin::Int(v) => self.field(&v.to_be_bytes()),
+                Bin::Bool(b) => self.field(&[u8::from(*b)]),
+                Bin::Raw(bytes) => self.field(bytes),
+            }
+        }
+        self.count += 1;
+    }
+
+    fn field(&mut self, bytes: &[u8]) {
+        self.data
+            .extend_from_slice(&(bytes.len() as i32).to_be_bytes());
+        self.data.extend_from_slice(bytes);
+    }
+
+    /// COPY the rows into `table` (a staging table, or the table itself where no row-level
+    /// policy applies to the role).
+    pub fn copy(
+        &self,
+        tx: &mut postgres::Transaction<'_>,
+        table: &str,
+        cols: &[&str],
+    ) -> Result<(), TeamError> {
+        if self.count == 0 {
+            return Ok(());
+        }
+        let sql = format!(
+            "COPY {table} ({}) FROM STDIN (FORMAT binary)",
+            cols.join(", ")
+        );
+        let mut w = tx.copy_in(&sql)?;
+        w.write_all(&self.data)
+            .and_then(|()| w.write_all(&(-1i16).to_be_bytes()))
+            .map_err(|e| TeamError::Sql(e.to_string()))?;
+        w.finish()?;
+        Ok(())
     }
 }
 
@@ -120,6 +184,23 @@ fn copy_line(cols: &[Option<&str>], out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_binary_row_is_counted_fields_with_lengths_and_drops_nul_from_text() {
+        let mut rows = BinRows::default();
+        rows.row(&[Bin::Text("a\0b"), Bin::Null, Bin::Int(7), Bin::Bool(true)]);
+        let mut want = BINARY_HEADER.to_vec();
+        want.extend_from_slice(&4i16.to_be_bytes());
+        want.extend_from_slice(&2i32.to_be_bytes());
+        want.extend_from_slice(b"ab");
+        want.extend_from_slice(&(-1i32).to_be_bytes());
+        want.extend_from_slice(&8i32.to_be_bytes());
+        want.extend_from_slice(&7i64.to_be_bytes());
+        want.extend_from_slice(&1i32.to_be_bytes());
+        want.push(1);
+        assert_eq!(rows.data, want);
+        assert_eq!((rows.count, BINARY_HEADER.len()), (1, 19));
+    }
 
     #[test]
     fn a_copy_line_escapes_what_copy_would_misread_and_drops_nul() {

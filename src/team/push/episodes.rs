@@ -51,6 +51,17 @@ pub(super) fn push_episodes(
     }
     let remote = remote_sessions(client, &plan.machine)?;
     client.batch_execute(STAGING)?;
+    // COPY refuses a table under row-level security: a push role's events go through a
+    // staging table and one `INSERT … SELECT` the policies check; the owner's go straight in
+    // (the staging table's write and read were a tenth of the server's time of an event).
+    let events_into = if client
+        .query_one("SELECT row_security_active('kn_event')", &[])?
+        .get::<_, bool>(0)
+    {
+        "kn_event_in"
+    } else {
+        "kn_event"
+    };
     let (send, recv) = std::sync::mpsc::sync_channel::<Msg>(2);
     std::thread::scope(|scope| {
         let remote = &remote;
@@ -70,7 +81,7 @@ pub(super) fn push_episodes(
                         summary.interrupted = true;
                         return Ok(());
                     }
-                    send_batch(client, plan, &b, summary)?;
+                    send_batch(client, plan, events_into, &b, summary)?;
                     progress(Progress::Sessions {
                         done: b.looked,
                         total: b.total,
@@ -190,10 +201,11 @@ fn delete_sessions(
 }
 
 /// The team side: one transaction with the batch's sessions (row and watermarks), the events
-/// and the codes they lack.
+/// (copied into `events_into`: `kn_event` itself, or its staging table) and the codes they lack.
 fn send_batch(
     client: &mut postgres::Client,
     plan: &PushPlan,
+    events_into: &str,
     b: &Batch,
     summary: &mut PushSummary,
 ) -> Result<(), TeamError> {
@@ -218,8 +230,10 @@ fn send_batch(
             .join(", ")
     ))?;
     if b.events.count > 0 {
-        b.events.copy(&mut tx, "kn_event_in", &EVENT_COLS)?;
-        tx.batch_execute("INSERT INTO kn_event SELECT * FROM kn_event_in")?;
+        b.events.copy(&mut tx, events_into, &EVENT_COLS)?;
+        if events_into != "kn_event" {
+            tx.batch_execute(&format!("INSERT INTO kn_event SELECT * FROM {events_into}"))?;
+        }
     }
     if b.codes.count > 0 {
         b.codes.copy(&mut tx, "kn_event_vec_in", &CODE_COLS)?;
