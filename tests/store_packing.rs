@@ -1,7 +1,9 @@
-//! Packed event text through the binary: a fresh index stores long texts packed and
-//! `get-episode` gives them back exactly; a store of the first schema (plain text) is upgraded
-//! by `knowledge index` in place — no transcript read again (the transcript is gone by then),
-//! the same episodes, search still finding them, no text re-embedded — and it is smaller after.
+//! The compact event rows through the binary: a fresh index stores long texts packed, session ids
+//! and event types as keys and times only where `time_ms` does not give them back, and
+//! `get-episode` gives every text and time back exactly; a store of the first schema (plain text)
+//! or of the second (packed text, ids and times as text) is upgraded by `knowledge index` in
+//! place — no transcript read again (the transcript is gone by then), the same rows, search
+//! finding the same events, no text re-embedded — and it is smaller after.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,6 +30,15 @@ fn long_text(seed: usize, n: usize) -> String {
         .join("\n")
 }
 
+/// The first events' times as agents also write them (no milliseconds, an offset, microseconds):
+/// none of them is what `time_ms` formats back to, so each must be kept as written.
+const TIMES: [&str; 4] = [
+    "2026-10-01T10:00:00Z",
+    "2026-10-01T12:01:00.500+02:00",
+    "2026-10-01T10:02:00.123456Z",
+    "2026-10-01T10:03:00.000Z",
+];
+
 fn transcript() -> (String, Vec<String>) {
     let mut texts = Vec::new();
     let mut body = String::new();
@@ -39,13 +50,15 @@ fn transcript() -> (String, Vec<String>) {
             ),
             _ => ("assistant", long_text(i, 12 + i % 7)),
         };
-        body += &(json!({
+        let mut record = json!({
             "type": role, "sessionId": "s1", "uuid": format!("u{i}"), "cwd": "/srv/app",
-            "timestamp": format!("2026-10-01T10:{:02}:00.000Z", i),
+            "timestamp": TIMES.get(i).map_or(format!("2026-10-01T10:{i:02}:00.000Z"), |t| t.to_string()),
             "message": {"role": role, "content": text},
-        })
-        .to_string()
-            + "\n");
+        });
+        if i == 5 {
+            record.as_object_mut().expect("object").remove("timestamp");
+        }
+        body += &(record.to_string() + "\n");
         texts.push(text);
     }
     (body, texts)
@@ -65,6 +78,9 @@ impl Home {
         let (body, texts) = transcript();
         std::fs::write(root.join("s1.jsonl"), body).expect("write");
         let data = tmp.path().join("data");
+        // A deadline no loaded machine reaches: these tests check answers, not speed.
+        std::fs::create_dir_all(&data).expect("data");
+        std::fs::write(data.join("config.toml"), "[lanes]\ntimeout_ms = 60000\n").expect("config");
         let home = Home {
             root: tmp.path().join("sessions"),
             data,
@@ -134,6 +150,70 @@ fn packed_rows(db: &Path) -> i64 {
     .expect("count")
 }
 
+/// Every row of the `events` view, as readers see it, with the vector codes: what an upgrade
+/// must keep.
+fn rows(db: &Path) -> Vec<String> {
+    let c = knowledge::sources::sqlite::open_ro(db).expect("open");
+    let mut stmt = c
+        .prepare(
+            "SELECT json_array(id, session_id, seq, event_type, time, time_ms, text, human,
+                    tool_name, tool_use_id, is_error, sidechain_agent, facts)
+             FROM events ORDER BY id",
+        )
+        .expect("prepare");
+    let mut out: Vec<String> = stmt
+        .query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    let codes: String = c
+        .query_row(
+            "SELECT coalesce(group_concat(hex(codes), ','), '') FROM
+                 (SELECT codes FROM event_vec_blocks ORDER BY block)",
+            [],
+            |r| r.get(0),
+        )
+        .expect("codes");
+    out.push(codes);
+    out
+}
+
+/// Turn a store back into the second schema, as a build before the keys wrote it: `event_rows`
+/// with the session id, event type and time as text, its texts packed, user_version 2.
+fn downgrade_to_schema_2(db: &Path) {
+    let c = knowledge::sources::sqlite::open_writer(db).expect("open");
+    c.execute_batch(
+        "CREATE TABLE rows_v2(
+            id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, seq INTEGER NOT NULL,
+            event_type TEXT NOT NULL, time TEXT, time_ms INTEGER, text NOT NULL,
+            human INTEGER NOT NULL, tool_name TEXT, tool_use_id TEXT, is_error INTEGER NOT NULL,
+            sidechain_agent TEXT, facts TEXT, UNIQUE(session_id, seq));
+         INSERT INTO rows_v2 SELECT p.id, p.session_id, p.seq, p.event_type, v.time, p.time_ms,
+             p.text, p.human, p.tool_name, p.tool_use_id, p.is_error, p.sidechain_agent, p.facts
+             FROM events_packed p JOIN events v ON v.id = p.id;
+         DROP VIEW events; DROP VIEW events_packed;
+         DROP TABLE event_rows; DROP TABLE session_keys; DROP TABLE event_types;
+         ALTER TABLE rows_v2 RENAME TO event_rows;
+         CREATE INDEX events_time ON event_rows(time_ms);
+         CREATE VIEW events AS
+             SELECT id, session_id, seq, event_type, time, time_ms,
+                    CASE WHEN typeof(text) = 'blob' THEN unpack_text(text) ELSE text END AS text,
+                    human, tool_name, tool_use_id, is_error, sidechain_agent, facts
+             FROM event_rows;
+         CREATE TRIGGER event_vec_blocks_del AFTER DELETE ON event_rows BEGIN
+             DELETE FROM event_vec_blocks WHERE block = old.id >> 10;
+             INSERT OR IGNORE INTO event_vec_blocks_dirty(block) VALUES(old.id >> 10);
+         END;
+         UPDATE files SET parser_state = unpack_text(parser_state);
+         PRAGMA user_version = 2;",
+    )
+    .expect("downgrade");
+    drop(c);
+    let c = rusqlite::Connection::open(db).expect("open");
+    c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM;")
+        .expect("vacuum");
+}
+
 /// Turn a store back into the first schema, as a build before packing wrote it: `events` a
 /// table of plain text, user_version 1, vacuumed.
 fn downgrade_to_schema_1(db: &Path) {
@@ -145,8 +225,9 @@ fn downgrade_to_schema_1(db: &Path) {
             human INTEGER NOT NULL, tool_name TEXT, tool_use_id TEXT, is_error INTEGER NOT NULL,
             sidechain_agent TEXT, facts TEXT, UNIQUE(session_id, seq));
          INSERT INTO events_plain SELECT * FROM events;
-         DROP VIEW events;
-         DROP TABLE event_rows;
+         DROP VIEW events; DROP VIEW events_packed;
+         DROP TABLE event_rows; DROP TABLE session_keys; DROP TABLE event_types;
+         UPDATE files SET parser_state = unpack_text(parser_state);
          ALTER TABLE events_plain RENAME TO events;
          CREATE INDEX events_time ON events(time_ms);
          PRAGMA user_version = 1;",
@@ -163,13 +244,121 @@ fn long_texts_are_stored_packed_and_read_back_exactly() {
     let (home, texts) = Home::new();
     let v = home.index();
     assert_eq!(v["episodes"]["events_added"], json!(texts.len()));
-    assert_eq!(user_version(&home.db()), 2);
+    assert_eq!(user_version(&home.db()), 3);
     let long = texts.iter().filter(|t| t.len() >= 200).count() as i64;
     assert!(
         packed_rows(&home.db()) >= long,
         "every long text is packed ({long} long texts)"
     );
     assert_eq!(home.episode_texts(texts.len()), texts);
+}
+
+#[test]
+fn times_come_back_as_written_and_most_are_not_stored() {
+    let (home, texts) = Home::new();
+    home.index();
+    let c = knowledge::sources::sqlite::open_ro(&home.db()).expect("open");
+    let times: Vec<Option<String>> = c
+        .prepare("SELECT time FROM events ORDER BY seq")
+        .expect("prepare")
+        .query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("times");
+    assert_eq!(times.len(), texts.len());
+    for (i, t) in times.iter().enumerate() {
+        let written = match i {
+            5 => None,
+            _ => Some(
+                TIMES
+                    .get(i)
+                    .map_or(format!("2026-10-01T10:{i:02}:00.000Z"), |t| t.to_string()),
+            ),
+        };
+        assert_eq!(t, &written, "event {i}");
+    }
+    let kept: i64 = c
+        .query_row(
+            "SELECT count(*) FROM event_rows WHERE time IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count");
+    assert_eq!(
+        kept, 3,
+        "only the three times time_ms does not give back are stored"
+    );
+    let ids: i64 = c
+        .query_row("SELECT count(*) FROM session_keys", [], |r| r.get(0))
+        .expect("keys");
+    assert_eq!(ids, 1, "one session, one key");
+}
+
+#[test]
+fn a_schema_2_store_is_upgraded_in_place_keeping_every_row_and_answer() {
+    let (home, texts) = Home::new();
+    home.index();
+    let fresh = rows(&home.db());
+    let fresh_bytes = std::fs::metadata(home.db()).expect("db").len();
+    let search = |home: &Home| -> Value {
+        let mut v: Value =
+            serde_json::from_slice(&home.run(&["search", "-q", "backoff service-7 db-10"]))
+                .expect("json");
+        v["lanes"]["episodes"].take()
+    };
+    let found = search(&home);
+    assert!(!found["items"].as_array().expect("items").is_empty());
+
+    downgrade_to_schema_2(&home.db());
+    assert_eq!(user_version(&home.db()), 2);
+    // A row a writer of any schema may hold: no time text, a parsed time all the same.
+    let c = knowledge::sources::sqlite::open_writer(&home.db()).expect("open");
+    c.execute("UPDATE event_rows SET time = NULL WHERE seq = 7", [])
+        .expect("no time");
+    drop(c);
+    let expected = rows(&home.db());
+    assert_ne!(expected, fresh, "the edited row differs");
+    assert_eq!(expected.len(), fresh.len());
+    std::fs::remove_dir_all(&home.root).expect("remove transcripts");
+    std::fs::create_dir_all(&home.root).expect("empty root");
+
+    let v = home.index();
+    assert_eq!(user_version(&home.db()), 3, "upgraded");
+    assert_eq!(
+        v["episodes"]["events_added"],
+        json!(0),
+        "nothing read again"
+    );
+    assert_eq!(v["vectors"]["events"], json!(0), "no text embedded again");
+    let after = rows(&home.db());
+    assert_eq!(
+        after, expected,
+        "every row as readers see it, and the codes"
+    );
+    assert_eq!(home.episode_texts(texts.len()), texts);
+    assert_eq!(
+        search(&home)["items"],
+        found["items"],
+        "search finds the same events"
+    );
+    // At 40 events the four key tables' own pages outweigh what the keys save (measured at
+    // scale in docs/PERFORMANCE.md); what holds at any size is that it is a fresh store's size.
+    let upgraded_bytes = std::fs::metadata(home.db()).expect("db").len();
+    assert!(
+        upgraded_bytes <= fresh_bytes + 8192,
+        "{upgraded_bytes} vs {fresh_bytes}"
+    );
+
+    // The vector codes' triggers came across to the new table.
+    let c = knowledge::sources::sqlite::open_ro(&home.db()).expect("open");
+    let triggers: i64 = c
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'event_rows'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("triggers");
+    assert!(triggers >= 1, "the vector triggers are on the new table");
 }
 
 #[test]
@@ -193,7 +382,7 @@ fn a_plain_text_store_is_upgraded_in_place_without_the_transcripts() {
     std::fs::create_dir_all(&home.root).expect("empty root");
 
     let v = home.index();
-    assert_eq!(user_version(&home.db()), 2, "upgraded");
+    assert_eq!(user_version(&home.db()), 3, "upgraded");
     assert_eq!(
         v["episodes"]["events_added"],
         json!(0),

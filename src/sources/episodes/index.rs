@@ -29,6 +29,7 @@ use super::model::{ParseStats, SessionMeta};
 use super::outcome::Outcome;
 use super::prepare::{load_file_rows, prepare, FileRow, Prepared, PreparedEvent, Work};
 use super::store;
+use crate::sources::packed;
 use crate::sources::vectors::{self, Builder};
 use crate::text::{embed, redact};
 
@@ -311,7 +312,7 @@ fn write_file(
             work.mtime_ns,
             work.head_hash,
             work.end as i64,
-            state,
+            packed::pack(&state),
             stats.lines as i64,
             stats.skipped() as i64,
             work.resume_hash,
@@ -489,7 +490,11 @@ pub(super) fn delete_session(tx: &Transaction<'_>, session_id: &str) -> rusqlite
         "DELETE FROM events_fts WHERE rowid IN (SELECT id FROM events WHERE session_id=?1)",
         [session_id],
     )?;
-    tx.execute("DELETE FROM event_rows WHERE session_id=?1", [session_id])?;
+    tx.execute(
+        "DELETE FROM event_rows
+         WHERE session_key = (SELECT key FROM session_keys WHERE session_id=?1)",
+        [session_id],
+    )?;
     tx.execute("DELETE FROM sessions WHERE session_id=?1", [session_id])?;
     Ok(())
 }
@@ -501,20 +506,23 @@ fn insert_events<'a>(
     events: impl Iterator<Item = &'a PreparedEvent>,
     mut vectors: Option<&mut Builder>,
 ) -> rusqlite::Result<u64> {
-    let mut ins = tx.prepare_cached(
-        "INSERT INTO event_rows(session_id, seq, event_type, time, time_ms, text, human, tool_name,
-                            tool_use_id, is_error, sidechain_agent, facts)
-         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-    )?;
+    let session = store::session_key(tx, session_id)?;
+    let mut types = store::EventTypes::default();
+    let mut ins = tx.prepare_cached(&format!(
+        "INSERT INTO event_rows(session_key, seq, type_key, time, time_ms, text, human, tool_name,
+                                tool_use_id, is_error, sidechain_agent, facts)
+         VALUES(?1, ?2, ?3, {}, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        store::stored_time_sql("?4", "?5")
+    ))?;
     let mut fts = tx.prepare_cached("INSERT INTO events_fts(rowid, terms) VALUES(?1, ?2)")?;
     let mut n = 0u64;
     for (i, p) in events.enumerate() {
         n += 1;
         let ev = &p.event;
         ins.execute(params![
-            session_id,
+            session,
             last_seq + 1 + i as i64,
-            ev.event_type.as_str(),
+            types.key(tx, ev.event_type.as_str())?,
             ev.time,
             p.time_ms,
             match &p.packed {

@@ -54,8 +54,11 @@ pub(super) fn load_file_row(conn: &Connection, path: &str) -> rusqlite::Result<O
     .optional()
 }
 
-const FILE_ROW_COLS: &str =
-    "session_id, size, mtime_ns, head_hash, resume_hash, offset, parser_state, kind";
+/// `parser_state` is stored packed like event text (a cursor holds every tool id of its
+/// session, 5–8 KB a file, most of it shared prefixes).
+const FILE_ROW_COLS: &str = "session_id, size, mtime_ns, head_hash, resume_hash, offset,
+     CASE WHEN typeof(parser_state) = 'blob' THEN unpack_text(parser_state) ELSE parser_state END,
+     kind";
 
 fn file_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<FileRow> {
     Ok(FileRow {

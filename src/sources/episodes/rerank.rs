@@ -222,7 +222,7 @@ fn holds_most_words(
 /// The first event a person wrote in `session` (else its first event) under the query's
 /// filters: what stands for a session found by its gist.
 ///
-/// It reads the stored rows, not the `events` view: the view would unpack every packed text of
+/// It reads the stored texts (`events_packed`), not the `events` view: the view would unpack every packed text of
 /// the session only to see that it is not empty, most of a reranked search's SQL. A packed value
 /// (a BLOB) is never empty, since only long texts are packed (`sources::packed`). A store of the
 /// first schema (one `events` table, no packing) is read as before.
@@ -238,7 +238,7 @@ fn first_prompt(c: &Connection, q: &EpisodeQuery, session: &str) -> rusqlite::Re
         (sql, args)
     };
     let (sql, args) = query(
-        store::EVENT_ROWS,
+        store::EVENTS_PACKED,
         "(typeof(e.text) = 'blob' OR e.text <> '')",
     );
     let (mut stmt, args) = match c.prepare_cached(&sql) {

@@ -4,12 +4,15 @@
 //! never change L1 (KC-13). Raw transcripts are never touched: the store holds redacted event text
 //! and the stemmed terms used by FTS5.
 //!
-//! Event rows live in `event_rows`, their long texts packed (`sources::packed`); every reader
-//! reads the view `events`, which has the columns the table had before packing (`text` is the
-//! text), so no query changed. Schema 2 introduced packing; a store of schema 1 is upgraded in
-//! place by the indexer ([`open_rw`]), from its own rows: no transcript is read again, and the
-//! sessions of transcripts deleted since stay.
+//! Event rows live in `event_rows` in as few bytes as they can be given back from: long texts
+//! packed (`sources::packed`, schema 2), the session id and the event type as integer keys into
+//! `session_keys` / `event_types`, and `time` left out where it is exactly what `time_ms`
+//! formats to (schema 3). Every reader reads the view `events`, which has the columns the table
+//! had before any of this (`session_id`, `event_type`, `time` and `text` as text), so no query
+//! changed. A store of schema 1 or 2 is upgraded in place by the indexer ([`open_rw`]), from its
+//! own rows: no transcript is read again, and the sessions of transcripts deleted since stay.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use rusqlite::Connection;
@@ -17,11 +20,34 @@ use rusqlite::Connection;
 use crate::sources::sqlite;
 
 /// Bumped when the schema changes; an older store is rebuilt from the transcripts, except
-/// schema 1, which is upgraded in place (see [`upgrade_from_1`]).
-pub const SCHEMA_VERSION: i64 = 2;
+/// schemas 1 and 2, which are upgraded in place (see [`upgrade_from_1`], [`upgrade_from_2`]).
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// The physical events table (the indexer writes it; readers read the view `events`).
 pub const EVENT_ROWS: &str = "event_rows";
+
+/// The events as readers name their columns, with `text` still packed: for a query that only
+/// asks whether a text is empty, which needs no unpacking (an LZ4 blob is never empty).
+pub const EVENTS_PACKED: &str = "events_packed";
+
+/// The stored `time` of an event whose text time is `?T` and whose parsed time is `?M`: NULL
+/// when the time is exactly what [`TIME_OF`] gives back from `time_ms` (nearly every event: the
+/// agents write ISO-8601 UTC with milliseconds), an empty blob when there is no time although
+/// `time_ms` is set, else the text as written. Checked against the same expression that reads it
+/// back, so what `events.time` gives is always the text as written.
+const STORED_TIME: &str = "CASE WHEN ?T IS NULL THEN (CASE WHEN ?M IS NULL THEN NULL ELSE x'' END)
+     WHEN ?T IS strftime('%Y-%m-%dT%H:%M:%fZ', ?M / 1000.0, 'unixepoch') THEN NULL ELSE ?T END";
+
+/// `events.time` from the stored `time` (`?T`) and `time_ms` (`?M`), the inverse of
+/// [`STORED_TIME`].
+const TIME_OF: &str =
+    "CASE WHEN ?T IS NULL THEN strftime('%Y-%m-%dT%H:%M:%fZ', ?M / 1000.0, 'unixepoch')
+     WHEN typeof(?T) = 'blob' THEN NULL ELSE ?T END";
+
+/// [`STORED_TIME`] over the SQL expressions `time` and `time_ms`.
+pub(super) fn stored_time_sql(time: &str, time_ms: &str) -> String {
+    STORED_TIME.replace("?T", time).replace("?M", time_ms)
+}
 
 pub const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -65,42 +91,69 @@ CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5(
 );
 "#;
 
-/// The events table and its reading view (schema 2): `text` holds the packed value (TEXT or
-/// an LZ4 BLOB, see `sources::packed`), the view gives the text.
-pub const EVENTS_SCHEMA: &str = r#"
-CREATE TABLE IF NOT EXISTS event_rows(
-    id INTEGER PRIMARY KEY,
-    session_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    event_type TEXT NOT NULL,
-    time TEXT,
-    time_ms INTEGER,
-    text NOT NULL,
-    human INTEGER NOT NULL,
-    tool_name TEXT,
-    tool_use_id TEXT,
-    is_error INTEGER NOT NULL,
-    sidechain_agent TEXT,
-    facts TEXT,
-    UNIQUE(session_id, seq)
-);
-CREATE INDEX IF NOT EXISTS events_time ON event_rows(time_ms);
-CREATE VIEW IF NOT EXISTS events AS
-    SELECT id, session_id, seq, event_type, time, time_ms,
-           CASE WHEN typeof(text) = 'blob' THEN unpack_text(text) ELSE text END AS text,
-           human, tool_name, tool_use_id, is_error, sidechain_agent, facts
-    FROM event_rows;
-"#;
+/// The events table, its keys and its reading views (schema 3). `text` holds the packed value
+/// (TEXT or an LZ4 BLOB, see `sources::packed`); `time` is untyped so that the empty blob of
+/// [`STORED_TIME`] stays a blob.
+fn events_schema() -> String {
+    let time = TIME_OF.replace("?T", "e.time").replace("?M", "e.time_ms");
+    let view = |name: &str, text: &str| {
+        format!(
+            "CREATE VIEW IF NOT EXISTS {name} AS
+                SELECT e.id AS id, k.session_id AS session_id, e.seq AS seq,
+                       t.name AS event_type, {time} AS time, e.time_ms AS time_ms,
+                       {text} AS text, e.human AS human, e.tool_name AS tool_name,
+                       e.tool_use_id AS tool_use_id, e.is_error AS is_error,
+                       e.sidechain_agent AS sidechain_agent, e.facts AS facts
+                FROM event_rows e JOIN session_keys k ON k.key = e.session_key
+                     JOIN event_types t ON t.key = e.type_key;"
+        )
+    };
+    format!(
+        "CREATE TABLE IF NOT EXISTS session_keys(
+             key INTEGER PRIMARY KEY, session_id TEXT NOT NULL UNIQUE);
+         CREATE TABLE IF NOT EXISTS event_types(
+             key INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+         CREATE TABLE IF NOT EXISTS event_rows(
+             id INTEGER PRIMARY KEY,
+             session_key INTEGER NOT NULL,
+             seq INTEGER NOT NULL,
+             type_key INTEGER NOT NULL,
+             time,
+             time_ms INTEGER,
+             text NOT NULL,
+             human INTEGER NOT NULL,
+             tool_name TEXT,
+             tool_use_id TEXT,
+             is_error INTEGER NOT NULL,
+             sidechain_agent TEXT,
+             facts TEXT,
+             UNIQUE(session_key, seq)
+         );
+         CREATE INDEX IF NOT EXISTS events_time ON event_rows(time_ms);
+         {}
+         {}",
+        view(
+            "events",
+            "CASE WHEN typeof(e.text) = 'blob' THEN unpack_text(e.text) ELSE e.text END"
+        ),
+        view(EVENTS_PACKED, "e.text"),
+    )
+}
 
 /// Open (creating if needed) the store for writing. Only the indexer calls this.
 pub fn open_rw(path: &Path) -> rusqlite::Result<Connection> {
     let conn = sqlite::open_owned(
         path,
-        &format!("{SCHEMA}{EVENTS_SCHEMA}"),
+        &format!("{SCHEMA}{}", events_schema()),
         SCHEMA_VERSION,
-        &[(1, upgrade_from_1 as sqlite::Upgrade)],
-        "DROP VIEW IF EXISTS events; DROP TABLE IF EXISTS events_fts;
-         DROP TABLE IF EXISTS events; DROP TABLE IF EXISTS event_rows;
+        &[
+            (1, upgrade_from_1 as sqlite::Upgrade),
+            (2, upgrade_from_2 as sqlite::Upgrade),
+        ],
+        "DROP VIEW IF EXISTS events; DROP VIEW IF EXISTS events_packed;
+         DROP TABLE IF EXISTS events_fts; DROP TABLE IF EXISTS events;
+         DROP TABLE IF EXISTS event_rows; DROP TABLE IF EXISTS session_keys;
+         DROP TABLE IF EXISTS event_types;
          DROP TABLE IF EXISTS sessions; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS meta;",
     )?;
     // Stores written before the resume-point hash existed gain the column: an empty hash only
@@ -116,22 +169,95 @@ pub fn open_rw(path: &Path) -> rusqlite::Result<Connection> {
 
 /// Schema 1 → 2: the events move to `event_rows` with their texts packed, same ids (so the
 /// full-text index and the vector codes, keyed by id, stay valid), and `events` becomes the
-/// view. Runs in the caller's transaction; the space the plain texts took is given back by
+/// view (the schema-2 layout, which [`upgrade_from_2`] then takes further). Runs in the caller's transaction; the space the plain texts took is given back by
 /// `VACUUM` after it commits (see `sqlite::open_owned`).
 fn upgrade_from_1(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(
         "DROP INDEX IF EXISTS events_time;
-         ALTER TABLE events RENAME TO events_v1;",
-    )?;
-    conn.execute_batch(EVENTS_SCHEMA)?;
-    conn.execute_batch(
-        "INSERT INTO event_rows(id, session_id, seq, event_type, time, time_ms, text, human,
+         ALTER TABLE events RENAME TO events_v1;
+         CREATE TABLE event_rows(id INTEGER PRIMARY KEY, session_id TEXT NOT NULL,
+             seq INTEGER NOT NULL, event_type TEXT NOT NULL, time TEXT, time_ms INTEGER,
+             text NOT NULL, human INTEGER NOT NULL, tool_name TEXT, tool_use_id TEXT,
+             is_error INTEGER NOT NULL, sidechain_agent TEXT, facts TEXT);
+         INSERT INTO event_rows(id, session_id, seq, event_type, time, time_ms, text, human,
                                 tool_name, tool_use_id, is_error, sidechain_agent, facts)
              SELECT id, session_id, seq, event_type, time, time_ms, pack_text(text), human,
                     tool_name, tool_use_id, is_error, sidechain_agent, facts
              FROM events_v1 ORDER BY id;
-         DROP TABLE events_v1;",
+         DROP TABLE events_v1;
+         CREATE VIEW events AS
+             SELECT id, session_id, seq, event_type, time, time_ms,
+                    CASE WHEN typeof(text) = 'blob' THEN unpack_text(text) ELSE text END AS text,
+                    human, tool_name, tool_use_id, is_error, sidechain_agent, facts
+             FROM event_rows;",
     )
+}
+
+/// Schema 2 → 3: the session ids and event types become keys, `time` is dropped where
+/// `time_ms` gives it back, the files' parser states are packed; same ids and the same packed texts (so the full-text index and the
+/// vector codes stay valid). The triggers the vector codes keep on `event_rows` are recreated
+/// on the new table as they were.
+fn upgrade_from_2(conn: &Connection) -> rusqlite::Result<()> {
+    let triggers: Vec<String> = conn
+        .prepare(
+            "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'event_rows'",
+        )?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    conn.execute_batch(
+        "DROP VIEW IF EXISTS events;
+         DROP INDEX IF EXISTS events_time;
+         ALTER TABLE event_rows RENAME TO event_rows_v2;",
+    )?;
+    conn.execute_batch(&events_schema())?;
+    conn.execute_batch(&format!(
+        "INSERT INTO session_keys(session_id)
+             SELECT DISTINCT session_id FROM event_rows_v2 ORDER BY session_id;
+         INSERT INTO event_types(name)
+             SELECT DISTINCT event_type FROM event_rows_v2 ORDER BY event_type;
+         INSERT INTO event_rows(id, session_key, seq, type_key, time, time_ms, text, human,
+                                tool_name, tool_use_id, is_error, sidechain_agent, facts)
+             SELECT v.id, k.key, v.seq, t.key, {}, v.time_ms, v.text, v.human,
+                    v.tool_name, v.tool_use_id, v.is_error, v.sidechain_agent, v.facts
+             FROM event_rows_v2 v JOIN session_keys k ON k.session_id = v.session_id
+                  JOIN event_types t ON t.name = v.event_type
+             ORDER BY v.id;
+         DROP TABLE event_rows_v2;
+         UPDATE files SET parser_state = pack_text(parser_state);",
+        stored_time_sql("v.time", "v.time_ms")
+    ))?;
+    for sql in triggers {
+        conn.execute_batch(&sql)?;
+    }
+    Ok(())
+}
+
+/// The integer key `session_id`'s events are stored under (a new one for a new session).
+pub(super) fn session_key(conn: &Connection, session_id: &str) -> rusqlite::Result<i64> {
+    conn.prepare_cached("INSERT OR IGNORE INTO session_keys(session_id) VALUES(?1)")?
+        .execute([session_id])?;
+    conn.prepare_cached("SELECT key FROM session_keys WHERE session_id = ?1")?
+        .query_row([session_id], |r| r.get(0))
+}
+
+/// The keys of the event types met so far in one write (a handful of names per store).
+#[derive(Default)]
+pub(super) struct EventTypes(HashMap<String, i64>);
+
+impl EventTypes {
+    /// The integer key `name` is stored under (a new one for a new type).
+    pub(super) fn key(&mut self, conn: &Connection, name: &str) -> rusqlite::Result<i64> {
+        if let Some(&k) = self.0.get(name) {
+            return Ok(k);
+        }
+        conn.prepare_cached("INSERT OR IGNORE INTO event_types(name) VALUES(?1)")?
+            .execute([name])?;
+        let k = conn
+            .prepare_cached("SELECT key FROM event_types WHERE name = ?1")?
+            .query_row([name], |r| r.get(0))?;
+        self.0.insert(name.to_string(), k);
+        Ok(k)
+    }
 }
 
 pub use crate::sources::sqlite::{meta_get, meta_set, open_ro};
