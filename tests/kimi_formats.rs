@@ -186,6 +186,16 @@ fn kimi_code_real_wires_read_with_their_subagent() {
 
 const KIMI: &str = "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99";
 
+/// `created_at last_event_at` of the fixture's Kimi CLI session.
+fn kimi_span(db: &Path) -> Vec<String> {
+    query(
+        db,
+        &format!(
+            "SELECT created_at || ' ' || last_event_at FROM sessions WHERE session_id='{KIMI}'"
+        ),
+    )
+}
+
 #[test]
 fn kimi_cli_context_takes_its_times_from_the_wire_beside_it() {
     let dir = tempfile::tempdir().expect("tmp");
@@ -196,12 +206,7 @@ fn kimi_cli_context_takes_its_times_from_the_wire_beside_it() {
     let s = index(&db, vec![root.clone()]);
     // The wire file is not a session of its own (nor anyone's fallback).
     assert_eq!(s.files_new, 2, "{s:?}");
-    let span: Vec<String> = query(
-        &db,
-        &format!(
-            "SELECT created_at || ' ' || last_event_at FROM sessions WHERE session_id='{KIMI}'"
-        ),
-    );
+    let span = kimi_span(&db);
     assert_eq!(
         span,
         vec!["2026-07-06T07:20:00.125Z 2026-07-06T07:21:35.625Z"]
@@ -316,12 +321,7 @@ fn kimi_cli_wire_is_resumed_so_a_repeated_prompt_takes_its_own_turn() {
         ],
         "each \"go on\" takes its own turn's time"
     );
-    let span: Vec<String> = query(
-        &db,
-        &format!(
-            "SELECT created_at || ' ' || last_event_at FROM sessions WHERE session_id='{KIMI}'"
-        ),
-    );
+    let span = kimi_span(&db);
     assert_eq!(
         span,
         vec!["2026-07-06T07:20:00.125Z 2026-07-06T08:30:00.250Z"]
