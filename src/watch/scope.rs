@@ -308,6 +308,13 @@ mod tests {
         // Flat parts: one naming only its message, one naming nothing that can be found.
         std::fs::write(storage.join("part/prt_2.json"), br#"{"messageID":"msg_1"}"#).unwrap();
         std::fs::write(storage.join("part/prt_3.json"), b"{\"id\":").unwrap();
+        // A part whose ids point out of the tree is not followed there.
+        std::fs::write(base.join("opencode/x.json"), b"{}").unwrap();
+        std::fs::write(
+            storage.join("part/prt_4.json"),
+            br#"{"sessionID":"../../../x","messageID":"../x"}"#,
+        )
+        .unwrap();
         let plan = IndexPlan {
             sessions: vec![storage.join("session")],
             code: Vec::new(),
@@ -330,6 +337,8 @@ mod tests {
         // A part folder whose message is not written yet, a part that cannot be read: every
         // tree session is checked (unchanged ones are skipped by fingerprint).
         assert!(at("part/prt_3.json").all_sessions);
+        let outside = at("part/prt_4.json");
+        assert!(outside.all_sessions && outside.session_files.is_empty());
         std::fs::create_dir_all(storage.join("part/msg_9")).unwrap();
         assert!(at("part/msg_9").all_sessions);
         assert!(

@@ -164,7 +164,12 @@ fn part_ids(part: &Path) -> (Option<String>, Option<String>) {
     let Some(v) = value else {
         return (None, None);
     };
-    let id = |k| str_of(&v, k).filter(|s| !s.is_empty()).map(str::to_string);
+    // An id names a file of the tree: one plain path component, never a way out of it.
+    let id = |k| {
+        str_of(&v, k)
+            .filter(|s| !s.is_empty() && *s != "." && *s != ".." && !s.contains(['/', '\\']))
+            .map(str::to_string)
+    };
     (id("sessionID"), id("messageID"))
 }
 
