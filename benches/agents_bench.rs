@@ -137,7 +137,7 @@ fn main() {
         assert!(s.events_added > 0, "{agent}: nothing read");
         let m = median(secs);
         println!(
-            "  {agent:<8} {:>6.1} MB, {:>4} sessions, {:>7} events: {m:.3} s = {:>5.1} MB/s, \
+            "  {agent:<9} {:>6.1} MB, {:>4} sessions, {:>7} events: {m:.3} s = {:>5.1} MB/s, \
              {:>7.0} events/s (skipped: {} unknown, {} broken)",
             bytes as f64 / 1e6,
             s.sessions,

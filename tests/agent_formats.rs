@@ -520,3 +520,69 @@ fn opencode_real_json_trees_read_in_both_part_layouts() {
         }
     }
 }
+
+const OC_FLAT: &str = "ses_7f02f1a7000aFLAT";
+
+/// A tree that keeps its parts flat in `part/` (each naming its message; OpenCode's own writer
+/// keeps `part/<messageID>/`, other tools' trees do this): read, and re-read on every change of
+/// a flat part — a new one, and one rewritten in place, which moves no folder's mtime.
+#[test]
+fn opencode_flat_parts_are_read_and_re_read_whenever_one_changes() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let storage = dir.path().join("share/opencode/storage");
+    copy_tree(&fixture("opencode_flat/storage"), &storage);
+    let roots = vec![storage.join("session")];
+    let db = dir.path().join("episodes.sqlite");
+    let s = index(&db, roots.clone());
+    assert_eq!((s.files_new, s.lines.skipped()), (1, 0), "{s:?}");
+    let got = sessions(&db);
+    assert_eq!(got[0].0, OC_FLAT);
+    assert_eq!(got[0].2.as_deref(), Some("/home/dev/importer"));
+    let text = all_text(&db);
+    assert!(text.contains("stalls on files over a gigabyte"), "{text}");
+    assert!(text.contains("48000000 data/big.csv"), "{text}");
+    assert!(text.contains("loads every row"), "{text}");
+    let unchanged = index(&db, roots.clone());
+    assert_eq!((unchanged.files_unchanged, unchanged.events_added), (1, 0));
+
+    // Rewritten in place: the folder's mtime stays, the part's moves.
+    let part = storage.join("part/prt_7f02f1a70102b.json");
+    std::fs::write(
+        &part,
+        r#"{"id":"prt_7f02f1a70102b","messageID":"msg_7f02f1a70102","type":"text","text":"The reader loads every row before the first insert; the kestrelbatch size fixes it."}"#,
+    )
+    .expect("rewrite part");
+    let rewritten = index(&db, roots.clone());
+    assert_eq!(rewritten.files_rewritten, 1, "{rewritten:?}");
+    assert!(all_text(&db).contains("kestrelbatch"));
+
+    // A new flat part of the same message, and a broken one that names no message: the first
+    // is read, the second skipped and counted.
+    std::fs::write(
+        storage.join("part/prt_7f02f1a70102c.json"),
+        r#"{"id":"prt_7f02f1a70102c","messageID":"msg_7f02f1a70102","type":"text","text":"Batches of ten thousand rows keep the gannetqueue short."}"#,
+    )
+    .expect("new part");
+    std::fs::write(
+        storage.join("part/prt_7f02f1a70102d.json"),
+        b"{\"id\":\"prt_",
+    )
+    .expect("torn part");
+    let grown = index(&db, roots);
+    assert_eq!(
+        (
+            grown.files_rewritten,
+            grown.events_added,
+            grown.lines.skipped_broken
+        ),
+        (1, 1, 1),
+        "{grown:?}"
+    );
+    let text = all_text(&db);
+    assert!(text.contains("gannetqueue"));
+    assert_eq!(
+        text.matches("kestrelbatch").count(),
+        1,
+        "a part read again is stored once"
+    );
+}

@@ -186,6 +186,16 @@ fn kimi_code_real_wires_read_with_their_subagent() {
 
 const KIMI: &str = "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99";
 
+/// `created_at last_event_at` of the fixture's Kimi CLI session.
+fn kimi_span(db: &Path) -> Vec<String> {
+    query(
+        db,
+        &format!(
+            "SELECT created_at || ' ' || last_event_at FROM sessions WHERE session_id='{KIMI}'"
+        ),
+    )
+}
+
 #[test]
 fn kimi_cli_context_takes_its_times_from_the_wire_beside_it() {
     let dir = tempfile::tempdir().expect("tmp");
@@ -196,12 +206,7 @@ fn kimi_cli_context_takes_its_times_from_the_wire_beside_it() {
     let s = index(&db, vec![root.clone()]);
     // The wire file is not a session of its own (nor anyone's fallback).
     assert_eq!(s.files_new, 2, "{s:?}");
-    let span: Vec<String> = query(
-        &db,
-        &format!(
-            "SELECT created_at || ' ' || last_event_at FROM sessions WHERE session_id='{KIMI}'"
-        ),
-    );
+    let span = kimi_span(&db);
     assert_eq!(
         span,
         vec!["2026-07-06T07:20:00.125Z 2026-07-06T07:21:35.625Z"]
@@ -243,4 +248,82 @@ fn kimi_cli_context_takes_its_times_from_the_wire_beside_it() {
         ),
     );
     assert_eq!(late, vec!["2026-07-06T07:30:00.500Z"; 2]);
+}
+
+/// Kimi CLI's wire is append-only like its context: each run continues it from where the last
+/// stopped, with the turns it read that no prompt took yet. So a prompt sent again ("go on")
+/// takes its own turn's time, not the first one's, and nothing is stored twice.
+#[test]
+fn kimi_cli_wire_is_resumed_so_a_repeated_prompt_takes_its_own_turn() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let share = dir.path().join("kimi");
+    copy_tree(&fixture("kimi"), &share);
+    let db = dir.path().join("episodes.sqlite");
+    let root = root_of(Agent::Kimi, &Env::of(&[("KIMI_SHARE_DIR", &share)]));
+    index(&db, vec![root.clone()]);
+    let count = |db: &Path| -> i64 {
+        query::<i64>(
+            db,
+            &format!("SELECT count(*) FROM events WHERE session_id='{KIMI}'"),
+        )[0]
+    };
+    let before = count(&db);
+    let session = root.join("3ded63a930cb31774327e9b947f57361").join(KIMI);
+    let turn = |secs: &str, answer: &str| {
+        common::agent_home::append(
+            &session.join("wire.jsonl"),
+            &format!(
+                r#"{{"timestamp": {secs}, "message": {{"type": "TurnBegin", "payload": {{"user_input": [{{"type": "text", "text": "go on"}}]}}}}}}"#
+            ),
+        );
+        common::agent_home::append(
+            &session.join("context.jsonl"),
+            r#"{"role": "user", "content": [{"type": "text", "text": "go on"}]}"#,
+        );
+        common::agent_home::append(
+            &session.join("context.jsonl"),
+            &serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": answer}]})
+                .to_string(),
+        );
+    };
+    turn("1783323000.5", "The step parser now rejects zero.");
+    let first = index(&db, vec![root.clone()]);
+    assert_eq!(
+        (first.files_appended, first.events_added),
+        (1, 2),
+        "{first:?}"
+    );
+    turn(
+        "1783326600.25",
+        "The step parser now rejects a quokkastep too.",
+    );
+    let second = index(&db, vec![root]);
+    assert_eq!(
+        (second.files_appended, second.events_added),
+        (1, 2),
+        "{second:?}"
+    );
+    assert_eq!(count(&db), before + 4, "nothing stored twice");
+    let times: Vec<String> = query(
+        &db,
+        &format!(
+            "SELECT time FROM events WHERE session_id='{KIMI}' AND time > '2026-07-06T07:25'
+             ORDER BY seq"
+        ),
+    );
+    assert_eq!(
+        times,
+        vec![
+            "2026-07-06T07:30:00.500Z",
+            "2026-07-06T07:30:00.500Z",
+            "2026-07-06T08:30:00.250Z",
+            "2026-07-06T08:30:00.250Z"
+        ],
+        "each \"go on\" takes its own turn's time"
+    );
+    let span = kimi_span(&db);
+    assert_eq!(
+        span,
+        vec!["2026-07-06T07:20:00.125Z 2026-07-06T08:30:00.250Z"]
+    );
 }

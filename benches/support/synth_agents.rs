@@ -1,7 +1,7 @@
 //! Synthetic session trees for every JSONL (and Markdown) agent, each in its agent's real
 //! on-disk format and default layout, for the per-agent indexing benchmark: Claude Code and
 //! Codex through `synth.rs`, and Gemini CLI, Pi, Qwen Code, Copilot CLI, Cursor agent
-//! transcripts and Aider here. Every session has the same shape whatever the agent (a user
+//! transcripts, Aider, Kimi CLI, Kimi Code and iFlow CLI here. Every session has the same shape whatever the agent (a user
 //! prompt, then rounds of a tool call, its result and an answer, one result in ten an error),
 //! with the same Zipf vocabulary, so the agents' MB/s compare readers, not data. Deterministic.
 
@@ -13,7 +13,17 @@ use super::synth::{self, ts, Rng};
 
 /// The JSONL and Markdown agents the generator writes, by their registry names.
 pub const AGENTS: &[&str] = &[
-    "claude", "codex", "gemini", "pi", "qwen", "copilot", "cursor", "aider",
+    "claude",
+    "codex",
+    "gemini",
+    "pi",
+    "qwen",
+    "copilot",
+    "cursor",
+    "aider",
+    "kimi",
+    "kimi_code",
+    "iflow",
 ];
 
 fn ms(day: usize, i: usize) -> u64 {
@@ -62,6 +72,9 @@ pub fn generate(
             "copilot" => copilot(root, s, &ws, day, events, &mut rng)?,
             "cursor" => cursor(root, s, &ws, day, events, &mut rng)?,
             "aider" => aider(root, s, day, events, &mut rng)?,
+            "kimi" => kimi(root, s, &ws, day, events, &mut rng)?,
+            "kimi_code" => kimi_code(root, s, &ws, day, events, &mut rng)?,
+            "iflow" => iflow(root, s, &ws, day, events, &mut rng)?,
             other => panic!("no generator for {other}"),
         };
     }
@@ -282,4 +295,145 @@ fn aider(root: &Path, s: usize, day: usize, n: usize, rng: &mut Rng) -> io::Resu
         .open(&path)?;
     f.write_all(out.as_bytes())?;
     Ok(out.len() as u64)
+}
+
+/// `~/.kimi/sessions/<md5 of cwd>/<id>/context.jsonl` (OpenAI-style messages, `_checkpoint`
+/// records, no times) with the `wire.jsonl` beside it (`TurnBegin` per prompt, a timed record
+/// per streamed piece), and the work dirs in `~/.kimi/kimi.json` (`root` plays `~/.kimi`).
+fn kimi(root: &Path, s: usize, ws: &str, day: usize, n: usize, rng: &mut Rng) -> io::Result<u64> {
+    use md5::{Digest, Md5};
+    let id = format!("3c2b1a09-0000-4d6c-9b5a-{s:012}");
+    let md5 = |p: &str| -> String {
+        Md5::digest(p.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    let dirs: Vec<String> = (0..12)
+        .map(|k| format!("{{\"path\":\"/srv/ws{k}\",\"kaos\":\"local\",\"last_session_id\":null}}"))
+        .collect();
+    let mut bytes = write(
+        &root.join("kimi.json"),
+        &format!("{{\"work_dirs\":[{}],\"thinking\":false}}", dirs.join(",")),
+    )?;
+    let (mut context, mut wire) = (String::new(), String::new());
+    let _ = writeln!(
+        wire,
+        "{{\"type\": \"metadata\", \"protocol_version\": \"1.10\"}}"
+    );
+    for i in 0..n {
+        let secs = ms(day, i) as f64 / 1000.0;
+        match i % 4 {
+            0 => {
+                let said = json(&text(rng, 1));
+                let _ = writeln!(context, "{{\"role\": \"_checkpoint\", \"id\": {i}}}");
+                let _ = writeln!(context, "{{\"role\": \"user\", \"content\": {said}}}");
+                let _ = writeln!(wire, "{{\"timestamp\": {secs}, \"message\": {{\"type\": \"TurnBegin\", \"payload\": {{\"user_input\": {said}}}}}}}");
+            }
+            1 => {
+                let args = json(&format!(
+                    "{{\"command\": {}}}",
+                    json(&synth::sentence(rng, 6))
+                ));
+                let _ = writeln!(context, "{{\"role\": \"assistant\", \"content\": [], \"tool_calls\": [{{\"type\": \"function\", \"id\": \"Bash:{i}\", \"function\": {{\"name\": \"Bash\", \"arguments\": {args}}}}}]}}");
+                let _ = writeln!(wire, "{{\"timestamp\": {secs}, \"message\": {{\"type\": \"ToolCall\", \"payload\": {{\"type\": \"function\", \"id\": \"Bash:{i}\", \"function\": {{\"name\": \"Bash\", \"arguments\": {args}}}}}}}}}");
+            }
+            2 => {
+                let out = text(rng, 2);
+                let out = if rng.below(10) == 0 {
+                    format!("<system>ERROR: Command failed with exit code: 1.</system>\n{out}")
+                } else {
+                    out
+                };
+                let _ = writeln!(context, "{{\"role\": \"tool\", \"content\": [{{\"type\": \"text\", \"text\": {}}}], \"tool_call_id\": \"Bash:{}\"}}", json(&out), i - 1);
+                let _ = writeln!(wire, "{{\"timestamp\": {secs}, \"message\": {{\"type\": \"ToolResult\", \"payload\": {{\"tool_call_id\": \"Bash:{}\", \"return_value\": {{\"is_error\": false, \"output\": {}}}}}}}}}", i - 1, json(&out));
+            }
+            _ => {
+                let said = json(&text(rng, 1));
+                let _ = writeln!(context, "{{\"role\": \"assistant\", \"content\": [{{\"type\": \"text\", \"text\": {said}}}]}}");
+                let _ = writeln!(wire, "{{\"timestamp\": {secs}, \"message\": {{\"type\": \"ContentPart\", \"payload\": {{\"type\": \"text\", \"text\": {said}}}}}}}");
+            }
+        }
+    }
+    let session = root.join("sessions").join(md5(ws)).join(&id);
+    bytes += write(&session.join("wire.jsonl"), &wire)?;
+    bytes += write(&session.join("context.jsonl"), &context)?;
+    Ok(bytes)
+}
+
+/// `~/.kimi-code/sessions/wd_<slug>_<hash>/session_<uuid>/agents/main/wire.jsonl` (+ the
+/// session's `state.json`): a `metadata` header, then `turn.prompt` and
+/// `context.append_message` per prompt and `context.append_loop_event` records (`tool.call`,
+/// `tool.result`, `content.part`), each with its `time`.
+fn kimi_code(
+    root: &Path,
+    s: usize,
+    ws: &str,
+    day: usize,
+    n: usize,
+    rng: &mut Rng,
+) -> io::Result<u64> {
+    let id = format!("session_5b2e7c1a-0000-4a6b-8c9d-{s:012}");
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{{\"type\":\"metadata\",\"protocol_version\":\"1.4\",\"created_at\":{}}}",
+        ms(day, 0)
+    );
+    for i in 0..n {
+        let (t, step) = (ms(day, i), i / 4 + 1);
+        let ev = |event: String| {
+            format!("{{\"type\":\"context.append_loop_event\",\"event\":{event},\"time\":{t}}}")
+        };
+        let line = match i % 4 {
+            0 => {
+                let said = format!("[{{\"type\":\"text\",\"text\":{}}}]", json(&text(rng, 1)));
+                let _ = writeln!(out, "{{\"type\":\"turn.prompt\",\"input\":{said},\"origin\":{{\"kind\":\"user\"}},\"time\":{t}}}");
+                format!("{{\"type\":\"context.append_message\",\"message\":{{\"role\":\"user\",\"content\":{said},\"toolCalls\":[],\"origin\":{{\"kind\":\"user\"}}}},\"time\":{t}}}")
+            }
+            1 => ev(format!("{{\"type\":\"tool.call\",\"uuid\":\"Bash_{i}\",\"turnId\":\"{}\",\"step\":{step},\"stepUuid\":\"st-{s}-{step}\",\"toolCallId\":\"Bash_{i}\",\"name\":\"Bash\",\"args\":{{\"command\":{}}},\"description\":\"Running a command\"}}", i / 4, json(&synth::sentence(rng, 6)))),
+            2 => ev(format!("{{\"type\":\"tool.result\",\"parentUuid\":\"Bash_{0}\",\"toolCallId\":\"Bash_{0}\",\"result\":{{\"output\":{1},\"isError\":{2}}}}}", i - 1, json(&text(rng, 2)), rng.below(10) == 0)),
+            _ => ev(format!("{{\"type\":\"content.part\",\"uuid\":\"cp-{s}-{i}\",\"turnId\":\"{}\",\"step\":{step},\"stepUuid\":\"st-{s}-{step}\",\"part\":{{\"type\":\"text\",\"text\":{}}}}}", i / 4, json(&text(rng, 1)))),
+        };
+        let _ = writeln!(out, "{line}");
+    }
+    let session = root
+        .join(format!("wd_ws{}_{:012x}", s % 12, s % 12))
+        .join(&id);
+    let state = format!(
+        "{{\"createdAt\":\"{}\",\"updatedAt\":\"{}\",\"title\":\"Session {s}\",\"isCustomTitle\":false,\"agents\":{{\"main\":{{\"type\":\"main\",\"parentAgentId\":null}}}},\"custom\":{{}},\"workDir\":\"{ws}\"}}",
+        ts(day, 0),
+        ts(day, n)
+    );
+    Ok(write(&session.join("state.json"), &state)?
+        + write(&session.join("agents/main/wire.jsonl"), &out)?)
+}
+
+/// `~/.iflow/projects/<cwd>/session-<uuid>.jsonl`: Claude Code's envelope, Gemini CLI's tools,
+/// a `tool_result` whose `content` is iFlow's `{callId, responseParts, resultDisplay}` object.
+fn iflow(root: &Path, s: usize, ws: &str, day: usize, n: usize, rng: &mut Rng) -> io::Result<u64> {
+    let id = format!("session-2a3b4c5d-0000-4a8b-9c0d-{s:012}");
+    let mut out = String::new();
+    let mut parent = "null".to_string();
+    for i in 0..n {
+        let uuid = format!("\"f-{s}-{i}\"");
+        let head = format!("\"uuid\":{uuid},\"parentUuid\":{parent},\"sessionId\":\"{id}\",\"timestamp\":\"{}\",\"isSidechain\":false,\"userType\":\"external\",\"cwd\":\"{ws}\",\"gitBranch\":null,\"version\":\"0.4.2\"", ts(day, i));
+        let assistant = |content: String| {
+            format!("{{{head},\"type\":\"assistant\",\"message\":{{\"id\":\"response-{s}-{i}\",\"type\":\"message\",\"role\":\"assistant\",\"content\":{content},\"model\":\"glm-4.7\",\"stop_reason\":null,\"usage\":{{\"input_tokens\":0,\"output_tokens\":0}}}}}}")
+        };
+        let line = match i % 4 {
+            0 => format!("{{{head},\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":{}}}}}", json(&text(rng, 1))),
+            1 => assistant(format!("[{{\"type\":\"tool_use\",\"id\":\"call_{s}_{i}\",\"name\":\"run_shell_command\",\"input\":{{\"command\":{}}}}}]", json(&synth::sentence(rng, 6)))),
+            2 => {
+                let error = rng.below(10) == 0;
+                let (key, status) = if error { ("error", "error") } else { ("output", "success") };
+                let call = format!("call_{s}_{}", i - 1);
+                format!("{{{head},\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":[{{\"tool_use_id\":\"{call}\",\"type\":\"tool_result\",\"content\":{{\"callId\":\"{call}\",\"responseParts\":{{\"functionResponse\":{{\"id\":\"{call}\",\"name\":\"run_shell_command\",\"response\":{{\"{key}\":{}}}}}}},\"resultDisplay\":\"\"}}}}]}},\"toolUseResult\":{{\"toolName\":\"run_shell_command\",\"status\":\"{status}\",\"timestamp\":{}}}}}", json(&text(rng, 2)), ms(day, i))
+            }
+            _ => assistant(format!("[{{\"type\":\"text\",\"text\":{}}}]", json(&text(rng, 1)))),
+        };
+        let _ = writeln!(out, "{line}");
+        parent = uuid;
+    }
+    write(&root.join(format!("-srv-ws{}/{id}.jsonl", s % 12)), &out)
 }

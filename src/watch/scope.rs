@@ -9,7 +9,7 @@ use notify::event::{AccessKind, AccessMode, EventKind, MetadataKind, ModifyKind}
 
 use crate::indexing::IndexPlan;
 use crate::sources::code::lang::{VCS_DIRS, VENDORED_DIRS};
-use crate::sources::episodes::agents::store_of_change;
+use crate::sources::episodes::agents::{store_of_change, watch_beside};
 
 /// The stages a batch of changes asks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -55,6 +55,9 @@ pub struct Scope {
     /// (canonical, as given): events arrive under the canonical form, the index knows a
     /// transcript by its path under the root as given.
     sessions: Vec<(PathBuf, PathBuf)>,
+    /// Folders outside the session roots that their stores read from (an OpenCode tree's
+    /// `storage/`), canonical; their changes map to a store under a root.
+    beside: Vec<PathBuf>,
     code: Vec<PathBuf>,
     skills: Vec<PathBuf>,
     data_dir: PathBuf,
@@ -72,13 +75,20 @@ impl Scope {
                 .map(|p| canonical(p))
                 .collect()
         };
+        let sessions: Vec<(PathBuf, PathBuf)> = plan
+            .sessions
+            .iter()
+            .filter(|p| p.exists())
+            .map(|p| (canonical(p), p.clone()))
+            .collect();
+        let beside = sessions
+            .iter()
+            .flat_map(|(c, _)| watch_beside(c))
+            .filter(|p| p.is_dir())
+            .collect();
         Scope {
-            sessions: plan
-                .sessions
-                .iter()
-                .filter(|p| p.exists())
-                .map(|p| (canonical(p), p.clone()))
-                .collect(),
+            sessions,
+            beside,
             code: existing(&plan.code),
             skills: existing(
                 &plan
@@ -106,6 +116,7 @@ impl Scope {
             .collect();
         let mut all: Vec<PathBuf> = session_dirs
             .iter()
+            .chain(&self.beside)
             .chain(&self.code)
             .chain(&self.skills)
             .cloned()
@@ -130,22 +141,33 @@ impl Scope {
             if p.starts_with(&self.data_dir) {
                 continue;
             }
-            let store = store_of_change(p);
-            if let Some((_, given)) = self
-                .sessions
-                .iter()
-                .find(|(c, _)| store.as_ref() == Some(c) && c.is_file())
-            {
-                d.session_files.insert(given.clone());
-            } else if let Some((canonical, given)) =
-                self.sessions.iter().find(|(c, _)| p.starts_with(c))
-            {
-                if let Some(store) = store {
-                    let rel = store.strip_prefix(canonical).unwrap_or(&store);
-                    d.session_files.insert(given.join(rel));
-                } else if p.is_dir() {
-                    // A new folder: its first transcript may predate the watch on it.
-                    d.all_sessions = true;
+            // The store may sit under another root than the path (an OpenCode part maps to
+            // its session file under `storage/session`).
+            match store_of_change(p) {
+                Some(store) => {
+                    if let Some((c, given)) =
+                        self.sessions.iter().find(|(c, _)| store.starts_with(c))
+                    {
+                        if store.is_dir() {
+                            // The reader could not tell which of the stores there changed.
+                            d.all_sessions = true;
+                        } else {
+                            match store.strip_prefix(c) {
+                                Ok(rel) if !rel.as_os_str().is_empty() => {
+                                    d.session_files.insert(given.join(rel))
+                                }
+                                _ => d.session_files.insert(given.clone()),
+                            };
+                        }
+                    }
+                }
+                None => {
+                    let in_scope = self.sessions.iter().any(|(c, _)| p.starts_with(c))
+                        || self.beside.iter().any(|b| p.starts_with(b));
+                    if in_scope && p.is_dir() {
+                        // A new folder: its first transcript may predate the watch on it.
+                        d.all_sessions = true;
+                    }
                 }
             }
             if let Some(root) = self.code.iter().find(|r| p.starts_with(r)) {
@@ -264,5 +286,65 @@ mod tests {
             "readers write the shm"
         );
         assert!(!at("opencode/log/2026.log").any());
+    }
+
+    #[test]
+    fn an_opencode_tree_part_or_message_maps_to_its_session_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = canonical(dir.path());
+        let storage = base.join("opencode/storage");
+        let session = storage.join("session/global/ses_a.json");
+        for d in ["session/global", "message/ses_a", "part/msg_1"] {
+            std::fs::create_dir_all(storage.join(d)).unwrap();
+        }
+        std::fs::write(&session, b"{}").unwrap();
+        std::fs::write(storage.join("message/ses_a/msg_1.json"), b"{}").unwrap();
+        let part = storage.join("part/msg_1/prt_1.json");
+        std::fs::write(
+            &part,
+            br#"{"id":"prt_1","sessionID":"ses_a","messageID":"msg_1"}"#,
+        )
+        .unwrap();
+        // Flat parts: one naming only its message, one naming nothing that can be found.
+        std::fs::write(storage.join("part/prt_2.json"), br#"{"messageID":"msg_1"}"#).unwrap();
+        std::fs::write(storage.join("part/prt_3.json"), b"{\"id\":").unwrap();
+        // A part whose ids point out of the tree is not followed there.
+        std::fs::write(base.join("opencode/x.json"), b"{}").unwrap();
+        std::fs::write(
+            storage.join("part/prt_4.json"),
+            br#"{"sessionID":"../../../x","messageID":"../x"}"#,
+        )
+        .unwrap();
+        let plan = IndexPlan {
+            sessions: vec![storage.join("session")],
+            code: Vec::new(),
+            skills: Vec::new(),
+            agents: Vec::new(),
+            rebuild: false,
+        };
+        let scope = Scope::new(&base.join("data"), &plan);
+        assert_eq!(
+            scope.roots(),
+            vec![storage.clone()],
+            "the tree's storage is watched"
+        );
+        let write = EventKind::Modify(ModifyKind::Data(notify::event::DataChange::Any));
+        let at = |p: &str| scope.classify(&write, &[storage.join(p)]);
+        let just_session = BTreeSet::from([session.clone()]);
+        assert_eq!(at("part/msg_1/prt_1.json").session_files, just_session);
+        assert_eq!(at("message/ses_a/msg_1.json").session_files, just_session);
+        assert_eq!(at("part/prt_2.json").session_files, just_session);
+        // A part folder whose message is not written yet, a part that cannot be read: every
+        // tree session is checked (unchanged ones are skipped by fingerprint).
+        assert!(at("part/prt_3.json").all_sessions);
+        let outside = at("part/prt_4.json");
+        assert!(outside.all_sessions && outside.session_files.is_empty());
+        std::fs::create_dir_all(storage.join("part/msg_9")).unwrap();
+        assert!(at("part/msg_9").all_sessions);
+        assert!(
+            !at("part/msg_1/.oc-prt_1.json.1.2.tmp").any(),
+            "a writer's temp file"
+        );
+        assert!(!at("migration").any());
     }
 }

@@ -350,8 +350,18 @@ pub trait AgentReader: Sync {
         None
     }
 
+    /// Folders outside `root` that its stores are read from (an OpenCode tree's `storage/`,
+    /// whose `message/` and `part/` hold what a session file under the `storage/session` root
+    /// does not): watch mode follows them too, and maps their changes with
+    /// [`AgentReader::store_of_change`]. None by default.
+    fn watch_beside(&self, _root: &Path) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
     /// The store a changed path belongs to (watch mode): a database's `-wal` maps to the
-    /// database; by default a `.jsonl` file is its own store.
+    /// database; by default a `.jsonl` file is its own store. A folder means any store under
+    /// it may have changed (a change the reader knows is its own but cannot map to one store:
+    /// watch mode then runs a pass over every root, which skips unchanged stores).
     fn store_of_change(&self, changed: &Path) -> Option<PathBuf> {
         changed
             .extension()

@@ -244,6 +244,14 @@ pub fn store_of_change(changed: &Path) -> Option<PathBuf> {
         .find_map(|a| a.reader().store_of_change(changed))
 }
 
+/// The folders outside a session root that its stores are read from (watch mode follows them).
+pub fn watch_beside(root: &Path) -> Vec<PathBuf> {
+    Agent::ALL
+        .into_iter()
+        .flat_map(|a| a.reader().watch_beside(root))
+        .collect()
+}
+
 /// The command that resumes a session in its own directory (copied, never run): `cd <cwd> &&
 /// <the agent's resume command>`. A subagent resumes through its root session. `None` for a
 /// source that is not a known agent or an agent without one.

@@ -308,11 +308,34 @@ impl AgentReader for Reader {
             subagent: matches!(file.layout, Layout::Subagent { .. }),
             mtime: file_mtime(&file.path),
         };
-        let mut timed =
-            WireTimeSink::new(&mut wrapped, WireTimes::beside(&file.path), from.is_some());
-        read_jsonl(file, from, limits, &mut timed, || {
+        // The cursor holds the parser's and the wire's; one from before the wire was resumed
+        // is the parser's alone (its wire is then read whole, once).
+        let saved = from.and_then(|r| serde_json::from_str::<KimiCursor>(r.cursor).ok());
+        let (from, wire) = match (&saved, from) {
+            (Some(c), Some(r)) => {
+                let parser = Resume {
+                    offset: r.offset,
+                    cursor: &c.parser,
+                };
+                // A parser cursor that no longer parses is a full read, of the wire too.
+                let resumes = serde_json::from_str::<TranscriptParser>(&c.parser)
+                    .is_ok_and(|p| p.kind() == Agent::Kimi);
+                (Some(parser), resumes.then(|| c.wire.clone()))
+            }
+            (None, from) => (from, None),
+            (Some(_), None) => (None, None),
+        };
+        let times = WireTimes::beside(&file.path, wire, limits.max_line_bytes);
+        let mut timed = WireTimeSink::new(&mut wrapped, times, from.is_some());
+        let mut end = read_jsonl(file, from, limits, &mut timed, || {
             TranscriptParser::new(Agent::Kimi)
+        })?;
+        end.cursor = serde_json::to_string(&KimiCursor {
+            parser: std::mem::take(&mut end.cursor),
+            wire: timed.cursor(),
         })
+        .unwrap_or_default();
+        Ok(end)
     }
 
     /// `<sid>.jsonl`, or `<sid>/context.jsonl`.
@@ -331,7 +354,14 @@ impl AgentReader for Reader {
 }
 
 mod wire;
-use wire::{WireTimeSink, WireTimes};
+use wire::{WireCursor, WireTimeSink, WireTimes};
+
+/// A Kimi CLI context's resume cursor: the line parser's, and where the wire beside it stopped.
+#[derive(Serialize, Deserialize)]
+struct KimiCursor {
+    parser: String,
+    wire: WireCursor,
+}
 
 #[cfg(test)]
 mod tests;

@@ -158,12 +158,21 @@ impl AgentReader for Reader {
             .flatten()
     }
 
+    /// A tree root (`storage/session`) reads its sessions' messages and parts from beside it.
+    fn watch_beside(&self, root: &Path) -> Vec<PathBuf> {
+        tree::storage_beside(root).into_iter().collect()
+    }
+
+    /// A tree's message or part maps to its session file (see [`tree::session_of_change`]).
     /// A write lands in `<db>-wal` first (the database file changes only at a checkpoint).
     /// `-shm` is not followed: readers (this one included) write it.
     fn store_of_change(&self, changed: &Path) -> Option<PathBuf> {
         let name = changed.file_name()?.to_str()?;
         if tree::is_tree_session(changed) {
             return Some(changed.to_path_buf());
+        }
+        if let Some(session) = tree::session_of_change(changed) {
+            return Some(session);
         }
         if let Some(db) = name.strip_suffix("-wal").filter(|d| d.ends_with(".db")) {
             return Some(changed.with_file_name(db));

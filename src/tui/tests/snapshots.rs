@@ -284,3 +284,53 @@ fn no_state_panics_or_spills_at_any_size() {
         }
     }
 }
+
+/// The demo question whose evidence comes from several agents: every event row of the episodes
+/// pane names the agent that wrote it, and at least three agents answer (issue 18).
+#[test]
+fn the_agents_question_names_each_events_agent() {
+    use knowledge::sources::episodes::agents::Agent;
+    let screen = state("agents", 120, 40).screen();
+    let labels: Vec<&str> = Agent::ALL.iter().map(|a| a.label()).collect();
+    let mut rows = 0;
+    let mut seen: Vec<&str> = Vec::new();
+    for line in screen.lines() {
+        // The episodes pane is the first cell; an event row reads `MM-DD HH:MM <id>:<seq> <agent>`.
+        let Some(cell) = line.split('│').nth(1) else {
+            continue;
+        };
+        let cell = cell.trim_start_matches(['▶', ' ']);
+        let mut words = cell.splitn(4, ' ');
+        let (Some(day), Some(time), Some(id), Some(rest)) =
+            (words.next(), words.next(), words.next(), words.next())
+        else {
+            continue;
+        };
+        let is_row = day.len() == 5
+            && day.as_bytes()[2] == b'-'
+            && time.len() == 5
+            && time.as_bytes()[2] == b':'
+            && id
+                .split_once(':')
+                .is_some_and(|(s, n)| s.len() == 8 && n.chars().all(|c| c.is_ascii_digit()));
+        if !is_row {
+            continue;
+        }
+        rows += 1;
+        let label = labels
+            .iter()
+            .find(|l| {
+                // The label is whole: followed by the event's type, or cut off by the pane.
+                rest.strip_prefix(**l)
+                    .is_some_and(|r| r.starts_with(' ') || r.starts_with('…'))
+            })
+            .unwrap_or_else(|| panic!("no agent named on the row {line:?}"));
+        if !seen.contains(label) {
+            seen.push(label);
+        }
+    }
+    assert!(rows >= 5, "{screen}");
+    for want in ["Gemini CLI", "Copilot CLI", "Pi"] {
+        assert!(seen.contains(&want), "{want} not among {seen:?}:\n{screen}");
+    }
+}

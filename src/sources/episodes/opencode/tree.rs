@@ -23,12 +23,14 @@ use crate::sources::episodes::parser::{str_of, Ctx};
 /// Whether `path` is `…/storage/session/<project>/<id>.json` (a copied tree may carry a
 /// suffix: `storage_legacy/`).
 pub(super) fn is_tree_session(path: &Path) -> bool {
-    fn name(p: Option<&Path>) -> Option<&str> {
-        p?.file_name()?.to_str()
-    }
     path.extension().is_some_and(|e| e == "json")
         && name(path.parent().and_then(Path::parent)) == Some("session")
         && name(path.ancestors().nth(3)).is_some_and(|n| n.starts_with("storage"))
+}
+
+/// The last component of `p`, when it is UTF-8.
+fn name(p: Option<&Path>) -> Option<&str> {
+    p?.file_name()?.to_str()
 }
 
 /// The `storage/` folder of a session file.
@@ -68,8 +70,10 @@ fn json_files(dir: &Path) -> Vec<PathBuf> {
 
 /// The latest mtime among a tree session's message files and its messages' part folders and
 /// files: a new or rewritten message or part moves it. Costs one `stat` per file, no read.
-/// Parts kept flat in `part/` count by that folder's mtime (a new part; a flat part rewritten
-/// in place is seen at the session's next change). A removed file is not seen.
+/// Parts kept flat in `part/` (not OpenCode's own writer, which keeps `part/<messageID>/`;
+/// other tools' trees do) cannot be told apart without reading them, so every flat part
+/// counts: one `stat` per flat file for each session that has flat parts. A removed file is
+/// not seen.
 pub(super) fn parts_modified(session_file: &Path) -> Option<std::time::SystemTime> {
     let storage = storage_of(session_file)?;
     let id = session_file.file_stem()?.to_str()?;
@@ -93,9 +97,100 @@ pub(super) fn parts_modified(session_file: &Path) -> Option<std::time::SystemTim
         }
     }
     if flat {
-        latest = latest.max(mtime(&storage.join("part")));
+        let part = storage.join("part");
+        latest = latest.max(mtime(&part));
+        for file in json_files(&part) {
+            latest = latest.max(mtime(&file));
+        }
     }
     latest
+}
+
+/// The `storage/` folder a tree root (`storage*/session`) reads its messages and parts from.
+pub(super) fn storage_beside(root: &Path) -> Option<PathBuf> {
+    let storage = root.parent()?;
+    (root.file_name()? == "session"
+        && storage
+            .file_name()?
+            .to_str()
+            .is_some_and(|n| n.starts_with("storage")))
+    .then(|| storage.to_path_buf())
+}
+
+/// The largest part file whose ids are read from its JSON when a change is mapped.
+const MAX_PART_PEEK: u64 = 4 * 1024 * 1024;
+
+/// The session file a changed message or part of a tree belongs to (watch mode): a message's
+/// folder names its session; a part names its session (`sessionID`, which OpenCode's writer
+/// always sets), else its message (`messageID`, else its folder), whose folder names the
+/// session. `Some(storage/session)` when the change is the tree's but its session cannot be
+/// told (a part without ids, a message not yet written): every tree session is then checked.
+/// `None` for a path that is no message or part of a tree.
+pub(super) fn session_of_change(changed: &Path) -> Option<PathBuf> {
+    let is_storage = |p: Option<&Path>| name(p).is_some_and(|n| n.starts_with("storage"));
+    let json = changed.extension().is_some_and(|e| e == "json")
+        && !name(Some(changed)).is_some_and(|n| n.starts_with('.'));
+    let up = |n: usize| changed.ancestors().nth(n);
+    // (storage, session id if the path names it, message id if the path names it)
+    let (storage, session, message) = if name(up(1)) == Some("message") && is_storage(up(2)) {
+        // A session's new message folder.
+        (up(2)?, name(Some(changed)).map(str::to_string), None)
+    } else if json && name(up(2)) == Some("message") && is_storage(up(3)) {
+        (up(3)?, name(up(1)).map(str::to_string), None)
+    } else if json && name(up(2)) == Some("part") && is_storage(up(3)) {
+        let (s, m) = part_ids(changed);
+        (up(3)?, s, m.or_else(|| name(up(1)).map(str::to_string)))
+    } else if json && name(up(1)) == Some("part") && is_storage(up(2)) {
+        let (s, m) = part_ids(changed);
+        (up(2)?, s, m)
+    } else if name(up(1)) == Some("part") && is_storage(up(2)) && changed.is_dir() {
+        // A message's new part folder.
+        (up(2)?, None, name(Some(changed)).map(str::to_string))
+    } else {
+        return None;
+    };
+    let session = session.or_else(|| message_session(storage, message.as_deref()?));
+    let found = session.and_then(|s| session_file(storage, &s));
+    Some(found.unwrap_or_else(|| storage.join("session")))
+}
+
+/// A part file's `sessionID` and `messageID`, when it is small enough to peek at and parses.
+fn part_ids(part: &Path) -> (Option<String>, Option<String>) {
+    let small = fs::metadata(part).is_ok_and(|m| m.is_file() && m.len() <= MAX_PART_PEEK);
+    let value = small
+        .then(|| crate::sources::regular_file::read(part).ok())
+        .flatten()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
+    let Some(v) = value else {
+        return (None, None);
+    };
+    // An id names a file of the tree: one plain path component, never a way out of it.
+    let id = |k| {
+        str_of(&v, k)
+            .filter(|s| !s.is_empty() && *s != "." && *s != ".." && !s.contains(['/', '\\']))
+            .map(str::to_string)
+    };
+    (id("sessionID"), id("messageID"))
+}
+
+/// The session whose folder holds message `message` (`message/<sessionID>/<messageID>.json`).
+fn message_session(storage: &Path, message: &str) -> Option<String> {
+    let file = format!("{message}.json");
+    fs::read_dir(storage.join("message"))
+        .ok()?
+        .flatten()
+        .find(|e| e.path().join(&file).is_file())
+        .and_then(|e| e.file_name().into_string().ok())
+}
+
+/// `session/<projectID>/<session>.json` under `storage`.
+fn session_file(storage: &Path, session: &str) -> Option<PathBuf> {
+    let file = format!("{session}.json");
+    fs::read_dir(storage.join("session"))
+        .ok()?
+        .flatten()
+        .map(|e| e.path().join(&file))
+        .find(|p| p.is_file())
 }
 
 /// Reads one session of the tree, whole.
@@ -152,16 +247,27 @@ pub(super) fn read_tree_session(
                 .collect()
         } else {
             let all = flat.get_or_insert_with(|| {
+                // Every flat part is read, but only this session's count as its lines; one
+                // that cannot be read belongs to no session, so each session reading the
+                // folder counts it skipped.
                 let mut stats = ParseStats::default();
-                json_files(&storage.join("part"))
+                let parts = json_files(&storage.join("part"))
                     .iter()
                     .filter_map(|p| read_json(p, limits, &mut stats))
-                    .collect()
+                    .collect();
+                let skipped = stats.skipped_broken + stats.skipped_oversized;
+                cx.stats.lines += skipped;
+                cx.stats.skipped_broken += stats.skipped_broken;
+                cx.stats.skipped_oversized += stats.skipped_oversized;
+                parts
             });
-            all.iter()
+            let mine: Vec<Value> = all
+                .iter()
                 .filter(|p| str_of(p, "messageID") == Some(msg_id))
                 .cloned()
-                .collect()
+                .collect();
+            cx.stats.lines += mine.len() as u64;
+            mine
         };
         message_events(&mut cx, info, &parts, speaker, &mut out);
         for ev in out.drain(..) {
