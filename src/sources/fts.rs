@@ -15,6 +15,8 @@ use rusqlite::Connection;
 
 use crate::text::tokens;
 
+pub mod rank;
+
 /// Rows BM25 may score for one query before the expression is narrowed.
 pub const DEFAULT_CAP: u64 = 15_000;
 
@@ -70,6 +72,16 @@ fn frequencies(conn: &Connection, fts_table: &str, terms: &[String]) -> Option<V
         remember(state, found);
     }
     Some(out.into_iter().map(|df| df.unwrap_or(0)).collect())
+}
+
+/// How many rows of `fts_table` hold each term (0 for an absent one), `None` when the vocabulary
+/// cannot be read; counted once per index state in this process, like the bounded expression's.
+pub(crate) fn document_counts(
+    conn: &Connection,
+    fts_table: &str,
+    terms: &[String],
+) -> Option<Vec<u64>> {
+    frequencies(conn, fts_table, terms)
 }
 
 /// Which index a frequency was counted in: the store file, the FTS table, the table's
@@ -147,7 +159,18 @@ pub fn bounded_match_expr(
     terms: &[String],
     cap: u64,
 ) -> Option<String> {
-    bounded_match_tiers(conn, fts_table, terms, cap).pop()
+    bounded_match_tiers(conn, fts_table, terms, cap)
+        .pop()
+        .map(|m| m.expr)
+}
+
+/// One expression to match, with what [`rank::NAME`] needs to rank its rows without counting
+/// them again: each phrase's document count, in the expression's phrase order
+/// ([`rank::counts_blob`]); `None` when the counts are not known (then it counts, as `bm25`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Match {
+    pub expr: String,
+    pub counts: Option<Vec<u8>>,
 }
 
 /// The expressions to try in order, narrowest first: a caller runs the next only when the
@@ -158,13 +181,22 @@ pub fn bounded_match_tiers(
     fts_table: &str,
     terms: &[String],
     cap: u64,
-) -> Vec<String> {
+) -> Vec<Match> {
     let Some(dfs) = frequencies(conn, fts_table, terms) else {
-        return tokens::fts_match_expr(terms).into_iter().collect();
+        return tokens::fts_match_expr(terms)
+            .into_iter()
+            .map(|expr| Match { expr, counts: None })
+            .collect();
     };
+    let df_of = |t: &str| terms.iter().position(|x| x == t).map_or(0, |i| dfs[i]);
     bounded_tiers(terms, &dfs, cap)
         .iter()
-        .map(|t| t.render(&quote, " OR ", " AND "))
+        .map(|t| Match {
+            expr: t.render(&quote, " OR ", " AND "),
+            counts: Some(rank::counts_blob(
+                &t.phrases().map(df_of).collect::<Vec<u64>>(),
+            )),
+        })
         .collect()
 }
 
@@ -185,6 +217,14 @@ impl Tier {
             parts.push(format!("({})", inner.join(and)));
         }
         parts.join(or)
+    }
+
+    /// The tier's terms in the order [`Tier::render`] writes them (FTS5 numbers its phrases so).
+    pub fn phrases(&self) -> impl Iterator<Item = &str> {
+        self.any
+            .iter()
+            .chain(self.together.iter().flatten())
+            .map(String::as_str)
     }
 }
 
@@ -291,6 +331,36 @@ mod tests {
             })
             .expect("query");
         assert_eq!(n, 46);
+    }
+
+    #[test]
+    fn every_tier_ranks_as_bm25_with_the_counts_it_carries() {
+        let mut rows = vec!["common other"; 40];
+        rows.extend(["common other rare"; 1]);
+        rows.extend(["third common other"; 5]);
+        rows.extend(["third common"; 3]);
+        let c = table(&rows);
+        rank::register(&c).expect("kbm25");
+        let ts = terms(&["common", "other", "third", "rare", "absent"]);
+        let tiers = bounded_match_tiers(&c, "t", &ts, 10);
+        assert_eq!(tiers.len(), 2, "{tiers:?}");
+        for m in &tiers {
+            let counts = m.counts.clone().expect("counts known");
+            let ranked = |call: &str| -> Vec<(i64, u64)> {
+                let sql =
+                    format!("SELECT rowid, {call} FROM t WHERE t MATCH ?2 ORDER BY {call}, rowid");
+                let mut st = c.prepare(&sql).expect("prepare");
+                let rows = st
+                    .query_map(rusqlite::params![counts, m.expr], |r| {
+                        Ok((r.get(0)?, r.get::<_, f64>(1)?.to_bits()))
+                    })
+                    .expect("query");
+                rows.collect::<Result<_, _>>().expect("rows")
+            };
+            let want = ranked("bm25(t)");
+            assert!(!want.is_empty());
+            assert_eq!(ranked("kbm25(t, ?1)"), want, "{}", m.expr);
+        }
     }
 
     #[test]

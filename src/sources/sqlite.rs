@@ -64,9 +64,11 @@ pub fn open_owned(
     Ok(conn)
 }
 
-/// The SQL functions every store connection has: the views over packed text read through them.
+/// The SQL functions every store connection has: the views over packed text read through them,
+/// and the FTS5 ranking that takes known document counts (`fts::rank`).
 fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
-    crate::sources::packed::register(conn)
+    crate::sources::packed::register(conn)?;
+    crate::sources::fts::rank::register(conn)
 }
 
 /// Open an existing store for its writer without touching its schema (a step that only adds

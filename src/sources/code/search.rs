@@ -27,8 +27,8 @@ use crate::text::{embed, snippet, tokens};
 /// tighter than the episodes lane's (`fts::DEFAULT_CAP`).
 const CODE_MATCH_CAP: u64 = 6_000;
 
-/// BM25 column weights: body, symbol, path.
-const BM25: &str = "bm25(chunks_fts, 1.0, 8.0, 2.0)";
+/// BM25 column weights: body, symbol, path; ?1 is the phrases' document counts (`fts::rank`).
+const BM25: &str = "kbm25(chunks_fts, ?1, 1.0, 8.0, 2.0)";
 
 /// The built-in code source: a small pool of read-only connections.
 pub struct CodeStore {
@@ -109,8 +109,8 @@ impl CodeStore {
             out.index_rev = store::meta_get(c, "index_rev");
             let tiers = fts::bounded_match_tiers(c, "chunks_fts", &terms, CODE_MATCH_CAP);
             let mut cands = Vec::new();
-            for (tier, expr) in tiers.iter().enumerate() {
-                cands = candidates(c, q, expr.clone(), &terms, limit)?;
+            for (tier, m) in tiers.iter().enumerate() {
+                cands = candidates(c, q, m, &terms, limit)?;
                 if cands.len() >= limit || tier + 1 == tiers.len() {
                     break;
                 }
@@ -235,7 +235,7 @@ pub(super) struct Candidate {
 fn candidates(
     c: &Connection,
     q: &CodeQuery,
-    expr: String,
+    m: &fts::Match,
     terms: &[String],
     limit: usize,
 ) -> Result<Vec<Candidate>, CodeStoreError> {
@@ -244,6 +244,7 @@ fn candidates(
         && q.paths.is_empty()
         && q.since_ms.is_none()
         && q.until_ms.is_none());
+    let counts = m.counts.clone().map_or(SqlValue::Null, SqlValue::Blob);
     // Fetch deeper than the limit so the boosts can reorder.
     let depth = SqlValue::Integer((limit * 4).max(60) as i64);
     let (sql, args) = if filtered {
@@ -253,7 +254,7 @@ fn candidates(
              JOIN files f ON f.id = c.file_id
              WHERE chunks_fts MATCH ?"
         );
-        let mut args: Vec<SqlValue> = vec![SqlValue::Text(expr)];
+        let mut args: Vec<SqlValue> = vec![counts, SqlValue::Text(m.expr.clone())];
         push_filters(&mut sql, &mut args, q);
         sql.push_str(&format!(" ORDER BY {BM25} LIMIT ?"));
         args.push(depth);
@@ -267,7 +268,7 @@ fn candidates(
              JOIN chunks c ON c.id = t.id JOIN files f ON f.id = c.file_id
              ORDER BY t.r DESC"
         );
-        (sql, vec![SqlValue::Text(expr), depth])
+        (sql, vec![counts, SqlValue::Text(m.expr.clone()), depth])
     };
     let mut stmt = c.prepare_cached(&sql)?;
     let mut rows = stmt.query(params_from_iter(args.iter()))?;

@@ -151,6 +151,11 @@ fn order_score(id: i64, lexical: &[(i64, f64)]) -> f64 {
 
 /// The lexical hits that hold every one of the query's own terms (not its cross-lingual
 /// expansions): the matches no other evidence may push down or drop.
+///
+/// When one of the terms is rare, a single statement over the candidates' rowid range finds them
+/// (FTS5 walks the rarest term's short doclist and seeks the others); otherwise each candidate
+/// is looked up by rowid, since walking long doclists costs more than the point lookups. Both
+/// ask FTS5 the same question, so the set is the same.
 fn full_matches(
     c: &Connection,
     own_terms: &[String],
@@ -164,6 +169,25 @@ fn full_matches(
         .map(|t| crate::sources::fts::quote(t))
         .collect::<Vec<_>>()
         .join(" AND ");
+    let rarest = crate::sources::fts::document_counts(c, "events_fts", own_terms)
+        .and_then(|dfs| dfs.into_iter().min());
+    if rarest.is_some_and(|df| df <= RANGE_SCAN_MAX_DF) {
+        let lo = lexical.iter().map(|(id, _)| *id).min().unwrap_or(0);
+        let hi = lexical.iter().map(|(id, _)| *id).max().unwrap_or(0);
+        let wanted: HashSet<i64> = lexical.iter().map(|(id, _)| *id).collect();
+        let mut stmt = c.prepare_cached(
+            "SELECT rowid FROM events_fts WHERE events_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3",
+        )?;
+        let rows = stmt.query_map(rusqlite::params![expr, lo, hi], |r| r.get::<_, i64>(0))?;
+        let mut out = HashSet::new();
+        for id in rows {
+            let id = id?;
+            if wanted.contains(&id) {
+                out.insert(id);
+            }
+        }
+        return Ok(out);
+    }
     let mut stmt =
         c.prepare_cached("SELECT 1 FROM events_fts WHERE events_fts MATCH ?1 AND rowid = ?2")?;
     let mut out = HashSet::new();
@@ -177,6 +201,10 @@ fn full_matches(
     }
     Ok(out)
 }
+
+/// The largest document count of the rarest own term for which [`full_matches`] walks the
+/// matches in one statement instead of looking up each candidate.
+const RANGE_SCAN_MAX_DF: u64 = 5_000;
 
 /// Lexical candidates looked at for [`holds_most_words`]: the best of the lane's ranking.
 const MOST_WORDS_CANDIDATES: usize = 50;
@@ -226,28 +254,42 @@ fn holds_most_words(
 /// the session only to see that it is not empty, most of a reranked search's SQL. A packed value
 /// (a BLOB) is never empty, since only long texts are packed (`sources::packed`). A store of the
 /// first schema (one `events` table, no packing) is read as before.
+///
+/// `human` is 0 or 1 (a bool), so "human first, then by seq" is the first human event by seq,
+/// else the first event by seq: two walks in seq order that stop at their first row, where one
+/// sort by `human` read every row of the session (overflow pages and all).
 fn first_prompt(c: &Connection, q: &EpisodeQuery, session: &str) -> rusqlite::Result<Option<i64>> {
-    let query = |rows: &str, non_empty: &str| {
-        let mut sql = format!(
-            "SELECT e.id FROM {rows} e JOIN sessions s ON s.session_id = e.session_id
-             WHERE e.session_id = ? AND {non_empty}"
+    for human_only in [true, false] {
+        let query = |rows: &str, non_empty: &str| {
+            let mut sql = format!(
+                "SELECT e.id FROM {rows} e JOIN sessions s ON s.session_id = e.session_id
+                 WHERE e.session_id = ? AND {non_empty}"
+            );
+            if human_only {
+                sql.push_str(" AND e.human = 1");
+            }
+            let mut args = vec![SqlValue::Text(session.to_string())];
+            push_filters(&mut sql, &mut args, q);
+            sql.push_str(" ORDER BY e.seq LIMIT 1");
+            (sql, args)
+        };
+        let (sql, args) = query(
+            store::EVENTS_PACKED,
+            "(typeof(e.text) = 'blob' OR e.text <> '')",
         );
-        let mut args = vec![SqlValue::Text(session.to_string())];
-        push_filters(&mut sql, &mut args, q);
-        sql.push_str(" ORDER BY e.human DESC, e.seq LIMIT 1");
-        (sql, args)
-    };
-    let (sql, args) = query(
-        store::EVENTS_PACKED,
-        "(typeof(e.text) = 'blob' OR e.text <> '')",
-    );
-    let (mut stmt, args) = match c.prepare_cached(&sql) {
-        Ok(stmt) => (stmt, args),
-        Err(_) => {
-            let (sql, args) = query("events", "e.text <> ''");
-            (c.prepare_cached(&sql)?, args)
+        let (mut stmt, args) = match c.prepare_cached(&sql) {
+            Ok(stmt) => (stmt, args),
+            Err(_) => {
+                let (sql, args) = query("events", "e.text <> ''");
+                (c.prepare_cached(&sql)?, args)
+            }
+        };
+        let found = stmt
+            .query_row(params_from_iter(args.iter()), |r| r.get(0))
+            .optional()?;
+        if found.is_some() {
+            return Ok(found);
         }
-    };
-    stmt.query_row(params_from_iter(args.iter()), |r| r.get(0))
-        .optional()
+    }
+    Ok(None)
 }

@@ -211,23 +211,23 @@ impl EpisodeStore {
         // without filters the ranking runs on the FTS table alone. The per-session cap may need
         // more candidates: deepen until enough survive or the matches run out.
         let (mut sql, mut args) = if filtered {
-            let mut sql = "SELECT e.id, e.session_id, -bm25(events_fts) FROM events_fts
+            let mut sql = "SELECT e.id, e.session_id, -kbm25(events_fts, ?1) FROM events_fts
                  JOIN events e ON e.id = events_fts.rowid
                  JOIN sessions s ON s.session_id = e.session_id
                  WHERE events_fts MATCH ?"
                 .to_string();
-            let mut args = vec![SqlValue::Null];
+            let mut args = vec![SqlValue::Null, SqlValue::Null];
             push_filters(&mut sql, &mut args, q);
-            sql.push_str(" ORDER BY bm25(events_fts) LIMIT ?");
+            sql.push_str(" ORDER BY kbm25(events_fts, ?1) LIMIT ?");
             (sql, args)
         } else {
             (
                 "SELECT t.id, e.session_id, -t.r FROM (
-                     SELECT rowid AS id, bm25(events_fts) AS r FROM events_fts
+                     SELECT rowid AS id, kbm25(events_fts, ?1) AS r FROM events_fts
                      WHERE events_fts MATCH ? ORDER BY r LIMIT ?) t
                  JOIN events e ON e.id = t.id ORDER BY t.r"
                     .to_string(),
-                vec![SqlValue::Null],
+                vec![SqlValue::Null, SqlValue::Null],
             )
         };
         sql.shrink_to_fit();
@@ -236,8 +236,10 @@ impl EpisodeStore {
         self.with_conn(|c| {
             let tiers = fts::bounded_match_tiers(c, "events_fts", &q.terms, fts::DEFAULT_CAP);
             let mut lexical: Vec<(i64, f64)> = Vec::new();
-            for (tier, expr) in tiers.iter().enumerate() {
-                args[0] = SqlValue::Text(expr.clone());
+            for (tier, m) in tiers.iter().enumerate() {
+                // ?1: the phrases' document counts for `kbm25` (`fts::rank`), ?2: the expression.
+                args[0] = m.counts.clone().map_or(SqlValue::Null, SqlValue::Blob);
+                args[1] = SqlValue::Text(m.expr.clone());
                 lexical = rank(c, &sql, &mut args, limit_at, q)?;
                 if lexical.len() >= q.limit || tier + 1 == tiers.len() {
                     break;
