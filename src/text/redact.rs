@@ -541,3 +541,5 @@ fn apply<'a>(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod equivalence_tests;

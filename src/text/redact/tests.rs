@@ -3,7 +3,7 @@
 use super::*;
 
 /// (input, secret that must disappear, text that must stay).
-const SECRET_CASES: &[(&str, &str, &str)] = &[
+pub(super) const SECRET_CASES: &[(&str, &str, &str)] = &[
     // URLs
     ("mysql://user:hunter2@db.local/app", "hunter2", "mysql://user:[REDACTED]@db.local"),
     ("postgres://admin:p%40ss@10.0.0.5:5432/x", "p%40ss", "postgres://admin:"),
@@ -138,7 +138,7 @@ const SECRET_CASES: &[(&str, &str, &str)] = &[
 ];
 
 /// Text that must come out unchanged.
-const KEEP_CASES: &[&str] = &[
+pub(super) const KEEP_CASES: &[&str] = &[
     "password=",
     "password: [REDACTED]",
     "password: ****",
@@ -523,6 +523,19 @@ fn a_secret_said_in_prose_counts_once() {
     }
 }
 
+/// Texts made to match each gated pattern, in the forms its gate must still see.
+pub(super) const GATE_CASES: &[&str] = &[
+    "key AKIAABCDEFGHIJKLMNOP here",
+    "xapp-1-ABCDEFGHIJKL and t1.abcdefghijklmnopqrstuvwxyz.abcdefghijklmnopqrstuvwxyzabcdefghijklmnop",
+    "<db_PASSWORD>Zq9!x</db_password>",
+    "ПАРОЛЬ от базы: Qw3rty",
+    "PaſſWORD for root = x",
+    "secret_key_base:\n    \"abc\"",
+    "  - \"api-token\" = |+\r\nvalue",
+    "the Tokens were: abc",
+    "секреты это x",
+];
+
 #[test]
 fn a_text_a_gated_pattern_matches_always_opens_its_gate() {
     let gated: [(&str, &LazyLock<Regex>, Gate); 5] = [
@@ -540,22 +553,11 @@ fn a_text_a_gated_pattern_matches_always_opens_its_gate() {
             Gate::Regex(&PROSE_SECRET_GATE),
         ),
     ];
-    let crafted = [
-        "key AKIAABCDEFGHIJKLMNOP here",
-        "xapp-1-ABCDEFGHIJKL and t1.abcdefghijklmnopqrstuvwxyz.abcdefghijklmnopqrstuvwxyzabcdefghijklmnop",
-        "<db_PASSWORD>Zq9!x</db_password>",
-        "ПАРОЛЬ от базы: Qw3rty",
-        "PaſſWORD for root = x",
-        "secret_key_base:\n    \"abc\"",
-        "  - \"api-token\" = |+\r\nvalue",
-        "the Tokens were: abc",
-        "секреты это x",
-    ];
     let texts: Vec<&str> = SECRET_CASES
         .iter()
         .map(|(t, _, _)| *t)
         .chain(KEEP_CASES.iter().copied())
-        .chain(crafted)
+        .chain(GATE_CASES.iter().copied())
         .collect();
     for (name, pattern, gate) in gated {
         let opens = |t: &str| match &gate {
