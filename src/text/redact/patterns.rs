@@ -106,11 +106,11 @@ pub(super) static CLI_FLAG: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// An XML element named for a secret, around its value. The value's limit of 500 characters
-/// is checked in code ([`super::xml_value_fits`]), not by `{1,500}`: 500 copies of the class were a quarter of
-/// compiling every pattern. The value cannot hold `<` and must end at `</`, so at each `<` the
-/// value is the whole run up to the next `<` either way, and a match of this form whose value is
-/// too long ends at its `</…>`, where no match of the bounded form could start: both forms find
-/// the same matches once the long ones are dropped.
+/// is checked in code ([`super::xml_value_fits`]), not by `{1,500}`: 500 copies of the class
+/// were a quarter of compiling every pattern. The value cannot hold `<` and must end at `</`,
+/// so at each `<` the value is the whole run up to the next `<` either way, and a match of this
+/// form whose value is too long ends at its `</…>`, where no match of the bounded form could
+/// start: both forms find the same matches once the long ones are dropped.
 pub(super) static XML_ELEMENT: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"<((?:(?i:[a-z_])[\w:.\-]*)?(?i:pass|secret|token|apikey|api_key|credential)[\w:.\-]*)>([^<\n]+)</((?i:[a-z_])[\w:.\-]*)>",
