@@ -105,15 +105,37 @@ const MAX_PASSES: usize = 6;
 fn redact_pass(text: Cow<'_, str>, kind: TextKind) -> (Cow<'_, str>, usize) {
     let mut count = 0;
     let mut out = text;
-    out = apply(out, &PEM_BEGIN, &mut count, pem_block);
-    out = apply(out, &PUTTY_PRIVATE, &mut count, |c, t| {
-        putty_body(t, c.get(0)?.end())
-    });
-    out = apply(out, &PUTTY_MAC, &mut count, |c, _| group(c, 1));
-    out = apply(out, &URL_USERINFO, &mut count, |c, _| {
-        let m = c.get(2)?;
-        (!value::is_exempt(m.as_str(), true, None, kind)).then(|| (m.start(), m.end()))
-    });
+    out = gated(
+        out,
+        Gate::Contains("-----BEGIN"),
+        &PEM_BEGIN,
+        &mut count,
+        pem_block,
+    );
+    out = gated(
+        out,
+        Gate::Contains("Private-Lines:"),
+        &PUTTY_PRIVATE,
+        &mut count,
+        |c, t| putty_body(t, c.get(0)?.end()),
+    );
+    out = gated(
+        out,
+        Gate::Contains("Private-"),
+        &PUTTY_MAC,
+        &mut count,
+        |c, _| group(c, 1),
+    );
+    out = gated(
+        out,
+        Gate::Contains("://"),
+        &URL_USERINFO,
+        &mut count,
+        |c, _| {
+            let m = c.get(2)?;
+            (!value::is_exempt(m.as_str(), true, None, kind)).then(|| (m.start(), m.end()))
+        },
+    );
     out = gated(
         out,
         Gate::Regex(&TOKEN_SHAPES_GATE),
@@ -129,8 +151,16 @@ fn redact_pass(text: Cow<'_, str>, kind: TextKind) -> (Cow<'_, str>, usize) {
             Some((m.start(), m.end()))
         },
     );
-    out = apply(out, &TELEGRAM, &mut count, |c, _| group(c, 0));
-    out = apply(out, &SLACK_WEBHOOK, &mut count, |c, _| group(c, 1));
+    out = gated(out, Gate::Contains(":AA"), &TELEGRAM, &mut count, |c, _| {
+        group(c, 0)
+    });
+    out = gated(
+        out,
+        Gate::Contains("hooks.slack.com/services/"),
+        &SLACK_WEBHOOK,
+        &mut count,
+        |c, _| group(c, 1),
+    );
     out = apply(out, &AUTH_HEADER, &mut count, |c, _| {
         let v = c.get(2)?;
         let has_scheme = c.get(1).is_some_and(|s| !s.as_str().trim().is_empty());
@@ -157,7 +187,8 @@ fn redact_pass(text: Cow<'_, str>, kind: TextKind) -> (Cow<'_, str>, usize) {
         &mut count,
         |c, _| {
             let (open, close, v) = (c.get(1)?, c.get(3)?, c.get(2)?);
-            let ok = open.as_str().eq_ignore_ascii_case(close.as_str())
+            let ok = xml_value_fits(c)
+                && open.as_str().eq_ignore_ascii_case(close.as_str())
                 && keys::is_secret_key(open.as_str())
                 && !value::is_exempt(v.as_str(), true, None, kind);
             ok.then(|| (v.start(), v.end()))
@@ -202,13 +233,16 @@ fn redact_pass(text: Cow<'_, str>, kind: TextKind) -> (Cow<'_, str>, usize) {
                 .then_some((s, e))
         },
     );
-    out = gated(
-        out,
-        Gate::Regex(&PROSE_SECRET_GATE),
-        &prose::PROSE_SECRET,
-        &mut count,
-        |c, t| prose::pick(c, t, kind),
-    );
+    if kind == TextKind::Prose {
+        // Only prose is read for secrets said in a sentence (`prose::pick`).
+        out = gated(
+            out,
+            Gate::Regex(&PROSE_SECRET_GATE),
+            &prose::PROSE_SECRET,
+            &mut count,
+            |c, t| prose::pick(c, t, kind),
+        );
+    }
     (out, count)
 }
 
@@ -457,16 +491,33 @@ fn putty_body(text: &str, from: usize) -> Option<(usize, usize)> {
     (end > start).then_some((start, end))
 }
 
+/// Whether an `XML_ELEMENT` match's value is within the limit the pattern once spelled as
+/// `{1,500}` (see there).
+fn xml_value_fits(c: &Captures) -> bool {
+    c.get(2)
+        .is_some_and(|v| v.as_str().chars().nth(XML_VALUE_MAX).is_none())
+}
+
 fn group(c: &Captures, g: usize) -> Option<(usize, usize)> {
     c.get(g).map(|m| (m.start(), m.end()))
 }
 
-/// What must be in a text for a pattern that is slow to compile to match it: a regex that must
-/// match somewhere (`patterns::TOKEN_SHAPES_GATE` and its siblings), or a literal (the closing
-/// tag's `</` of `XML_ELEMENT`).
+/// What must be in a text for a pattern to match it, so that a pattern is compiled only for a
+/// text that needs it (compiling all of them was most of a one-shot `knowledge search`): a
+/// regex that must match somewhere (`patterns::TOKEN_SHAPES_GATE` and its siblings), or a
+/// literal every match holds (`</` of `XML_ELEMENT`, `://` of `URL_USERINFO`, …).
 enum Gate {
     Regex(&'static LazyLock<Regex>),
     Contains(&'static str),
+}
+
+impl Gate {
+    fn opens(&self, text: &str) -> bool {
+        match self {
+            Gate::Regex(g) => g.is_match(text),
+            Gate::Contains(s) => text.contains(s),
+        }
+    }
 }
 
 /// [`apply`], only when the gate (a necessary condition of any match) holds for the text:
@@ -478,11 +529,7 @@ fn gated<'a>(
     count: &mut usize,
     pick: impl FnMut(&Captures, &str) -> Option<(usize, usize)>,
 ) -> Cow<'a, str> {
-    let open = match gate {
-        Gate::Regex(g) => g.is_match(&text),
-        Gate::Contains(s) => text.contains(s),
-    };
-    if open {
+    if gate.opens(&text) {
         apply(text, re, count, pick)
     } else {
         text
@@ -539,5 +586,7 @@ fn apply<'a>(
     }
 }
 
+#[cfg(test)]
+mod equivalence_tests;
 #[cfg(test)]
 mod tests;

@@ -24,7 +24,8 @@ pub(super) static PROSE_SECRET: LazyLock<Regex> = LazyLock::new(|| {
     super::patterns::re(concat!(
         // Case-insensitive words only, never a folded Unicode class (see `patterns`).
         r"(?:^|[^\p{L}\p{N}_\-.\u{345}])",
-        r"(?P<key>(?i:passwords?|passphrases?|passwd|pwd|tokens?|secrets?)|(?i:парол)[\p{L}\u{345}]*|(?i:токен)[\p{L}\u{345}]*|(?i:секрет)[\p{L}\u{345}]*)",
+        // The Cyrillic stems share one letter class (see `patterns::PHRASE`).
+        r"(?P<key>(?i:passwords?|passphrases?|passwd|pwd|tokens?|secrets?)|(?:(?i:парол)|(?i:токен)|(?i:секрет))[\p{L}\u{345}]*)",
         r"(?P<qual>[ \t]+(?i:for|to|of|on|от|для|к|на)[ \t]+[^\s:=]{1,40})?",
         r"(?:[ \t]+(?P<verb>(?i:is|was|will[ \t]+be|это|был|была|будет)|=|:|-|—|–))?",
         r"[ \t]+(?P<val>\S)",
