@@ -49,9 +49,10 @@ fn main() {
         questions.extend(model::parse(&text, set).unwrap_or_else(|e| panic!("{file}: {e}")));
     }
 
+    // Held to the end of `main`: the engines read the data dirs under it while the questions run.
     let work = work_dir();
-    let demo_engine = index_demo(&work);
-    let real_engine = realdata(&manifest).map(|root| index_real(&root, &work));
+    let demo_engine = index_demo(&work.path);
+    let real_engine = realdata(&manifest).map(|root| index_real(&root, &work.path));
     if real_engine.is_none() {
         println!("relevance: ../shared/realdata is absent: the real-world questions are skipped");
     }
@@ -123,21 +124,55 @@ fn data_dir(path: PathBuf) -> PathBuf {
     path
 }
 
-/// Where the demo world is materialised and both worlds are indexed: always the same path
-/// (`target/tmp/relevance`, emptied first), never a fresh temp dir. The demo world's transcripts
-/// hold the path they were materialised at (its `@DEMO@` placeholder: cwd, file paths), so a
-/// random temp-dir name (`.tmpXk3Rq9`) split into different words and pieces on every run, which
-/// moved BM25 lengths and event vectors and with them a few ranks between two runs of the same
-/// binary. One run at a time per target dir.
-fn work_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("relevance");
-    match std::fs::remove_dir_all(&dir) {
+/// Where the demo world is materialised and both worlds are indexed: one absolute path for every
+/// checkout (`knowledge-relevance-bench` in the system temp dir, `$TMPDIR` or `/tmp`), emptied
+/// first, never a fresh temp dir and never a path inside the checkout. The demo world's
+/// transcripts hold the path they were materialised at (its `@DEMO@` placeholder: cwd, file
+/// paths), so a random temp-dir name (`.tmpXk3Rq9`) split into different words and pieces on
+/// every run, and `target/tmp/relevance` of each checkout differed between worktrees: either moved
+/// BM25 lengths and event vectors and with them a few ranks. Figures are comparable only between
+/// runs that print the same path.
+const WORK_DIR: &str = "knowledge-relevance-bench";
+
+/// The work dir, emptied and owned by this run until the guard drops (the process ends): runs
+/// from several checkouts share the path, so each takes an exclusive lock on a file beside it
+/// (not inside: it is wiped) and waits for the one before it. The kernel drops the lock if a run
+/// is killed, and the next run wipes what it left.
+struct WorkDir {
+    path: PathBuf,
+    _lock: std::fs::File,
+}
+
+fn work_dir() -> WorkDir {
+    let tmp = std::env::temp_dir();
+    let path = tmp.join(WORK_DIR);
+    let lock_path = tmp.join(format!("{WORK_DIR}.lock"));
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .unwrap_or_else(|e| panic!("open the bench lock {}: {e}", lock_path.display()));
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            println!(
+                "relevance: another run holds {}; waiting for it",
+                lock_path.display()
+            );
+            lock.lock()
+                .unwrap_or_else(|e| panic!("lock {}: {e}", lock_path.display()));
+        }
+        Err(std::fs::TryLockError::Error(e)) => panic!("lock {}: {e}", lock_path.display()),
+    }
+    match std::fs::remove_dir_all(&path) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => panic!("empty {}: {e}", dir.display()),
+        Err(e) => panic!("empty {}: {e}", path.display()),
     }
-    std::fs::create_dir_all(&dir).expect("relevance work dir");
-    dir
+    std::fs::create_dir_all(&path).expect("relevance work dir");
+    println!("relevance: indexing under {}", path.display());
+    WorkDir { path, _lock: lock }
 }
 
 fn index_demo(tmp: &Path) -> Engine {
