@@ -51,19 +51,44 @@ pub fn pack(text: &str) -> Value {
 }
 
 /// The packed bytes of `text`, or `None` when it is to be stored as it is.
+///
+/// The block is compressed into a buffer each thread keeps: `lz4_flex::block::compress` (with
+/// `safe-encode`) zeroes a fresh buffer of the worst-case size on every call, then shrinks it
+/// and this copied it again. The bytes are the same (see docs/PERFORMANCE.md, issue 18).
 pub fn pack_bytes(text: &str) -> Option<Vec<u8>> {
     if text.len() < MIN_PACKED || text.len() > MAX_UNPACKED {
         return None;
     }
-    let block = lz4_flex::block::compress(text.as_bytes());
-    if block.len() + 5 >= text.len() {
-        return None;
-    }
-    let mut out = Vec::with_capacity(block.len() + 5);
-    out.push(LZ4);
-    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
-    out.extend_from_slice(&block);
-    Some(out)
+    SCRATCH.with(|scratch| {
+        let mut scratch = scratch.borrow_mut();
+        let need = lz4_flex::block::get_maximum_output_size(text.len());
+        if scratch.len() < need {
+            scratch.resize(need, 0);
+        }
+        // Cannot fail: the buffer holds the worst case for this input.
+        let n = lz4_flex::block::compress_into(text.as_bytes(), &mut scratch[..need]).ok()?;
+        let packed = if n + 5 >= text.len() {
+            None
+        } else {
+            let mut out = Vec::with_capacity(n + 5);
+            out.push(LZ4);
+            out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+            out.extend_from_slice(&scratch[..n]);
+            Some(out)
+        };
+        // One huge text must not pin its buffer for the thread's life.
+        if scratch.len() > SCRATCH_KEPT {
+            *scratch = Vec::new();
+        }
+        packed
+    })
+}
+
+/// A thread keeps its compression buffer up to this size (event texts are mostly far smaller).
+const SCRATCH_KEPT: usize = 1 << 20;
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The text of a packed value (see [`pack`]).
@@ -127,6 +152,70 @@ mod tests {
         };
         assert!(b.len() * 4 < text.len(), "{} of {}", b.len(), text.len());
         assert_eq!(unpack(&b).unwrap(), text);
+    }
+
+    /// The old framing: `lz4_flex::block::compress` behind the format byte and length.
+    fn framed_as_before(text: &str) -> Option<Vec<u8>> {
+        if text.len() < MIN_PACKED || text.len() > MAX_UNPACKED {
+            return None;
+        }
+        let block = lz4_flex::block::compress(text.as_bytes());
+        if block.len() + 5 >= text.len() {
+            return None;
+        }
+        let mut out = vec![LZ4];
+        out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+        out.extend_from_slice(&block);
+        Some(out)
+    }
+
+    #[test]
+    fn packed_bytes_are_those_stored_before_the_reused_buffer() {
+        // Sizes on both sides of the packing floor, of lz4's 64 KB table switch and of the kept
+        // buffer, big before small so a longer text's leftovers sit in the buffer.
+        let mut texts: Vec<String> = Vec::new();
+        for (i, n) in [
+            2_000_000, 70_000, 65_534, 65_536, 5_000, 97, 96, 95, 300, 1_100_000,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let base = format!("line {i}: cargo test failed, see target/debug/build-{i}.log\n");
+            texts.push(base.repeat(n / base.len() + 1)[..n].to_string());
+            // Little to share: the framing must fall back to text exactly as before.
+            let noise: String = (0..n / 3)
+                .map(|k| char::from_u32(0x4e00 + ((k * 7919 + i) % 20_000) as u32).unwrap())
+                .collect();
+            texts.push(noise);
+        }
+        for n in (0..3_000).step_by(37) {
+            texts.push(long_text()[..n.min(long_text().len())].to_string());
+        }
+        for t in &texts {
+            assert_eq!(
+                pack_bytes(t),
+                framed_as_before(t),
+                "a text of {} bytes",
+                t.len()
+            );
+            if let Some(b) = pack_bytes(t) {
+                assert_eq!(&unpack(&b).unwrap(), t);
+            }
+        }
+        let threads: Vec<_> = (0..4)
+            .map(|k| {
+                let texts = texts.clone();
+                std::thread::spawn(move || {
+                    texts
+                        .iter()
+                        .skip(k)
+                        .all(|t| pack_bytes(t) == framed_as_before(t))
+                })
+            })
+            .collect();
+        for t in threads {
+            assert!(t.join().unwrap(), "every thread packs as before");
+        }
     }
 
     #[test]
