@@ -134,6 +134,25 @@ impl Home {
     }
 }
 
+/// Indexes `home` with its transcripts gone, so whatever the store keeps comes from the store
+/// alone: the old store is upgraded to schema 3, nothing is read or embedded again.
+fn upgrade_without_the_transcripts(home: &Home) {
+    std::fs::remove_dir_all(&home.root).expect("remove transcripts");
+    std::fs::create_dir_all(&home.root).expect("empty root");
+    let v = home.index();
+    assert_eq!(user_version(&home.db()), 3, "upgraded");
+    assert_eq!(
+        v["episodes"]["events_added"],
+        json!(0),
+        "nothing was read again"
+    );
+    assert_eq!(
+        v["vectors"]["events"],
+        json!(0),
+        "the codes stay valid: no text is embedded again"
+    );
+}
+
 fn user_version(db: &Path) -> i64 {
     let c = rusqlite::Connection::open(db).expect("open");
     c.query_row("PRAGMA user_version", [], |r| r.get(0))
@@ -319,17 +338,7 @@ fn a_schema_2_store_is_upgraded_in_place_keeping_every_row_and_answer() {
     let expected = rows(&home.db());
     assert_ne!(expected, fresh, "the edited row differs");
     assert_eq!(expected.len(), fresh.len());
-    std::fs::remove_dir_all(&home.root).expect("remove transcripts");
-    std::fs::create_dir_all(&home.root).expect("empty root");
-
-    let v = home.index();
-    assert_eq!(user_version(&home.db()), 3, "upgraded");
-    assert_eq!(
-        v["episodes"]["events_added"],
-        json!(0),
-        "nothing read again"
-    );
-    assert_eq!(v["vectors"]["events"], json!(0), "no text embedded again");
+    upgrade_without_the_transcripts(&home);
     let after = rows(&home.db());
     assert_eq!(
         after, expected,
@@ -377,22 +386,7 @@ fn a_plain_text_store_is_upgraded_in_place_without_the_transcripts() {
     downgrade_to_schema_1(&home.db());
     assert_eq!(user_version(&home.db()), 1);
     let plain_bytes = std::fs::metadata(home.db()).expect("db").len();
-    // The transcript is gone: whatever the store keeps now comes from the store alone.
-    std::fs::remove_dir_all(&home.root).expect("remove transcripts");
-    std::fs::create_dir_all(&home.root).expect("empty root");
-
-    let v = home.index();
-    assert_eq!(user_version(&home.db()), 3, "upgraded");
-    assert_eq!(
-        v["episodes"]["events_added"],
-        json!(0),
-        "nothing was read again"
-    );
-    assert_eq!(
-        v["vectors"]["events"],
-        json!(0),
-        "the codes stay valid: no text is embedded again"
-    );
+    upgrade_without_the_transcripts(&home);
     assert!(packed_rows(&home.db()) > 0);
     assert_eq!(home.episode_texts(texts.len()), before, "the same episodes");
     assert_eq!(before, texts);
