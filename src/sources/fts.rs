@@ -25,8 +25,8 @@ pub(crate) fn quote(term: &str) -> String {
     format!("\"{}\"", term.replace('"', "\"\""))
 }
 
-/// Document frequency of each term in `fts_table`, or `None` when the vocabulary view cannot
-/// be made (then the caller falls back to the plain expression).
+/// Document frequency of each term in `fts_table` (0 for an absent one), or `None` when the
+/// vocabulary view cannot be made (then the caller falls back to the plain expression).
 ///
 /// `fts5vocab` counts a term's documents by walking its whole doclist, a tenth of a warm search
 /// at 2,000 sessions; a long-running process (the explorer, `knowledge mcp`) asks again for the
@@ -34,7 +34,11 @@ pub(crate) fn quote(term: &str) -> String {
 /// record (FTS5 rewrites it on every change to the index) and the store's `index_rev` (a
 /// fingerprint of what was indexed, so a rebuild that happens to leave a structure record of the
 /// same bytes is still a change) are unchanged.
-fn frequencies(conn: &Connection, fts_table: &str, terms: &[String]) -> Option<Vec<u64>> {
+pub(crate) fn document_counts(
+    conn: &Connection,
+    fts_table: &str,
+    terms: &[String],
+) -> Option<Vec<u64>> {
     let vocab = format!("{fts_table}_vocab");
     conn.execute_batch(&format!(
         "CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab(main, {fts_table}, row);"
@@ -72,16 +76,6 @@ fn frequencies(conn: &Connection, fts_table: &str, terms: &[String]) -> Option<V
         remember(state, found);
     }
     Some(out.into_iter().map(|df| df.unwrap_or(0)).collect())
-}
-
-/// How many rows of `fts_table` hold each term (0 for an absent one), `None` when the vocabulary
-/// cannot be read; counted once per index state in this process, like the bounded expression's.
-pub(crate) fn document_counts(
-    conn: &Connection,
-    fts_table: &str,
-    terms: &[String],
-) -> Option<Vec<u64>> {
-    frequencies(conn, fts_table, terms)
 }
 
 /// Which index a frequency was counted in: the store file, the FTS table, the table's
@@ -182,7 +176,7 @@ pub fn bounded_match_tiers(
     terms: &[String],
     cap: u64,
 ) -> Vec<Match> {
-    let Some(dfs) = frequencies(conn, fts_table, terms) else {
+    let Some(dfs) = document_counts(conn, fts_table, terms) else {
         return tokens::fts_match_expr(terms)
             .into_iter()
             .map(|expr| Match { expr, counts: None })
@@ -399,7 +393,7 @@ mod tests {
                 })
                 .collect()
         };
-        assert_eq!(frequencies(&c, "e", &ts), Some(vec![2, 1, 0]));
+        assert_eq!(document_counts(&c, "e", &ts), Some(vec![2, 1, 0]));
         let state = index_state(&c, "e").expect("a file-backed table has a state");
         assert_eq!(
             known(&state, &ts),
@@ -413,20 +407,20 @@ mod tests {
         .expect("insert");
         assert_eq!(counted(&c), vec![3, 2, 1]);
         assert_eq!(
-            frequencies(&c, "e", &ts),
+            document_counts(&c, "e", &ts),
             Some(counted(&c)),
             "after an insert"
         );
         c.execute("DELETE FROM e WHERE rowid IN (1, 4)", [])
             .expect("delete");
         assert_eq!(
-            frequencies(&c, "e", &ts),
+            document_counts(&c, "e", &ts),
             Some(counted(&c)),
             "after a delete"
         );
         let other = Connection::open(dir.path().join("s.sqlite")).expect("db");
         assert_eq!(
-            frequencies(&other, "e", &ts),
+            document_counts(&other, "e", &ts),
             Some(counted(&c)),
             "another reader"
         );
