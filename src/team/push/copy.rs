@@ -74,11 +74,11 @@ impl Rows {
         if self.count == 0 {
             return Ok(());
         }
-        let mut w = tx.copy_in(&format!("COPY {staging} ({}) FROM STDIN", cols.join(", ")))?;
-        w.write_all(self.text.as_bytes())
-            .map_err(|e| TeamError::Sql(e.to_string()))?;
-        w.finish()?;
-        Ok(())
+        copy_in(
+            tx,
+            &format!("COPY {staging} ({}) FROM STDIN", cols.join(", ")),
+            &[self.text.as_bytes()],
+        )
     }
 }
 
@@ -146,13 +146,24 @@ impl BinRows {
             "COPY {table} ({}) FROM STDIN (FORMAT binary)",
             cols.join(", ")
         );
-        let mut w = tx.copy_in(&sql)?;
-        w.write_all(&self.data)
-            .and_then(|()| w.write_all(&(-1i16).to_be_bytes()))
-            .map_err(|e| TeamError::Sql(e.to_string()))?;
-        w.finish()?;
-        Ok(())
+        // The binary format ends with a field count of -1.
+        copy_in(tx, &sql, &[&self.data, &(-1i16).to_be_bytes()])
     }
+}
+
+/// Runs one `COPY … FROM STDIN` statement, sending `parts` in order as its data.
+fn copy_in(
+    tx: &mut postgres::Transaction<'_>,
+    sql: &str,
+    parts: &[&[u8]],
+) -> Result<(), TeamError> {
+    let mut w = tx.copy_in(sql)?;
+    for part in parts {
+        w.write_all(part)
+            .map_err(|e| TeamError::Sql(e.to_string()))?;
+    }
+    w.finish()?;
+    Ok(())
 }
 
 /// One row of COPY's text format: tab-separated, `\N` for NULL, escapes for the rest
