@@ -53,8 +53,10 @@ pub fn pack(text: &str) -> Value {
 /// The packed bytes of `text`, or `None` when it is to be stored as it is.
 ///
 /// The block is compressed into a buffer each thread keeps: `lz4_flex::block::compress` (with
-/// `safe-encode`) zeroes a fresh buffer of the worst-case size on every call, then shrinks it
-/// and this copied it again. The bytes are the same (see docs/PERFORMANCE.md, issue 18).
+/// `safe-encode`) zeroes a fresh worst-case buffer on every call, shrinks it, and this copied it
+/// again. That was 3.3M of `pack_bytes`' 55.7M instructions on a 2.9 MB Claude world; most of the
+/// rest is lz4_flex's own 8 KB hash table zeroed per call, which its block API gives no way to
+/// reuse. The bytes are the same (see docs/PERFORMANCE.md, issue 18).
 pub fn pack_bytes(text: &str) -> Option<Vec<u8>> {
     if text.len() < MIN_PACKED || text.len() > MAX_UNPACKED {
         return None;
