@@ -11,5 +11,6 @@ pub mod realdata;
 pub mod schema;
 pub mod team_db;
 pub mod team_world;
+pub mod tmux;
 pub mod watching;
 pub mod world;
