@@ -3,7 +3,9 @@
 //! `get-episode` gives every text and time back exactly; a store of the first schema (plain text)
 //! or of the second (packed text, ids and times as text) is upgraded by `knowledge index` in
 //! place — no transcript read again (the transcript is gone by then), the same rows, search
-//! finding the same events, no text re-embedded — and it is smaller after.
+//! finding the same events, no text re-embedded — and it is smaller after. A store of the third
+//! schema loses its index on `time_ms` the same way, and the time-filtered searches, which were
+//! the only queries it could serve, answer as they did with it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -135,12 +137,12 @@ impl Home {
 }
 
 /// Indexes `home` with its transcripts gone, so whatever the store keeps comes from the store
-/// alone: the old store is upgraded to schema 3, nothing is read or embedded again.
+/// alone: the old store is upgraded to schema 4, nothing is read or embedded again.
 fn upgrade_without_the_transcripts(home: &Home) {
     std::fs::remove_dir_all(&home.root).expect("remove transcripts");
     std::fs::create_dir_all(&home.root).expect("empty root");
     let v = home.index();
-    assert_eq!(user_version(&home.db()), 3, "upgraded");
+    assert_eq!(user_version(&home.db()), 4, "upgraded");
     assert_eq!(
         v["episodes"]["events_added"],
         json!(0),
@@ -195,6 +197,29 @@ fn rows(db: &Path) -> Vec<String> {
         .expect("codes");
     out.push(codes);
     out
+}
+
+fn has_time_index(db: &Path) -> bool {
+    let c = rusqlite::Connection::open(db).expect("open");
+    c.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'events_time'",
+        [],
+        |r| r.get::<_, i64>(0),
+    )
+    .expect("count")
+        > 0
+}
+
+/// Turn a store back into the third schema, as a build before schema 4 wrote it: the same rows
+/// with an index on `time_ms`, user_version 3, vacuumed.
+fn downgrade_to_schema_3(db: &Path) {
+    let c = rusqlite::Connection::open(db).expect("open");
+    c.execute_batch(
+        "CREATE INDEX events_time ON event_rows(time_ms);
+         PRAGMA user_version = 3;
+         PRAGMA wal_checkpoint(TRUNCATE); VACUUM;",
+    )
+    .expect("downgrade");
 }
 
 /// Turn a store back into the second schema, as a build before the keys wrote it: `event_rows`
@@ -263,7 +288,11 @@ fn long_texts_are_stored_packed_and_read_back_exactly() {
     let (home, texts) = Home::new();
     let v = home.index();
     assert_eq!(v["episodes"]["events_added"], json!(texts.len()));
-    assert_eq!(user_version(&home.db()), 3);
+    assert_eq!(user_version(&home.db()), 4);
+    assert!(
+        !has_time_index(&home.db()),
+        "a fresh store has no time index"
+    );
     let long = texts.iter().filter(|t| t.len() >= 200).count() as i64;
     assert!(
         packed_rows(&home.db()) >= long,
@@ -403,5 +432,103 @@ fn a_plain_text_store_is_upgraded_in_place_without_the_transcripts() {
     assert!(
         upgraded_bytes <= fresh_bytes + 8192,
         "{upgraded_bytes} vs {fresh_bytes}"
+    );
+}
+
+/// The episodes lane of a search for "backoff service-7 db-10" under each time filter a user
+/// can give (none, `--since`, `--until`, both), with what each item's time is.
+fn time_filtered_answers(home: &Home) -> Vec<Value> {
+    let filters: [&[&str]; 4] = [
+        &[],
+        &["--since", "2026-10-01T10:20:00Z"],
+        &["--until", "2026-10-01T10:20:00Z"],
+        &[
+            "--since",
+            "2026-10-01T10:10:00Z",
+            "--until",
+            "2026-10-01T10:30:00Z",
+        ],
+    ];
+    filters
+        .iter()
+        .map(|f| {
+            let mut args = vec![
+                "search",
+                "-q",
+                "backoff service-7 db-10",
+                "--include",
+                "episodes",
+            ];
+            args.extend_from_slice(f);
+            let mut v: Value = serde_json::from_slice(&home.run(&args)).expect("json");
+            v["lanes"]["episodes"]["items"].take()
+        })
+        .collect()
+}
+
+#[test]
+fn a_schema_3_store_loses_its_time_index_and_time_filters_answer_the_same() {
+    let (home, texts) = Home::new();
+    home.index();
+    downgrade_to_schema_3(&home.db());
+    assert_eq!(user_version(&home.db()), 3);
+    assert!(has_time_index(&home.db()));
+    let expected = rows(&home.db());
+    let answers = time_filtered_answers(&home);
+    // Each item's time in ms (the transcript writes some with an offset, so text order is not
+    // time order).
+    let times = |items: &Value| -> Vec<i64> {
+        items
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|i| {
+                chrono::DateTime::parse_from_rfc3339(i["time"].as_str().expect("time"))
+                    .expect("rfc 3339")
+                    .timestamp_millis()
+            })
+            .collect()
+    };
+    let at = |t: &str| {
+        chrono::DateTime::parse_from_rfc3339(t)
+            .expect("rfc 3339")
+            .timestamp_millis()
+    };
+    let (t10, t20, t30) = (
+        at("2026-10-01T10:10:00Z"),
+        at("2026-10-01T10:20:00Z"),
+        at("2026-10-01T10:30:00Z"),
+    );
+    // The filters do filter (so the comparison below is of answers that differ by filter).
+    let all = times(&answers[0]);
+    assert!(!all.is_empty());
+    let since = times(&answers[1]);
+    assert!(
+        !since.is_empty() && since.iter().all(|&t| t >= t20),
+        "{since:?}"
+    );
+    let until = times(&answers[2]);
+    assert!(
+        !until.is_empty() && until.iter().all(|&t| t <= t20),
+        "{until:?}"
+    );
+    let both = times(&answers[3]);
+    assert!(both.iter().all(|&t| (t10..=t30).contains(&t)), "{both:?}");
+    assert_ne!(since, until);
+    let indexed_bytes = std::fs::metadata(home.db()).expect("db").len();
+
+    upgrade_without_the_transcripts(&home);
+    assert!(!has_time_index(&home.db()), "the time index is gone");
+    assert_eq!(rows(&home.db()), expected, "every row, and the codes");
+    assert_eq!(home.episode_texts(texts.len()), texts);
+    assert_eq!(
+        time_filtered_answers(&home),
+        answers,
+        "every time filter finds the same events in the same order"
+    );
+    let upgraded_bytes = std::fs::metadata(home.db()).expect("db").len();
+    assert!(
+        upgraded_bytes < indexed_bytes,
+        "{upgraded_bytes} vs {indexed_bytes} with the index"
     );
 }

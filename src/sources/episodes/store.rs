@@ -7,10 +7,12 @@
 //! Event rows live in `event_rows` in as few bytes as they can be given back from: long texts
 //! packed (`sources::packed`, schema 2), the session id and the event type as integer keys into
 //! `session_keys` / `event_types`, and `time` left out where it is exactly what `time_ms`
-//! formats to (schema 3). Every reader reads the view `events`, which has the columns the table
-//! had before any of this (`session_id`, `event_type`, `time` and `text` as text), so no query
-//! changed. A store of schema 1 or 2 is upgraded in place by the indexer ([`open_rw`]), from its
-//! own rows: no transcript is read again, and the sessions of transcripts deleted since stay.
+//! formats to (schema 3); no index on `time_ms` (schema 4: the time filters are checked on the
+//! rows a match or a session already names, see [`upgrade_from_3`]). Every reader reads the view
+//! `events`, which has the columns the table had before any of this (`session_id`, `event_type`,
+//! `time` and `text` as text), so no query changed. A store of schema 1, 2 or 3 is upgraded in
+//! place by the indexer ([`open_rw`]), from its own rows: no transcript is read again, and the
+//! sessions of transcripts deleted since stay.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -20,8 +22,9 @@ use rusqlite::Connection;
 use crate::sources::sqlite;
 
 /// Bumped when the schema changes; an older store is rebuilt from the transcripts, except
-/// schemas 1 and 2, which are upgraded in place (see [`upgrade_from_1`], [`upgrade_from_2`]).
-pub const SCHEMA_VERSION: i64 = 3;
+/// schemas 1, 2 and 3, which are upgraded in place (see [`upgrade_from_1`], [`upgrade_from_2`],
+/// [`upgrade_from_3`]).
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// The physical events table (the indexer writes it; readers read the view `events`).
 pub const EVENT_ROWS: &str = "event_rows";
@@ -91,7 +94,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5(
 );
 "#;
 
-/// The events table, its keys and its reading views (schema 3). `text` holds the packed value
+/// The events table, its keys and its reading views (schema 3; schema 4 without `events_time`). `text` holds the packed value
 /// (TEXT or an LZ4 BLOB, see `sources::packed`); `time` is untyped so that the empty blob of
 /// [`STORED_TIME`] stays a blob.
 fn events_schema() -> String {
@@ -129,7 +132,6 @@ fn events_schema() -> String {
              facts TEXT,
              UNIQUE(session_key, seq)
          );
-         CREATE INDEX IF NOT EXISTS events_time ON event_rows(time_ms);
          {}
          {}",
         view(
@@ -149,6 +151,7 @@ pub fn open_rw(path: &Path) -> rusqlite::Result<Connection> {
         &[
             (1, upgrade_from_1 as sqlite::Upgrade),
             (2, upgrade_from_2 as sqlite::Upgrade),
+            (3, upgrade_from_3 as sqlite::Upgrade),
         ],
         "DROP VIEW IF EXISTS events; DROP VIEW IF EXISTS events_packed;
          DROP TABLE IF EXISTS events_fts; DROP TABLE IF EXISTS events;
@@ -230,6 +233,16 @@ fn upgrade_from_2(conn: &Connection) -> rusqlite::Result<()> {
         conn.execute_batch(&sql)?;
     }
     Ok(())
+}
+
+/// Schema 3 → 4: the index on `time_ms` goes (a twentieth of the store at 2,000 sessions, see
+/// docs/PERFORMANCE.md, "Issue 21, store (second pass)"). No query needs it: the time filters
+/// (`--since`, `--until`) only ever narrow rows that a full-text match, a vector hit (by id) or
+/// a session (by `(session_key, seq)`) already names, and SQLite's planner did not pick it
+/// for any of them. Nothing else changes, so the rows, the full-text index and the vector codes
+/// stay as they are.
+fn upgrade_from_3(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch("DROP INDEX IF EXISTS events_time;")
 }
 
 /// The integer key `session_id`'s events are stored under (a new one for a new session).
