@@ -210,16 +210,113 @@ fn has_time_index(db: &Path) -> bool {
         > 0
 }
 
-/// Turn a store back into the third schema, as a build before schema 4 wrote it: the same rows
-/// with an index on `time_ms`, user_version 3, vacuumed.
+/// Turn a store back into the third schema, as a build before schema 4 wrote it: every tool id
+/// stored as text, views that read it as stored, an index on `time_ms`, user_version 3, vacuumed.
 fn downgrade_to_schema_3(db: &Path) {
-    let c = rusqlite::Connection::open(db).expect("open");
-    c.execute_batch(
-        "CREATE INDEX events_time ON event_rows(time_ms);
-         PRAGMA user_version = 3;
-         PRAGMA wal_checkpoint(TRUNCATE); VACUUM;",
-    )
+    let c = knowledge::sources::sqlite::open_writer(db).expect("open");
+    let time = "CASE WHEN e.time IS NULL THEN strftime('%Y-%m-%dT%H:%M:%fZ', e.time_ms / 1000.0, 'unixepoch')
+                WHEN typeof(e.time) = 'blob' THEN NULL ELSE e.time END";
+    let view = |name: &str, text: &str| {
+        format!(
+            "CREATE VIEW {name} AS
+                SELECT e.id AS id, k.session_id AS session_id, e.seq AS seq,
+                       t.name AS event_type, {time} AS time, e.time_ms AS time_ms,
+                       {text} AS text, e.human AS human, e.tool_name AS tool_name,
+                       e.tool_use_id AS tool_use_id, e.is_error AS is_error,
+                       e.sidechain_agent AS sidechain_agent, e.facts AS facts
+                FROM event_rows e JOIN session_keys k ON k.key = e.session_key
+                     JOIN event_types t ON t.key = e.type_key;"
+        )
+    };
+    c.execute_batch(&format!(
+        "CREATE TEMP TABLE ids AS SELECT id, tool_use_id FROM events;
+         UPDATE event_rows SET tool_use_id = (SELECT i.tool_use_id FROM ids i WHERE i.id = event_rows.id)
+             WHERE typeof(tool_use_id) = 'blob';
+         DROP VIEW events; DROP VIEW events_packed;
+         {}
+         {}
+         CREATE INDEX events_time ON event_rows(time_ms);
+         PRAGMA user_version = 3;",
+        view("events", "CASE WHEN typeof(e.text) = 'blob' THEN unpack_text(e.text) ELSE e.text END"),
+        view("events_packed", "e.text"),
+    ))
     .expect("downgrade");
+    drop(c);
+    let c = rusqlite::Connection::open(db).expect("open");
+    c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM;")
+        .expect("vacuum");
+}
+
+/// A second session with tool calls, written beside `home`'s transcript: one call answered
+/// right after it, then two calls made together and answered together. Returns the tool ids
+/// its events carry, in seq order.
+fn write_tool_session(home: &Home) -> Vec<Option<String>> {
+    let common = |i: usize| {
+        format!(
+            "\"parentUuid\":null,\"isSidechain\":false,\"cwd\":\"/srv/app\",\"sessionId\":\"s2\",\"uuid\":\"t{i}\",\"timestamp\":\"2026-10-02T09:{i:02}:00.000Z\""
+        )
+    };
+    let call = |i: usize, id: &str| {
+        format!(
+            "{{{},\"type\":\"assistant\",\"message\":{{\"id\":\"m{i}\",\"role\":\"assistant\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"{id}\",\"name\":\"Bash\",\"input\":{{\"command\":\"cargo test --lib step{i}\"}}}}]}}}}",
+            common(i)
+        )
+    };
+    let result = |i: usize, id: &str| {
+        format!(
+            "{{{},\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"tool_result\",\"tool_use_id\":\"{id}\",\"content\":\"test result step{i}: ok\",\"is_error\":false}}]}}}}",
+            common(i)
+        )
+    };
+    let prompt = format!(
+        "{{{},\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"run the tests of the deploy\"}}}}",
+        common(0)
+    );
+    let (a, b, c) = (
+        "toolu_01AaaaaaaaaaaaaaaaaaaaaA",
+        "toolu_01BbbbbbbbbbbbbbbbbbbbbB",
+        "toolu_01CccccccccccccccccccccC",
+    );
+    let lines = [
+        prompt,
+        call(1, a),
+        result(2, a),
+        call(3, b),
+        call(4, c),
+        result(5, b),
+        result(6, c),
+    ];
+    std::fs::write(
+        home.root.join("claude/projects/-srv-app/s2.jsonl"),
+        lines.join("\n") + "\n",
+    )
+    .expect("write");
+    [None, Some(a), Some(a), Some(b), Some(c), Some(b), Some(c)]
+        .iter()
+        .map(|t| t.map(str::to_string))
+        .collect()
+}
+
+fn tool_ids(db: &Path, session: &str) -> Vec<Option<String>> {
+    let c = knowledge::sources::sqlite::open_ro(db).expect("open");
+    let mut stmt = c
+        .prepare("SELECT tool_use_id FROM events WHERE session_id = ?1 ORDER BY seq")
+        .expect("prepare");
+    stmt.query_map([session], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("ids")
+}
+
+/// How many tool ids are stored as "the previous event's".
+fn shared_tool_ids(db: &Path) -> i64 {
+    let c = rusqlite::Connection::open(db).expect("open");
+    c.query_row(
+        "SELECT count(*) FROM event_rows WHERE typeof(tool_use_id) = 'blob'",
+        [],
+        |r| r.get(0),
+    )
+    .expect("count")
 }
 
 /// Turn a store back into the second schema, as a build before the keys wrote it: `event_rows`
@@ -467,10 +564,19 @@ fn time_filtered_answers(home: &Home) -> Vec<Value> {
 }
 
 #[test]
-fn a_schema_3_store_loses_its_time_index_and_time_filters_answer_the_same() {
+fn a_schema_3_store_loses_its_time_index_and_shares_tool_ids_answering_the_same() {
     let (home, texts) = Home::new();
+    let tools = write_tool_session(&home);
     home.index();
+    assert_eq!(tool_ids(&home.db(), "s2"), tools, "every tool id read back");
+    assert_eq!(
+        shared_tool_ids(&home.db()),
+        1,
+        "only the result right after its call shares the call's id"
+    );
     downgrade_to_schema_3(&home.db());
+    assert_eq!(shared_tool_ids(&home.db()), 0);
+    assert_eq!(tool_ids(&home.db(), "s2"), tools);
     assert_eq!(user_version(&home.db()), 3);
     assert!(has_time_index(&home.db()));
     let expected = rows(&home.db());
@@ -519,6 +625,11 @@ fn a_schema_3_store_loses_its_time_index_and_time_filters_answer_the_same() {
 
     upgrade_without_the_transcripts(&home);
     assert!(!has_time_index(&home.db()), "the time index is gone");
+    assert_eq!(
+        shared_tool_ids(&home.db()),
+        1,
+        "the upgrade shares ids as a fresh index does"
+    );
     assert_eq!(rows(&home.db()), expected, "every row, and the codes");
     assert_eq!(home.episode_texts(texts.len()), texts);
     assert_eq!(
