@@ -3,7 +3,9 @@
 //! `get-episode` gives every text and time back exactly; a store of the first schema (plain text)
 //! or of the second (packed text, ids and times as text) is upgraded by `knowledge index` in
 //! place — no transcript read again (the transcript is gone by then), the same rows, search
-//! finding the same events, no text re-embedded — and it is smaller after.
+//! finding the same events, no text re-embedded — and it is smaller after. A store of the third
+//! schema loses its index on `time_ms` the same way, and the time-filtered searches, which were
+//! the only queries it could serve, answer as they did with it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -135,12 +137,12 @@ impl Home {
 }
 
 /// Indexes `home` with its transcripts gone, so whatever the store keeps comes from the store
-/// alone: the old store is upgraded to schema 3, nothing is read or embedded again.
+/// alone: the old store is upgraded to schema 4, nothing is read or embedded again.
 fn upgrade_without_the_transcripts(home: &Home) {
     std::fs::remove_dir_all(&home.root).expect("remove transcripts");
     std::fs::create_dir_all(&home.root).expect("empty root");
     let v = home.index();
-    assert_eq!(user_version(&home.db()), 3, "upgraded");
+    assert_eq!(user_version(&home.db()), 4, "upgraded");
     assert_eq!(
         v["episodes"]["events_added"],
         json!(0),
@@ -195,6 +197,126 @@ fn rows(db: &Path) -> Vec<String> {
         .expect("codes");
     out.push(codes);
     out
+}
+
+fn has_time_index(db: &Path) -> bool {
+    let c = rusqlite::Connection::open(db).expect("open");
+    c.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'events_time'",
+        [],
+        |r| r.get::<_, i64>(0),
+    )
+    .expect("count")
+        > 0
+}
+
+/// Turn a store back into the third schema, as a build before schema 4 wrote it: every tool id
+/// stored as text, views that read it as stored, an index on `time_ms`, user_version 3, vacuumed.
+fn downgrade_to_schema_3(db: &Path) {
+    let c = knowledge::sources::sqlite::open_writer(db).expect("open");
+    let time = "CASE WHEN e.time IS NULL THEN strftime('%Y-%m-%dT%H:%M:%fZ', e.time_ms / 1000.0, 'unixepoch')
+                WHEN typeof(e.time) = 'blob' THEN NULL ELSE e.time END";
+    let view = |name: &str, text: &str| {
+        format!(
+            "CREATE VIEW {name} AS
+                SELECT e.id AS id, k.session_id AS session_id, e.seq AS seq,
+                       t.name AS event_type, {time} AS time, e.time_ms AS time_ms,
+                       {text} AS text, e.human AS human, e.tool_name AS tool_name,
+                       e.tool_use_id AS tool_use_id, e.is_error AS is_error,
+                       e.sidechain_agent AS sidechain_agent, e.facts AS facts
+                FROM event_rows e JOIN session_keys k ON k.key = e.session_key
+                     JOIN event_types t ON t.key = e.type_key;"
+        )
+    };
+    c.execute_batch(&format!(
+        "CREATE TEMP TABLE ids AS SELECT id, tool_use_id FROM events;
+         UPDATE event_rows SET tool_use_id = (SELECT i.tool_use_id FROM ids i WHERE i.id = event_rows.id)
+             WHERE typeof(tool_use_id) = 'blob';
+         DROP VIEW events; DROP VIEW events_packed;
+         {}
+         {}
+         CREATE INDEX events_time ON event_rows(time_ms);
+         PRAGMA user_version = 3;",
+        view("events", "CASE WHEN typeof(e.text) = 'blob' THEN unpack_text(e.text) ELSE e.text END"),
+        view("events_packed", "e.text"),
+    ))
+    .expect("downgrade");
+    drop(c);
+    let c = rusqlite::Connection::open(db).expect("open");
+    c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM;")
+        .expect("vacuum");
+}
+
+/// A second session with tool calls, written beside `home`'s transcript: one call answered
+/// right after it, then two calls made together and answered together. Returns the tool ids
+/// its events carry, in seq order.
+fn write_tool_session(home: &Home) -> Vec<Option<String>> {
+    let common = |i: usize| {
+        format!(
+            "\"parentUuid\":null,\"isSidechain\":false,\"cwd\":\"/srv/app\",\"sessionId\":\"s2\",\"uuid\":\"t{i}\",\"timestamp\":\"2026-10-02T09:{i:02}:00.000Z\""
+        )
+    };
+    let call = |i: usize, id: &str| {
+        format!(
+            "{{{},\"type\":\"assistant\",\"message\":{{\"id\":\"m{i}\",\"role\":\"assistant\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"{id}\",\"name\":\"Bash\",\"input\":{{\"command\":\"cargo test --lib step{i}\"}}}}]}}}}",
+            common(i)
+        )
+    };
+    let result = |i: usize, id: &str| {
+        format!(
+            "{{{},\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"tool_result\",\"tool_use_id\":\"{id}\",\"content\":\"test result step{i}: ok\",\"is_error\":false}}]}}}}",
+            common(i)
+        )
+    };
+    let prompt = format!(
+        "{{{},\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"run the tests of the deploy\"}}}}",
+        common(0)
+    );
+    let (a, b, c) = (
+        "toolu_01AaaaaaaaaaaaaaaaaaaaaA",
+        "toolu_01BbbbbbbbbbbbbbbbbbbbbB",
+        "toolu_01CccccccccccccccccccccC",
+    );
+    let lines = [
+        prompt,
+        call(1, a),
+        result(2, a),
+        call(3, b),
+        call(4, c),
+        result(5, b),
+        result(6, c),
+    ];
+    std::fs::write(
+        home.root.join("claude/projects/-srv-app/s2.jsonl"),
+        lines.join("\n") + "\n",
+    )
+    .expect("write");
+    [None, Some(a), Some(a), Some(b), Some(c), Some(b), Some(c)]
+        .iter()
+        .map(|t| t.map(str::to_string))
+        .collect()
+}
+
+fn tool_ids(db: &Path, session: &str) -> Vec<Option<String>> {
+    let c = knowledge::sources::sqlite::open_ro(db).expect("open");
+    let mut stmt = c
+        .prepare("SELECT tool_use_id FROM events WHERE session_id = ?1 ORDER BY seq")
+        .expect("prepare");
+    stmt.query_map([session], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("ids")
+}
+
+/// How many tool ids are stored as "the previous event's".
+fn shared_tool_ids(db: &Path) -> i64 {
+    let c = rusqlite::Connection::open(db).expect("open");
+    c.query_row(
+        "SELECT count(*) FROM event_rows WHERE typeof(tool_use_id) = 'blob'",
+        [],
+        |r| r.get(0),
+    )
+    .expect("count")
 }
 
 /// Turn a store back into the second schema, as a build before the keys wrote it: `event_rows`
@@ -263,7 +385,11 @@ fn long_texts_are_stored_packed_and_read_back_exactly() {
     let (home, texts) = Home::new();
     let v = home.index();
     assert_eq!(v["episodes"]["events_added"], json!(texts.len()));
-    assert_eq!(user_version(&home.db()), 3);
+    assert_eq!(user_version(&home.db()), 4);
+    assert!(
+        !has_time_index(&home.db()),
+        "a fresh store has no time index"
+    );
     let long = texts.iter().filter(|t| t.len() >= 200).count() as i64;
     assert!(
         packed_rows(&home.db()) >= long,
@@ -403,5 +529,117 @@ fn a_plain_text_store_is_upgraded_in_place_without_the_transcripts() {
     assert!(
         upgraded_bytes <= fresh_bytes + 8192,
         "{upgraded_bytes} vs {fresh_bytes}"
+    );
+}
+
+/// The episodes lane of a search for "backoff service-7 db-10" under each time filter a user
+/// can give (none, `--since`, `--until`, both), with what each item's time is.
+fn time_filtered_answers(home: &Home) -> Vec<Value> {
+    let filters: [&[&str]; 4] = [
+        &[],
+        &["--since", "2026-10-01T10:20:00Z"],
+        &["--until", "2026-10-01T10:20:00Z"],
+        &[
+            "--since",
+            "2026-10-01T10:10:00Z",
+            "--until",
+            "2026-10-01T10:30:00Z",
+        ],
+    ];
+    filters
+        .iter()
+        .map(|f| {
+            let mut args = vec![
+                "search",
+                "-q",
+                "backoff service-7 db-10",
+                "--include",
+                "episodes",
+            ];
+            args.extend_from_slice(f);
+            let mut v: Value = serde_json::from_slice(&home.run(&args)).expect("json");
+            v["lanes"]["episodes"]["items"].take()
+        })
+        .collect()
+}
+
+#[test]
+fn a_schema_3_store_loses_its_time_index_and_shares_tool_ids_answering_the_same() {
+    let (home, texts) = Home::new();
+    let tools = write_tool_session(&home);
+    home.index();
+    assert_eq!(tool_ids(&home.db(), "s2"), tools, "every tool id read back");
+    assert_eq!(
+        shared_tool_ids(&home.db()),
+        1,
+        "only the result right after its call shares the call's id"
+    );
+    downgrade_to_schema_3(&home.db());
+    assert_eq!(shared_tool_ids(&home.db()), 0);
+    assert_eq!(tool_ids(&home.db(), "s2"), tools);
+    assert_eq!(user_version(&home.db()), 3);
+    assert!(has_time_index(&home.db()));
+    let expected = rows(&home.db());
+    let answers = time_filtered_answers(&home);
+    // Each item's time in ms (the transcript writes some with an offset, so text order is not
+    // time order).
+    let times = |items: &Value| -> Vec<i64> {
+        items
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|i| {
+                chrono::DateTime::parse_from_rfc3339(i["time"].as_str().expect("time"))
+                    .expect("rfc 3339")
+                    .timestamp_millis()
+            })
+            .collect()
+    };
+    let at = |t: &str| {
+        chrono::DateTime::parse_from_rfc3339(t)
+            .expect("rfc 3339")
+            .timestamp_millis()
+    };
+    let (t10, t20, t30) = (
+        at("2026-10-01T10:10:00Z"),
+        at("2026-10-01T10:20:00Z"),
+        at("2026-10-01T10:30:00Z"),
+    );
+    // The filters do filter (so the comparison below is of answers that differ by filter).
+    let all = times(&answers[0]);
+    assert!(!all.is_empty());
+    let since = times(&answers[1]);
+    assert!(
+        !since.is_empty() && since.iter().all(|&t| t >= t20),
+        "{since:?}"
+    );
+    let until = times(&answers[2]);
+    assert!(
+        !until.is_empty() && until.iter().all(|&t| t <= t20),
+        "{until:?}"
+    );
+    let both = times(&answers[3]);
+    assert!(both.iter().all(|&t| (t10..=t30).contains(&t)), "{both:?}");
+    assert_ne!(since, until);
+    let indexed_bytes = std::fs::metadata(home.db()).expect("db").len();
+
+    upgrade_without_the_transcripts(&home);
+    assert!(!has_time_index(&home.db()), "the time index is gone");
+    assert_eq!(
+        shared_tool_ids(&home.db()),
+        1,
+        "the upgrade shares ids as a fresh index does"
+    );
+    assert_eq!(rows(&home.db()), expected, "every row, and the codes");
+    assert_eq!(home.episode_texts(texts.len()), texts);
+    assert_eq!(
+        time_filtered_answers(&home),
+        answers,
+        "every time filter finds the same events in the same order"
+    );
+    let upgraded_bytes = std::fs::metadata(home.db()).expect("db").len();
+    assert!(
+        upgraded_bytes < indexed_bytes,
+        "{upgraded_bytes} vs {indexed_bytes} with the index"
     );
 }

@@ -93,7 +93,7 @@ pub fn command() -> clap::Command {
     Cli::command().version(version)
 }
 
-/// `0.1.0 (stores: episodes schema 3, code schema 1, agent knowledge schema 2)`.
+/// `0.1.0 (stores: episodes schema 4, code schema 1, agent knowledge schema 2)`.
 pub fn version_text() -> String {
     format!(
         "{} (stores: episodes schema {}, code schema {}, agent knowledge schema {})",

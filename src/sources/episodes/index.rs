@@ -508,6 +508,7 @@ fn insert_events<'a>(
 ) -> rusqlite::Result<u64> {
     let session = store::session_key(tx, session_id)?;
     let mut types = store::EventTypes::default();
+    let mut tool_ids = store::ToolIds::after(tx, session, last_seq)?;
     let mut ins = tx.prepare_cached(&format!(
         "INSERT INTO event_rows(session_key, seq, type_key, time, time_ms, text, human, tool_name,
                                 tool_use_id, is_error, sidechain_agent, facts)
@@ -531,7 +532,13 @@ fn insert_events<'a>(
             },
             ev.human,
             ev.tool_name,
-            ev.tool_use_id,
+            match ev.tool_use_id.as_deref() {
+                _ if tool_ids.same(ev.tool_use_id.as_deref()) => {
+                    ToSqlOutput::Borrowed(ValueRef::Blob(store::SAME_TOOL_ID))
+                }
+                Some(t) => ToSqlOutput::Borrowed(ValueRef::Text(t.as_bytes())),
+                None => ToSqlOutput::Borrowed(ValueRef::Null),
+            },
             ev.is_error,
             ev.sidechain_agent,
             p.facts,

@@ -7,21 +7,24 @@
 //! Event rows live in `event_rows` in as few bytes as they can be given back from: long texts
 //! packed (`sources::packed`, schema 2), the session id and the event type as integer keys into
 //! `session_keys` / `event_types`, and `time` left out where it is exactly what `time_ms`
-//! formats to (schema 3). Every reader reads the view `events`, which has the columns the table
-//! had before any of this (`session_id`, `event_type`, `time` and `text` as text), so no query
-//! changed. A store of schema 1 or 2 is upgraded in place by the indexer ([`open_rw`]), from its
-//! own rows: no transcript is read again, and the sessions of transcripts deleted since stay.
+//! formats to (schema 3); no index on `time_ms`, and a tool id that is the previous event's
+//! (a tool result names the call it answers) stored once (schema 4, see [`upgrade_from_3`]). Every reader reads the view
+//! `events`, which has the columns the table had before any of this (`session_id`, `event_type`,
+//! `time` and `text` as text), so no query changed. A store of schema 1, 2 or 3 is upgraded in
+//! place by the indexer ([`open_rw`]), from its own rows: no transcript is read again, and the
+//! sessions of transcripts deleted since stay.
 
 use std::collections::HashMap;
 use std::path::Path;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 use crate::sources::sqlite;
 
 /// Bumped when the schema changes; an older store is rebuilt from the transcripts, except
-/// schemas 1 and 2, which are upgraded in place (see [`upgrade_from_1`], [`upgrade_from_2`]).
-pub const SCHEMA_VERSION: i64 = 3;
+/// schemas 1, 2 and 3, which are upgraded in place (see [`upgrade_from_1`], [`upgrade_from_2`],
+/// [`upgrade_from_3`]).
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// The physical events table (the indexer writes it; readers read the view `events`).
 pub const EVENT_ROWS: &str = "event_rows";
@@ -43,6 +46,18 @@ const STORED_TIME: &str = "CASE WHEN ?T IS NULL THEN (CASE WHEN ?M IS NULL THEN 
 const TIME_OF: &str =
     "CASE WHEN ?T IS NULL THEN strftime('%Y-%m-%dT%H:%M:%fZ', ?M / 1000.0, 'unixepoch')
      WHEN typeof(?T) = 'blob' THEN NULL ELSE ?T END";
+
+/// `events.tool_use_id` of the row `e`: the stored id, or where the row holds [`SAME_TOOL_ID`]
+/// (an empty blob), the previous event's of the session, which is always stored as text (see
+/// [`ToolIds`]).
+const TOOL_USE_ID_OF: &str = "CASE WHEN typeof(e.tool_use_id) = 'blob' THEN
+         (SELECT p.tool_use_id FROM event_rows p
+          WHERE p.session_key = e.session_key AND p.seq = e.seq - 1)
+         ELSE e.tool_use_id END";
+
+/// What `event_rows.tool_use_id` holds when the id is the previous event's: nothing to tell
+/// apart from a real id, which is text.
+pub(super) const SAME_TOOL_ID: &[u8] = b"";
 
 /// [`STORED_TIME`] over the SQL expressions `time` and `time_ms`.
 pub(super) fn stored_time_sql(time: &str, time_ms: &str) -> String {
@@ -91,7 +106,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5(
 );
 "#;
 
-/// The events table, its keys and its reading views (schema 3). `text` holds the packed value
+/// The events table, its keys and its reading views (schema 3; schema 4 without `events_time`). `text` holds the packed value
 /// (TEXT or an LZ4 BLOB, see `sources::packed`); `time` is untyped so that the empty blob of
 /// [`STORED_TIME`] stays a blob.
 fn events_schema() -> String {
@@ -102,7 +117,7 @@ fn events_schema() -> String {
                 SELECT e.id AS id, k.session_id AS session_id, e.seq AS seq,
                        t.name AS event_type, {time} AS time, e.time_ms AS time_ms,
                        {text} AS text, e.human AS human, e.tool_name AS tool_name,
-                       e.tool_use_id AS tool_use_id, e.is_error AS is_error,
+                       {TOOL_USE_ID_OF} AS tool_use_id, e.is_error AS is_error,
                        e.sidechain_agent AS sidechain_agent, e.facts AS facts
                 FROM event_rows e JOIN session_keys k ON k.key = e.session_key
                      JOIN event_types t ON t.key = e.type_key;"
@@ -129,7 +144,6 @@ fn events_schema() -> String {
              facts TEXT,
              UNIQUE(session_key, seq)
          );
-         CREATE INDEX IF NOT EXISTS events_time ON event_rows(time_ms);
          {}
          {}",
         view(
@@ -149,6 +163,7 @@ pub fn open_rw(path: &Path) -> rusqlite::Result<Connection> {
         &[
             (1, upgrade_from_1 as sqlite::Upgrade),
             (2, upgrade_from_2 as sqlite::Upgrade),
+            (3, upgrade_from_3 as sqlite::Upgrade),
         ],
         "DROP VIEW IF EXISTS events; DROP VIEW IF EXISTS events_packed;
          DROP TABLE IF EXISTS events_fts; DROP TABLE IF EXISTS events;
@@ -230,6 +245,84 @@ fn upgrade_from_2(conn: &Connection) -> rusqlite::Result<()> {
         conn.execute_batch(&sql)?;
     }
     Ok(())
+}
+
+/// Schema 3 → 4: the index on `time_ms` goes, and a tool id that is the previous event's is
+/// stored once (each about a twentieth of the store at 2,000 sessions, see docs/PERFORMANCE.md,
+/// "Issue 21, store (second pass)"). No query needs the index: the time filters (`--since`,
+/// `--until`) only ever narrow rows that a full-text match, a vector hit (by id) or a session
+/// (by `(session_key, seq)`) already names, and SQLite's planner picked it for none of them.
+/// Ids, texts, the full-text index and the vector codes stay as they are.
+fn upgrade_from_3(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "DROP INDEX IF EXISTS events_time;
+         DROP VIEW IF EXISTS events; DROP VIEW IF EXISTS events_packed;",
+    )?;
+    conn.execute_batch(&events_schema())?;
+    share_tool_ids(conn)
+}
+
+/// Stores [`SAME_TOOL_ID`] for every tool id that is the previous event's, by the rule the
+/// indexer writes with ([`ToolIds`]).
+fn share_tool_ids(conn: &Connection) -> rusqlite::Result<()> {
+    let mut same = Vec::new();
+    {
+        let mut stmt = conn.prepare(
+            "SELECT id, session_key, seq, tool_use_id FROM event_rows ORDER BY session_key, seq",
+        )?;
+        let mut rows = stmt.query([])?;
+        let (mut ids, mut last) = (ToolIds::default(), None);
+        while let Some(r) = rows.next()? {
+            let (id, key, seq): (i64, i64, i64) = (r.get(0)?, r.get(1)?, r.get(2)?);
+            if last != Some((key, seq - 1)) {
+                ids = ToolIds::default();
+            }
+            last = Some((key, seq));
+            if ids.same(r.get::<_, Option<String>>(3)?.as_deref()) {
+                same.push(id);
+            }
+        }
+    }
+    let mut update = conn.prepare("UPDATE event_rows SET tool_use_id = ?2 WHERE id = ?1")?;
+    for id in same {
+        update.execute(rusqlite::params![id, SAME_TOOL_ID])?;
+    }
+    Ok(())
+}
+
+/// Which of a session's tool ids, in seq order, are stored as [`SAME_TOOL_ID`]: an id equal to
+/// the previous event's, when that one is stored as text (so [`TOOL_USE_ID_OF`] reads it in
+/// one step; a third event with the same id stores it again).
+#[derive(Default)]
+pub(super) struct ToolIds {
+    /// The previous event's id, when it is stored as text.
+    prev: Option<String>,
+}
+
+impl ToolIds {
+    /// The rule for the events after `seq` of the session `session_key` (its stored id).
+    pub(super) fn after(conn: &Connection, session_key: i64, seq: i64) -> rusqlite::Result<Self> {
+        let prev = conn
+            .prepare_cached(
+                "SELECT tool_use_id FROM event_rows WHERE session_key = ?1 AND seq = ?2",
+            )?
+            .query_row([session_key, seq], |r| match r.get_ref(0)? {
+                rusqlite::types::ValueRef::Text(t) => {
+                    Ok(Some(String::from_utf8_lossy(t).into_owned()))
+                }
+                _ => Ok(None),
+            })
+            .optional()?
+            .flatten();
+        Ok(ToolIds { prev })
+    }
+
+    /// Whether the next event's `id` is stored as [`SAME_TOOL_ID`].
+    pub(super) fn same(&mut self, id: Option<&str>) -> bool {
+        let same = id.is_some() && id == self.prev.as_deref();
+        self.prev = if same { None } else { id.map(str::to_string) };
+        same
+    }
 }
 
 /// The integer key `session_id`'s events are stored under (a new one for a new session).
