@@ -107,6 +107,7 @@ fn main() {
     );
     push_stages(&data);
     push_as_owner_alone(c, &data);
+    push_over_tls(&data);
     push_as_role(c, &data);
     let t = Instant::now();
     let again = push(
@@ -323,6 +324,39 @@ fn push_as_owner_alone(c: &pg::Cluster, data: &std::path::Path) {
         s.batches,
         s.events_sent as f64 / secs,
         server_cpu(c) - server_before,
+        loadavg()
+    );
+}
+
+/// The same first push as the owner, over TCP with `sslmode=verify-full` to a second cluster
+/// (`ssl=on`, hostssl only, a password): what TLS (and TCP instead of the unix socket) costs.
+fn push_over_tls(data: &std::path::Path) {
+    let Some(s) = team_db::tls_server() else {
+        return;
+    };
+    s.cluster.sql(
+        "postgres",
+        "CREATE ROLE bench_tls LOGIN CREATEROLE PASSWORD 'bench-tls-pw'",
+    );
+    let db = s.cluster.database("bench_tls");
+    s.cluster
+        .sql("postgres", &format!("ALTER DATABASE {db} OWNER TO bench_tls"));
+    let tls = format!("sslmode=verify-full sslrootcert={}", s.ca.display());
+    let url = TeamUrl::parse(&s.url("localhost", "bench_tls", "bench-tls-pw", &db, &tls))
+        .expect("url");
+    let plan = PushPlan {
+        machine: "laptop".into(),
+        person: None,
+    };
+    let (t, server_before) = (Instant::now(), server_cpu(&s.cluster));
+    let sum = push(data, &url, &plan, &mut |_| {}).expect("push over TLS");
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "[team] push as the owner over TLS (verify-full, TCP): {} events in {secs:.1}s = {:.0} \
+         events/s, server {:.2} CPU-s (load average {})",
+        sum.events_sent,
+        sum.events_sent as f64 / secs,
+        server_cpu(&s.cluster) - server_before,
         loadavg()
     );
 }
