@@ -339,11 +339,13 @@ fn push_over_tls(data: &std::path::Path) {
         "CREATE ROLE bench_tls LOGIN CREATEROLE PASSWORD 'bench-tls-pw'",
     );
     let db = s.cluster.database("bench_tls");
-    s.cluster
-        .sql("postgres", &format!("ALTER DATABASE {db} OWNER TO bench_tls"));
+    s.cluster.sql(
+        "postgres",
+        &format!("ALTER DATABASE {db} OWNER TO bench_tls"),
+    );
     let tls = format!("sslmode=verify-full sslrootcert={}", s.ca.display());
-    let url = TeamUrl::parse(&s.url("localhost", "bench_tls", "bench-tls-pw", &db, &tls))
-        .expect("url");
+    let url =
+        TeamUrl::parse(&s.url("localhost", "bench_tls", "bench-tls-pw", &db, &tls)).expect("url");
     let plan = PushPlan {
         machine: "laptop".into(),
         person: None,

@@ -9,7 +9,8 @@ mod common;
 
 use std::process::Command;
 
-use common::team_db::{count, synthetic, tls_server, TlsServer};
+use common::pg::{cluster, Cluster};
+use common::team_db::{count, free_port, synthetic, tls_server, TlsServer};
 use knowledge::team::{TeamError, TeamUrl};
 
 const PASSWORD: &str = "Tls-Pw-7319-secret";
@@ -194,4 +195,38 @@ fn knowledge_push_over_verify_full_sends_and_a_wrong_ca_fails_without_the_passwo
         !said.contains(PASSWORD),
         "the password is in the output: {said}"
     );
+}
+
+#[test]
+fn require_to_a_server_without_tls_is_refused_and_prefer_falls_back_to_plain() {
+    if tls_server().is_none() {
+        return;
+    }
+    let port = free_port().expect("port");
+    // initdb's pg_hba.conf (--auth=trust) admits loopback TCP; ssl stays off.
+    let plain = Cluster::start_custom(Some(port), |_| {
+        Ok("-c listen_addresses=127.0.0.1".to_string())
+    })
+    .expect("a cluster without TLS");
+    let url = |mode: &str| {
+        format!("host=localhost hostaddr=127.0.0.1 port={port} user=admin dbname=postgres {mode}")
+    };
+    let msg = refusal(&url("sslmode=require"));
+    assert!(msg.contains("the server does not accept TLS"), "{msg}");
+    assert!(msg.contains("turn on ssl"), "says how to fix it: {msg}");
+    let mut c = connect(&url("sslmode=prefer")).expect("prefer connects without TLS");
+    assert!(!encrypted(&mut c), "encrypted by a server with ssl off?");
+    plain.stop();
+}
+
+#[test]
+fn a_unix_socket_is_never_encrypted_whatever_the_mode() {
+    let Some(c) = cluster() else { return };
+    // libpq's rule: TLS is for TCP; the socket's file permissions guard a local connection.
+    let mut client = connect(&format!(
+        "{} sslmode=verify-full",
+        c.url("admin", "postgres")
+    ))
+    .expect("verify-full over a unix socket connects");
+    assert!(!encrypted(&mut client));
 }

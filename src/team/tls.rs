@@ -482,7 +482,7 @@ pub fn explain(e: &postgres::Error, tls: &Tls) -> Option<String> {
         };
         return Some(cause);
     }
-    if e.to_string().contains("server does not support TLS") {
+    if super::describe(e).contains("server does not support TLS") {
         return Some(format!(
             "the server does not accept TLS (sslmode={mode}): turn on ssl in its \
              postgresql.conf (docs/TEAM.md) or, on a trusted network only, use sslmode=prefer"

@@ -218,7 +218,8 @@ fn write_tls_files(root: &Path) -> Result<String, String> {
     ))
 }
 
-fn free_port() -> Result<u16, String> {
+/// A loopback port nothing listens on now.
+pub fn free_port() -> Result<u16, String> {
     let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     Ok(l.local_addr().map_err(|e| e.to_string())?.port())
 }
