@@ -76,9 +76,20 @@ fn main() {
             machine: format!("machine-{m:02}"),
             person: None,
         };
-        let t = Instant::now();
+        let (t, server_before) = (Instant::now(), server_cpu(c));
         let s = push(&data, &url, &plan, &mut |_| {}).expect("push");
-        secs += t.elapsed().as_secs_f64();
+        let took = t.elapsed().as_secs_f64();
+        // Each push on its own: the database grows by one machine a push, so a later push
+        // inserts into larger indexes than the first (and than a push into an empty database).
+        println!(
+            "[team] push {m:02}: {} events in {took:.2}s = {:.0} events/s, server {:.2} CPU-s \
+             (load average {})",
+            s.events_sent,
+            s.events_sent as f64 / took,
+            server_cpu(c) - server_before,
+            loadavg()
+        );
+        secs += took;
         events += s.events_sent;
     }
     let (client, server) = (own_cpu() - client0, server_cpu(c) - server0);
@@ -95,6 +106,8 @@ fn main() {
         events as f64 / server
     );
     push_stages(&data);
+    push_as_owner_alone(c, &data);
+    push_over_tls(&data);
     push_as_role(c, &data);
     let t = Instant::now();
     let again = push(
@@ -292,6 +305,64 @@ fn push_stages(data: &std::path::Path) {
     );
 }
 
+/// A first push as the owner into a database of its own: the owner's path against the push
+/// role's below on equal terms (both into empty indexes).
+fn push_as_owner_alone(c: &pg::Cluster, data: &std::path::Path) {
+    let db = &c.database("bench_owner");
+    let url = TeamUrl::parse(&c.url("admin", db)).expect("url");
+    let plan = PushPlan {
+        machine: "laptop".into(),
+        person: None,
+    };
+    let (t, server_before) = (Instant::now(), server_cpu(c));
+    let s = push(data, &url, &plan, &mut |_| {}).expect("push as the owner");
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "[team] push as the owner into an empty database: {} events, {} batches in {secs:.1}s \
+         = {:.0} events/s, server {:.2} CPU-s (load average {})",
+        s.events_sent,
+        s.batches,
+        s.events_sent as f64 / secs,
+        server_cpu(c) - server_before,
+        loadavg()
+    );
+}
+
+/// The same first push as the owner, over TCP with `sslmode=verify-full` to a second cluster
+/// (`ssl=on`, hostssl only, a password): what TLS (and TCP instead of the unix socket) costs.
+fn push_over_tls(data: &std::path::Path) {
+    let Some(s) = team_db::tls_server() else {
+        return;
+    };
+    s.cluster.sql(
+        "postgres",
+        "CREATE ROLE bench_tls LOGIN CREATEROLE PASSWORD 'bench-tls-pw'",
+    );
+    let db = s.cluster.database("bench_tls");
+    s.cluster.sql(
+        "postgres",
+        &format!("ALTER DATABASE {db} OWNER TO bench_tls"),
+    );
+    let tls = format!("sslmode=verify-full sslrootcert={}", s.ca.display());
+    let url =
+        TeamUrl::parse(&s.url("localhost", "bench_tls", "bench-tls-pw", &db, &tls)).expect("url");
+    let plan = PushPlan {
+        machine: "laptop".into(),
+        person: None,
+    };
+    let (t, server_before) = (Instant::now(), server_cpu(&s.cluster));
+    let sum = push(data, &url, &plan, &mut |_| {}).expect("push over TLS");
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "[team] push as the owner over TLS (verify-full, TCP): {} events in {secs:.1}s = {:.0} \
+         events/s, server {:.2} CPU-s (load average {})",
+        sum.events_sent,
+        sum.events_sent as f64 / secs,
+        server_cpu(&s.cluster) - server_before,
+        loadavg()
+    );
+}
+
 /// A first push as a push role (row-level security on, rows through a staging table), as a
 /// laptop pushes, into a database of its own (the search figures stay over the machines above).
 fn push_as_role(c: &pg::Cluster, data: &std::path::Path) {
@@ -311,13 +382,16 @@ fn push_as_role(c: &pg::Cluster, data: &std::path::Path) {
         machine: "laptop".into(),
         person: None,
     };
-    let t = Instant::now();
+    let (t, server_before) = (Instant::now(), server_cpu(c));
     let s = push(data, &url, &plan, &mut |_| {}).expect("push as a push role");
     let secs = t.elapsed().as_secs_f64();
     println!(
-        "[team] push as a push role: {} events, {} batches in {secs:.1}s = {:.0} events/s",
+        "[team] push as a push role: {} events, {} batches in {secs:.1}s = {:.0} events/s, \
+         server {:.2} CPU-s (load average {})",
         s.events_sent,
         s.batches,
-        s.events_sent as f64 / secs
+        s.events_sent as f64 / secs,
+        server_cpu(c) - server_before,
+        loadavg()
     );
 }

@@ -8,7 +8,8 @@
 //!   watermarks, atomic per batch, redaction checked again;
 //! - `source.rs`: the team as a source behind the episodes and code lanes (a `tsvector` of our own
 //!   token stream, so the team matches the same stems as the local index);
-//! - `wire.rs`: those lanes in an engine, beside this machine's indexes or in their place.
+//! - `wire.rs`: those lanes in an engine, beside this machine's indexes or in their place;
+//! - `tls.rs`: libpq's `sslmode`/`sslrootcert` on rustls, and handshake failures explained.
 //!
 //! Who may see what is row-level security (docs/TEAM.md): a push role writes and reads only its
 //! own machine's rows, the search role reads everything and writes nothing.
@@ -19,6 +20,7 @@ pub mod push;
 pub mod schema;
 mod skills;
 pub mod source;
+pub mod tls;
 pub mod tsv;
 mod vectors;
 pub mod wire;
@@ -29,18 +31,21 @@ use std::time::Duration;
 /// How long a connection attempt may take before the team source is unavailable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
-/// A team database URL (`postgresql://user:${PGPASSWORD}@host/db`, or `host=/run/pg user=…`), checked
-/// once; shown without its password.
+/// A team database URL (`postgresql://user:${PGPASSWORD}@host/db?sslmode=verify-full`, or
+/// `host=/run/pg user=…`), checked once (its CA file read then); shown without its password.
 #[derive(Clone)]
 pub struct TeamUrl {
     config: postgres::Config,
+    tls: tls::Tls,
     shown: String,
 }
 
 impl TeamUrl {
     pub fn parse(url: &str) -> Result<TeamUrl, TeamError> {
-        let mut config: postgres::Config =
-            url.parse().map_err(|e| TeamError::BadUrl(format!("{e}")))?;
+        let (rest, settings) = tls::split(url).map_err(TeamError::BadUrl)?;
+        let mut config: postgres::Config = rest
+            .parse()
+            .map_err(|e| TeamError::BadUrl(format!("{e}")))?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
@@ -62,18 +67,36 @@ impl TeamUrl {
             hosts.join(","),
             config.get_dbname().unwrap_or("")
         );
-        Ok(TeamUrl { config, shown })
+        #[cfg(unix)]
+        let unix_only = config
+            .get_hosts()
+            .iter()
+            .all(|h| matches!(h, postgres::config::Host::Unix(_)))
+            && config.get_hostaddrs().is_empty();
+        #[cfg(not(unix))]
+        let unix_only = false;
+        let tls = tls::prepare(&settings, unix_only).map_err(TeamError::BadUrl)?;
+        config.ssl_mode(match (&tls.config, tls.mode) {
+            (None, _) => postgres::config::SslMode::Disable,
+            (Some(_), tls::SslMode::Prefer) => postgres::config::SslMode::Prefer,
+            (Some(_), _) => postgres::config::SslMode::Require,
+        });
+        Ok(TeamUrl { config, tls, shown })
     }
 
-    /// A new connection (plain: put a TLS-terminating proxy or a unix socket in front of a
-    /// server outside the machine).
+    /// A new connection, encrypted as the URL's `sslmode` says (libpq's meaning, `prefer` by
+    /// default; never over a unix socket).
     pub fn connect(&self) -> Result<postgres::Client, TeamError> {
-        self.config
-            .connect(postgres::NoTls)
-            .map_err(|e| TeamError::Unreachable {
-                url: self.shown.clone(),
-                why: describe(&e),
-            })
+        let connected = match &self.tls.config {
+            None => self.config.connect(postgres::NoTls),
+            Some(c) => self
+                .config
+                .connect(tokio_postgres_rustls::MakeRustlsConnect::new((**c).clone())),
+        };
+        connected.map_err(|e| TeamError::Unreachable {
+            url: self.shown.clone(),
+            why: tls::explain(&e, &self.tls).unwrap_or_else(|| describe(&e)),
+        })
     }
 }
 

@@ -5,7 +5,7 @@
 //! that it is skipped and passes); `.ci/run` installs them, so CI always runs the tests.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -15,6 +15,11 @@ pub struct Cluster {
     pub dir: PathBuf,
     pub socket: PathBuf,
     run_as: Option<String>,
+    /// Server options after the defaults (`-c` settings given later win).
+    extra: String,
+    /// The port (of the socket file, and of TCP where `extra` listens on it); PostgreSQL's
+    /// default when `None`.
+    pub port: Option<u16>,
     _tmp: tempfile::TempDir,
 }
 
@@ -49,6 +54,16 @@ impl Cluster {
     }
 
     fn start() -> Result<Cluster, String> {
+        Cluster::start_custom(None, |_| Ok(String::new()))
+    }
+
+    /// A cluster whose `prepare` writes what its server options need (certificates, an hba
+    /// file) into the temp dir it is given, before that dir is handed to the server's user, and
+    /// returns those options; stopped when the test binary exits.
+    pub fn start_custom(
+        port: Option<u16>,
+        prepare: impl FnOnce(&Path) -> Result<String, String>,
+    ) -> Result<Cluster, String> {
         let bin = bin_dir().ok_or("no PostgreSQL binaries under /usr/lib/postgresql")?;
         let tmp = tempfile::Builder::new()
             .prefix("kpg")
@@ -57,6 +72,7 @@ impl Cluster {
         let dir = tmp.path().join("data");
         let socket = tmp.path().join("sock");
         std::fs::create_dir_all(&socket).map_err(|e| e.to_string())?;
+        let extra = prepare(tmp.path())?;
         let run_as = is_root().then(|| "nobody".to_string());
         if let Some(user) = &run_as {
             let ok = Command::new("chown")
@@ -75,6 +91,8 @@ impl Cluster {
             dir,
             socket,
             run_as,
+            extra,
+            port,
             _tmp: tmp,
         };
         let out = cluster
@@ -98,6 +116,18 @@ impl Cluster {
             ));
         }
         cluster.pg_ctl_start()?;
+        if let Ok(mut g) = STOP_DIR.lock() {
+            g.push((
+                cluster.bin.clone(),
+                cluster.dir.clone(),
+                cluster.run_as.clone(),
+            ));
+        }
+        static AT_EXIT: std::sync::Once = std::sync::Once::new();
+        // SAFETY: registering a plain extern "C" fn with no captured state.
+        AT_EXIT.call_once(|| unsafe {
+            libc::atexit(stop_at_exit);
+        });
         Ok(cluster)
     }
 
@@ -108,6 +138,13 @@ impl Cluster {
         );
         if let Some(size) = SHARED_BUFFERS.get() {
             opts.push_str(&format!(" -c shared_buffers={size}"));
+        }
+        if let Some(port) = self.port {
+            opts.push_str(&format!(" -p {port}"));
+        }
+        if !self.extra.is_empty() {
+            opts.push(' ');
+            opts.push_str(&self.extra);
         }
         let out = self
             .cmd("pg_ctl")
@@ -147,7 +184,11 @@ impl Cluster {
 
     /// A URL for `user` on database `db`.
     pub fn url(&self, user: &str, db: &str) -> String {
-        format!("host={} user={user} dbname={db}", self.socket.display())
+        let port = self.port.map(|p| format!(" port={p}")).unwrap_or_default();
+        format!(
+            "host={}{port} user={user} dbname={db}",
+            self.socket.display()
+        )
     }
 
     /// Run SQL as the superuser on `db`.
@@ -167,11 +208,11 @@ impl Cluster {
     }
 }
 
-static STOP_DIR: Mutex<Option<(PathBuf, PathBuf, Option<String>)>> = Mutex::new(None);
+static STOP_DIR: Mutex<Vec<(PathBuf, PathBuf, Option<String>)>> = Mutex::new(Vec::new());
 
 extern "C" fn stop_at_exit() {
     if let Ok(guard) = STOP_DIR.lock() {
-        if let Some((bin, dir, run_as)) = guard.as_ref() {
+        for (bin, dir, run_as) in guard.iter() {
             let exe = bin.join("pg_ctl");
             let mut c = match run_as {
                 Some(u) => {
@@ -204,6 +245,11 @@ pub fn cluster_sized(size: &str) -> Option<&'static Cluster> {
     cluster()
 }
 
+/// Whether the PostgreSQL binaries are here (else the team tests skip, saying so).
+pub fn installed() -> bool {
+    bin_dir().is_some()
+}
+
 /// The cluster of this test binary, started on first use; `None` (after saying why) where
 /// PostgreSQL is not installed.
 pub fn cluster() -> Option<&'static Cluster> {
@@ -212,13 +258,6 @@ pub fn cluster() -> Option<&'static Cluster> {
         .get_or_init(|| {
             bin_dir()?;
             let c = Cluster::start().unwrap_or_else(|e| panic!("a PostgreSQL test cluster: {e}"));
-            if let Ok(mut g) = STOP_DIR.lock() {
-                *g = Some((c.bin.clone(), c.dir.clone(), c.run_as.clone()));
-            }
-            // SAFETY: registering a plain extern "C" fn with no captured state.
-            unsafe {
-                libc::atexit(stop_at_exit);
-            }
             Some(c)
         })
         .as_ref()
