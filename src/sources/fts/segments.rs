@@ -7,28 +7,31 @@
 //! segment: at 2,000 sessions a full-match point lookup of three terms cost ~1.1M instructions
 //! over 15 segments, and one incremental code run made a one-shot search 18M dearer.
 //!
-//! After a run, [`tidy`] reads the index's structure record and either rewrites the whole index
-//! as one segment (FTS5's `optimize`) or only merges the small segments among themselves (the
-//! `merge` command with `usermerge` 2, which never takes in a segment larger than what it writes,
-//! see FTS5's `fts5StructurePromote`). The whole rewrite is chosen only when the segments beside
-//! the largest hold at least [`OPTIMIZE_SHARE`] of its pages — after a full index, or once the
-//! index has grown by that share since it was last rewritten — so a watch runner re-indexing a
-//! live session every few seconds pays for merging what it added, not for the whole index.
+//! After a run, [`tidy`] (called by the episodes and code indexers) reads the index's structure
+//! record and either rewrites the whole index as one segment (FTS5's `optimize`) or merges only
+//! the small segments among themselves (the `merge` command with `usermerge` 2, run only when
+//! the levels show that its carry stops short of the largest segment's level, so the largest is
+//! not rewritten). The whole rewrite is chosen when the segments beside the largest hold at
+//! least an eighth ([`OPTIMIZE_SHARE`]) of its pages — after a full index, or once the index has
+//! grown by that share since it was last rewritten — or when more than [`SEGMENTS_LEFT`]
+//! segments would be left; so a watch runner re-indexing a live session every few seconds pays
+//! for merging what it added, not for the whole index. At 2,000 sessions the rewrite after a
+//! full index took 1.2 s (episodes) and 0.3 s (code); see `docs/PERFORMANCE.md`.
 //! Merging changes no row, term, position or document count, so every match and score stays the
 //! same.
 
 use rusqlite::Connection;
 
 /// The whole index is rewritten when the pages outside its largest segment are at least this
-/// fraction (1/8) of the largest: each page is then rewritten about nine times for the index
-/// to grow by one page of it, while a run that adds little only merges what it added.
+/// fraction (1/8) of the largest: each rewrite is 9/8 the size of the one before, so the
+/// rewrites of an index grown to N pages wrote about 9N pages in all.
 pub const OPTIMIZE_SHARE: u64 = 8;
 
-/// Segments a run may leave. Merged small segments hold one per level below the largest (a
-/// binary count of the runs since the last rewrite), so this is passed after 511 runs at the
-/// latest; it is passed sooner when the carry of the small ones would reach the largest's level,
-/// which takes 2^level runs, and FTS5 writes a rewritten index a level or two above the highest
-/// in use, so that happens ever more rarely.
+/// Segments a run may leave. Merged small segments hold at most one per level below the
+/// largest (a binary count of the segments written since the last rewrite), so more than this
+/// are left after 255 written segments at the earliest; the merge is also skipped when its carry
+/// would reach the largest's level (after 2^level segments), and FTS5 writes a rewritten index a
+/// level or two above the highest in use, so that grows rarer with every rewrite.
 pub const SEGMENTS_LEFT: usize = 8;
 
 /// One segment as the structure record describes it.
@@ -212,7 +215,10 @@ pub fn tidy(conn: &Connection, table: &str) -> rusqlite::Result<Tidied> {
     }
     // Merging the small segments into each other writes each of their pages once per level it
     // climbs; four times their pages (and a little for tiny ones) is enough to finish.
-    let budget = rest.saturating_mul(4).saturating_add(64).min(i32::MAX as u64) as i64;
+    let budget = rest
+        .saturating_mul(4)
+        .saturating_add(64)
+        .min(i32::MAX as u64) as i64;
     conn.execute(
         &format!("INSERT INTO {table}({table}, rank) VALUES('merge', ?1)"),
         [budget],

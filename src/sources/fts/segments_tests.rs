@@ -41,7 +41,9 @@ fn add_all(c: &mut Connection, from: i64, to: i64) {
 }
 
 fn text(id: i64) -> String {
-    let mut words: Vec<String> = (0..12).map(|k| format!("w{}", (id * 7 + k * 13) % 997)).collect();
+    let mut words: Vec<String> = (0..12)
+        .map(|k| format!("w{}", (id * 7 + k * 13) % 997))
+        .collect();
     if id % 3 == 0 {
         words.push("mysql timeout".into());
     }
@@ -53,18 +55,24 @@ fn text(id: i64) -> String {
 
 /// Every row each question matches, with its `bm25` score's bits: what a search sees.
 fn answers(c: &Connection) -> Vec<Vec<(i64, u64)>> {
-    ["mysql", "mysql AND timeout", "deploy OR w5", "deploy AND timeout", "absent"]
-        .iter()
-        .map(|q| {
-            let mut st = c
-                .prepare("SELECT rowid, bm25(e) FROM e WHERE e MATCH ?1 ORDER BY rowid")
-                .expect("prepare");
-            let rows = st
-                .query_map([q], |r| Ok((r.get(0)?, r.get::<_, f64>(1)?.to_bits())))
-                .expect("query");
-            rows.collect::<Result<_, _>>().expect("rows")
-        })
-        .collect()
+    [
+        "mysql",
+        "mysql AND timeout",
+        "deploy OR w5",
+        "deploy AND timeout",
+        "absent",
+    ]
+    .iter()
+    .map(|q| {
+        let mut st = c
+            .prepare("SELECT rowid, bm25(e) FROM e WHERE e MATCH ?1 ORDER BY rowid")
+            .expect("prepare");
+        let rows = st
+            .query_map([q], |r| Ok((r.get(0)?, r.get::<_, f64>(1)?.to_bits())))
+            .expect("query");
+        rows.collect::<Result<_, _>>().expect("rows")
+    })
+    .collect()
 }
 
 #[test]
@@ -103,7 +111,10 @@ fn small_runs_merge_what_they_added_and_rewrite_the_whole_index_rarely() {
         tidy(&c, "e").expect("first tidy"),
         Tidied::Optimized { .. }
     ));
-    let mut big = structure(&c, "e").expect("structure").largest().expect("one");
+    let mut big = structure(&c, "e")
+        .expect("structure")
+        .largest()
+        .expect("one");
     assert!(big.pages > 3_000, "{big:?}");
 
     let (mut id, mut merged, mut rewrites) = (10_001, 0, Vec::new());
@@ -113,7 +124,10 @@ fn small_runs_merge_what_they_added_and_rewrite_the_whole_index_rarely() {
         id += 2;
         let before = structure(&c, "e").expect("structure");
         let rest = before.pages() - before.largest().expect("segment").pages;
-        assert!(rest * OPTIMIZE_SHARE < big.pages, "the eighth is not reached here");
+        assert!(
+            rest * OPTIMIZE_SHARE < big.pages,
+            "the eighth is not reached here"
+        );
         let did = tidy(&c, "e").expect("tidy");
         let after = structure(&c, "e").expect("structure");
         assert!(after.count() <= SEGMENTS_LEFT, "{did:?} {after:?}");
