@@ -16,6 +16,7 @@ use rusqlite::Connection;
 use crate::text::tokens;
 
 pub mod rank;
+pub mod segments;
 
 /// Rows BM25 may score for one query before the expression is narrowed.
 pub const DEFAULT_CAP: u64 = 15_000;

@@ -139,6 +139,8 @@ pub fn index_code(
     if let Some(v) = vectors {
         v.finish(&mut conn).map_err(store_err)?;
     }
+    // Fewer FTS segments for every later lookup to open (see `fts::segments`).
+    crate::sources::fts::segments::tidy(&conn, "chunks_fts").map_err(store_err)?;
     // Fold the WAL into the main file: readers then see one self-contained, unchanging file.
     let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
     summary.index_rev = rev;

@@ -227,6 +227,8 @@ pub fn index_episodes(
         .query_row("SELECT count(*) FROM sessions", [], |r| r.get::<_, i64>(0))
         .map_err(store_err)? as u64;
     summary.index_rev = rev;
+    // Fewer FTS segments for every later lookup to open (see `fts::segments`).
+    crate::sources::fts::segments::tidy(&conn, "events_fts").map_err(store_err)?;
     // Fold the WAL into the main file: readers then see one self-contained, unchanging file.
     let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
     summary.elapsed_ms = started.elapsed().as_millis() as u64;
