@@ -12,6 +12,7 @@
 
 mod expand;
 pub mod hamming;
+pub mod head;
 pub mod layout;
 mod table;
 mod words;
@@ -84,7 +85,7 @@ impl Embedder {
         let mut acc = vec![0f32; self.dims()];
         let mut any = false;
         for_each_word(text, |w| {
-            any |= self.add_word(w, &mut acc);
+            any |= self.add_word(w, &mut acc) > 0;
             ControlFlow::Continue(())
         });
         any.then(|| normalise(acc)).flatten()
@@ -95,15 +96,20 @@ impl Embedder {
     /// hash) adds nothing, so a query of made-up words has no vector and lanes nothing matches
     /// stay empty.
     pub fn embed_query(&self, text: &str) -> Option<Vector> {
+        normalise(self.query_sum(text)?.0)
+    }
+
+    /// The unnormalised row sum behind [`Embedder::embed_query`] and how many rows it adds.
+    pub fn query_sum(&self, text: &str) -> Option<(Vector, usize)> {
         let mut acc = vec![0f32; self.dims()];
-        let mut any = false;
+        let mut rows = 0usize;
         for_each_word(text, |w| {
             if matches!(self.word_source(w), WordSource::Row | WordSource::Stem) {
-                any |= self.add_word(w, &mut acc);
+                rows += self.add_word(w, &mut acc);
             }
             ControlFlow::Continue(())
         });
-        any.then(|| normalise(acc)).flatten()
+        (rows > 0).then_some((acc, rows))
     }
 
     /// One vector per window of [`WINDOW_WORDS`] words, at most [`MAX_WINDOWS`]; windows with
@@ -116,7 +122,7 @@ impl Embedder {
             if window >= MAX_WINDOWS {
                 return ControlFlow::Break(());
             }
-            any |= self.add_word(w, &mut acc);
+            any |= self.add_word(w, &mut acc) > 0;
             in_window += 1;
             if in_window == WINDOW_WORDS {
                 if let Some(v) = any.then(|| normalise(std::mem::take(&mut acc))).flatten() {
@@ -137,25 +143,30 @@ impl Embedder {
 
     /// The vector of window `window` of `text` (as [`Embedder::embed_windows`] cut it).
     pub fn embed_window(&self, text: &str, window: usize) -> Option<Vector> {
+        normalise(self.window_sum(text, window)?.0)
+    }
+
+    /// The unnormalised row sum behind [`Embedder::embed_window`] and how many rows it adds.
+    pub fn window_sum(&self, text: &str, window: usize) -> Option<(Vector, usize)> {
         let mut acc = vec![0f32; self.dims()];
-        let (mut at, mut any) = (0usize, false);
+        let (mut at, mut rows) = (0usize, 0usize);
         let (lo, hi) = (window * WINDOW_WORDS, (window + 1) * WINDOW_WORDS);
         for_each_word(text, |w| {
             if at >= hi {
                 return ControlFlow::Break(());
             }
             if at >= lo {
-                any |= self.add_word(w, &mut acc);
+                rows += self.add_word(w, &mut acc);
             }
             at += 1;
             ControlFlow::Continue(())
         });
-        any.then(|| normalise(acc)).flatten()
+        (rows > 0).then_some((acc, rows))
     }
 
-    /// Add the rows of one lowercased word; false when nothing in it is known. The rows of a
-    /// word are memoised per thread: the same words recur in every window.
-    fn add_word(&self, word: &str, acc: &mut [f32]) -> bool {
+    /// Add the rows of one lowercased word; returns how many (0: nothing in it is known). The
+    /// rows of a word are memoised per thread: the same words recur in every window.
+    fn add_word(&self, word: &str, acc: &mut [f32]) -> usize {
         WORD_ROWS.with(|cache| {
             let mut cache = cache.borrow_mut();
             if !cache.contains_key(word) {
@@ -169,7 +180,7 @@ impl Embedder {
             for &row in rows.iter() {
                 self.table.add_row(row, acc);
             }
-            !rows.is_empty()
+            rows.len()
         })
     }
 
