@@ -12,7 +12,12 @@ skips the head. This script gives the gist arm the head back:
    features (512 dims: the PCA basis and the centring the table dropped, plus BOS/EOS); the
    table's PCA basis is not kept anywhere, so it is re-fitted here on sentences;
 2. the head's six matrices, copied from the wheel, int8 with one scale per output column;
-3. at run time (src/text/embed/head.rs): `head(R [s, n, 1] / sqrt(n + 2))`, unit length.
+3. at run time: `head(R [s, n, 1] / sqrt(n + 2))`, unit length (src/text/embed/head.rs of
+   commit 3f97cf7: measured on the relevance bench, not shipped, reverted; docs/RELEVANCE.md,
+   "the teacher's head for the gists").
+
+`R` starts from least squares on the feature sum and is refined by `--tune-steps` gradient
+steps on the cosine of the head's output to the teacher's vector (the head held fixed).
 
 Corpus (as scripts/distil_regression.py, nothing from fixtures/, benches/, the relevance
 questions, /work/shared/heldout or /work/shared/realdata): doc comments and README prose of the
@@ -22,7 +27,11 @@ pairs (at most 300) are held out and give the printed figures: the cosine of hea
 teacher's own vector, RU->EN / EN->RU R@1, and for English sentences the correlation of
 pairwise cosines with the teacher's and the share whose teacher nearest neighbour is in the top 5.
 
-    python3 scripts/fit_gist_head.py                    # writes assets/embeddings/gist_head.bin
+    python3 scripts/fit_gist_head.py --out /tmp/gist-head   # gist_head.bin + its parity file
+    python3 scripts/calibrate_thresholds.py T.kemb T.kemb --gist-head /tmp/gist-head/gist_head.bin
+
+The corpus and its teacher vectors are cached in --work; the registry gains crates whenever
+something is built, so a fresh run lists other sentences (the figures move a little).
 
 File format (little endian), read by src/text/embed/head.rs:
     b"KGHD" | u32 version=1 | u32 table_dims

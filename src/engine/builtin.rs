@@ -44,12 +44,6 @@ impl EpisodesSource for BuiltinEpisodes {
             snippet_chars: req.snippet_chars,
             vector: req.vector.clone(),
             own_terms: crate::text::tokens::query_terms(&req.query),
-            // Once a query, and only when the vector arm is on (the gists are its third arm).
-            gist_vector: req.vector.as_ref().and_then(|_| {
-                crate::text::embed::shared()
-                    .ok()?
-                    .gist_query_vector(&req.query)
-            }),
         };
         let found = self.store.search_ranked(&q).map_err(unavailable)?;
         Ok(EpisodesAnswer {

@@ -54,12 +54,9 @@ pub fn backfill(conn: &mut Connection, emb: &Embedder) -> rusqlite::Result<u64> 
         let mut stmt = conn.prepare(&format!(
             "SELECT s.session_id, s.events FROM sessions s
              LEFT JOIN {TABLE} g ON g.session_id = s.session_id
-             WHERE g.session_id IS NULL OR g.events <> s.events OR length(g.vec) <> ?1"
+             WHERE g.session_id IS NULL OR g.events <> s.events"
         ))?;
-        // A gist of another width was written by a build without the head (or another
-        // head): it is written again, so every gist and the query share one space.
-        let width = (gist_dims(emb) * 4) as i64;
-        let rows = stmt.query_map([width], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         rows.collect::<Result<_, _>>()?
     };
     let tx = conn.transaction()?;
@@ -121,14 +118,12 @@ fn gist_texts(c: &Connection, session: &str) -> rusqlite::Result<Vec<String>> {
 }
 
 /// The gist of a session's texts: the normalised sum of each text's own unit vector (its first
-/// window, through the teacher's head: [`embed::head`]), so a long prompt weighs as much as a
-/// short title and no text drowns the others.
+/// window), so a long prompt weighs as much as a short title and no text drowns the others.
 pub fn gist_vector(emb: &Embedder, parts: &[String]) -> Option<embed::Vector> {
-    let mut acc: Vec<f32> = Vec::new();
+    let mut acc = vec![0f32; emb.dims()];
     let mut any = false;
     for p in parts {
-        if let Some(v) = emb.gist_text_vector(p) {
-            acc.resize(v.len(), 0.0);
+        if let Some(v) = emb.embed_window(p, 0) {
             acc.iter_mut().zip(&v).for_each(|(a, x)| *a += x);
             any = true;
         }
@@ -138,14 +133,6 @@ pub fn gist_vector(emb: &Embedder, parts: &[String]) -> Option<embed::Vector> {
     }
     let norm = embed::dot(&acc, &acc).sqrt();
     (norm > 0.0 && norm.is_finite()).then(|| acc.iter().map(|x| x / norm).collect())
-}
-
-/// The width of the gists this build writes.
-fn gist_dims(emb: &Embedder) -> usize {
-    match embed::head::shared(emb) {
-        Ok(_) => embed::head::HEAD_DIMS,
-        Err(_) => emb.dims(),
-    }
 }
 
 fn to_bytes(v: &[f32]) -> Vec<u8> {
@@ -166,19 +153,15 @@ pub struct Gists {
     vecs: Vec<f32>,
 }
 
-/// Below this cosine between the query's gist vector and the nearest session gist, nothing in
-/// the index is about the query (unless an event holds every word of it). Set at 0.36 on the
-/// table's own vectors from the tuning set's "absent" questions against its answered ones
-/// (`docs/RELEVANCE.md`, issue 19 part 2), then carried to the gist head's space by
-/// `scripts/calibrate_thresholds.py --gist-head` (it looks at no question): 0.36 let 91.8 % of
-/// unrelated documentation pairs through under the table, 0.032 lets the same share through
-/// under the head.
-pub const MIN_GIST_COSINE: f32 = 0.032;
+/// Below this cosine between the query and the nearest session gist, nothing in the index is
+/// about the query (unless an event holds every word of it). Calibrated on the tuning set's
+/// "absent" questions against its answered ones (`docs/RELEVANCE.md`, issue 19 part 2): their
+/// best gists reach 0.21–0.56, the best gists of answered questions 0.38 and more.
+pub const MIN_GIST_COSINE: f32 = 0.36;
 
 /// [`MIN_GIST_COSINE`] for a query with cross-lingual expansions (its lexical matches are
-/// translations): 0.27 on the table's vectors (the tuning set's answered Russian questions
-/// reach down to 0.28), carried the same way (97.2 % of unrelated pairs).
-pub const MIN_GIST_COSINE_TRANSLATED: f32 = -0.017;
+/// translations): the tuning set's answered Russian questions reach down to 0.28.
+pub const MIN_GIST_COSINE_TRANSLATED: f32 = 0.27;
 
 impl Gists {
     /// (session id, cosine) of every session with a gist, in storage order.

@@ -39,7 +39,7 @@ pub(super) enum Reranked {
 }
 
 /// Rerank `lexical` (event, BM25; best first) and `nearest` (event, cosine; best first) with the
-/// gists of `gists` for the query's gist vector.
+/// gists of `gists` for query vector `vector`.
 pub(super) fn rerank(
     c: &Connection,
     q: &EpisodeQuery,
@@ -48,7 +48,7 @@ pub(super) fn rerank(
     gists: Option<&Gists>,
 ) -> rusqlite::Result<Reranked> {
     let full = full_matches(c, &q.own_terms, lexical)?;
-    let session_gists = match (gists, q.gist_vector.as_deref()) {
+    let session_gists = match (gists, q.vector.as_deref()) {
         (Some(g), Some(v)) if !g.is_empty() => g.cosines(v),
         _ => Vec::new(),
     };

@@ -38,9 +38,6 @@ pub struct EpisodeQuery {
     /// The query's own terms (`terms` without the cross-lingual expansions): an event holding
     /// all of them is a full match, never pushed down or dropped ([`rerank`]).
     pub own_terms: Vec<String>,
-    /// The query's vector in the gists' space ([`embed::Embedder::gist_query_vector`]: the
-    /// teacher's head over its row sum); `None` leaves the gists out.
-    pub gist_vector: Option<embed::Vector>,
 }
 
 /// What a search found: the hits, or why nothing is relevant.

@@ -12,7 +12,6 @@
 
 mod expand;
 pub mod hamming;
-pub mod head;
 pub mod layout;
 mod table;
 mod words;
@@ -85,7 +84,7 @@ impl Embedder {
         let mut acc = vec![0f32; self.dims()];
         let mut any = false;
         for_each_word(text, |w| {
-            any |= self.add_word(w, &mut acc) > 0;
+            any |= self.add_word(w, &mut acc);
             ControlFlow::Continue(())
         });
         any.then(|| normalise(acc)).flatten()
@@ -96,20 +95,15 @@ impl Embedder {
     /// hash) adds nothing, so a query of made-up words has no vector and lanes nothing matches
     /// stay empty.
     pub fn embed_query(&self, text: &str) -> Option<Vector> {
-        normalise(self.query_sum(text)?.0)
-    }
-
-    /// The unnormalised row sum behind [`Embedder::embed_query`] and how many rows it adds.
-    pub fn query_sum(&self, text: &str) -> Option<(Vector, usize)> {
         let mut acc = vec![0f32; self.dims()];
-        let mut rows = 0usize;
+        let mut any = false;
         for_each_word(text, |w| {
             if matches!(self.word_source(w), WordSource::Row | WordSource::Stem) {
-                rows += self.add_word(w, &mut acc);
+                any |= self.add_word(w, &mut acc);
             }
             ControlFlow::Continue(())
         });
-        (rows > 0).then_some((acc, rows))
+        any.then(|| normalise(acc)).flatten()
     }
 
     /// One vector per window of [`WINDOW_WORDS`] words, at most [`MAX_WINDOWS`]; windows with
@@ -122,7 +116,7 @@ impl Embedder {
             if window >= MAX_WINDOWS {
                 return ControlFlow::Break(());
             }
-            any |= self.add_word(w, &mut acc) > 0;
+            any |= self.add_word(w, &mut acc);
             in_window += 1;
             if in_window == WINDOW_WORDS {
                 if let Some(v) = any.then(|| normalise(std::mem::take(&mut acc))).flatten() {
@@ -143,30 +137,25 @@ impl Embedder {
 
     /// The vector of window `window` of `text` (as [`Embedder::embed_windows`] cut it).
     pub fn embed_window(&self, text: &str, window: usize) -> Option<Vector> {
-        normalise(self.window_sum(text, window)?.0)
-    }
-
-    /// The unnormalised row sum behind [`Embedder::embed_window`] and how many rows it adds.
-    pub fn window_sum(&self, text: &str, window: usize) -> Option<(Vector, usize)> {
         let mut acc = vec![0f32; self.dims()];
-        let (mut at, mut rows) = (0usize, 0usize);
+        let (mut at, mut any) = (0usize, false);
         let (lo, hi) = (window * WINDOW_WORDS, (window + 1) * WINDOW_WORDS);
         for_each_word(text, |w| {
             if at >= hi {
                 return ControlFlow::Break(());
             }
             if at >= lo {
-                rows += self.add_word(w, &mut acc);
+                any |= self.add_word(w, &mut acc);
             }
             at += 1;
             ControlFlow::Continue(())
         });
-        (rows > 0).then_some((acc, rows))
+        any.then(|| normalise(acc)).flatten()
     }
 
-    /// Add the rows of one lowercased word; returns how many (0: nothing in it is known). The
-    /// rows of a word are memoised per thread: the same words recur in every window.
-    fn add_word(&self, word: &str, acc: &mut [f32]) -> usize {
+    /// Add the rows of one lowercased word; false when nothing in it is known. The rows of a
+    /// word are memoised per thread: the same words recur in every window.
+    fn add_word(&self, word: &str, acc: &mut [f32]) -> bool {
         WORD_ROWS.with(|cache| {
             let mut cache = cache.borrow_mut();
             if !cache.contains_key(word) {
@@ -180,7 +169,7 @@ impl Embedder {
             for &row in rows.iter() {
                 self.table.add_row(row, acc);
             }
-            rows.len()
+            !rows.is_empty()
         })
     }
 
