@@ -12,6 +12,8 @@ use rusqlite::functions::{Context, FunctionFlags};
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::Connection;
 
+mod encoder;
+
 /// The first byte of a packed value: an LZ4 block follows its u32 length.
 const LZ4: u8 = 1;
 
@@ -52,45 +54,41 @@ pub fn pack(text: &str) -> Value {
 
 /// The packed bytes of `text`, or `None` when it is to be stored as it is.
 ///
-/// The block is compressed into a buffer each thread keeps: `lz4_flex::block::compress` (with
-/// `safe-encode`) zeroes a fresh worst-case buffer on every call, shrinks it, and this copied it
-/// again. That was 3.3M of `pack_bytes`' 55.7M instructions on a 2.9 MB Claude world; most of the
-/// rest is lz4_flex's own 8 KB hash table zeroed per call, which its block API gives no way to
-/// reuse. The bytes are the same (see docs/PERFORMANCE.md, issue 18).
+/// Texts under 64 KB (nearly all) go through [`encoder::Encoder`], one per thread, which writes
+/// lz4_flex's bytes without zeroing an 8 KB table per text — that zeroing was 38M of the 52M
+/// instructions packing cost on a 2.9 MB Claude world (docs/PERFORMANCE.md, issue 18, third
+/// pass); longer ones through lz4_flex itself.
 pub fn pack_bytes(text: &str) -> Option<Vec<u8>> {
     if text.len() < MIN_PACKED || text.len() > MAX_UNPACKED {
         return None;
     }
-    SCRATCH.with(|scratch| {
-        let mut scratch = scratch.borrow_mut();
-        let need = lz4_flex::block::get_maximum_output_size(text.len());
-        if scratch.len() < need {
-            scratch.resize(need, 0);
-        }
-        // Cannot fail: the buffer holds the worst case for this input.
-        let n = lz4_flex::block::compress_into(text.as_bytes(), &mut scratch[..need]).ok()?;
-        let packed = if n + 5 >= text.len() {
-            None
-        } else {
-            let mut out = Vec::with_capacity(n + 5);
-            out.push(LZ4);
-            out.extend_from_slice(&(text.len() as u32).to_le_bytes());
-            out.extend_from_slice(&scratch[..n]);
-            Some(out)
-        };
-        // One huge text must not pin its buffer for the thread's life.
-        if scratch.len() > SCRATCH_KEPT {
-            *scratch = Vec::new();
-        }
-        packed
+    // Packed only when the value (block and 5-byte head) is shorter than the text.
+    let limit = text.len() - 6;
+    if text.len() > encoder::MAX_INPUT {
+        let block = lz4_flex::block::compress(text.as_bytes());
+        return (block.len() <= limit).then(|| framed(text.len(), &block));
+    }
+    ENCODER.with(|cell| {
+        let (encoder, scratch) = &mut *cell.borrow_mut();
+        scratch.clear();
+        encoder.compress(text.as_bytes(), scratch, limit)?;
+        Some(framed(text.len(), scratch))
     })
 }
 
-/// A thread keeps its compression buffer up to this size (event texts are mostly far smaller).
-const SCRATCH_KEPT: usize = 1 << 20;
+fn framed(len: usize, block: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(block.len() + 5);
+    out.push(LZ4);
+    out.extend_from_slice(&(len as u32).to_le_bytes());
+    out.extend_from_slice(block);
+    out
+}
 
 thread_local! {
-    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The thread's encoder and the buffer its blocks are written to (kept: under 72 KB, LZ4's
+    /// bound for the longest text the encoder takes).
+    static ENCODER: std::cell::RefCell<(encoder::Encoder, Vec<u8>)> =
+        std::cell::RefCell::new((encoder::Encoder::new(), Vec::new()));
 }
 
 /// The text of a packed value (see [`pack`]).
@@ -173,11 +171,12 @@ mod tests {
 
     #[test]
     fn packed_bytes_are_those_stored_before_the_reused_buffer() {
-        // Sizes on both sides of the packing floor, of lz4's 64 KB table switch and of the kept
-        // buffer, big before small so a longer text's leftovers sit in the buffer.
+        // Sizes on both sides of the packing floor and of lz4's 64 KB table switch (where the
+        // thread's encoder hands over to lz4_flex), big before small so a longer text's
+        // positions and bytes sit in the encoder's table and buffer.
         let mut texts: Vec<String> = Vec::new();
         for (i, n) in [
-            2_000_000, 70_000, 65_534, 65_536, 5_000, 97, 96, 95, 300, 1_100_000,
+            2_000_000, 70_000, 65_534, 65_535, 65_536, 5_000, 97, 96, 95, 300, 1_100_000,
         ]
         .into_iter()
         .enumerate()

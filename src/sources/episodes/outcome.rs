@@ -215,51 +215,118 @@ const VERDICT_HEAD_CHARS: usize = 300;
 /// `Some(false)` when the text says it does not work, `Some(true)` when it says it works or
 /// thanks, `None` otherwise. Phrases match on word boundaries, case-insensitively.
 pub fn verdict(text: &str) -> Option<bool> {
-    let head: String = text
-        .chars()
+    let head = verdict_head(text);
+    // One pass finds every occurrence of every phrase (overlapping ones too, so a phrase inside a
+    // longer one is still seen); the 68 substring searches it replaces were 7 % of indexing a
+    // Claude Code world (docs/PERFORMANCE.md, issue 18, third pass).
+    let mut positive = false;
+    for m in phrases().find_overlapping_iter(&head) {
+        if on_word_boundaries(&head, m.start(), m.end()) {
+            if m.pattern().as_usize() < NEGATIVE.len() {
+                return Some(false);
+            }
+            positive = true;
+        }
+    }
+    positive.then_some(true)
+}
+
+/// The head a verdict reads: its first characters, lowercased, with typographic apostrophes
+/// made plain.
+fn verdict_head(text: &str) -> String {
+    text.chars()
         .take(VERDICT_HEAD_CHARS)
         .map(|c| if c == '\u{2019}' { '\'' } else { c })
         .collect::<String>()
-        .to_lowercase();
-    if NEGATIVE.iter().any(|p| contains_phrase(&head, p)) {
-        return Some(false);
-    }
-    if POSITIVE.iter().any(|p| contains_phrase(&head, p)) {
-        return Some(true);
-    }
-    None
+        .to_lowercase()
 }
 
-/// `needle` occurs in `hay` with no letter or digit right before or after it.
-fn contains_phrase(hay: &str, needle: &str) -> bool {
-    let mut from = 0;
-    while let Some(rel) = hay.get(from..).and_then(|h| h.find(needle)) {
-        let start = from + rel;
-        let end = start + needle.len();
-        let before_ok = hay
-            .get(..start)
-            .and_then(|s| s.chars().next_back())
-            .is_none_or(|c| !c.is_alphanumeric());
-        let after_ok = hay
-            .get(end..)
-            .and_then(|s| s.chars().next())
-            .is_none_or(|c| !c.is_alphanumeric());
-        if before_ok && after_ok {
-            return true;
-        }
-        // Advance past the first char of this match.
-        from = start
-            + hay
-                .get(start..)
-                .and_then(|s| s.chars().next())
-                .map_or(1, char::len_utf8);
-    }
-    false
+/// [`NEGATIVE`] then [`POSITIVE`], as one automaton (a pattern's index tells its list).
+fn phrases() -> &'static aho_corasick::AhoCorasick {
+    static PHRASES: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+    PHRASES.get_or_init(|| {
+        aho_corasick::AhoCorasick::new(NEGATIVE.iter().chain(POSITIVE))
+            .expect("the phrases are a few short literals")
+    })
+}
+
+/// No letter or digit right before `start` or right after `end`.
+fn on_word_boundaries(hay: &str, start: usize, end: usize) -> bool {
+    let before_ok = hay[..start]
+        .chars()
+        .next_back()
+        .is_none_or(|c| !c.is_alphanumeric());
+    let after_ok = hay[end..]
+        .chars()
+        .next()
+        .is_none_or(|c| !c.is_alphanumeric());
+    before_ok && after_ok
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The rule as first written: each list's phrases searched one by one.
+    fn verdict_by_each_phrase(text: &str) -> Option<bool> {
+        let head = verdict_head(text);
+        if NEGATIVE.iter().any(|p| contains_phrase(&head, p)) {
+            return Some(false);
+        }
+        POSITIVE
+            .iter()
+            .any(|p| contains_phrase(&head, p))
+            .then_some(true)
+    }
+
+    /// `needle` occurs in `hay` with no letter or digit right before or after it.
+    fn contains_phrase(hay: &str, needle: &str) -> bool {
+        let mut from = 0;
+        while let Some(rel) = hay.get(from..).and_then(|h| h.find(needle)) {
+            let start = from + rel;
+            if on_word_boundaries(hay, start, start + needle.len()) {
+                return true;
+            }
+            // Advance past the first char of this match.
+            from = start
+                + hay
+                    .get(start..)
+                    .and_then(|s| s.chars().next())
+                    .map_or(1, char::len_utf8);
+        }
+        false
+    }
+
+    #[test]
+    fn one_pass_finds_the_verdict_each_phrase_search_finds() {
+        let mut texts: Vec<String> = Vec::new();
+        let fillers = [
+            "", " ", "x", "1", ",", "!", "\n", "é", "ё", "-", "'", "\u{2019}",
+        ];
+        for p in NEGATIVE.iter().chain(POSITIVE) {
+            for a in fillers {
+                for b in fillers {
+                    texts.push(format!("{a}{p}{b}"));
+                    texts.push(format!("ok {a}{}{b} then", p.to_uppercase()));
+                }
+            }
+        }
+        // Phrases inside or overlapping others: "не работает" holds "работает", "still not
+        // working" holds "still not" and "not working", "nope" holds "no".
+        for p in NEGATIVE {
+            for q in POSITIVE {
+                texts.push(format!("{q} {p}"));
+                texts.push(format!("{p}{q}"));
+                texts.push(format!("{q}, {p}"));
+            }
+        }
+        texts.push("x".repeat(299) + " thanks");
+        texts.push("x".repeat(290) + " thanks");
+        texts.push("ё".repeat(295) + " nope");
+        for t in &texts {
+            assert_eq!(verdict(t), verdict_by_each_phrase(t), "{t:?}");
+        }
+    }
 
     #[test]
     fn verdict_phrases() {
