@@ -6,11 +6,17 @@
 //! repeated and empty, skill uses a window apart, ids whose sort order interleaves root groups
 //! (`r05`, `r05-x`, `r05/agent-…`), session ids that map to one actor id (`a b` / `a-b`), events
 //! of a session the `sessions` table lacks, malformed facts. The digest of every row (with its
-//! rowid) was taken with the build as it was before the change, and is compared here.
+//! rowid) was taken with the build as it was before the change, and is compared here; the same
+//! world handed over by a source that is not SQLite gives the same digest.
 
+use std::ops::ControlFlow::Continue;
 use std::path::Path;
 
 use knowledge::sources::agent_knowledge as ak;
+use knowledge::sources::agent_knowledge::derive::{EventIn, SessionIn};
+use knowledge::sources::agent_knowledge::facts::{
+    ActivityIn, EpisodesFacts, FactsError, FactsSource, Visit,
+};
 use rusqlite::{params, Connection};
 use sha2::{Digest, Sha256};
 
@@ -285,4 +291,93 @@ fn streamed_build_writes_the_rows_the_in_memory_build_wrote() {
         .iter()
         .any(|l| l.starts_with("ak_actor|") && l.contains("team_member")));
     assert_eq!(digest(&lines), DIGEST_BEFORE, "{} rows", lines.len());
+}
+
+/// Another source behind the seam: the generated world's rows held in memory, as an adapter for
+/// a store that is not SQLite would hand them over.
+struct InMemory {
+    sessions: Vec<SessionIn>,
+    activity: Vec<ActivityIn>,
+    events: Vec<EventIn>,
+}
+
+impl InMemory {
+    /// Everything `EpisodesFacts` reads, read here with plain SQL and kept.
+    fn read(episodes: &Path) -> InMemory {
+        let mut from = EpisodesFacts::open(episodes).expect("open");
+        let sessions = from.sessions().expect("sessions");
+        let mut activity = Vec::new();
+        from.activity(&mut |a| {
+            activity.push(a);
+            Continue(())
+        })
+        .expect("activity");
+        let mut events = Vec::new();
+        from.fact_events(&mut |e| {
+            events.push(e);
+            Continue(())
+        })
+        .expect("events");
+        InMemory {
+            sessions,
+            activity,
+            events,
+        }
+    }
+}
+
+impl FactsSource for InMemory {
+    fn name(&self) -> String {
+        "the in-memory test source".into()
+    }
+    fn revision(&mut self) -> Result<Option<String>, FactsError> {
+        Ok(Some("episodes:test-world".into()))
+    }
+    fn sessions(&mut self) -> Result<Vec<SessionIn>, FactsError> {
+        Ok(self.sessions.clone())
+    }
+    fn activity(&mut self, visit: &mut dyn FnMut(ActivityIn) -> Visit) -> Result<(), FactsError> {
+        for a in &self.activity {
+            if visit(a.clone()).is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+    fn fact_events(&mut self, visit: &mut dyn FnMut(EventIn) -> Visit) -> Result<(), FactsError> {
+        for e in &self.events {
+            if visit(e.clone()).is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn another_source_behind_the_seam_builds_the_same_store() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let episodes = dir.path().join("episodes.sqlite");
+    write_world(&episodes);
+    let mut source = InMemory::read(&episodes);
+    let knowledge = dir.path().join("knowledge.sqlite");
+    let s = ak::build_from(&knowledge, Some(&mut source), &[], &[], false).expect("build");
+    assert_eq!(s.episodes_index_rev.as_deref(), Some("episodes:test-world"));
+    assert_eq!(digest(&rows(&knowledge)), DIGEST_BEFORE);
+
+    // A source that breaks the order is refused by name, and the store it would replace stays.
+    let before = std::fs::read(&knowledge).expect("read");
+    source.events.swap(10, 400);
+    let err = ak::build_from(&knowledge, Some(&mut source), &[], &[], true).expect_err("order");
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with("the in-memory test source cannot be read: rows out of order: event "),
+        "{msg}"
+    );
+    assert_eq!(std::fs::read(&knowledge).expect("read"), before);
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().to_string())
+        .collect();
+    assert!(names.iter().all(|n| !n.contains(".tmp-")), "{names:?}");
 }
