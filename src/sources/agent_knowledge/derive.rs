@@ -1,7 +1,12 @@
-//! Derivation of actors, skill uses and edits from the structured facts of `episodes.sqlite`.
+//! Derivation of actors, skill uses and edits from the structured facts of an episodes source.
 //!
 //! This is pure logic over rows already read (no SQL), so identity and de-duplication rules are
-//! testable on their own. Actor ids come only from [`crate::sources::actor_id`]; a subagent
+//! testable on their own. It runs as the rows arrive, in two passes over the fact-carrying
+//! events in (session, seq) order: [`SpawnPass`] collects every spawn and agent link (small),
+//! then [`FactPass`] credits each event and hands back each session's skill uses and edits as
+//! the next session begins, so a build holds one session's events, never the history's
+//! (docs/L3.md, "Building"). The rows and their order are those of deriving everything
+//! at once ([`derive`]). Actor ids come only from [`crate::sources::actor_id`]; a subagent
 //! transcript that can be linked to the spawn in its parent's transcript (`spawn_tool_use_id`, or
 //! an `AgentLink` naming its agent id) takes the spawn's name (`name`, else `subagent_type`), so
 //! the spawn and the child's own events agree on one `actor_id`.
@@ -9,8 +14,11 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::uses::{dedupe_uses, normalise, plausible_name, RawUse};
-use crate::sources::actor_id::{actor_of, spawned, ActorKey, SessionFacts};
+use crate::sources::actor_id::{spawned, ActorKey, SessionFacts};
 use crate::sources::episodes::model::Fact;
+use index::{resolve, SessionIndex, Spawns};
+
+mod index;
 
 /// A row of `sessions`, as far as L3 needs it.
 #[derive(Debug, Clone, Default)]
@@ -96,330 +104,296 @@ pub struct EditRow {
 /// (actor_id, session_id, role, sidechain_agent) → authored events.
 pub type ActorSessions = BTreeMap<(String, String, &'static str, String), u64>;
 
+/// The actors and who worked in which session: known only once every event was read.
 #[derive(Debug, Default)]
-pub struct Derived {
+pub struct Actors {
     pub actors: BTreeMap<String, ActorAcc>,
     pub actor_sessions: ActorSessions,
+}
+
+/// The skill uses and edits of one session, sorted (edits without repeats): the rows of
+/// `ak_skill_use` and `ak_edit` in the order they are written.
+#[derive(Debug, Default)]
+pub struct SessionRows {
     pub uses: Vec<UseRow>,
     pub edits: Vec<EditRow>,
 }
 
-/// Who did what, from the sessions, the fact-carrying events and the per-group counts: every
-/// session's author, every spawn, every teammate, then edits and skill uses, each credited to the
-/// actor of its (session, sidechain agent).
-pub fn derive(sessions: &[SessionIn], events: &[EventIn], groups: &[GroupIn]) -> Derived {
-    let index = SessionIndex::new(sessions);
-    let spawns = Spawns::collect(&index, events);
-    let mut actors = Resolver::new(&index, &spawns);
-    let mut out = Derived::default();
-    add_authors(&mut out, &mut actors, sessions, groups);
-    for sp in &spawns.spawns {
-        out.touch(&sp.key);
-        add_session(&mut out, &sp.key, &sp.session_id, "spawned", "", 0);
-        if let Some(a) = out.actors.get_mut(&sp.key.actor_id) {
-            a.seen(sp.time_ms);
-        }
-    }
-    let raw_uses = add_edits_and_teammates(&mut out, &mut actors, &index, events);
-    add_skill_uses(&mut out, &mut actors, &index, raw_uses);
-    out.uses.sort();
-    out.edits.sort();
-    out.edits.dedup();
-    out
+/// Everything derived at once (the rows of every session concatenated, in session order).
+#[derive(Debug, Default)]
+pub struct Derived {
+    pub actors: Actors,
+    pub rows: SessionRows,
 }
 
-impl Derived {
-    /// Make sure the actor exists (its first key wins).
-    fn touch(&mut self, key: &ActorKey) {
-        let a = self.actors.entry(key.actor_id.clone()).or_default();
-        a.key.get_or_insert_with(|| key.clone());
-    }
+/// Events given to a pass out of the order it needs, `(session_id, seq)` ascending.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("event {after_session}#{after_seq} came after {before_session}#{before_seq}")]
+pub struct OutOfOrder {
+    pub before_session: String,
+    pub before_seq: i64,
+    pub after_session: String,
+    pub after_seq: i64,
 }
 
-/// The sessions by id, with what derivation asks of a session that may be missing.
-struct SessionIndex<'a> {
-    by_id: HashMap<&'a str, &'a SessionIn>,
-}
-
-impl<'a> SessionIndex<'a> {
-    fn new(sessions: &'a [SessionIn]) -> Self {
-        let by_id = sessions
-            .iter()
-            .map(|s| (s.session_id.as_str(), s))
-            .collect();
-        SessionIndex { by_id }
-    }
-    fn get(&self, sid: &str) -> Option<&'a SessionIn> {
-        self.by_id.get(sid).copied()
-    }
-    fn root_of(&self, sid: &str) -> String {
-        match self.get(sid) {
-            Some(s) => root_session(s),
-            None => sid.split('/').next().unwrap_or(sid).to_string(),
-        }
-    }
-    fn source_of(&self, sid: &str) -> String {
-        self.get(sid)
-            .map(|s| s.source.clone())
-            .unwrap_or_else(|| "unknown".to_string())
-    }
-}
-
-struct Spawn {
-    session_id: String,
-    time_ms: Option<i64>,
-    key: ActorKey,
-}
-
-/// Every spawn, findable per root session by its tool call or by the agent id a link names.
+/// The last (session, seq) a pass was given, to refuse a source that breaks the order.
 #[derive(Default)]
-struct Spawns {
-    spawns: Vec<Spawn>,
-    /// (root, tool_use_id) → index into `spawns` (the first spawn of a tool call).
-    by_tool: HashMap<(String, String), usize>,
-    /// (root, agent_id) → the tool call that spawned it.
-    links: HashMap<(String, String), String>,
+struct EventOrder(Option<(String, i64)>);
+
+impl EventOrder {
+    /// Whether `ev` starts a new session.
+    fn check(&mut self, ev: &EventIn) -> Result<bool, OutOfOrder> {
+        let Some((sid, seq)) = &mut self.0 else {
+            self.0 = Some((ev.session_id.clone(), ev.seq));
+            return Ok(true);
+        };
+        // Equal keys pass: a source may hold one (session, seq) twice, read in its own order.
+        if (sid.as_str(), *seq) > (ev.session_id.as_str(), ev.seq) {
+            return Err(OutOfOrder {
+                before_session: sid.clone(),
+                before_seq: *seq,
+                after_session: ev.session_id.clone(),
+                after_seq: ev.seq,
+            });
+        }
+        *seq = ev.seq;
+        if *sid == ev.session_id {
+            return Ok(false);
+        }
+        sid.clone_from(&ev.session_id);
+        Ok(true)
+    }
 }
 
-impl Spawns {
-    fn collect(index: &SessionIndex<'_>, events: &[EventIn]) -> Self {
-        let mut out = Spawns::default();
-        for ev in events {
-            let root = index.root_of(&ev.session_id);
-            for f in &ev.facts {
-                match f {
-                    Fact::Spawn {
-                        tool_use_id,
-                        subagent_type,
-                        name,
-                        team_name,
-                        ..
-                    } => {
-                        let parent_team =
-                            index.get(&ev.session_id).and_then(|s| s.team_name.clone());
-                        let Some(key) = spawn_key(
-                            &index.source_of(&ev.session_id),
-                            &root,
-                            name.as_deref(),
-                            subagent_type.as_deref(),
-                            team_name.is_some() || parent_team.is_some(),
-                        ) else {
-                            continue;
-                        };
-                        if let Some(id) = tool_use_id.as_ref().or(ev.tool_use_id.as_ref()) {
-                            out.by_tool
-                                .entry((root.clone(), id.clone()))
-                                .or_insert(out.spawns.len());
-                        }
-                        out.spawns.push(Spawn {
-                            session_id: ev.session_id.clone(),
-                            time_ms: ev.time_ms,
-                            key,
-                        });
-                    }
-                    Fact::AgentLink {
-                        tool_use_id: Some(tool),
-                        agent_id,
-                    } => {
-                        out.links
-                            .entry((root.clone(), agent_id.clone()))
-                            .or_insert_with(|| tool.clone());
-                    }
-                    _ => {}
-                }
+/// Who did what, from the sessions, the fact-carrying events and the per-group counts, all in
+/// memory: the two passes of [`SpawnPass`] and [`FactPass`] over one slice of events.
+pub fn derive(
+    sessions: &[SessionIn],
+    events: &[EventIn],
+    groups: &[GroupIn],
+) -> Result<Derived, OutOfOrder> {
+    let mut spawns = SpawnPass::new(sessions);
+    for ev in events {
+        spawns.event(ev)?;
+    }
+    let mut pass = spawns.authors(groups);
+    let mut rows = SessionRows::default();
+    let mut add = |r: SessionRows| {
+        rows.uses.extend(r.uses);
+        rows.edits.extend(r.edits);
+    };
+    for ev in events {
+        if let Some(done) = pass.event(ev)? {
+            add(done);
+        }
+    }
+    let (last, actors) = pass.finish();
+    if let Some(done) = last {
+        add(done);
+    }
+    Ok(Derived { actors, rows })
+}
+
+/// The first pass over the fact-carrying events: every spawn and agent link of every root
+/// session, which the second pass needs before any event can be credited (a subagent's events
+/// take the actor of the spawn in its parent, which may be read later).
+pub struct SpawnPass<'a> {
+    index: SessionIndex<'a>,
+    spawns: Spawns,
+    order: EventOrder,
+}
+
+impl<'a> SpawnPass<'a> {
+    pub fn new(sessions: &'a [SessionIn]) -> Self {
+        SpawnPass {
+            index: SessionIndex::new(sessions),
+            spawns: Spawns::default(),
+            order: EventOrder::default(),
+        }
+    }
+
+    pub fn event(&mut self, ev: &EventIn) -> Result<(), OutOfOrder> {
+        self.order.check(ev)?;
+        self.spawns.add(&self.index, ev);
+        Ok(())
+    }
+
+    /// Every session's author, each (session, sidechain agent) group's events, every spawn:
+    /// the actors known before the second pass, touched in the order a key is decided by.
+    pub fn authors(self, groups: &[GroupIn]) -> FactPass<'a> {
+        let mut pass = FactPass {
+            index: self.index,
+            spawns: self.spawns,
+            resolved: HashMap::new(),
+            out: Actors::default(),
+            pending_uses: HashMap::new(),
+            open: None,
+            order: EventOrder::default(),
+        };
+        pass.add_authors(groups);
+        for sp in &pass.spawns.spawns {
+            pass.out.touch(&sp.key);
+            pass.out
+                .add_session(&sp.key, &sp.session_id, "spawned", "", 0);
+            if let Some(a) = pass.out.actors.get_mut(&sp.key.actor_id) {
+                a.seen(sp.time_ms);
             }
         }
-        out
-    }
-
-    fn by_tool(&self, root: &str, tool: &str) -> Option<&Spawn> {
-        let i = self.by_tool.get(&(root.to_string(), tool.to_string()))?;
-        self.spawns.get(*i)
-    }
-
-    fn for_agent(&self, root: &str, agent: &str) -> Option<&Spawn> {
-        let tool = self.links.get(&(root.to_string(), agent.to_string()))?;
-        self.by_tool(root, tool)
-    }
-
-    /// The spawn a subagent session came from: by its spawning tool call, else by its agent id.
-    fn for_subagent(&self, root: &str, s: &SessionIn) -> Option<&Spawn> {
-        s.spawn_tool_use_id
-            .as_deref()
-            .and_then(|t| self.by_tool(root, t))
-            .or_else(|| s.agent_id.as_deref().and_then(|a| self.for_agent(root, a)))
+        pass
     }
 }
 
-/// The actor of each (session, sidechain agent), computed once: the spawn's actor when the
-/// session or sidechain can be linked to one, else the session's own identity.
-struct Resolver<'a> {
-    index: &'a SessionIndex<'a>,
-    spawns: &'a Spawns,
+/// The second pass: edits and teammates in event order, skill uses per session, each credited
+/// to the actor of its (session, sidechain agent). A session's rows are handed back when the
+/// next session begins, so only one session's are held.
+pub struct FactPass<'a> {
+    index: SessionIndex<'a>,
+    spawns: Spawns,
+    /// The actor of each (session, sidechain agent), computed once.
     resolved: HashMap<(String, Option<String>), ActorKey>,
+    out: Actors,
+    /// Skill uses per actor: counted once every event is read (an actor a later teammate
+    /// message makes known still counts the uses before it).
+    pending_uses: HashMap<String, u64>,
+    open: Option<OpenSession>,
+    order: EventOrder,
 }
 
-impl<'a> Resolver<'a> {
-    fn new(index: &'a SessionIndex<'a>, spawns: &'a Spawns) -> Self {
-        Resolver {
-            index,
-            spawns,
-            resolved: HashMap::new(),
-        }
-    }
+/// The session whose events are being read.
+struct OpenSession {
+    session_id: String,
+    uses: Vec<RawUse>,
+    edits: Vec<EditRow>,
+}
 
-    fn resolve(&mut self, sid: &str, side: Option<&str>) -> ActorKey {
-        let cache_key = (sid.to_string(), side.map(str::to_string));
-        if let Some(k) = self.resolved.get(&cache_key) {
-            return k.clone();
-        }
-        let root = self.index.root_of(sid);
-        let s = self.index.get(sid);
-        let from_spawn = match side {
-            Some(agent) => self.spawns.for_agent(&root, agent),
-            None => s
-                .filter(|s| is_subagent(s))
-                .and_then(|s| self.spawns.for_subagent(&root, s)),
+impl<'a> FactPass<'a> {
+    /// One event; the rows of the previous session when this one begins a new session.
+    pub fn event(&mut self, ev: &EventIn) -> Result<Option<SessionRows>, OutOfOrder> {
+        let closed = match self.order.check(ev)? {
+            true => self.open.take().map(|s| self.close(s)),
+            false => None,
         };
-        let key = match (from_spawn, s) {
-            (Some(sp), _) => sp.key.clone(),
-            (None, Some(s)) => actor_of(facts_of(s, side)),
-            (None, None) => actor_of(SessionFacts {
-                source: "unknown",
-                session_id: sid,
-                parent_session_id: None,
-                agent_id: None,
-                agent_name: None,
-                agent_preset: None,
-                team_name: None,
-                sidechain_agent: side,
-            }),
-        };
-        self.resolved.insert(cache_key, key.clone());
-        key
-    }
-}
-
-/// Every session has an author, even one without events; each (session, sidechain) group adds
-/// its events and time range to its actor.
-fn add_authors(
-    out: &mut Derived,
-    actors: &mut Resolver<'_>,
-    sessions: &[SessionIn],
-    groups: &[GroupIn],
-) {
-    for s in sessions {
-        let key = actors.resolve(&s.session_id, None);
-        out.touch(&key);
-        add_session(out, &key, &s.session_id, "author", "", 0);
-    }
-    for g in groups {
-        let key = actors.resolve(&g.session_id, g.sidechain_agent.as_deref());
-        out.touch(&key);
-        let side = g.sidechain_agent.clone().unwrap_or_default();
-        add_session(out, &key, &g.session_id, "author", &side, g.events);
-        if let Some(a) = out.actors.get_mut(&key.actor_id) {
-            a.events += g.events;
-            a.seen(g.min_ms);
-            a.seen(g.max_ms);
-        }
-    }
-}
-
-/// Edits and teammates, in event order; skill uses are returned per session, to be
-/// de-duplicated by [`add_skill_uses`].
-fn add_edits_and_teammates(
-    out: &mut Derived,
-    actors: &mut Resolver<'_>,
-    index: &SessionIndex<'_>,
-    events: &[EventIn],
-) -> BTreeMap<String, Vec<RawUse>> {
-    let mut raw_uses: BTreeMap<String, Vec<RawUse>> = BTreeMap::new();
-    for ev in events {
+        let mut open = self.open.take().unwrap_or_else(|| OpenSession {
+            session_id: ev.session_id.clone(),
+            uses: Vec::new(),
+            edits: Vec::new(),
+        });
         for f in &ev.facts {
             match f {
-                Fact::SkillUse { name, via } => {
-                    raw_uses
-                        .entry(ev.session_id.clone())
-                        .or_default()
-                        .push(RawUse {
-                            seq: ev.seq,
-                            name: name.clone(),
-                            via: via.clone(),
-                            tool_use_id: ev.tool_use_id.clone(),
-                            sidechain: ev.sidechain_agent.clone(),
-                            time_ms: ev.time_ms,
-                        });
-                }
+                Fact::SkillUse { name, via } => open.uses.push(RawUse {
+                    seq: ev.seq,
+                    name: name.clone(),
+                    via: via.clone(),
+                    tool_use_id: ev.tool_use_id.clone(),
+                    sidechain: ev.sidechain_agent.clone(),
+                    time_ms: ev.time_ms,
+                }),
                 Fact::FileEdit { path } if !path.trim().is_empty() => {
-                    add_edit(out, actors, index, ev, path);
+                    let edit = self.edit(ev, path);
+                    open.edits.push(edit);
                 }
-                Fact::TeammateMessage { teammate_id } => {
-                    add_teammate(out, index, ev, teammate_id);
-                }
+                Fact::TeammateMessage { teammate_id } => self.teammate(ev, teammate_id),
                 _ => {}
             }
         }
+        self.open = Some(open);
+        Ok(closed)
     }
-    raw_uses
-}
 
-fn add_edit(
-    out: &mut Derived,
-    actors: &mut Resolver<'_>,
-    index: &SessionIndex<'_>,
-    ev: &EventIn,
-    path: &str,
-) {
-    let key = actors.resolve(&ev.session_id, ev.sidechain_agent.as_deref());
-    let cwd = index.get(&ev.session_id).and_then(|s| s.cwd.as_deref());
-    let (abs_path, rel_path) = normalise(path, cwd);
-    if let Some(a) = out.actors.get_mut(&key.actor_id) {
-        a.edits += 1;
+    /// The rows of the last session, and the actors with every count.
+    pub fn finish(mut self) -> (Option<SessionRows>, Actors) {
+        let last = self.open.take().map(|s| self.close(s));
+        for (actor_id, n) in std::mem::take(&mut self.pending_uses) {
+            if let Some(a) = self.out.actors.get_mut(&actor_id) {
+                a.skill_uses += n;
+            }
+        }
+        (last, self.out)
     }
-    out.edits.push(EditRow {
-        session_id: ev.session_id.clone(),
-        seq: ev.seq,
-        path: path.to_string(),
-        actor_id: key.actor_id,
-        abs_path,
-        rel_path,
-        time_ms: ev.time_ms,
-    });
-}
 
-fn add_teammate(out: &mut Derived, index: &SessionIndex<'_>, ev: &EventIn, teammate_id: &str) {
-    let id = teammate_id.trim();
-    if !plausible_name(id) || matches!(id, "system" | "unknown") {
-        return;
+    fn resolve(&mut self, sid: &str, side: Option<&str>) -> ActorKey {
+        resolve(&mut self.resolved, &self.index, &self.spawns, sid, side)
     }
-    let root = index.root_of(&ev.session_id);
-    let key = spawned(&index.source_of(&ev.session_id), &root, id, true);
-    out.touch(&key);
-    add_session(out, &key, &ev.session_id, "teammate", "", 0);
-    if let Some(a) = out.actors.get_mut(&key.actor_id) {
-        a.seen(ev.time_ms);
-    }
-}
 
-/// One row per skill use after de-duplication, with its session's outcome.
-fn add_skill_uses(
-    out: &mut Derived,
-    actors: &mut Resolver<'_>,
-    index: &SessionIndex<'_>,
-    raw_uses: BTreeMap<String, Vec<RawUse>>,
-) {
-    for (sid, uses) in raw_uses {
-        let outcome = index
+    /// Every session has an author, even one without events; each (session, sidechain) group
+    /// adds its events and time range to its actor.
+    fn add_authors(&mut self, groups: &[GroupIn]) {
+        let sessions = self.index.sessions;
+        for s in sessions {
+            let key = self.resolve(&s.session_id, None);
+            self.out.touch(&key);
+            self.out.add_session(&key, &s.session_id, "author", "", 0);
+        }
+        for g in groups {
+            let key = self.resolve(&g.session_id, g.sidechain_agent.as_deref());
+            self.out.touch(&key);
+            let side = g.sidechain_agent.clone().unwrap_or_default();
+            self.out
+                .add_session(&key, &g.session_id, "author", &side, g.events);
+            if let Some(a) = self.out.actors.get_mut(&key.actor_id) {
+                a.events += g.events;
+                a.seen(g.min_ms);
+                a.seen(g.max_ms);
+            }
+        }
+    }
+
+    fn edit(&mut self, ev: &EventIn, path: &str) -> EditRow {
+        let key = self.resolve(&ev.session_id, ev.sidechain_agent.as_deref());
+        let cwd = self
+            .index
+            .get(&ev.session_id)
+            .and_then(|s| s.cwd.as_deref());
+        let (abs_path, rel_path) = normalise(path, cwd);
+        if let Some(a) = self.out.actors.get_mut(&key.actor_id) {
+            a.edits += 1;
+        }
+        EditRow {
+            session_id: ev.session_id.clone(),
+            seq: ev.seq,
+            path: path.to_string(),
+            actor_id: key.actor_id,
+            abs_path,
+            rel_path,
+            time_ms: ev.time_ms,
+        }
+    }
+
+    fn teammate(&mut self, ev: &EventIn, teammate_id: &str) {
+        let id = teammate_id.trim();
+        if !plausible_name(id) || matches!(id, "system" | "unknown") {
+            return;
+        }
+        let root = self.index.root_of(&ev.session_id);
+        let key = spawned(&self.index.source_of(&ev.session_id), &root, id, true);
+        self.out.touch(&key);
+        self.out
+            .add_session(&key, &ev.session_id, "teammate", "", 0);
+        if let Some(a) = self.out.actors.get_mut(&key.actor_id) {
+            a.seen(ev.time_ms);
+        }
+    }
+
+    /// A session's rows: one skill use per use after de-duplication, with the session's
+    /// outcome, and its edits.
+    fn close(&mut self, s: OpenSession) -> SessionRows {
+        let OpenSession {
+            session_id: sid,
+            uses: raw,
+            mut edits,
+        } = s;
+        edits.sort();
+        edits.dedup();
+        let outcome = self
+            .index
             .get(&sid)
             .map(|s| s.outcome.clone())
             .unwrap_or_else(|| "unknown".to_string());
-        for u in dedupe_uses(uses) {
-            let key = actors.resolve(&sid, u.sidechain.as_deref());
-            if let Some(a) = out.actors.get_mut(&key.actor_id) {
-                a.skill_uses += 1;
-            }
-            out.uses.push(UseRow {
+        let mut uses = Vec::new();
+        for u in dedupe_uses(raw) {
+            let key = self.resolve(&sid, u.sidechain.as_deref());
+            *self.pending_uses.entry(key.actor_id.clone()).or_default() += 1;
+            uses.push(UseRow {
                 session_id: sid.clone(),
                 seq: u.seq,
                 skill_name: u.name.trim().trim_start_matches('/').to_string(),
@@ -429,34 +403,38 @@ fn add_skill_uses(
                 outcome: outcome.clone(),
             });
         }
+        uses.sort();
+        SessionRows { uses, edits }
     }
 }
 
-fn add_session(
-    out: &mut Derived,
-    key: &ActorKey,
-    sid: &str,
-    role: &'static str,
-    side: &str,
-    n: u64,
-) {
-    *out.actor_sessions
-        .entry((
-            key.actor_id.clone(),
-            sid.to_string(),
-            role,
-            side.to_string(),
-        ))
-        .or_default() += n;
-    if let Some(a) = out.actors.get_mut(&key.actor_id) {
-        a.sessions.insert(sid.to_string());
-        if role == "author" {
-            a.authored.insert(sid.to_string());
+impl Actors {
+    /// Make sure the actor exists (its first key wins).
+    fn touch(&mut self, key: &ActorKey) {
+        let a = self.actors.entry(key.actor_id.clone()).or_default();
+        a.key.get_or_insert_with(|| key.clone());
+    }
+
+    fn add_session(&mut self, key: &ActorKey, sid: &str, role: &'static str, side: &str, n: u64) {
+        *self
+            .actor_sessions
+            .entry((
+                key.actor_id.clone(),
+                sid.to_string(),
+                role,
+                side.to_string(),
+            ))
+            .or_default() += n;
+        if let Some(a) = self.actors.get_mut(&key.actor_id) {
+            a.sessions.insert(sid.to_string());
+            if role == "author" {
+                a.authored.insert(sid.to_string());
+            }
         }
     }
 }
 
-fn is_subagent(s: &SessionIn) -> bool {
+pub(super) fn is_subagent(s: &SessionIn) -> bool {
     s.parent_session_id.is_some() || s.agent_id.is_some()
 }
 
@@ -471,7 +449,7 @@ pub fn root_session(s: &SessionIn) -> String {
     })
 }
 
-fn facts_of<'a>(s: &'a SessionIn, side: Option<&'a str>) -> SessionFacts<'a> {
+pub(super) fn facts_of<'a>(s: &'a SessionIn, side: Option<&'a str>) -> SessionFacts<'a> {
     SessionFacts {
         source: &s.source,
         session_id: &s.session_id,
@@ -556,8 +534,8 @@ mod tests {
                 ..Default::default()
             },
         ];
-        let d = derive(&[parent, child], &events, &[]);
-        let ids: Vec<&String> = d.actors.keys().collect();
+        let d = derive(&[parent, child], &events, &[]).expect("in order");
+        let ids: Vec<&String> = d.actors.actors.keys().collect();
         assert_eq!(
             ids,
             vec![
@@ -565,6 +543,6 @@ mod tests {
                 "actor:claude:subagent:p:db-fixer"
             ]
         );
-        assert_eq!(d.edits[0].actor_id, "actor:claude:subagent:p:db-fixer");
+        assert_eq!(d.rows.edits[0].actor_id, "actor:claude:subagent:p:db-fixer");
     }
 }

@@ -9,8 +9,10 @@
 //!
 //! * [`catalog`]: `SKILL.md` / legacy command / agent definition scanning.
 //! * [`frontmatter`]: the lenient YAML-frontmatter reader the catalog uses.
-//! * [`derive`]: actors, skill uses and edits from the facts of L1 ([`uses`]: naming and
-//!   de-duplication of skill uses, path normalisation).
+//! * [`facts`]: where a build reads the facts of L1 ([`facts::FactsSource`]; the built-in store
+//!   is [`facts::EpisodesFacts`]).
+//! * [`derive`]: actors, skill uses and edits from those facts, as they are read ([`uses`]:
+//!   naming and de-duplication of skill uses, path normalisation).
 //! * [`build()`]: writes the store atomically.
 //! * [`reader`]: the read-only [`AgentKnowledgeStore`].
 //! * [`assignments`]: `ak_assignment`, the dispatch plans, and every statement that writes them.
@@ -23,6 +25,7 @@ pub mod catalog;
 #[cfg(test)]
 mod catalog_tests;
 pub mod derive;
+pub mod facts;
 pub mod frontmatter;
 pub mod reader;
 pub mod schema;
@@ -30,7 +33,7 @@ pub mod uses;
 
 use std::path::PathBuf;
 
-pub use build::{build, build_with, BuildSummary};
+pub use build::{build, build_from, build_with, BuildSummary};
 pub use catalog::{
     default_agent_roots, default_skill_roots, scan_agents, scan_skills, AgentDoc, SkillDoc,
 };
@@ -52,6 +55,13 @@ pub enum AgentKnowledgeError {
         path: PathBuf,
         #[source]
         source: rusqlite::Error,
+    },
+    /// Another episodes source (or the built-in one, past opening it) failed or broke its order.
+    #[error("{source_name} cannot be read: {source}")]
+    Facts {
+        source_name: String,
+        #[source]
+        source: facts::FactsError,
     },
     #[error(
         "the existing store {path} cannot be read, so its assignments cannot be carried over \

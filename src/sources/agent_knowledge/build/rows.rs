@@ -1,6 +1,7 @@
 //! The rows of a new `knowledge.sqlite`, table by table: meta, the skill catalog with its
 //! full-text rows, agent definitions, actors (with their outcome and definition), the sessions
-//! of each actor, skill uses, edits and the per-hour activity. Catalog text is redacted on the way in.
+//! of each actor, skill uses and edits (the per-hour activity is written as it is read,
+//! `stream.rs`). Catalog text is redacted on the way in.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -8,37 +9,17 @@ use rusqlite::{params, Transaction};
 
 use super::Content;
 use crate::sources::agent_knowledge::catalog::{AgentDoc, SkillDoc};
-use crate::sources::agent_knowledge::derive::{ActorSessions, EditRow, SessionIn, UseRow};
+use crate::sources::agent_knowledge::derive::{ActorSessions, Actors, EditRow, SessionIn, UseRow};
 use crate::sources::agent_knowledge::ms_to_rfc3339;
 use crate::sources::agent_knowledge::schema::SCHEMA_VERSION;
 use crate::sources::agent_knowledge::uses::split_skill_name;
 use crate::text::tokens;
 
-/// Every row of the new store, table by table, in a fixed order.
-pub(super) fn insert_all(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
+/// The rows that come before the derived ones: meta, the skill catalog, the agent definitions.
+pub(super) fn insert_catalog(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
     insert_meta(tx, c)?;
     insert_skills(tx, c.skills)?;
-    insert_agent_defs(tx, c.agents)?;
-    insert_actors(tx, c)?;
-    insert_actor_sessions(tx, &c.derived.actor_sessions)?;
-    insert_skill_uses(tx, &c.derived.uses)?;
-    insert_edits(tx, &c.derived.edits)?;
-    insert_activity(tx, c.hours)
-}
-
-fn insert_activity(tx: &Transaction<'_>, hours: &[super::HourIn]) -> rusqlite::Result<()> {
-    let mut ins = tx.prepare(
-        "INSERT INTO ak_activity(session_id, sidechain_agent, hour, events) VALUES(?1, ?2, ?3, ?4)",
-    )?;
-    for h in hours {
-        ins.execute(params![
-            h.session_id,
-            h.sidechain_agent,
-            h.hour,
-            h.events as i64
-        ])?;
-    }
-    Ok(())
+    insert_agent_defs(tx, c.agents)
 }
 
 fn insert_meta(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
@@ -136,8 +117,9 @@ fn insert_actor_sessions(tx: &Transaction<'_>, rows: &ActorSessions) -> rusqlite
     Ok(())
 }
 
-fn insert_skill_uses(tx: &Transaction<'_>, uses: &[UseRow]) -> rusqlite::Result<()> {
-    let mut ins = tx.prepare(
+/// One session's skill uses (a statement kept prepared: it is asked once per session).
+pub(super) fn insert_skill_uses(tx: &Transaction<'_>, uses: &[UseRow]) -> rusqlite::Result<()> {
+    let mut ins = tx.prepare_cached(
         "INSERT INTO ak_skill_use(actor_id, skill_name, skill_base, skill_plugin, session_id, seq,
             time, time_ms, via, outcome) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?;
@@ -159,8 +141,9 @@ fn insert_skill_uses(tx: &Transaction<'_>, uses: &[UseRow]) -> rusqlite::Result<
     Ok(())
 }
 
-fn insert_edits(tx: &Transaction<'_>, edits: &[EditRow]) -> rusqlite::Result<()> {
-    let mut ins = tx.prepare(
+/// One session's edits (as [`insert_skill_uses`]).
+pub(super) fn insert_edits(tx: &Transaction<'_>, edits: &[EditRow]) -> rusqlite::Result<()> {
+    let mut ins = tx.prepare_cached(
         "INSERT INTO ak_edit(actor_id, path, abs_path, rel_path, session_id, seq, time, time_ms)
          VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?;
@@ -179,14 +162,19 @@ fn insert_edits(tx: &Transaction<'_>, edits: &[EditRow]) -> rusqlite::Result<()>
     Ok(())
 }
 
-fn insert_actors(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
-    let by_id: HashMap<&str, &SessionIn> = c
-        .sessions
+/// The actors (with their outcome and definition), then the sessions of each actor.
+pub(super) fn insert_actors(
+    tx: &Transaction<'_>,
+    derived: &Actors,
+    sessions: &[SessionIn],
+    agents: &[AgentDoc],
+) -> rusqlite::Result<()> {
+    let by_id: HashMap<&str, &SessionIn> = sessions
         .iter()
         .map(|s| (s.session_id.as_str(), s))
         .collect();
     let mut defs: HashMap<String, &str> = HashMap::new();
-    for a in c.agents {
+    for a in agents {
         defs.entry(a.name.to_lowercase()).or_insert(a.name.as_str());
     }
     let mut ins = tx.prepare(
@@ -195,7 +183,7 @@ fn insert_actors(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> 
             outcome, definition)
          VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
     )?;
-    for (actor_id, a) in &c.derived.actors {
+    for (actor_id, a) in &derived.actors {
         let Some(key) = &a.key else { continue };
         let (mut ok, mut bad) = (0i64, 0i64);
         // The most recent authored session with a known outcome breaks a tie.
@@ -241,5 +229,5 @@ fn insert_actors(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> 
             definition
         ])?;
     }
-    Ok(())
+    insert_actor_sessions(tx, &derived.actor_sessions)
 }
