@@ -141,6 +141,8 @@ pub fn index_code(
     }
     // Fewer FTS segments for every later lookup to open (see `fts::segments`).
     crate::sources::fts::segments::tidy(&conn, "chunks_fts").map_err(store_err)?;
+    // A whole rewrite leaves the old segments' pages free; give them back (see `sqlite`).
+    crate::sources::sqlite::give_back_free_pages(&conn).map_err(store_err)?;
     // Fold the WAL into the main file: readers then see one self-contained, unchanging file.
     let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
     summary.index_rev = rev;
