@@ -228,7 +228,13 @@ pub fn index_episodes(
         .map_err(store_err)? as u64;
     summary.index_rev = rev;
     // Fewer FTS segments for every later lookup to open (see `fts::segments`).
-    crate::sources::fts::segments::tidy(&conn, "events_fts").map_err(store_err)?;
+    let tidied = crate::sources::fts::segments::tidy(&conn, "events_fts").map_err(store_err)?;
+    // A whole rewrite leaves the old segments' pages free; give them back (see `sqlite`).
+    let rewrote = matches!(
+        tidied,
+        crate::sources::fts::segments::Tidied::Optimized { .. }
+    );
+    crate::sources::sqlite::give_back_free_pages(&conn, rewrote).map_err(store_err)?;
     // Fold the WAL into the main file: readers then see one self-contained, unchanging file.
     let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
     summary.elapsed_ms = started.elapsed().as_millis() as u64;
