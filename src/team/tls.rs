@@ -133,10 +133,18 @@ fn uri_scheme_end(url: &str) -> Option<usize> {
 
 type Split = (String, Option<String>, Option<String>);
 
-fn split_uri(url: &str, _scheme_end: usize) -> Result<Split, String> {
-    let Some((base, query)) = url.split_once('?') else {
+fn split_uri(url: &str, scheme_end: usize) -> Result<Split, String> {
+    // A `?` in the password is the password's, as libpq reads it: the query starts after the
+    // credentials (which end at an `@` before the first `/`).
+    let after = &url[scheme_end..];
+    let creds_end = match (after.find('@'), after.find('/')) {
+        (Some(at), slash) if slash.is_none_or(|s| at < s) => scheme_end + at + 1,
+        _ => scheme_end,
+    };
+    let Some(q) = url[creds_end..].find('?').map(|q| creds_end + q) else {
         return Ok((url.to_string(), None, None));
     };
+    let (base, query) = (&url[..q], &url[q + 1..]);
     let (mut mode, mut root) = (None, None);
     let mut kept = Vec::new();
     for part in query.split('&').filter(|p| !p.is_empty()) {
@@ -321,7 +329,7 @@ fn load_roots(root: &RootCert) -> Result<RootCertStore, String> {
             .ok_or("sslrootcert=system: no CA bundle on this machine (install ca-certificates)")?,
     };
     let shown = path.display();
-    let pem = std::fs::read(&path).map_err(|e| format!("sslrootcert={shown}: {e}"))?;
+    let pem = read_bounded(&path).map_err(|e| format!("sslrootcert={shown}: {e}"))?;
     let mut store = RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(&pem) {
         let cert = cert.map_err(|e| format!("sslrootcert={shown}: not a PEM certificate ({e})"))?;
@@ -329,12 +337,51 @@ fn load_roots(root: &RootCert) -> Result<RootCertStore, String> {
             .add(cert)
             .map_err(|e| format!("sslrootcert={shown}: {e}"))?;
     }
+    if store.is_empty() && pem.windows(11).any(|w| w == b"PRIVATE KEY") {
+        return Err(format!(
+            "sslrootcert={shown}: holds a private key, not a certificate: give the CA's \
+             certificate (the file with BEGIN CERTIFICATE, e.g. root.crt), never a key"
+        ));
+    }
     if store.is_empty() {
         return Err(format!(
             "sslrootcert={shown}: holds no certificate (a PEM file with BEGIN CERTIFICATE)"
         ));
     }
     Ok(store)
+}
+
+/// The largest CA file read: the biggest system bundles are well under a megabyte.
+const MAX_ROOT_FILE: u64 = 16 << 20;
+
+/// A CA file's bytes, refusing before opening anything that is not a regular file (opening a
+/// FIFO blocks until a writer comes; `/dev/zero` never ends) or is too large to be a CA bundle.
+fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if meta.is_dir() {
+        return Err("is a directory: name the CA certificate file in it".to_string());
+    }
+    if !meta.is_file() {
+        return Err("is not a regular file (a FIFO, socket or device): name a PEM file".into());
+    }
+    let too_big = || {
+        format!(
+            "is over {} MiB, not a CA certificate file",
+            MAX_ROOT_FILE >> 20
+        )
+    };
+    if meta.len() > MAX_ROOT_FILE {
+        return Err(too_big());
+    }
+    let mut pem = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_ROOT_FILE + 1).read_to_end(&mut pem))
+        .map_err(|e| e.to_string())?;
+    if pem.len() as u64 > MAX_ROOT_FILE {
+        return Err(too_big());
+    }
+    Ok(pem)
 }
 
 /// `prefer` and `require` without a root CA: encrypted, the server unauthenticated (libpq's
