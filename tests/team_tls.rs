@@ -341,3 +341,51 @@ fn a_server_that_accepts_and_never_answers_times_out_instead_of_hanging() {
     assert!(msg.contains("no answer within 4 s"), "{msg}");
     drop(listener);
 }
+
+#[test]
+fn a_peer_that_is_not_postgresql_is_not_only_blamed_on_its_tls_settings() {
+    // An HTTP server (or a proxy) on the port answers the TLS request with 'H', which the
+    // client cannot tell from a PostgreSQL server with ssl=off: the fix names both.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let http = std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let (mut c, _) = listener.accept().expect("accept");
+        let mut buf = [0u8; 8];
+        let _ = c.read(&mut buf);
+        let _ = c.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+    });
+    let url = format!("postgresql://u:{PASSWORD}@127.0.0.1:{port}/t?sslmode=require");
+    let e = TeamUrl::parse(&url)
+        .expect("url")
+        .connect()
+        .err()
+        .expect("an HTTP peer");
+    let msg = e.to_string();
+    assert!(!msg.contains(PASSWORD), "{msg}");
+    assert!(msg.contains("check the host and port"), "{msg}");
+    http.join().expect("http thread");
+}
+
+#[test]
+fn verify_full_to_an_ip_address_host_checks_the_ip_in_the_certificate() {
+    let Some(s) = tls_server() else { return };
+    let db = owner_db(s, "tls_ip");
+    let url = format!(
+        "postgresql://tls_ip:{PASSWORD}@127.0.0.1:{}/{db}?sslmode=verify-full&sslrootcert={}",
+        s.port,
+        s.ca.display()
+    );
+    let mut c = connect(&url).unwrap_or_else(|e| panic!("{e}"));
+    assert!(encrypted(&mut c));
+    // The certificate names 127.0.0.1 and localhost only: another name at the same address fails.
+    let other = s.url(
+        "ip6-localhost",
+        "tls_ip",
+        PASSWORD,
+        &db,
+        &format!("sslmode=verify-full sslrootcert={}", s.ca.display()),
+    );
+    let msg = refusal(&other);
+    assert!(msg.contains("not for host ip6-localhost"), "{msg}");
+}

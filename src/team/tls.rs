@@ -532,7 +532,8 @@ pub fn explain(e: &postgres::Error, tls: &Tls) -> Option<String> {
     if super::describe(e).contains("server does not support TLS") {
         return Some(format!(
             "the server does not accept TLS (sslmode={mode}): turn on ssl in its \
-             postgresql.conf (docs/TEAM.md) or, on a trusted network only, use sslmode=prefer"
+             postgresql.conf (docs/TEAM.md) or, on a trusted network only, use sslmode=prefer \
+             (any other answer than PostgreSQL's reads the same: check the host and port too)"
         ));
     }
     None
