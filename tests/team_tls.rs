@@ -389,3 +389,33 @@ fn verify_full_to_an_ip_address_host_checks_the_ip_in_the_certificate() {
     let msg = refusal(&other);
     assert!(msg.contains("not for host ip6-localhost"), "{msg}");
 }
+
+#[test]
+fn a_bad_pgsslmode_is_named_as_the_environments_and_the_url_overrides_it() {
+    // In a child process: setting PGSSLMODE here would reach the other tests' threads.
+    let data = tempfile::tempdir().expect("tmp");
+    let push = |url: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_knowledge"))
+            .arg("--data-dir")
+            .arg(data.path())
+            .args(["push", "--machine", "m", "--to", url])
+            .env("PGSSLMODE", "requre")
+            .output()
+            .expect("run knowledge push");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let msg = push(&format!("postgresql://u:{PASSWORD}@127.0.0.1:1/t"));
+    assert!(
+        msg.contains("PGSSLMODE") && msg.contains("\"requre\""),
+        "{msg}"
+    );
+    assert!(!msg.contains(PASSWORD), "{msg}");
+    // The URL's own sslmode wins: the push gets as far as the (closed) port.
+    let msg = push(&format!(
+        "postgresql://u:{PASSWORD}@127.0.0.1:1/t?sslmode=disable"
+    ));
+    assert!(
+        !msg.contains("PGSSLMODE") && msg.contains("cannot be reached"),
+        "{msg}"
+    );
+}

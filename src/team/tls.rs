@@ -101,6 +101,8 @@ pub fn split(url: &str) -> Result<(String, TlsSettings), String> {
         split_key_values(url)?
     };
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    // A bad value from the environment is named as such: the URL the user looks at has none.
+    let from_env = mode.is_none();
     let mode = mode.or_else(|| env("PGSSLMODE"));
     let root = root
         .or_else(|| env("PGSSLROOTCERT"))
@@ -109,7 +111,10 @@ pub fn split(url: &str) -> Result<(String, TlsSettings), String> {
             _ => RootCert::File(PathBuf::from(r)),
         });
     let mode = match (mode, &root) {
-        (Some(m), _) => SslMode::parse(&m)?,
+        (Some(m), _) => SslMode::parse(&m).map_err(|e| match from_env {
+            true => format!("PGSSLMODE (the URL has no sslmode): {e}"),
+            false => e,
+        })?,
         // libpq: the system roots are only worth the host-name check.
         (None, Some(RootCert::System)) => SslMode::VerifyFull,
         (None, _) => SslMode::Prefer,
