@@ -230,3 +230,192 @@ fn a_unix_socket_is_never_encrypted_whatever_the_mode() {
     .expect("verify-full over a unix socket connects");
     assert!(!encrypted(&mut client));
 }
+
+/// The refusal of a URL that must not parse, checked to hold no password.
+fn bad_url(url: &str) -> String {
+    match TeamUrl::parse(url) {
+        Ok(u) => panic!("parsed, but should be refused: {u}"),
+        Err(e) => {
+            let msg = e.to_string();
+            assert!(!msg.contains(PASSWORD), "the password is in: {msg}");
+            msg
+        }
+    }
+}
+
+#[test]
+fn an_sslrootcert_fifo_directory_device_or_huge_file_is_refused_without_hanging() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let fifo = dir.path().join("ca.fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let huge = dir.path().join("huge.crt");
+    let f = std::fs::File::create(&huge).expect("huge");
+    f.set_len(17 << 20).expect("a sparse 17 MiB file");
+    let url = |p: &std::path::Path| {
+        format!(
+            "postgresql://u:{PASSWORD}@db.example/t?sslmode=verify-full&sslrootcert={}",
+            p.display()
+        )
+    };
+    // Opening the FIFO would block until a writer came: the test would never end.
+    let msg = bad_url(&url(&fifo));
+    assert!(
+        msg.contains("sslrootcert=") && msg.contains("not a regular file"),
+        "{msg}"
+    );
+    let msg = bad_url(&url(std::path::Path::new("/dev/zero")));
+    assert!(msg.contains("not a regular file"), "{msg}");
+    let msg = bad_url(&url(dir.path()));
+    assert!(msg.contains("is a directory"), "{msg}");
+    let msg = bad_url(&url(&huge));
+    assert!(msg.contains("over 16 MiB"), "{msg}");
+}
+
+#[test]
+fn an_sslrootcert_holding_a_key_or_nothing_says_what_to_give() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let key = dir.path().join("server.key");
+    std::fs::write(
+        &key,
+        "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIG7n\n-----END PRIVATE KEY-----\n",
+    )
+    .expect("key");
+    let empty = dir.path().join("empty.crt");
+    std::fs::write(&empty, "").expect("empty");
+    let url = |p: &std::path::Path| {
+        format!(
+            "host=db user=u password={PASSWORD} sslmode=verify-ca sslrootcert='{}'",
+            p.display()
+        )
+    };
+    let msg = bad_url(&url(&key));
+    assert!(msg.contains("private key, not a certificate"), "{msg}");
+    let msg = bad_url(&url(&empty));
+    assert!(msg.contains("holds no certificate"), "{msg}");
+}
+
+#[test]
+fn sslmode_typos_and_unknown_options_name_the_field_without_the_password() {
+    let base = format!("postgresql://u:{PASSWORD}@db.example/t");
+    for (q, says) in [
+        ("?sslmode=requre", "sslmode=\"requre\""),
+        ("?sslmode=", "sslmode=\"\""),
+        ("?sslmode=require&sslmode=bogus", "sslmode=\"bogus\""),
+        ("?SSLMODE=require", "SSLMODE"),
+    ] {
+        let msg = bad_url(&format!("{base}{q}"));
+        assert!(msg.contains(says), "{q}: {msg}");
+    }
+    let msg = bad_url(&format!("host=db password={PASSWORD} sslmode=requre"));
+    assert!(msg.contains("sslmode=\"requre\""), "{msg}");
+}
+
+#[test]
+fn a_question_mark_or_sslmode_inside_the_password_stays_in_the_password() {
+    // libpq reads the credentials up to the '@': a '?' before it is the password's, so the
+    // password's tail is neither taken for a sslmode nor echoed in an error.
+    let url = format!("postgresql://u:x?sslmode={PASSWORD}@db.example:5433/t?sslmode=require");
+    let parsed = TeamUrl::parse(&url).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!parsed.to_string().contains(PASSWORD), "{parsed}");
+    let msg = bad_url(&format!(
+        "postgresql://u:a?b&{PASSWORD}@db.example/t?sslmode=requre"
+    ));
+    assert!(msg.contains("sslmode=\"requre\""), "{msg}");
+}
+
+#[test]
+fn a_server_that_accepts_and_never_answers_times_out_instead_of_hanging() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    // Accepted by the kernel's backlog and never read: the handshake gets no answer.
+    let url =
+        format!("postgresql://u:{PASSWORD}@127.0.0.1:{port}/t?sslmode=require&connect_timeout=1");
+    let e = TeamUrl::parse(&url)
+        .expect("url")
+        .connect()
+        .err()
+        .expect("connected to a silent port");
+    let msg = e.to_string();
+    assert!(!msg.contains(PASSWORD), "{msg}");
+    assert!(msg.contains("no answer within 4 s"), "{msg}");
+    drop(listener);
+}
+
+#[test]
+fn a_peer_that_is_not_postgresql_is_not_only_blamed_on_its_tls_settings() {
+    // An HTTP server (or a proxy) on the port answers the TLS request with 'H', which the
+    // client cannot tell from a PostgreSQL server with ssl=off: the fix names both.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let http = std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let (mut c, _) = listener.accept().expect("accept");
+        let mut buf = [0u8; 8];
+        let _ = c.read(&mut buf);
+        let _ = c.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+    });
+    let url = format!("postgresql://u:{PASSWORD}@127.0.0.1:{port}/t?sslmode=require");
+    let e = TeamUrl::parse(&url)
+        .expect("url")
+        .connect()
+        .err()
+        .expect("an HTTP peer");
+    let msg = e.to_string();
+    assert!(!msg.contains(PASSWORD), "{msg}");
+    assert!(msg.contains("check the host and port"), "{msg}");
+    http.join().expect("http thread");
+}
+
+#[test]
+fn verify_full_to_an_ip_address_host_checks_the_ip_in_the_certificate() {
+    let Some(s) = tls_server() else { return };
+    let db = owner_db(s, "tls_ip");
+    let url = format!(
+        "postgresql://tls_ip:{PASSWORD}@127.0.0.1:{}/{db}?sslmode=verify-full&sslrootcert={}",
+        s.port,
+        s.ca.display()
+    );
+    let mut c = connect(&url).unwrap_or_else(|e| panic!("{e}"));
+    assert!(encrypted(&mut c));
+    // The certificate names 127.0.0.1 and localhost only: another name at the same address fails.
+    let other = s.url(
+        "ip6-localhost",
+        "tls_ip",
+        PASSWORD,
+        &db,
+        &format!("sslmode=verify-full sslrootcert={}", s.ca.display()),
+    );
+    let msg = refusal(&other);
+    assert!(msg.contains("not for host ip6-localhost"), "{msg}");
+}
+
+#[test]
+fn a_bad_pgsslmode_is_named_as_the_environments_and_the_url_overrides_it() {
+    // In a child process: setting PGSSLMODE here would reach the other tests' threads.
+    let data = tempfile::tempdir().expect("tmp");
+    let push = |url: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_knowledge"))
+            .arg("--data-dir")
+            .arg(data.path())
+            .args(["push", "--machine", "m", "--to", url])
+            .env("PGSSLMODE", "requre")
+            .output()
+            .expect("run knowledge push");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let msg = push(&format!("postgresql://u:{PASSWORD}@127.0.0.1:1/t"));
+    assert!(
+        msg.contains("PGSSLMODE") && msg.contains("\"requre\""),
+        "{msg}"
+    );
+    assert!(!msg.contains(PASSWORD), "{msg}");
+    // The URL's own sslmode wins: the push gets as far as the (closed) port.
+    let msg = push(&format!(
+        "postgresql://u:{PASSWORD}@127.0.0.1:1/t?sslmode=disable"
+    ));
+    assert!(
+        !msg.contains("PGSSLMODE") && msg.contains("cannot be reached"),
+        "{msg}"
+    );
+}

@@ -43,9 +43,8 @@ pub struct TeamUrl {
 impl TeamUrl {
     pub fn parse(url: &str) -> Result<TeamUrl, TeamError> {
         let (rest, settings) = tls::split(url).map_err(TeamError::BadUrl)?;
-        let mut config: postgres::Config = rest
-            .parse()
-            .map_err(|e| TeamError::BadUrl(format!("{e}")))?;
+        let mut config: postgres::Config =
+            rest.parse().map_err(|e| TeamError::BadUrl(describe(&e)))?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
@@ -86,17 +85,48 @@ impl TeamUrl {
 
     /// A new connection, encrypted as the URL's `sslmode` says (libpq's meaning, `prefer` by
     /// default; never over a unix socket).
+    ///
+    /// `connect_timeout` bounds only each TCP connect: a peer that accepts and then says nothing
+    /// (a wrong port, a stuck proxy) would hold the TLS handshake or the startup forever, so the
+    /// whole attempt runs on its own thread and is given up after every host's timeout and one
+    /// more for the handshake (the abandoned thread ends when the peer closes or we exit).
     pub fn connect(&self) -> Result<postgres::Client, TeamError> {
-        let connected = match &self.tls.config {
-            None => self.config.connect(postgres::NoTls),
-            Some(c) => self
-                .config
-                .connect(tokio_postgres_rustls::MakeRustlsConnect::new((**c).clone())),
-        };
-        connected.map_err(|e| TeamError::Unreachable {
+        let (config, tls) = (self.config.clone(), self.tls.clone());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("team-connect".into())
+            .spawn(move || {
+                let connected = match &tls.config {
+                    None => config.connect(postgres::NoTls),
+                    Some(c) => {
+                        config.connect(tokio_postgres_rustls::MakeRustlsConnect::new((**c).clone()))
+                    }
+                };
+                let _ = tx.send(
+                    connected.map_err(|e| tls::explain(&e, &tls).unwrap_or_else(|| describe(&e))),
+                );
+            })
+            .map_err(|e| TeamError::Sql(format!("cannot start a connection thread: {e}")))?;
+        let per_host = self
+            .config
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(CONNECT_TIMEOUT);
+        let hosts = self.config.get_hosts().len().max(1) as u32;
+        let budget = per_host * hosts + CONNECT_TIMEOUT;
+        let unreachable = |why: String| TeamError::Unreachable {
             url: self.shown.clone(),
-            why: tls::explain(&e, &self.tls).unwrap_or_else(|| describe(&e)),
-        })
+            why,
+        };
+        match rx.recv_timeout(budget) {
+            Ok(result) => result.map_err(unreachable),
+            Err(_) => Err(unreachable(format!(
+                "no answer within {} s (the host accepted the connection but did not speak \
+                 PostgreSQL): check the host and port, or raise connect_timeout=SECONDS in the \
+                 URL",
+                budget.as_secs()
+            ))),
+        }
     }
 }
 

@@ -101,6 +101,8 @@ pub fn split(url: &str) -> Result<(String, TlsSettings), String> {
         split_key_values(url)?
     };
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    // A bad value from the environment is named as such: the URL the user looks at has none.
+    let from_env = mode.is_none();
     let mode = mode.or_else(|| env("PGSSLMODE"));
     let root = root
         .or_else(|| env("PGSSLROOTCERT"))
@@ -109,7 +111,10 @@ pub fn split(url: &str) -> Result<(String, TlsSettings), String> {
             _ => RootCert::File(PathBuf::from(r)),
         });
     let mode = match (mode, &root) {
-        (Some(m), _) => SslMode::parse(&m)?,
+        (Some(m), _) => SslMode::parse(&m).map_err(|e| match from_env {
+            true => format!("PGSSLMODE (the URL has no sslmode): {e}"),
+            false => e,
+        })?,
         // libpq: the system roots are only worth the host-name check.
         (None, Some(RootCert::System)) => SslMode::VerifyFull,
         (None, _) => SslMode::Prefer,
@@ -133,10 +138,18 @@ fn uri_scheme_end(url: &str) -> Option<usize> {
 
 type Split = (String, Option<String>, Option<String>);
 
-fn split_uri(url: &str, _scheme_end: usize) -> Result<Split, String> {
-    let Some((base, query)) = url.split_once('?') else {
+fn split_uri(url: &str, scheme_end: usize) -> Result<Split, String> {
+    // A `?` in the password is the password's, as libpq reads it: the query starts after the
+    // credentials (which end at an `@` before the first `/`).
+    let after = &url[scheme_end..];
+    let creds_end = match (after.find('@'), after.find('/')) {
+        (Some(at), slash) if slash.is_none_or(|s| at < s) => scheme_end + at + 1,
+        _ => scheme_end,
+    };
+    let Some(q) = url[creds_end..].find('?').map(|q| creds_end + q) else {
         return Ok((url.to_string(), None, None));
     };
+    let (base, query) = (&url[..q], &url[q + 1..]);
     let (mut mode, mut root) = (None, None);
     let mut kept = Vec::new();
     for part in query.split('&').filter(|p| !p.is_empty()) {
@@ -321,7 +334,7 @@ fn load_roots(root: &RootCert) -> Result<RootCertStore, String> {
             .ok_or("sslrootcert=system: no CA bundle on this machine (install ca-certificates)")?,
     };
     let shown = path.display();
-    let pem = std::fs::read(&path).map_err(|e| format!("sslrootcert={shown}: {e}"))?;
+    let pem = read_bounded(&path).map_err(|e| format!("sslrootcert={shown}: {e}"))?;
     let mut store = RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(&pem) {
         let cert = cert.map_err(|e| format!("sslrootcert={shown}: not a PEM certificate ({e})"))?;
@@ -329,12 +342,51 @@ fn load_roots(root: &RootCert) -> Result<RootCertStore, String> {
             .add(cert)
             .map_err(|e| format!("sslrootcert={shown}: {e}"))?;
     }
+    if store.is_empty() && pem.windows(11).any(|w| w == b"PRIVATE KEY") {
+        return Err(format!(
+            "sslrootcert={shown}: holds a private key, not a certificate: give the CA's \
+             certificate (the file with BEGIN CERTIFICATE, e.g. root.crt), never a key"
+        ));
+    }
     if store.is_empty() {
         return Err(format!(
             "sslrootcert={shown}: holds no certificate (a PEM file with BEGIN CERTIFICATE)"
         ));
     }
     Ok(store)
+}
+
+/// The largest CA file read: the biggest system bundles are well under a megabyte.
+const MAX_ROOT_FILE: u64 = 16 << 20;
+
+/// A CA file's bytes, refusing before opening anything that is not a regular file (opening a
+/// FIFO blocks until a writer comes; `/dev/zero` never ends) or is too large to be a CA bundle.
+fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if meta.is_dir() {
+        return Err("is a directory: name the CA certificate file in it".to_string());
+    }
+    if !meta.is_file() {
+        return Err("is not a regular file (a FIFO, socket or device): name a PEM file".into());
+    }
+    let too_big = || {
+        format!(
+            "is over {} MiB, not a CA certificate file",
+            MAX_ROOT_FILE >> 20
+        )
+    };
+    if meta.len() > MAX_ROOT_FILE {
+        return Err(too_big());
+    }
+    let mut pem = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_ROOT_FILE + 1).read_to_end(&mut pem))
+        .map_err(|e| e.to_string())?;
+    if pem.len() as u64 > MAX_ROOT_FILE {
+        return Err(too_big());
+    }
+    Ok(pem)
 }
 
 /// `prefer` and `require` without a root CA: encrypted, the server unauthenticated (libpq's
@@ -485,7 +537,8 @@ pub fn explain(e: &postgres::Error, tls: &Tls) -> Option<String> {
     if super::describe(e).contains("server does not support TLS") {
         return Some(format!(
             "the server does not accept TLS (sslmode={mode}): turn on ssl in its \
-             postgresql.conf (docs/TEAM.md) or, on a trusted network only, use sslmode=prefer"
+             postgresql.conf (docs/TEAM.md) or, on a trusted network only, use sslmode=prefer \
+             (any other answer than PostgreSQL's reads the same: check the host and port too)"
         ));
     }
     None
