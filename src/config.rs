@@ -211,8 +211,16 @@ impl Config {
                 return Ok(cfg.clone());
             }
         }
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
+        // A FIFO or a device where the config was must not hang every command.
+        let read = crate::sources::regular_file::read_limited(&path, 1024 * 1024);
+        let text = match read.map(String::from_utf8) {
+            Ok(Ok(t)) => t,
+            Ok(Err(e)) => {
+                return Err(ConfigError::Read {
+                    path,
+                    source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+                })
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
             Err(source) => return Err(ConfigError::Read { path, source }),
         };

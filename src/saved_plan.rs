@@ -44,7 +44,7 @@ pub fn save(data_dir: &Path, plan: &IndexPlan) -> std::io::Result<()> {
 
 /// The plan saved for the data dir, if `knowledge index` ever ran on it.
 pub fn load(data_dir: &Path) -> Option<IndexPlan> {
-    let text = std::fs::read_to_string(plan_path(data_dir)).ok()?;
+    let text = crate::sources::regular_file::read_side_file(&plan_path(data_dir)).ok()?;
     let saved: SavedPlan = serde_json::from_str(&text).ok()?;
     Some(IndexPlan {
         sessions: saved.sessions,

@@ -7,6 +7,7 @@ pub mod episodes;
 pub mod fts;
 pub mod packed;
 pub mod regular_file;
+pub mod sql_cell;
 pub mod sqlite;
 pub mod vectors;
 

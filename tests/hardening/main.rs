@@ -15,11 +15,14 @@
 //! - `stores`: a store truncated, zeroed or random; a data dir that does not exist; the log
 //!   replaced by a FIFO or a symlink to `/dev/zero`; a broken `config.toml`.
 //! - `mcp`: requests that reuse an id, a key given twice inside `arguments`.
+//! - `agent_stores`: an agent's side file that is a FIFO or `/dev/zero`, a bad row in an
+//!   agent's database, a WAL database in a read-only directory, an unreadable directory.
 //! - `fuzz`: properties over the line parser and the request validator, bounded in time.
 
 #[path = "../common/mod.rs"]
 mod common;
 
+mod agent_stores;
 mod data;
 mod earlier;
 mod fuzz;

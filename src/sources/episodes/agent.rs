@@ -427,12 +427,8 @@ pub fn read_whole(file: &TranscriptFile) -> io::Result<(CollectSink, ReadEnd)> {
 /// The file next to `path` named `name`, read as trimmed text when it is small (a layout's
 /// sidecar: Gemini `.project_root`).
 pub fn small_sidecar(path: &Path, name: &str) -> Option<String> {
-    let p = path.with_file_name(name);
-    let meta = fs::metadata(&p).ok()?;
-    if !meta.is_file() || meta.len() > 64 * 1024 {
-        return None;
-    }
-    let text = fs::read_to_string(p).ok()?;
+    let bytes = crate::sources::regular_file::read_limited(&path.with_file_name(name), 64 * 1024);
+    let text = String::from_utf8(bytes.ok()?).ok()?;
     let t = text.trim();
     (!t.is_empty()).then(|| t.to_string())
 }

@@ -212,7 +212,8 @@ fn sessions_dir(path: &Path) -> Option<(&Path, &str)> {
 /// The work directory whose md5 names the session's folder, from `<share>/kimi.json`.
 fn work_dir(path: &Path) -> Option<String> {
     let (sessions, slot) = sessions_dir(path)?;
-    let meta = std::fs::read_to_string(sessions.parent()?.join("kimi.json")).ok()?;
+    let meta =
+        crate::sources::regular_file::read_side_file(&sessions.parent()?.join("kimi.json")).ok()?;
     let v: Value = serde_json::from_str(&meta).ok()?;
     v.get("work_dirs")?.as_array()?.iter().find_map(|wd| {
         let p = str_of(wd, "path")?;

@@ -163,13 +163,11 @@ pub fn parse_file(
     path: &Path,
     kind: TranscriptKind,
 ) -> io::Result<(Vec<ParsedEvent>, SessionMeta, ParseStats, Outcome)> {
-    let file = std::fs::File::open(path)?;
+    let file = regular_file::open(path)?;
     let mut parser = TranscriptParser::new(kind);
     let sidecar = path.with_extension("meta.json");
-    if sidecar.is_file() {
-        if let Ok(bytes) = std::fs::read(&sidecar) {
-            parser.apply_sidecar(&bytes);
-        }
+    if let Ok(bytes) = regular_file::read_limited(&sidecar, regular_file::SIDE_FILE_LIMIT) {
+        parser.apply_sidecar(&bytes);
     }
     let mut events = Vec::new();
     read_all_lines(

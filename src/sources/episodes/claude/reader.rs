@@ -95,7 +95,10 @@ impl AgentReader for Reader {
                 ..
             } = &file.layout
             {
-                if let Ok(bytes) = std::fs::read(sidecar) {
+                if let Ok(bytes) = crate::sources::regular_file::read_limited(
+                    sidecar,
+                    crate::sources::regular_file::SIDE_FILE_LIMIT,
+                ) {
                     parser.apply_sidecar(&bytes);
                 }
             }

@@ -9,7 +9,10 @@
 //! working directory is not in the global store: each `workspaceStorage/<id>/workspace.json`
 //! names a folder and that workspace's own `state.vscdb` lists its composers. Opened read-only
 //! in one read transaction; the cursor is a fingerprint per composer (its row's length and
-//! `lastUpdatedAt`, its bubbles' count and total length).
+//! `lastUpdatedAt`, its bubbles' count and total length). Cells are read as what they hold
+//! (`sql_cell`): a key that is not UTF-8 is counted and skipped, a time stored as a string or
+//! a float is still a time, a value with invalid UTF-8 costs a character; one bad row never
+//! costs the store.
 
 use std::collections::HashMap;
 use std::io;
@@ -25,6 +28,8 @@ use crate::sources::episodes::agent::{
 };
 use crate::sources::episodes::model::{EventType, ParseStats, ParsedEvent};
 use crate::sources::episodes::parser::{cap_chars, norm_time, render_tool_input, str_of, Ctx};
+use crate::sources::regular_file::read_side_file;
+use crate::sources::sql_cell::{col, exact_text, int, json_ms, lossy_text};
 use crate::sources::sqlite::open_ro;
 
 const COMPOSER: &str = "composerData:";
@@ -73,7 +78,8 @@ fn read_snapshot(
     sink: &mut dyn EventSink,
 ) -> io::Result<ReadEnd> {
     let mut fingerprints = SessionFingerprints::resume(from);
-    let composers = composers(conn).map_err(sql_err)?;
+    let mut stats = ParseStats::default();
+    let composers = composers(conn, &mut stats).map_err(sql_err)?;
     let mut parent_of = HashMap::new();
     for c in &composers {
         for child in &c.children {
@@ -81,7 +87,6 @@ fn read_snapshot(
         }
     }
     let folders = workspace_folders(path);
-    let mut stats = ParseStats::default();
     for c in &composers {
         if !fingerprints.changed(&c.id, c.fingerprint.clone()) {
             continue;
@@ -95,22 +100,20 @@ fn read_snapshot(
 
 /// Every composer with its fingerprint and child composers, parsed by SQLite's own JSON
 /// functions (a composer row can be megabytes; only two fields are needed here).
-fn composers(conn: &Connection) -> rusqlite::Result<Vec<ComposerRow>> {
+fn composers(conn: &Connection, stats: &mut ParseStats) -> rusqlite::Result<Vec<ComposerRow>> {
     let mut bubbles: HashMap<String, (i64, i64)> = HashMap::new();
     {
         let mut st = conn.prepare(
             "SELECT substr(key, 10, instr(substr(key, 10), ':') - 1), count(*), sum(length(value))
              FROM cursorDiskKV WHERE key >= 'bubbleId:' AND key < 'bubbleId;' GROUP BY 1",
         )?;
-        let rows = st.query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                (r.get(1)?, r.get::<_, Option<i64>>(2)?),
-            ))
-        })?;
-        for row in rows {
-            let (id, (n, len)) = row?;
-            bubbles.insert(id, (n, len.unwrap_or(0)));
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            // A composer id that is not UTF-8 is counted with the composers below.
+            if let Some(id) = col(r, 0, exact_text) {
+                let n = col(r, 1, int).unwrap_or(0);
+                bubbles.insert(id, (n, col(r, 2, int).unwrap_or(0)));
+            }
         }
     }
     let mut st = conn.prepare(
@@ -122,17 +125,17 @@ fn composers(conn: &Connection) -> rusqlite::Result<Vec<ComposerRow>> {
                WHERE key >= 'composerData:' AND key < 'composerData;')
          ORDER BY key",
     )?;
-    let rows = st.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, Option<i64>>(1)?,
-            r.get::<_, Option<i64>>(2)?,
-            r.get::<_, Option<String>>(3)?,
-        ))
-    })?;
+    let mut rows = st.query([])?;
     let mut out = Vec::new();
-    for row in rows {
-        let (id, len, updated, children) = row?;
+    while let Some(r) = rows.next()? {
+        // A key that is not UTF-8 cannot be looked up again: counted, skipped.
+        let Some(id) = col(r, 0, exact_text) else {
+            stats.lines += 1;
+            stats.skipped_broken += 1;
+            continue;
+        };
+        let (len, updated) = (col(r, 1, int), col(r, 2, int));
+        let children = col(r, 3, lossy_text);
         let (n, blen) = bubbles.get(&id).copied().unwrap_or((0, 0));
         let children: Vec<String> = children
             .and_then(|c| serde_json::from_str(&c).ok())
@@ -157,9 +160,9 @@ fn workspace_folders(global_db: &Path) -> HashMap<String, String> {
         return out;
     };
     for dir in entries.flatten().map(|e| e.path()) {
-        let folder = std::fs::read(dir.join("workspace.json"))
+        let folder = read_side_file(&dir.join("workspace.json"))
             .ok()
-            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
             .and_then(|v| str_of(&v, "folder").map(file_uri_path));
         let Some(folder) = folder else { continue };
         let Ok(conn) = open_ro(&dir.join("state.vscdb")) else {
@@ -167,11 +170,12 @@ fn workspace_folders(global_db: &Path) -> HashMap<String, String> {
         };
         let list: Option<String> = conn
             .query_row(
-                "SELECT CAST(value AS TEXT) FROM ItemTable WHERE key='composer.composerData'",
+                "SELECT value FROM ItemTable WHERE key='composer.composerData'",
                 [],
-                |r| r.get(0),
+                |r| Ok(col(r, 0, lossy_text)),
             )
-            .ok();
+            .ok()
+            .flatten();
         let Some(v) = list.and_then(|l| serde_json::from_str::<Value>(&l).ok()) else {
             continue;
         };
@@ -216,15 +220,18 @@ fn kv_json(
     key: &str,
     max: i64,
 ) -> rusqlite::Result<Option<Value>> {
-    let row: Option<(i64, Option<String>)> = conn
+    let row = conn
         .prepare_cached(
-            "SELECT length(value), CASE WHEN length(value) <= ?2 THEN CAST(value AS TEXT) END
+            "SELECT length(value), CASE WHEN length(value) <= ?2 THEN value END
              FROM cursorDiskKV WHERE key = ?1",
         )?
-        .query_row(params![key, max], |r| Ok((r.get(0)?, r.get(1)?)))
-        .ok();
-    let Some((len, text)) = row else {
-        return Ok(None);
+        .query_row(params![key, max], |r| {
+            Ok((col(r, 0, int).unwrap_or(0), col(r, 1, lossy_text)))
+        });
+    let (len, text) = match row {
+        Ok(row) => row,
+        Err(rusqlite::Error::QueryReturnedNoRows) => return Ok(None),
+        Err(e) => return Err(e),
     };
     stats.lines += 1;
     let Some(text) = text else {
@@ -260,10 +267,7 @@ fn push_composer(
     let parent_folder = parent.and_then(|p| folders.get(p));
     cx.meta.cwd = folders.get(id).or(parent_folder).cloned();
     let c = composer.unwrap_or(Value::Null);
-    let started = c
-        .get("createdAt")
-        .and_then(Value::as_i64)
-        .and_then(ms_to_rfc3339);
+    let started = json_ms(c.get("createdAt")).and_then(ms_to_rfc3339);
     if let Some(name) = str_of(&c, "name") {
         cx.set_title(name, 2);
     }
@@ -286,10 +290,15 @@ fn push_composer(
              ORDER BY key",
         )?;
         let rows = st.query_map(params![prefix, prefix.len() as i64 + 1], |r| {
-            r.get::<_, String>(0)
+            Ok(col(r, 0, exact_text))
         })?;
         for b in rows {
-            let b = b?;
+            // A bubble key that is not UTF-8 cannot be looked up again: counted, skipped.
+            let Some(b) = b? else {
+                cx.stats.lines += 1;
+                cx.stats.skipped_broken += 1;
+                continue;
+            };
             if !order.contains(&b) {
                 order.push(b);
             }
@@ -313,10 +322,7 @@ fn push_composer(
             sink.event(ev);
         }
     }
-    let ended = c
-        .get("lastUpdatedAt")
-        .and_then(Value::as_i64)
-        .and_then(ms_to_rfc3339);
+    let ended = json_ms(c.get("lastUpdatedAt")).and_then(ms_to_rfc3339);
     cx.touch_time(ended.as_deref());
     if let Some(p) = parent {
         cx.meta.parent_session_id = Some(p.to_string());

@@ -177,7 +177,7 @@ pub(crate) fn project_root(path: &Path) -> Option<String> {
     }
     let slot_name = slot.file_name()?.to_str()?;
     let registry = slot.parent()?.parent()?.join("projects.json");
-    let text = std::fs::read_to_string(registry).ok()?;
+    let text = crate::sources::regular_file::read_side_file(&registry).ok()?;
     let v: Value = serde_json::from_str(&text).ok()?;
     let map = v
         .get("projects")

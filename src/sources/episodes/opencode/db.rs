@@ -7,6 +7,9 @@
 //! `time_updated` of its messages and parts): a session whose fingerprint is unchanged is
 //! skipped, any other is pushed whole with `replace`, so an edit, a revert (rows deleted) or a
 //! part finishing in place are all picked up. Rows over the size cap are counted, never loaded.
+//! Cells are read as what they hold (`sql_cell`): a row whose id cannot be read is counted and
+//! skipped, a time in the wrong type is taken if it says a number, and invalid UTF-8 in a
+//! `data` cell costs a character; one bad row never costs the database.
 
 use std::collections::HashMap;
 use std::io;
@@ -21,6 +24,7 @@ use crate::sources::episodes::agent::{
 };
 use crate::sources::episodes::model::ParseStats;
 use crate::sources::episodes::parser::{str_of, Ctx};
+use crate::sources::sql_cell::{col, exact_text, int, lossy_text};
 use crate::sources::sqlite::open_ro;
 
 /// One row of `session`, as far as the reader needs it.
@@ -70,10 +74,11 @@ fn read_snapshot(
         ));
     }
     let mut fingerprints = SessionFingerprints::resume(from);
-    let sessions = sessions(conn, tables.iter().any(|t| t == "project")).map_err(sql_err)?;
+    let mut stats = ParseStats::default();
+    let has_project = tables.iter().any(|t| t == "project");
+    let sessions = sessions(conn, has_project, &mut stats).map_err(sql_err)?;
     let msg_fp = child_fingerprints(conn, "message").map_err(sql_err)?;
     let part_fp = child_fingerprints(conn, "part").map_err(sql_err)?;
-    let mut stats = ParseStats::default();
     for s in &sessions {
         let none = (0, 0);
         let (mc, mm) = msg_fp.get(&s.id).copied().unwrap_or(none);
@@ -102,9 +107,13 @@ fn columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
 
 /// Every session, oldest first. `directory` is missing from early schemas: the project's
 /// worktree stands in.
-fn sessions(conn: &Connection, has_project: bool) -> rusqlite::Result<Vec<SessionRow>> {
+fn sessions(
+    conn: &Connection,
+    has_project: bool,
+    stats: &mut ParseStats,
+) -> rusqlite::Result<Vec<SessionRow>> {
     let cols = columns(conn, "session")?;
-    let col = |c: &str| {
+    let column = |c: &str| {
         if cols.iter().any(|n| n == c) {
             format!("s.{c}")
         } else {
@@ -119,27 +128,35 @@ fn sessions(conn: &Connection, has_project: bool) -> rusqlite::Result<Vec<Sessio
     let sql = format!(
         "SELECT s.id, {}, coalesce({}, {worktree}), {}, {}, {}, {} FROM session s
          ORDER BY {} , s.id",
-        col("parent_id"),
-        col("directory"),
-        col("title"),
-        col("version"),
-        col("time_created"),
-        col("time_updated"),
-        col("time_created"),
+        column("parent_id"),
+        column("directory"),
+        column("title"),
+        column("version"),
+        column("time_created"),
+        column("time_updated"),
+        column("time_created"),
     );
     let mut st = conn.prepare(&sql)?;
-    let rows = st.query_map([], |r| {
-        Ok(SessionRow {
-            id: r.get(0)?,
-            parent_id: r.get(1)?,
-            directory: r.get(2)?,
-            title: r.get(3)?,
-            version: r.get(4)?,
-            created: r.get(5)?,
-            updated: r.get(6)?,
-        })
-    })?;
-    rows.collect()
+    let mut rows = st.query([])?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        // A session whose id is not text cannot be looked up again: counted, skipped.
+        let Some(id) = col(r, 0, exact_text) else {
+            stats.lines += 1;
+            stats.skipped_broken += 1;
+            continue;
+        };
+        out.push(SessionRow {
+            id,
+            parent_id: col(r, 1, exact_text),
+            directory: col(r, 2, lossy_text),
+            title: col(r, 3, lossy_text),
+            version: col(r, 4, lossy_text),
+            created: col(r, 5, int),
+            updated: col(r, 6, int),
+        });
+    }
+    Ok(out)
 }
 
 /// Per session: how many rows `table` holds for it and the latest `time_updated` among them.
@@ -154,8 +171,15 @@ fn child_fingerprints(
     };
     let sql = format!("SELECT session_id, count(*), {updated} FROM {table} GROUP BY session_id");
     let mut st = conn.prepare(&sql)?;
-    let rows = st.query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?;
-    rows.collect()
+    let mut rows = st.query([])?;
+    let mut out = HashMap::new();
+    while let Some(r) = rows.next()? {
+        if let Some(id) = col(r, 0, exact_text) {
+            let n = col(r, 1, int).unwrap_or(0);
+            out.insert(id, (n, col(r, 2, int).unwrap_or(0)));
+        }
+    }
+    Ok(out)
 }
 
 /// A `data` cell within the size cap, parsed; oversized and broken cells are counted.
@@ -213,9 +237,9 @@ fn push_session(
     )?;
     let rows = messages.query_map(params![s.id, max], |r| {
         Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, i64>(1)?,
-            r.get::<_, Option<String>>(2)?,
+            col(r, 0, exact_text),
+            col(r, 1, int).unwrap_or(0),
+            col(r, 2, lossy_text),
         ))
     })?;
     let mut first_agent = None;
@@ -225,12 +249,17 @@ fn push_session(
         let Some(info) = row_json(&mut cx.stats, len, data) else {
             continue;
         };
+        // Its parts are found by its id: a message whose id is not text is counted, skipped.
+        let Some(id) = id else {
+            cx.stats.skipped_broken += 1;
+            continue;
+        };
         if first_agent.is_none() && str_of(&info, "role") == Some("user") {
             first_agent = str_of(&info, "agent").map(str::to_string);
         }
         let mut list = Vec::new();
         let prow = parts.query_map(params![id, max], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?))
+            Ok((col(r, 0, int).unwrap_or(0), col(r, 1, lossy_text)))
         })?;
         for p in prow {
             let (plen, pdata) = p?;
@@ -272,9 +301,9 @@ fn describe_child(
     let mut st = conn.prepare_cached(
         "SELECT data FROM part WHERE session_id = ?1 AND instr(data, ?2) > 0 LIMIT 16",
     )?;
-    let rows = st.query_map(params![parent, s.id], |r| r.get::<_, String>(0))?;
+    let rows = st.query_map(params![parent, s.id], |r| Ok(col(r, 0, lossy_text)))?;
     for data in rows {
-        let Ok(part) = serde_json::from_str::<Value>(&data?) else {
+        let Some(Ok(part)) = data?.map(|d| serde_json::from_str::<Value>(&d)) else {
             continue;
         };
         let Some(state) = part.get("state") else {

@@ -1,0 +1,233 @@
+//! Agents' stores under hostile use (issue 36, round 4), on a home holding every agent's store
+//! at its default place (`common::agent_home`), through the built binary:
+//!
+//! - a side file an agent keeps beside its transcripts (Kimi's `kimi.json`, Gemini's
+//!   `projects.json`, Cursor's `workspace.json`, a `.meta.json` sidecar) replaced by a FIFO or
+//!   a symlink to `/dev/zero` never hangs `index` nor fills memory;
+//! - one bad row of an agent's database (a cell of the wrong type, invalid UTF-8) costs that
+//!   row, never the store;
+//! - an agent's WAL database is read with nothing created beside it, from a read-only
+//!   directory too;
+//! - a directory the indexer cannot open is named, as an unreadable file is.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::agent_home::AgentHome;
+
+/// Runs `cmd` to its end, failing the test (and killing the child) after a minute: a hang is
+/// the bug these tests look for.
+fn finish(mut cmd: Command) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the command hung");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn mkfifo(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let made = Command::new("mkfifo").arg(path).status().expect("mkfifo");
+    assert!(made.success());
+}
+
+fn doctor_json(h: &AgentHome) -> serde_json::Value {
+    let out = finish(h.command(&["doctor", "--json"]));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "doctor printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// Sessions doctor counts for `agent` after an index run.
+fn sessions_of(h: &AgentHome, agent: &str) -> u64 {
+    let d = doctor_json(h);
+    d["agents"]
+        .as_array()
+        .expect("agents")
+        .iter()
+        .find(|r| r["agent"] == agent)
+        .and_then(|r| r["sessions"].as_u64())
+        .unwrap_or_else(|| panic!("no {agent} report: {d}"))
+}
+
+/// The side files a reader opens whole, each replaced by `how`.
+fn replace_side_files(h: &AgentHome, how: &str) {
+    let ws = h
+        .home
+        .join(".config/Cursor/User/workspaceStorage/0a1b2c3d4e5f/workspace.json");
+    for side in [
+        h.home.join(".kimi/kimi.json"),
+        h.home.join(".gemini/projects.json"),
+        ws,
+    ] {
+        let _ = std::fs::remove_file(&side);
+        match how {
+            "fifo" => mkfifo(&side),
+            target => std::os::unix::fs::symlink(target, &side).expect("symlink"),
+        }
+    }
+}
+
+#[test]
+fn a_side_file_that_is_a_fifo_or_dev_zero_never_hangs_index() {
+    for how in ["fifo", "/dev/zero"] {
+        let h = AgentHome::new();
+        replace_side_files(&h, how);
+        let out = finish(h.command(&["index", "--quiet"]));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{how}: {stderr}");
+        // The sessions are read; only what the side file would have added (a working
+        // directory) is missing.
+        assert_eq!(sessions_of(&h, "kimi"), 2, "{how}");
+        assert_eq!(sessions_of(&h, "gemini"), 3, "{how}");
+        assert_eq!(sessions_of(&h, "cursor"), 4, "{how}");
+        // The lock went with the run: a second run starts at once.
+        let again = finish(h.command(&["index", "--quiet"]));
+        assert!(
+            again.status.success(),
+            "{how}: {}",
+            String::from_utf8_lossy(&again.stderr)
+        );
+    }
+}
+
+/// The episodes a search for `q` returns, as JSON text (every field, for `contains` checks).
+fn search_text(h: &AgentHome, q: &str) -> String {
+    let out = finish(h.command(&["search", "-q", q, "--include", "episodes"]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The index run's line counters ("N lines read: B broken, …").
+fn lines_read(out: &Output) -> String {
+    let text = String::from_utf8_lossy(&out.stderr);
+    text.lines()
+        .find(|l| l.contains("lines read:"))
+        .unwrap_or_else(|| panic!("no counters in:\n{text}"))
+        .to_string()
+}
+
+/// `index` on the home as the fixtures made it, so the next run reads only what a test changed.
+fn index_pristine(h: &AgentHome) {
+    let out = finish(h.command(&["index", "--quiet"]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn one_bad_opencode_row_costs_that_row_not_the_database() {
+    let h = AgentHome::new();
+    index_pristine(&h);
+    let root = "ses_1a2b3c4d5ffeRootSessionAbCd";
+    let project = "4b0ea68d7af9a6031a7ffda7ad66e0cb83315750";
+    // A session whose times are text and a real; a part whose data is invalid UTF-8; a session
+    // whose id is a blob that is not UTF-8 (it cannot be looked up, so it is counted).
+    h.opencode
+        .execute_batch(&format!(
+            "INSERT INTO session (id, project_id, parent_id, slug, directory, title, version,
+               time_created, time_updated) VALUES
+             ('ses_texttime', '{project}', NULL, 's', '/home/dev/shop', 'Texty', '1.14.41',
+              'yesterday', 1780000070000.5),
+             (X'73ff', '{project}', NULL, 's', '/home/dev/shop', 'Bad id', '1.14.41', 1, 1);
+             INSERT INTO message VALUES ('msg_texttime', 'ses_texttime', '1780000071000', 1,
+               '{{\"role\":\"user\",\"time\":{{\"created\":1780000071000}}}}');
+             INSERT INTO part VALUES ('prt_texttime', 'msg_texttime', 'ses_texttime', 1, 1,
+               '{{\"type\":\"text\",\"text\":\"Why does the zebrafinch importer stall?\"}}');
+             INSERT INTO part VALUES ('prt_badutf8', 'msg_e5d4c3b2a001UserPrompt0001', '{root}',
+               1780000001500, 1780000001500,
+               CAST(X'7b2274797065223a2274657874222c2274657874223a226b6f6f6b61627572726120ff20626164227d' AS TEXT));"
+        ))
+        .expect("bad rows");
+    let out = finish(h.command(&["index"]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        sessions_of(&h, "opencode"),
+        3,
+        "the fixture's two and the text-time one"
+    );
+    assert!(search_text(&h, "zebrafinch").contains("ses_texttime"));
+    // The invalid byte cost a character, not the part.
+    assert!(search_text(&h, "kookaburra").contains(root));
+    let line = lines_read(&out);
+    assert!(
+        line.contains(": 1 broken"),
+        "the unreadable id is counted: {line}"
+    );
+}
+
+#[test]
+fn one_bad_cursor_row_costs_that_row_not_the_store() {
+    let h = AgentHome::new();
+    index_pristine(&h);
+    let chat = "5f3c9e2a-1111-4a2b-9c3d-5e6f7a8b9c0d";
+    let composer = |id: &str, updated: &str| {
+        format!(
+            "INSERT INTO cursorDiskKV VALUES ('composerData:{id}',
+              '{{\"composerId\":\"{id}\",\"name\":\"chat {id}\",\"createdAt\":1780100000000,
+                \"lastUpdatedAt\":{updated},
+                \"fullConversationHeadersOnly\":[{{\"bubbleId\":\"q\",\"type\":1}}]}}');
+             INSERT INTO cursorDiskKV VALUES ('bubbleId:{id}:q',
+              '{{\"type\":1,\"bubbleId\":\"q\",\"text\":\"the {id} pelican question\"}}');"
+        )
+    };
+    h.cursor
+        .execute_batch(&format!(
+            "{}{}
+             INSERT INTO cursorDiskKV VALUES (CAST(X'636f6d706f736572446174613aff' AS TEXT), '{{}}');
+             INSERT INTO cursorDiskKV VALUES ('bubbleId:{chat}:b-0099',
+               CAST(X'7b2274797065223a312c2274657874223a226361706962617261ff227d' AS TEXT));",
+            composer("c0000000-string-time", "\"1780100090000\""),
+            composer("c0000000-float-time", "1780100090000.5"),
+        ))
+        .expect("bad rows");
+    let out = finish(h.command(&["index"]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        sessions_of(&h, "cursor"),
+        6,
+        "the fixture's four and both odd-time chats"
+    );
+    let found = search_text(&h, "pelican");
+    assert!(
+        found.contains("c0000000-string-time") && found.contains("c0000000-float-time"),
+        "{found}"
+    );
+    // The bubble with an invalid byte is kept (it cost a character).
+    assert!(search_text(&h, "capibara").contains(chat));
+    let line = lines_read(&out);
+    assert!(
+        line.contains(": 1 broken"),
+        "the key that is not UTF-8 is counted: {line}"
+    );
+}
