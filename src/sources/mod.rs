@@ -1,6 +1,7 @@
 //! Sources: each store's indexer (its only writer) and its read-only reader.
 
 pub mod actor_id;
+pub mod agent_db;
 pub mod agent_knowledge;
 pub mod code;
 pub mod episodes;

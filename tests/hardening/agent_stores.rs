@@ -10,7 +10,7 @@
 //!   directory too;
 //! - a directory the indexer cannot open is named, as an unreadable file is.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -230,4 +230,161 @@ fn one_bad_cursor_row_costs_that_row_not_the_store() {
         line.contains(": 1 broken"),
         "the key that is not UTF-8 is counted: {line}"
     );
+}
+
+/// The names in `dir`, sorted.
+fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .expect("ls")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// `knowledge --data-dir DATA <args>` run by a user who cannot write the home: as root, the
+/// command runs as `nobody` (root writes everywhere); as anyone else, `read_only` folders lose
+/// their write bit for the run's length (given back by [`restore`]).
+fn as_reader_who_cannot_write(
+    h: &AgentHome,
+    data: &Path,
+    read_only: &[PathBuf],
+    args: &[&str],
+) -> Command {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    std::fs::create_dir_all(data).expect("data dir");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_knowledge"));
+    cmd.env_clear()
+        .env("HOME", &h.home)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .current_dir(h.repo())
+        .arg("--data-dir")
+        .arg(data)
+        .args(args);
+    if is_root() {
+        // The temp dir is private to root: let `nobody` in to read, and own its data dir.
+        let top = h.home.parent().expect("temp dir");
+        std::fs::set_permissions(top, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        std::os::unix::fs::chown(data, Some(65534), Some(65534)).expect("chown");
+        cmd.uid(65534).gid(65534);
+    } else {
+        for dir in read_only {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).expect("chmod");
+        }
+    }
+    cmd
+}
+
+fn restore(read_only: &[PathBuf]) {
+    use std::os::unix::fs::PermissionsExt;
+    for dir in read_only {
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
+    }
+}
+
+#[test]
+fn an_agents_wal_database_is_read_with_nothing_created_beside_it() {
+    let h = AgentHome::new();
+    let opencode = h.home.join(".local/share/opencode");
+    let user = h.home.join(".config/Cursor/User");
+    // The agents running (-wal and -shm beside OpenCode's and Cursor's global store), and a
+    // workspace store its IDE closed cleanly (the main file alone, still in WAL mode).
+    let dirs = [
+        opencode.clone(),
+        user.join("globalStorage"),
+        user.join("workspaceStorage/0a1b2c3d4e5f"),
+    ];
+    let before: Vec<Vec<String>> = dirs.iter().map(|d| entries(d)).collect();
+    assert!(
+        before[0].contains(&"opencode.db-wal".to_string()),
+        "{before:?}"
+    );
+    assert_eq!(before[2], ["state.vscdb", "workspace.json"]);
+    index_pristine(&h);
+    let after: Vec<Vec<String>> = dirs.iter().map(|d| entries(d)).collect();
+    assert_eq!(
+        after, before,
+        "nothing created beside the agents' databases"
+    );
+    assert_eq!(sessions_of(&h, "opencode"), 2);
+    assert_eq!(sessions_of(&h, "cursor"), 4);
+
+    // The same stores read by a user who cannot write their folders.
+    let data = h.home.parent().expect("tmp").join("data-reader");
+    let out = finish(as_reader_who_cannot_write(
+        &h,
+        &data,
+        &dirs,
+        &["index", "--quiet"],
+    ));
+    restore(&dirs);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doctor = finish(as_reader_who_cannot_write(
+        &h,
+        &data,
+        &[],
+        &["doctor", "--json"],
+    ));
+    let d: serde_json::Value = serde_json::from_slice(&doctor.stdout).expect("doctor json");
+    let count = |agent: &str| {
+        d["agents"]
+            .as_array()
+            .expect("agents")
+            .iter()
+            .find(|r| r["agent"] == agent)
+            .and_then(|r| r["sessions"].as_u64())
+    };
+    assert_eq!(count("opencode"), Some(2), "{d}");
+    assert_eq!(count("cursor"), Some(4), "{d}");
+    assert_eq!(dirs.iter().map(|d| entries(d)).collect::<Vec<_>>(), before);
+}
+
+#[test]
+fn a_wal_left_without_its_shm_in_a_read_only_folder_is_read() {
+    let h = AgentHome::new();
+    // What a crash leaves: the database and its -wal (the fixture's rows are only in the
+    // -wal: the writer never checkpoints), no -shm.
+    let crashed = h.home.join("crashed");
+    std::fs::create_dir(&crashed).expect("mkdir");
+    let live = h.home.join(".local/share/opencode");
+    for name in ["opencode.db", "opencode.db-wal"] {
+        std::fs::copy(live.join(name), crashed.join(name)).expect("copy");
+    }
+    let before = entries(&crashed);
+    let data = h.home.parent().expect("tmp").join("data-crashed");
+    let db = crashed.join("opencode.db");
+    let args = [
+        "index",
+        "--quiet",
+        "--sessions",
+        db.to_str().expect("utf-8"),
+    ];
+    let dirs = [crashed.clone()];
+    let out = finish(as_reader_who_cannot_write(&h, &data, &dirs, &args));
+    restore(&dirs);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(entries(&crashed), before);
+    let found = finish(as_reader_who_cannot_write(
+        &h,
+        &data,
+        &[],
+        &["search", "-q", "checkout test", "--include", "episodes"],
+    ));
+    let text = String::from_utf8_lossy(&found.stdout);
+    assert!(text.contains("ses_1a2b3c4d5ffeRootSessionAbCd"), "{text}");
 }

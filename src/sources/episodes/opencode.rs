@@ -54,7 +54,7 @@ fn has_opencode_schema(path: &Path) -> bool {
     if !is_sqlite {
         return false;
     }
-    let Ok(conn) = crate::sources::sqlite::open_ro(path) else {
+    let Ok(conn) = crate::sources::agent_db::AgentDb::open(path) else {
         return false;
     };
     conn.query_row(

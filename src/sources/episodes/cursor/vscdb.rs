@@ -22,6 +22,7 @@ use rusqlite::{params, Connection};
 use serde_json::Value;
 
 use super::transcript::tool_facts;
+use crate::sources::agent_db::AgentDb;
 use crate::sources::agent_knowledge::ms_to_rfc3339;
 use crate::sources::episodes::agent::{
     EventSink, ReadEnd, ReadLimits, Resume, SessionFingerprints, SessionStart,
@@ -30,7 +31,6 @@ use crate::sources::episodes::model::{EventType, ParseStats, ParsedEvent};
 use crate::sources::episodes::parser::{cap_chars, norm_time, render_tool_input, str_of, Ctx};
 use crate::sources::regular_file::read_side_file;
 use crate::sources::sql_cell::{col, exact_text, int, json_ms, lossy_text};
-use crate::sources::sqlite::open_ro;
 
 const COMPOSER: &str = "composerData:";
 
@@ -50,7 +50,7 @@ pub(crate) fn read_vscdb(
     limits: ReadLimits,
     sink: &mut dyn EventSink,
 ) -> io::Result<ReadEnd> {
-    let conn = open_ro(path).map_err(sql_err)?;
+    let conn = AgentDb::open(path).map_err(sql_err)?;
     let has_kv: i64 = conn
         .query_row(
             "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='cursorDiskKV'",
@@ -165,7 +165,7 @@ fn workspace_folders(global_db: &Path) -> HashMap<String, String> {
             .and_then(|t| serde_json::from_str::<Value>(&t).ok())
             .and_then(|v| str_of(&v, "folder").map(file_uri_path));
         let Some(folder) = folder else { continue };
-        let Ok(conn) = open_ro(&dir.join("state.vscdb")) else {
+        let Ok(conn) = AgentDb::open(&dir.join("state.vscdb")) else {
             continue;
         };
         let list: Option<String> = conn

@@ -1,7 +1,8 @@
 //! Reading `opencode.db`: every session that changed since the last run, in full.
 //!
 //! OpenCode (v1.2+) keeps all sessions in one SQLite database in WAL mode, written while we read.
-//! It is opened read-only (`sqlite::open_ro`: a WAL reader never blocks the agent's writes) and
+//! It is opened read-only (`agent_db`: a WAL reader never blocks the agent's writes, and nothing
+//! is created beside the database) and
 //! read inside one read transaction, so every session comes from one consistent snapshot. The
 //! cursor is a fingerprint per session (its row's `time_updated` plus the count and latest
 //! `time_updated` of its messages and parts): a session whose fingerprint is unchanged is
@@ -19,13 +20,13 @@ use rusqlite::{params, Connection};
 use serde_json::Value;
 
 use super::events::{child_description, message_events, ms_time, spawned_session, Speaker};
+use crate::sources::agent_db::AgentDb;
 use crate::sources::episodes::agent::{
     EventSink, ReadEnd, ReadLimits, Resume, SessionFingerprints, SessionStart,
 };
 use crate::sources::episodes::model::ParseStats;
 use crate::sources::episodes::parser::{str_of, Ctx};
 use crate::sources::sql_cell::{col, exact_text, int, lossy_text};
-use crate::sources::sqlite::open_ro;
 
 /// One row of `session`, as far as the reader needs it.
 struct SessionRow {
@@ -49,7 +50,7 @@ pub(crate) fn read_db(
     limits: ReadLimits,
     sink: &mut dyn EventSink,
 ) -> io::Result<ReadEnd> {
-    let conn = open_ro(path).map_err(sql_err)?;
+    let conn = AgentDb::open(path).map_err(sql_err)?;
     // One snapshot for the whole read (a deferred read transaction never blocks a WAL writer).
     conn.execute_batch("BEGIN").map_err(sql_err)?;
     let out = read_snapshot(&conn, from, limits, sink);
