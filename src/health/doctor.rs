@@ -19,7 +19,7 @@ use crate::sources::agent_knowledge::AgentKnowledgeStats;
 use crate::sources::code::model::CodeStats;
 use crate::sources::code::read::{file_is_stale, FileRow};
 use crate::sources::episodes::agents::Agent;
-use crate::sources::episodes::discover::discover;
+use crate::sources::episodes::discover::discover_changed;
 use crate::sources::episodes::search::LaneStats;
 use crate::sources::sqlite::open_ro;
 
@@ -176,12 +176,12 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
     if unreadable_transcripts.count > 0 {
         problems.push(Problem {
             problem: format!(
-                "{} transcripts cannot be read, so they are not indexed (e.g. {})",
+                "{} transcripts or folders cannot be read, so they are not indexed (e.g. {})",
                 unreadable_transcripts.count,
                 unreadable_transcripts.examples.join("; ")
             ),
-            fix: "let yourself read them (chmod u+r FILE) or move what is not a transcript out \
-                  of the session root, then knowledge index"
+            fix: "let yourself read them (chmod u+r FILE, chmod u+rx FOLDER) or move what is \
+                  not a transcript out of the session root, then knowledge index"
                 .into(),
         });
     }
@@ -496,7 +496,17 @@ fn transcripts(db: &Path, roots: &[PathBuf]) -> rusqlite::Result<Transcripts> {
         .collect();
     let mut seen = HashSet::new();
     for root in roots {
-        for t in discover(root) {
+        let found = discover_changed(root, &|_, _| false);
+        for (dir, why) in found.unreadable_dirs {
+            out.unreadable.checked += 1;
+            out.unreadable.count += 1;
+            if out.unreadable.examples.len() < EXAMPLES {
+                out.unreadable
+                    .examples
+                    .push(format!("{}: {why}", dir.display()));
+            }
+        }
+        for t in found.changed {
             let path = canonical(&t.path);
             if !seen.insert(path.clone()) {
                 continue;

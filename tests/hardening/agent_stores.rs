@@ -388,3 +388,57 @@ fn a_wal_left_without_its_shm_in_a_read_only_folder_is_read() {
     let text = String::from_utf8_lossy(&found.stdout);
     assert!(text.contains("ses_1a2b3c4d5ffeRootSessionAbCd"), "{text}");
 }
+
+#[test]
+fn a_folder_the_indexer_cannot_list_is_named_not_skipped() {
+    use std::os::unix::fs::PermissionsExt;
+    let h = AgentHome::new();
+    let pi_project = h.home.join(".pi/agent/sessions/--home-dev-ledger--");
+    let gemini_tmp = h.home.join(".gemini/tmp");
+    let locked = [pi_project.clone(), gemini_tmp.clone()];
+    for dir in &locked {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+    }
+    let data = h.home.parent().expect("tmp").join("data-locked");
+    let out = finish(as_reader_who_cannot_write(
+        &h,
+        &data,
+        &[],
+        &["index", "--quiet"],
+    ));
+    let doctor = finish(as_reader_who_cannot_write(
+        &h,
+        &data,
+        &[],
+        &["doctor", "--json"],
+    ));
+    restore(&locked);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    for dir in &locked {
+        let named = format!("could not read {}: cannot list this folder", dir.display());
+        assert!(stderr.contains(&named), "{named} in:\n{stderr}");
+    }
+    let d: serde_json::Value = serde_json::from_slice(&doctor.stdout).expect("doctor json");
+    assert_eq!(d["unreadable_transcripts"]["count"], 2, "{d}");
+    let examples = d["unreadable_transcripts"]["examples"].to_string();
+    assert!(
+        examples.contains("--home-dev-ledger--") && examples.contains(".gemini/tmp"),
+        "{examples}"
+    );
+    assert!(
+        d["problems"].to_string().contains("chmod u+rx FOLDER"),
+        "{d}"
+    );
+    // Everything else was read.
+    let count = |agent: &str| {
+        d["agents"]
+            .as_array()
+            .expect("agents")
+            .iter()
+            .find(|r| r["agent"] == agent)
+            .and_then(|r| r["sessions"].as_u64())
+    };
+    assert_eq!(count("claude"), Some(1), "{d}");
+    assert_eq!(count("opencode"), Some(2), "{d}");
+}

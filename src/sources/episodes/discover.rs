@@ -55,6 +55,10 @@ pub struct Discovered {
     pub changed: Vec<TranscriptFile>,
     /// Stores the indexer already holds as they are now, with their size: not recognised again.
     pub unchanged: Vec<(PathBuf, u64)>,
+    /// Folders under the root that exist but cannot be listed (no read or search permission),
+    /// with why: whatever they hold is not indexed, and the user is told so, as for an
+    /// unreadable file.
+    pub unreadable_dirs: Vec<(PathBuf, String)>,
 }
 
 /// [`discover`] for the indexer: a file that `unchanged` says the index holds as it is now (by
@@ -72,6 +76,7 @@ pub fn discover_changed(
     }
     found.changed.sort_by(|a, b| a.path.cmp(&b.path));
     found.unchanged.sort();
+    found.unreadable_dirs.sort();
     found
 }
 
@@ -108,8 +113,16 @@ fn walk(
     if !visited.insert(canonical) {
         return;
     }
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        // Gone between the listing and the walk, or a root that does not exist: nothing there.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+        Err(e) => {
+            found
+                .unreadable_dirs
+                .push((dir.to_path_buf(), format!("cannot list this folder: {e}")));
+            return;
+        }
     };
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     paths.sort();

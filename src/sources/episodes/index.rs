@@ -72,6 +72,7 @@ pub struct IndexSummary {
     /// Indexed files no longer on disk: their sessions stay searchable (Claude Code deletes old
     /// transcripts), and a file with the same session id found elsewhere takes them over.
     pub files_gone: u64,
+    /// Stores that could not be read and folders that could not be listed, with why.
     pub failed: Vec<(String, String)>,
     pub events_added: u64,
     pub sessions: u64,
@@ -115,7 +116,7 @@ pub fn index_episodes(
     };
     let mut conn = store::open_rw(db_path).map_err(store_err)?;
     let olds = load_file_rows(&conn).map_err(store_err)?;
-    let (mut files, unchanged) = discover_all(&opts.roots, &olds);
+    let (mut files, unchanged, unreadable_dirs) = discover_all(&opts.roots, &olds);
     let links = drop_hard_links(&mut files, &olds);
 
     let sizes: Vec<u64> = files
@@ -129,6 +130,10 @@ pub fn index_episodes(
         files_seen: total + links,
         files_unchanged: unchanged.len() as u64,
         files_copies: links,
+        failed: unreadable_dirs
+            .into_iter()
+            .map(|(dir, why)| (dir.display().to_string(), why))
+            .collect(),
         ..IndexSummary::default()
     };
     if let Some((path, _)) = unchanged.last() {
@@ -241,23 +246,33 @@ pub fn index_episodes(
     Ok(summary)
 }
 
+/// What [`discover_all`] found: the stores to read, the unchanged ones with their sizes, and the
+/// folders that could not be listed with why.
+type FoundStores = (
+    Vec<TranscriptFile>,
+    Vec<(PathBuf, u64)>,
+    Vec<(PathBuf, String)>,
+);
+
 /// The stores under `roots` (each found once, sorted by path) that need reading, recognised by
-/// their readers, and those the index holds as they are now (`olds`), with their sizes.
-fn discover_all(
-    roots: &[PathBuf],
-    olds: &HashMap<String, FileRow>,
-) -> (Vec<TranscriptFile>, Vec<(PathBuf, u64)>) {
+/// their readers, those the index holds as they are now (`olds`), with their sizes, and the
+/// folders that could not be listed, with why.
+fn discover_all(roots: &[PathBuf], olds: &HashMap<String, FileRow>) -> FoundStores {
     let is_unchanged = |path: &Path, meta: &std::fs::Metadata| {
         olds.get(path.to_string_lossy().as_ref())
             .is_some_and(|o| o.unchanged(path, meta))
     };
     let mut files: Vec<TranscriptFile> = Vec::new();
     let mut unchanged: Vec<(PathBuf, u64)> = Vec::new();
+    let mut unreadable: Vec<(PathBuf, String)> = Vec::new();
     for root in roots {
         let found = discover_changed(root, &is_unchanged);
         files.extend(found.changed);
         unchanged.extend(found.unchanged);
+        unreadable.extend(found.unreadable_dirs);
     }
+    unreadable.sort();
+    unreadable.dedup_by(|a, b| a.0 == b.0);
     files.sort_by(|a, b| a.path.cmp(&b.path));
     files.dedup_by(|a, b| a.path == b.path);
     unchanged.sort();
@@ -266,7 +281,7 @@ fn discover_all(
     if !unchanged.is_empty() {
         unchanged.retain(|(p, _)| files.binary_search_by(|f| f.path.cmp(p)).is_err());
     }
-    (files, unchanged)
+    (files, unchanged, unreadable)
 }
 
 /// Indexed files that are no longer on disk (their sessions are kept).
