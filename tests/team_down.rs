@@ -66,3 +66,54 @@ fn a_stopped_server_degrades_the_team_source_and_a_restarted_one_answers_again()
     assert!(team_items(&back) > 0, "the next search connects again");
     assert!(!back.lanes.episodes.header.degraded);
 }
+
+/// A team host that accepts the connection and then says nothing (a wrong port, a stuck
+/// proxy): the search answers from this machine once the lane's wait is over, naming the team
+/// lane as not answering. Before, every lookup after the search waited for the same connect, so
+/// the answer came after the whole connect budget (two `connect_timeout`s: a minute here).
+#[test]
+fn a_silent_team_host_never_holds_the_answer_past_the_lane_wait() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        // Accept and keep every connection open without a byte.
+        let mut held = Vec::new();
+        for conn in listener.incoming().flatten() {
+            held.push(conn);
+        }
+    });
+    let world = common::world::demo();
+    let url = format!("postgresql://u@127.0.0.1:{port}/db?connect_timeout=30");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_knowledge"))
+        .arg("--data-dir")
+        .arg(&world.data_dir)
+        .args(["--team", &url, "search", "-q", "mysql access"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // Far above the lane's wait (200 ms), far below the connect budget (60 s).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().expect("wait").is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the answer waited for the silent team host");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().expect("output");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(
+        !doc["lanes"]["episodes"]["items"]
+            .as_array()
+            .expect("items")
+            .is_empty(),
+        "this machine's lane answers: {doc}"
+    );
+    let warnings = doc["warnings"].to_string();
+    assert!(warnings.contains("did not answer within"), "{warnings}");
+}

@@ -15,6 +15,7 @@
 //! own machine's rows, the search role reads everything and writes nothing.
 
 mod code;
+mod conn;
 mod mirrors;
 pub mod push;
 pub mod schema;

@@ -4,17 +4,17 @@
 //! like the local match when the terms are common), a vector arm on the pushed sign-bit codes
 //! (`vectors.rs`), the two fused as locally, the filters in SQL, snippets cut and redacted here,
 //! each hit naming the machine that pushed it. A server that is down or refuses degrades the lane
-//! with `KNOWLEDGE_SOURCE_UNAVAILABLE`; the connection is made on first use and made again after
-//! a failure. The code lane is `code.rs`, the skills lane `skills.rs`.
+//! with `KNOWLEDGE_SOURCE_UNAVAILABLE`; the connection (`conn.rs`) is made on first use, waited
+//! for no longer than the lane may wait, and made again after a failure. The code lane is `code.rs`, the skills lane `skills.rs`.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 pub use super::code::TeamCode;
+pub use super::conn::TeamConn;
 pub use super::skills::TeamSkills;
-use super::{schema, tsv, vectors, TeamError, TeamUrl};
-use crate::contract::Code;
+use super::{tsv, vectors, TeamError, TeamUrl};
 use crate::engine::items::episode_id;
 use crate::engine::lanes::{
     CodeSource, Episode, EpisodeError, EpisodeEvent, EpisodeHit, EpisodeSession, EpisodesAnswer,
@@ -23,169 +23,6 @@ use crate::engine::lanes::{
 use crate::sources::episodes::search::PER_SESSION_CAP;
 use crate::sources::fts;
 use crate::text::{embed, redact, snippet};
-
-/// One lazily made connection of a team lane.
-pub struct TeamConn {
-    url: TeamUrl,
-    /// The connection and the schema version of its database.
-    client: Mutex<Option<(postgres::Client, i32)>>,
-    /// Document frequencies by (table, term), with when they were counted.
-    dfs: Mutex<DfCache>,
-    /// The last connection attempt that failed slowly, and why.
-    slow: Mutex<Option<(Instant, SourceFailure)>>,
-}
-
-/// A connection attempt this slow to fail marks the server as unreachable for [`SLOW_BACKOFF`].
-const SLOW_CONNECT: Duration = Duration::from_secs(1);
-const SLOW_BACKOFF: Duration = Duration::from_secs(15);
-
-/// Counted document frequencies: (table, term) → (rows, when counted).
-type DfCache = HashMap<(&'static str, String), (u64, Instant)>;
-
-/// How long a counted document frequency is used before it is counted again.
-const DF_TTL: Duration = Duration::from_secs(300);
-
-impl TeamConn {
-    pub fn new(url: TeamUrl) -> Arc<TeamConn> {
-        Arc::new(TeamConn {
-            url,
-            client: Mutex::new(None),
-            dfs: Mutex::new(HashMap::new()),
-            slow: Mutex::new(None),
-        })
-    }
-
-    /// Run `f` on the connection (made, and its schema checked, when there is none); a failure
-    /// drops it so the next call connects again.
-    pub(super) fn with<T>(
-        &self,
-        f: impl FnOnce(&mut postgres::Client) -> Result<T, postgres::Error>,
-    ) -> Result<T, SourceFailure> {
-        self.with_version(|c, _| f(c))
-    }
-
-    /// [`TeamConn::with`], also given the database's schema version (a version-1 index has no
-    /// vector codes and no agent knowledge).
-    pub(super) fn with_version<T>(
-        &self,
-        f: impl FnOnce(&mut postgres::Client, i32) -> Result<T, postgres::Error>,
-    ) -> Result<T, SourceFailure> {
-        let mut guard = self.client.lock().unwrap_or_else(|p| p.into_inner());
-        if guard.is_none() {
-            let mut slow = self.slow.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some((at, why)) = slow.as_ref() {
-                if at.elapsed() < SLOW_BACKOFF {
-                    return Err(why.clone());
-                }
-            }
-            let started = Instant::now();
-            let mut c = match self.url.connect() {
-                Ok(c) => c,
-                Err(e) => {
-                    let why = fail(e);
-                    // A server that made us wait (a connect timeout) is not asked again for a
-                    // while: every lookup would wait as long. A refusal is cheap to retry.
-                    if started.elapsed() >= SLOW_CONNECT {
-                        *slow = Some((Instant::now(), why.clone()));
-                    }
-                    return Err(why);
-                }
-            };
-            *slow = None;
-            drop(slow);
-            // A search's queries take milliseconds: JIT compiling one (PostgreSQL does once a
-            // plan's estimated cost passes `jit_above_cost`, 100,000: the frequency count of a
-            // query of 15 terms or more is estimated so) costs more than it saves.
-            c.batch_execute("SET jit = off")
-                .map_err(|e| fail(TeamError::Sql(super::describe(&e))))?;
-            let v = schema::check(&mut c).map_err(fail)?;
-            if v == 0 {
-                return Err(SourceFailure::new(
-                    Code::IndexNotReady,
-                    format!(
-                        "{} holds no team index yet (run `knowledge push --to …` on a machine)",
-                        self.url
-                    ),
-                ));
-            }
-            *guard = Some((c, v));
-        }
-        let Some((client, version)) = guard.as_mut() else {
-            return Err(fail(TeamError::Sql("no connection".into())));
-        };
-        match f(client, *version) {
-            Ok(v) => Ok(v),
-            Err(e) => {
-                *guard = None;
-                Err(fail(TeamError::Sql(format!(
-                    "{}: {}",
-                    self.url,
-                    super::describe(&e)
-                ))))
-            }
-        }
-    }
-
-    pub(super) fn name(&self, lane: &str) -> String {
-        format!("team.{lane}:{}", self.url)
-    }
-
-    /// How many rows of `table` (`kn_event`, `kn_chunk`) each term's `tsv` matches, counted up
-    /// to `cap + 1` (more only says "common"), in one round trip. Kept for [`DF_TTL`]: document
-    /// frequencies move slowly, and a term asked again costs nothing.
-    pub(super) fn frequencies(
-        &self,
-        table: &'static str,
-        terms: &[String],
-        cap: u64,
-    ) -> Result<Vec<u64>, SourceFailure> {
-        let now = Instant::now();
-        let mut known: HashMap<&str, u64> = HashMap::new();
-        {
-            let cache = self.dfs.lock().unwrap_or_else(|p| p.into_inner());
-            for t in terms {
-                if let Some((df, at)) = cache.get(&(table, t.clone())) {
-                    if now.duration_since(*at) < DF_TTL {
-                        known.insert(t.as_str(), *df);
-                    }
-                }
-            }
-        }
-        let missing: Vec<String> = terms
-            .iter()
-            .filter(|t| !known.contains_key(t.as_str()))
-            .map(|t| tsv::term(t))
-            .collect();
-        if !missing.is_empty() {
-            let sql = format!(
-                "SELECT (SELECT count(*) FROM (SELECT 1 FROM {table}
-                         WHERE tsv @@ CAST(t AS tsquery) LIMIT $2) x)
-                 FROM unnest($1::text[]) WITH ORDINALITY AS u(t, i) ORDER BY i"
-            );
-            let limit = (cap + 1) as i64;
-            let counts = self.with(|c| c.query(&sql, &[&missing, &limit]))?;
-            let mut cache = self.dfs.lock().unwrap_or_else(|p| p.into_inner());
-            let asked = terms.iter().filter(|t| !known.contains_key(t.as_str()));
-            for (t, r) in asked.zip(counts.iter()) {
-                let df = r.get::<_, i64>(0).max(0) as u64;
-                cache.insert((table, t.clone()), (df, now));
-            }
-            for t in terms {
-                if let Some((df, _)) = cache.get(&(table, t.clone())) {
-                    known.entry(t.as_str()).or_insert(*df);
-                }
-            }
-        }
-        Ok(terms
-            .iter()
-            .map(|t| known.get(t.as_str()).copied().unwrap_or(0))
-            .collect())
-    }
-}
-
-fn fail(e: TeamError) -> SourceFailure {
-    SourceFailure::new(Code::SourceUnavailable, e.to_string())
-}
 
 /// The episodes lane over the team index.
 pub struct TeamEpisodes(pub Arc<TeamConn>);
@@ -630,11 +467,12 @@ pub type TeamLanes = (
 
 /// The team's lanes for a URL. Each lane has its own connection, so they are asked at once
 /// like local lanes.
-pub fn lanes(url: &str) -> Result<TeamLanes, TeamError> {
+pub fn lanes(url: &str, patience: Duration) -> Result<TeamLanes, TeamError> {
     let url = TeamUrl::parse(url)?;
+    let conn = |url: TeamUrl| TeamConn::with_patience(url, patience);
     Ok((
-        Arc::new(TeamEpisodes(TeamConn::new(url.clone()))),
-        Arc::new(TeamCode(TeamConn::new(url.clone()))),
-        Arc::new(TeamSkills::new(TeamConn::new(url))),
+        Arc::new(TeamEpisodes(conn(url.clone()))),
+        Arc::new(TeamCode(conn(url.clone()))),
+        Arc::new(TeamSkills::new(conn(url))),
     ))
 }

@@ -28,7 +28,10 @@ pub fn attach(engine: &mut Engine) {
             wait: engine.config.lane_timeout * 4 / 5,
         })
     };
-    match super::source::lanes(&url) {
+    // A lookup after the search (a session row, an actor's facts) waits for a connect under
+    // way no longer than the search did.
+    let patience = engine.config.lane_timeout * 4 / 5;
+    match super::source::lanes(&url, patience) {
         Ok((episodes, code, skills)) => {
             engine.attach_searching(Some(episodes), Some(code), Some(skills), searched);
         }
