@@ -65,8 +65,9 @@ fn local_and_team_answer_together_each_item_naming_its_machine_and_no_id_twice()
     let local = engine.builtin().episodes.clone();
     let (mut mine, mut theirs) = (0, 0);
     for it in &ep.items {
+        // Every item names its machine, this machine's own included.
         match it.session.machine.as_deref() {
-            None => {
+            Some("me") => {
                 mine += 1;
                 assert!(
                     matches!(local.session(&it.session_id), Ok(Some(_))),
@@ -74,9 +75,14 @@ fn local_and_team_answer_together_each_item_naming_its_machine_and_no_id_twice()
                     it.id
                 );
             }
-            Some(m) => {
+            m => {
                 theirs += 1;
-                assert_eq!(m, MACHINE, "{}: this machine's own rows came back", it.id);
+                assert_eq!(
+                    m,
+                    Some(MACHINE),
+                    "{}: this machine's own rows came back",
+                    it.id
+                );
                 assert!(
                     matches!(local.session(&it.session_id), Ok(None)),
                     "{}: a team copy of a local session",
@@ -205,7 +211,9 @@ fn the_cli_searches_local_and_team_and_refuses_team_only_without_a_team() {
         .map(|i| i["session"]["machine"].as_str())
         .collect();
     assert!(
-        machines.contains(&None) && machines.contains(&Some(MACHINE)),
+        machines.contains(&Some("me"))
+            && machines.contains(&Some(MACHINE))
+            && !machines.contains(&None),
         "{machines:?}"
     );
     let refused = Command::new(env!("CARGO_BIN_EXE_knowledge"))
@@ -239,4 +247,103 @@ fn the_team_skills_lane_conforms_and_the_vector_arm_answers_from_the_pushed_code
         "no hit from the vector arm: {:?}",
         found.hits
     );
+}
+
+/// A lead on a fresh machine (no data dir at all) runs `--team URL` without knowing
+/// `--team-only`: search and `mcp` answer from the team, a warning names the missing local
+/// index, and the data dir is not created (a reader never creates it).
+#[test]
+fn a_lead_without_a_local_index_searches_the_team_and_is_told_so() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(team) = Team::shared() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tmp");
+    let missing = tmp.path().join("never-indexed");
+    let out = Command::new(env!("CARGO_BIN_EXE_knowledge"))
+        .arg("--data-dir")
+        .arg(&missing)
+        .args([
+            "--team",
+            &team.url,
+            "search",
+            "-q",
+            "mysql connection config timeout",
+        ])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let items = doc["lanes"]["episodes"]["items"].as_array().expect("items");
+    assert!(!items.is_empty(), "{doc:#}");
+    assert!(
+        items.iter().all(|i| i["session"]["machine"] == MACHINE),
+        "{doc:#}"
+    );
+    let named = doc["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .any(|w| {
+            w["code"] == "KNOWLEDGE_INDEX_NOT_READY"
+                && w["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains(missing.to_str().expect("utf-8")))
+        });
+    assert!(named, "a warning names the missing local index: {doc:#}");
+    assert!(!missing.exists(), "the search created the data dir");
+    // An item reads back from the team.
+    let id = items[0]["id"].as_str().expect("id");
+    let read = Command::new(env!("CARGO_BIN_EXE_knowledge"))
+        .arg("--data-dir")
+        .arg(&missing)
+        .args(["--team", &team.url, "get-episode", id])
+        .output()
+        .expect("run");
+    assert_eq!(read.status.code(), Some(0), "{read:?}");
+    assert!(!missing.exists(), "get-episode created the data dir");
+
+    // The same through `mcp`.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_knowledge"))
+        .arg("--data-dir")
+        .arg(&missing)
+        .args(["--team", &team.url, "mcp", "--no-watch"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start knowledge mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines: Vec<String> = common::cli::mcp_handshake(1)
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
+    lines.push(
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "knowledge_search",
+            "arguments": {"schema": "knowledge.search/v1", "query": "mysql connection config"}}})
+        .to_string(),
+    );
+    for l in &lines {
+        writeln!(stdin, "{l}").expect("write");
+    }
+    stdin.flush().expect("flush");
+    let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut answer = None;
+    for line in stdout.lines().map_while(Result::ok) {
+        let v: serde_json::Value = serde_json::from_str(&line).expect("a JSON-RPC line");
+        if v["id"] == 2 {
+            answer = Some(v);
+            break;
+        }
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    let answer = answer.expect("mcp answered the search").to_string();
+    assert!(
+        answer.contains(MACHINE) && answer.contains("KNOWLEDGE_INDEX_NOT_READY"),
+        "{answer}"
+    );
+    assert!(!missing.exists(), "mcp created the data dir");
 }

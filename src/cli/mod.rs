@@ -42,10 +42,13 @@ pub fn run() -> i32 {
     if let Some(url) = cli.team.clone() {
         knowledge::config::search_team(url, cli.team_only);
     }
-    let reads_only = matches!(
-        cli.command,
-        Some(Command::GetEpisode(_) | Command::Code(_) | Command::Outbox(_))
-    );
+    // A reader never creates the data dir; with a team index, an episode or a file can still
+    // be read from the team (a lead who never indexed this machine).
+    let reads_only = match cli.command {
+        Some(Command::GetEpisode(_) | Command::Code(_)) => cli.team.is_none(),
+        Some(Command::Outbox(_)) => true,
+        _ => false,
+    };
     if reads_only {
         if let Some(why) = missing_data_dir(&data_dir) {
             eprintln!("knowledge: {why}");

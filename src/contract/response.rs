@@ -142,7 +142,8 @@ pub struct SessionInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
     /// An optional v1 addition: the machine whose index holds the session, when the episodes
-    /// lane is a team index (`knowledge search --team`); absent for this machine's own index.
+    /// lane asks a team index (`knowledge search --team`: this machine's own items name it
+    /// too); absent when this machine's index answers alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<String>,
     /// Set by the budget when the item is reduced to its locator: the block is not serialized.
@@ -195,8 +196,9 @@ pub struct CodeItem {
     pub symbol: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mtime: Option<String>,
-    /// An optional v1 addition: the machine whose index holds the chunk, when it came from a
-    /// team index (`--team`); absent for this machine's own index.
+    /// An optional v1 addition: the machine whose index holds the chunk, when the code lane
+    /// asks a team index (`--team`: this machine's own items name it too); absent when this
+    /// machine's index answers alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<String>,
 }

@@ -116,7 +116,8 @@ pub struct HitSession {
     /// `success`, `failure` or `unknown`.
     pub outcome: String,
     pub live: bool,
-    /// The machine that pushed the session to a team index (`None`: this machine's own).
+    /// The machine that pushed the session to a team index (`None`: this machine's own, as the
+    /// built-in store answers; a combined answer names this machine, `engine/layered.rs`).
     pub machine: Option<String>,
 }
 
@@ -297,7 +298,8 @@ pub struct CodeHit {
     pub mtime_ms: Option<i64>,
     /// The repository root (workspace) the chunk belongs to.
     pub root: String,
-    /// The machine that pushed the chunk to a team index (`None`: this machine's own).
+    /// The machine that pushed the chunk to a team index (`None`: this machine's own, as the
+    /// built-in store answers; a combined answer names this machine, `engine/layered.rs`).
     pub machine: Option<String>,
 }
 

@@ -219,9 +219,14 @@ impl Layered<dyn EpisodesSource> {
                     })
                 })
                 .collect();
+            let mine = local.hits.into_iter().map(|mut h| {
+                // In an answer of several machines, this machine's items name it too.
+                h.session.machine = h.session.machine.or_else(|| both.own_machine.clone());
+                h
+            });
             EpisodesAnswer {
                 stats: add_lane_stats(local.stats, remote.stats),
-                hits: fuse_ranked(local.hits, theirs, depth),
+                hits: fuse_ranked(mine.collect(), theirs, depth),
                 unanswered: local
                     .unanswered
                     .into_iter()
@@ -238,7 +243,11 @@ impl Layered<dyn EpisodesSource> {
 /// built-in answer holds), fused with the built-in ones; the built-in index's capability and
 /// freshness stand for the lane.
 fn merge_code(both: &Both, depth: usize) -> impl FnOnce(CodeAnswer, CodeAnswer) -> CodeAnswer + '_ {
-    move |local, remote| {
+    move |mut local, remote| {
+        // In an answer of several machines, this machine's items name it too.
+        for h in &mut local.hits {
+            h.machine = h.machine.take().or_else(|| both.own_machine.clone());
+        }
         let mine: HashSet<String> = local.hits.iter().map(|h| h.chunk_id.clone()).collect();
         let theirs: Vec<_> = remote
             .hits
