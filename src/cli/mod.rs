@@ -39,6 +39,25 @@ pub fn run() -> i32 {
         }
     };
     let data_dir = data_dir(cli.data_dir.clone());
+    // A data dir that is a file fails every command in its own words ("Not a directory",
+    // "does not exist"): said once, here, as what it is. `search` says it in its error document,
+    // `doctor` in its report.
+    let own_dir = !matches!(
+        cli.command,
+        Some(
+            Command::Demo(_)
+                | Command::Completions(_)
+                | Command::Man
+                | Command::Search(_)
+                | Command::Doctor(_)
+        )
+    );
+    if own_dir {
+        if let Some(why) = not_a_folder(&data_dir) {
+            eprintln!("knowledge: {why}");
+            return 2;
+        }
+    }
     if let Some(url) = cli.team.clone() {
         knowledge::config::search_team(url, cli.team_only);
     }
@@ -124,10 +143,31 @@ fn man_page() -> anyhow::Result<i32> {
 /// Why a command that only reads cannot run on `data_dir`: it does not exist (readers never
 /// create it, so a mistyped `--data-dir` is an error, not a new empty index).
 pub fn missing_data_dir(data_dir: &std::path::Path) -> Option<String> {
+    if let Some(why) = not_a_folder(data_dir) {
+        return Some(why);
+    }
     (!data_dir.is_dir()).then(|| {
         format!(
             "no data dir at {}: nothing is indexed there (a mistyped --data-dir? `knowledge \
              index` creates it)",
+            render::clean(&data_dir.display().to_string())
+        )
+    })
+}
+
+/// Why `data_dir` cannot be a data dir although something is there: a file (or a FIFO, a
+/// device) where the folder should be.
+pub fn not_a_folder(data_dir: &std::path::Path) -> Option<String> {
+    let meta = std::fs::metadata(data_dir).ok()?;
+    (!meta.is_dir()).then(|| {
+        let what = if meta.is_file() {
+            "a file"
+        } else {
+            "not a folder"
+        };
+        format!(
+            "the data dir {} is {what}: give --data-dir (or KNOWLEDGE_DATA_DIR) a folder, or \
+             move it away",
             render::clean(&data_dir.display().to_string())
         )
     })

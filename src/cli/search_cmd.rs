@@ -38,7 +38,8 @@ pub fn run(data_dir: &Path, a: SearchArgs) -> Result<i32> {
     // With a team index, a machine that never indexed (a lead's fresh laptop) still answers:
     // the team's half, and the local lanes' warnings naming the index that is not there.
     let team = knowledge::config::team_searched().is_some();
-    if let Some(why) = super::missing_data_dir(data_dir).filter(|_| !team) {
+    let missing = super::missing_data_dir(data_dir).filter(|_| !team);
+    if let Some(why) = super::not_a_folder(data_dir).or(missing) {
         let issue = Issue::new(Code::IndexNotReady, why.clone());
         render::print_json(&SearchOutcome::refused(issue).to_json(), a.pretty)?;
         eprintln!("knowledge: {why}");

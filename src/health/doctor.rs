@@ -39,6 +39,9 @@ pub struct DoctorReport {
     /// Transcripts under the session roots that cannot be opened for reading (permissions, a
     /// FIFO or device in place of the file): indexing skips them until that is fixed.
     pub unreadable_transcripts: Finding,
+    /// Stores the last index could not read (a malformed agent database), unchanged since:
+    /// indexing again fails the same way until the store itself is repaired.
+    pub failed_stores: Finding,
     pub sources: Vec<SourceReport>,
     /// Every agent of the registry: its default roots on this machine and its indexed sessions.
     pub agents: Vec<AgentReport>,
@@ -129,7 +132,15 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
         skill_roots: display_all(&plan.skills),
         ..Indexed::default()
     };
-    if !data_dir.is_dir() {
+    if data_dir.exists() && !data_dir.is_dir() {
+        problems.push(Problem {
+            problem: format!(
+                "the data dir {} is a file, not a folder: nothing can be indexed there",
+                data_dir.display()
+            ),
+            fix: "pass --data-dir (or KNOWLEDGE_DATA_DIR) a folder, or move the file away".into(),
+        });
+    } else if !data_dir.is_dir() {
         problems.push(Problem {
             problem: format!(
                 "the data dir {} does not exist: nothing was indexed there",
@@ -152,6 +163,7 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
         indexed: transcript_files,
         changed: changed_transcripts,
         unreadable: unreadable_transcripts,
+        failed: failed_stores,
         found,
     } = match episodes_read.then(|| transcripts(&files.episodes_db(), &plan.sessions)) {
         Some(Ok(t)) => t,
@@ -185,6 +197,20 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
                 .into(),
         });
     }
+    if failed_stores.count > 0 {
+        problems.push(Problem {
+            problem: format!(
+                "{} stores could not be read by the last index and are unchanged since, so \
+                 indexing again fails the same way (e.g. {})",
+                failed_stores.count,
+                failed_stores.examples.join("; ")
+            ),
+            fix: "they are the agents' own files (knowledge never changes them): repair or \
+                  remove them with the agent that wrote them (a SQLite database: `sqlite3 FILE \
+                  .recover`), or move them out of the session root"
+                .into(),
+        });
+    }
     problems.extend(gone_roots(&plan));
 
     let agents = agent_reports(
@@ -213,6 +239,7 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
         stale_code_files,
         changed_transcripts,
         unreadable_transcripts,
+        failed_stores,
         sources,
         agents,
         config: ConfigReport {
@@ -474,6 +501,8 @@ struct Transcripts {
     changed: Finding,
     /// Cannot be opened for reading (with why, in the examples).
     unreadable: Finding,
+    /// The last index could not read them, and they are unchanged (with why).
+    failed: Finding,
     /// Every store found, with its agent and the session root it was found under.
     found: Vec<(Agent, PathBuf)>,
 }
@@ -494,6 +523,7 @@ fn transcripts(db: &Path, roots: &[PathBuf]) -> rusqlite::Result<Transcripts> {
         .iter()
         .map(|(p, size)| (canonical(Path::new(p)), *size))
         .collect();
+    let failures = crate::sources::episodes::failed_stores::load(&conn);
     let mut seen = HashSet::new();
     for root in roots {
         let found = discover_changed(root, &|_, _| false);
@@ -520,6 +550,18 @@ fn transcripts(db: &Path, roots: &[PathBuf]) -> rusqlite::Result<Transcripts> {
                     out.unreadable
                         .examples
                         .push(format!("{}: {why}", path.display()));
+                }
+                continue;
+            }
+            let failure = failures
+                .get(&t.path.display().to_string())
+                .or_else(|| failures.get(&path.display().to_string()))
+                .filter(|f| f.unchanged());
+            if let Some(f) = failure {
+                out.failed.checked += 1;
+                out.failed.count += 1;
+                if out.failed.examples.len() < EXAMPLES {
+                    out.failed.examples.push(format!("{}: {}", f.path, f.why));
                 }
                 continue;
             }

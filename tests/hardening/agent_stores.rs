@@ -442,3 +442,43 @@ fn a_folder_the_indexer_cannot_list_is_named_not_skipped() {
     assert_eq!(count("claude"), Some(1), "{d}");
     assert_eq!(count("opencode"), Some(2), "{d}");
 }
+
+#[test]
+fn doctor_names_an_agent_database_the_index_could_not_read_and_says_what_to_do() {
+    let h = AgentHome::new();
+    // A second OpenCode database (a channel build's name) whose pages are noise after a valid
+    // header: SQLite opens it and then finds it malformed.
+    let broken = h.home.join(".local/share/opencode/opencode-dev.db");
+    {
+        let c = rusqlite::Connection::open(&broken).expect("create");
+        let sql = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/agents/opencode/opencode.sql"),
+        )
+        .expect("fixture sql");
+        c.execute_batch(&sql).expect("fill");
+    }
+    let mut bytes = std::fs::read(&broken).expect("read");
+    for b in bytes.iter_mut().skip(100) {
+        *b = 0x55;
+    }
+    std::fs::write(&broken, &bytes).expect("damage");
+    let out = finish(h.command(&["index", "--quiet"]));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("opencode-dev.db"), "{stderr}");
+    let d = doctor_json(&h);
+    assert_eq!(d["failed_stores"]["count"], 1, "{d}");
+    assert_eq!(d["changed_transcripts"]["count"], 0, "not called new: {d}");
+    let example = d["failed_stores"]["examples"][0].to_string();
+    assert!(example.contains("opencode-dev.db"), "{example}");
+    let problems = d["problems"].to_string();
+    assert!(
+        problems.contains(".recover") && !problems.contains("grew or appeared"),
+        "{problems}"
+    );
+    // Once the agent's file changes (repaired, or replaced), it is new again.
+    std::fs::remove_file(&broken).expect("rm");
+    std::fs::write(&broken, b"").expect("empty");
+    let d = doctor_json(&h);
+    assert_eq!(d["failed_stores"]["count"], 0, "{d}");
+}

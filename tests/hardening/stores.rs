@@ -189,3 +189,37 @@ fn a_broken_config_puts_the_error_document_on_stdout() {
         assert!(stderr.contains("config.toml"), "{stderr}");
     }
 }
+
+#[test]
+fn a_data_dir_that_is_a_file_is_called_a_file_by_every_command() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let file = tmp.path().join("knowledge-data");
+    std::fs::write(&file, "not a folder").expect("write");
+    for args in [
+        vec!["index", "--sessions", "."],
+        vec!["stats"],
+        vec!["stats", "--chart"],
+        vec!["get-episode", "x"],
+        vec!["mcp"],
+        vec![],
+    ] {
+        let out = knowledge(&file, &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("is a file") && !stderr.contains("os error"),
+            "{args:?}: {stderr}"
+        );
+    }
+    let search = knowledge(&file, &["search", "-q", "mysql"]);
+    assert_eq!(search.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&search.stdout).contains("is a file"));
+    let found = problems(&doctor_json(&file));
+    assert!(
+        found
+            .iter()
+            .any(|(p, f)| p.contains("is a file") && f.contains("--data-dir")),
+        "{found:?}"
+    );
+    assert_eq!(std::fs::read(&file).expect("read"), b"not a folder");
+}

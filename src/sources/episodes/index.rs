@@ -226,6 +226,9 @@ pub fn index_episodes(
         v.finish(&mut conn).map_err(store_err)?;
     }
     summary.files_gone = count_gone(&conn).map_err(store_err)?;
+    let read: std::collections::HashSet<String> =
+        files.iter().map(|f| f.path.display().to_string()).collect();
+    super::failed_stores::record(&conn, &read, &summary.failed).map_err(store_err)?;
     let rev = compute_index_rev(&conn).map_err(store_err)?;
     store::meta_set(&conn, "index_rev", &rev).map_err(store_err)?;
     summary.sessions = conn

@@ -15,6 +15,7 @@ mod conversation;
 pub mod copilot;
 pub mod cursor;
 pub mod discover;
+pub mod failed_stores;
 pub mod gemini;
 pub mod gist;
 mod identity;
