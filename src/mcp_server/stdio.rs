@@ -12,6 +12,10 @@
 //! pipelined `tools/list` with `id: 7`, a `tools/call` and a `ping` both `id: 9`) got one answer.
 //! A reused id is the client's mistake, not a reason for silence: every request is handed to rmcp
 //! under an id of this server's own ([`Ids`]), and its answer goes back under the client's.
+//!
+//! A request before `initialize` (and without the protocol version in its `_meta`, which a
+//! stateless request carries) got rmcp's "-32602 request _meta is missing", which tells the
+//! client nothing it did: it is answered here "not initialized" ([`before_initialize`]).
 
 use std::collections::HashMap;
 use std::io;
@@ -143,13 +147,24 @@ async fn read_client<R: AsyncBufRead + Unpin>(
     replies: mpsc::Sender<Vec<u8>>,
     ids: Arc<Mutex<Ids>>,
 ) {
+    let mut initialized = false;
     loop {
         let line = match next_line(&mut input, MAX_LINE_BYTES).await {
             Ok(Some(line)) => line,
             Ok(None) | Err(_) => break,
         };
         let verdict = match &line {
-            Line::Complete(bytes) => check(bytes),
+            Line::Complete(bytes) => match check(bytes) {
+                Verdict::Pass(message) if !initialized => {
+                    initialized =
+                        message.get("method").and_then(Value::as_str) == Some("initialize");
+                    match before_initialize(&message) {
+                        Some(refusal) => Verdict::Reply(refusal),
+                        None => Verdict::Pass(message),
+                    }
+                }
+                other => other,
+            },
             Line::TooLong => Verdict::Reply(error_doc(
                 Value::Null,
                 -32700,
@@ -346,6 +361,32 @@ fn params_fit(method: &str, params: Option<&Value>) -> Result<(), String> {
     }
 }
 
+/// The answer to a request made before `initialize`: anything but `initialize` itself, a
+/// `ping`, a notification, or a stateless request (its `_meta` names the protocol version).
+fn before_initialize(message: &Value) -> Option<Value> {
+    let method = message.get("method").and_then(Value::as_str)?;
+    let id = message.get("id").filter(|i| !i.is_null())?;
+    let stateless = message
+        .pointer("/params/_meta")
+        .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+        .is_some();
+    if matches!(method, "initialize" | "ping") || stateless {
+        return None;
+    }
+    Some(error_doc(
+        id.clone(),
+        NOT_INITIALIZED,
+        &format!(
+            "not initialized: send `initialize` (then `notifications/initialized`) before \
+             `{}`",
+            method.chars().take(64).collect::<String>()
+        ),
+    ))
+}
+
+/// The code JSON-RPC servers give a request before the handshake (LSP's ServerNotInitialized).
+const NOT_INITIALIZED: i64 = -32002;
+
 fn error_doc(id: Value, code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
@@ -353,6 +394,24 @@ fn error_doc(id: Value, code: i64, message: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_before_initialize_is_refused_as_not_initialized() {
+        let refused = |m: Value| before_initialize(&m).map(|d| d["error"]["code"].clone());
+        assert_eq!(
+            refused(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})),
+            Some(json!(NOT_INITIALIZED))
+        );
+        for passes in [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-01-01"}}}),
+        ] {
+            assert_eq!(refused(passes.clone()), None, "{passes}");
+        }
+    }
 
     fn code_of(line: &[u8]) -> Option<i64> {
         match check(line) {

@@ -77,3 +77,53 @@ fn requests_that_reuse_an_id_are_each_answered_under_it() {
         .as_str()
         .is_some_and(|m| m.contains("arguments.query")));
 }
+
+/// A client that skips the handshake is told so, then served once it initializes.
+#[test]
+fn a_request_before_initialize_is_answered_not_initialized() {
+    let world = common::world::demo();
+    let mut child = common::cli::raw_mcp_server(&world.data_dir);
+    let mut lines = vec![
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string(),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "knowledge_search", "arguments": {"query": "mysql"}}})
+        .to_string(),
+    ];
+    lines.extend(common::cli::mcp_handshake(3).iter().map(Value::to_string));
+    lines.push(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}).to_string());
+    let mut stdin = child.stdin.take().expect("stdin");
+    for l in &lines {
+        writeln!(stdin, "{l}").expect("write");
+    }
+    stdin.flush().expect("flush");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut replies: Vec<Value> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while replies.len() < 4 {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) => replies.push(serde_json::from_str(&line).expect("a JSON-RPC line")),
+            Err(_) => break,
+        }
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    let by_id = |id: u64| {
+        replies
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("no answer to {id}: {replies:?}"))
+    };
+    for id in [1, 2] {
+        let message = by_id(id)["error"]["message"].as_str().unwrap_or("");
+        assert!(message.starts_with("not initialized"), "{id}: {message}");
+    }
+    assert!(by_id(3)["result"].is_object(), "initialize answered");
+    assert!(by_id(4)["result"]["tools"].is_array(), "served after it");
+}
