@@ -57,6 +57,15 @@ pub fn run() -> i32 {
             eprintln!("knowledge: {why}");
             return 2;
         }
+        // One config load for every command, so none runs on a `config.toml` another refuses
+        // (`stats --json` read only the log, `stats --chart` the config too). `dispatch` says it
+        // in its error document.
+        let own_words = matches!(cli.command, Some(Command::Dispatch(_)));
+        let config = (!own_words).then(|| knowledge::config::Config::load(&data_dir));
+        if let Some(Err(e)) = config {
+            eprintln!("knowledge: error: {e} (fix the file, or move it away to use the defaults)");
+            return 2;
+        }
     }
     if let Some(url) = cli.team.clone() {
         knowledge::config::search_team(url, cli.team_only);

@@ -223,3 +223,21 @@ fn a_data_dir_that_is_a_file_is_called_a_file_by_every_command() {
     );
     assert_eq!(std::fs::read(&file).expect("read"), b"not a folder");
 }
+
+#[test]
+fn a_broken_config_is_refused_by_every_command_alike() {
+    let w = indexed_world();
+    std::fs::write(w.data.join("config.toml"), "[lanes\ntimeout_ms = \n").expect("config");
+    for args in [
+        vec!["stats", "--json"],
+        vec!["stats"],
+        vec!["stats", "--chart"],
+        vec!["outbox", "list"],
+        vec![],
+    ] {
+        let out = knowledge(&w.data, &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("config.toml"), "{args:?}: {stderr}");
+    }
+}
