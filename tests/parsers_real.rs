@@ -533,7 +533,12 @@ fn claude_eras_and_record_shapes() {
             "did you push?"
         ]
     );
-    assert_eq!(of_type(&events, "system/notification").len(), 2);
+    // Two task notifications and the auto compaction (`compact_boundary`).
+    let notices = of_type(&events, "system/notification");
+    assert_eq!(notices.len(), 3);
+    assert!(notices
+        .iter()
+        .any(|e| e.text.contains("compacted (auto, 167094 tokens before)")));
     assert_eq!(events.iter().filter(|e| e.is_error).count(), 7);
     let (_, _, _, outcome) = parse(
         "claude/marot-spotter/tool_heavy.jsonl",

@@ -410,53 +410,6 @@ fn tool_use(cx: &mut Ctx, block: &Value, time: Option<String>, out: &mut Vec<Par
     cx.emit(out, ev);
 }
 
-fn system(
-    cx: &mut Ctx,
-    st: &mut ClaudeState,
-    rec: &Value,
-    time: Option<String>,
-    out: &mut Vec<ParsedEvent>,
-) -> Handled {
-    let subtype = str_of(rec, "subtype").unwrap_or("");
-    match subtype {
-        "api_error" | "error" | "api_refusal" | "model_refusal_fallback" => {
-            let err = rec.get("error");
-            let msg = err
-                .and_then(|e| str_of(e, "message").or_else(|| str_of(e, "formatted")))
-                .or_else(|| err.and_then(Value::as_str))
-                .or_else(|| str_of(rec, "apiRefusalExplanation"))
-                .or_else(|| str_of(rec, "content"))
-                .unwrap_or("");
-            let status = err.and_then(|e| e.get("status")).and_then(Value::as_u64);
-            let text = match status {
-                Some(code) if code > 0 => format!("{subtype} {code}: {msg}"),
-                _ => format!("{subtype}: {msg}"),
-            };
-            cx.emit(out, ParsedEvent::new(EventType::SystemError, time, text));
-        }
-        "stop_hook_summary" => {
-            let mut parts: Vec<String> = Vec::new();
-            if let Some(Value::Array(errors)) = rec.get("hookErrors") {
-                parts.extend(errors.iter().map(content_text).filter(|s| !s.is_empty()));
-            }
-            if let Some(r) = str_of(rec, "stopReason").filter(|r| !r.trim().is_empty()) {
-                parts.push(r.to_string());
-            }
-            if !parts.is_empty() {
-                let text = format!("stop hook: {}", parts.join("\n"));
-                cx.emit(out, ParsedEvent::new(EventType::SystemHook, time, text));
-            }
-        }
-        "local_command" => {
-            if let Some(text) = str_of(rec, "content") {
-                user_text(cx, st, text, &Origin::default(), time, out);
-            }
-        }
-        _ => {}
-    }
-    Handled::Known
-}
-
 fn progress(cx: &mut Ctx, rec: &Value) -> Handled {
     let data = rec.get("data");
     if data.and_then(|d| str_of(d, "type")) == Some("agent_progress") {
@@ -535,8 +488,10 @@ fn attachment(
 
 mod classify;
 mod reader;
+mod system;
 pub(crate) use reader::is_claude_record;
 pub use reader::Reader;
+use system::system;
 
 #[cfg(test)]
 mod tests;

@@ -238,3 +238,41 @@ fn outcome_failure_when_the_person_says_it_fails() {
 }
 
 use super::super::parser::Outcome;
+
+#[test]
+fn system_records_with_words_are_events_and_an_api_errors_codes_are_searchable() {
+    let text = r#"{"type":"system","subtype":"api_error","level":"error","error":{"message":"Connection error.","cause":{"code":"ECONNRESET","errno":-104},"connection":{"code":"UND_ERR_SOCKET"}},"retryAttempt":3}
+{"type":"system","subtype":"api_error","error":{"status":529,"error":{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}}}
+{"type":"system","subtype":"compact_boundary","compactMetadata":{"trigger":"auto","preTokens":120000},"content":"Conversation compacted"}
+{"type":"system","subtype":"informational","content":"Claude Code was updated to 2.2.0"}
+{"type":"system","subtype":"turn_duration","durationMs":1200}
+{"type":"system","subtype":"session_start","isMeta":true}
+"#;
+    let (events, _) = parse_str(Claude, text);
+    assert_eq!(
+        types(&events),
+        vec![
+            "system/error",
+            "system/error",
+            "system/notification",
+            "system/notification"
+        ]
+    );
+    assert!(events[0].text.contains("ECONNRESET"), "{}", events[0].text);
+    assert!(
+        events[0].text.contains("UND_ERR_SOCKET"),
+        "{}",
+        events[0].text
+    );
+    assert!(
+        events[1].text.contains("overloaded_error"),
+        "{}",
+        events[1].text
+    );
+    assert!(events[2].text.contains("120000"), "{}", events[2].text);
+    assert!(
+        events[3].text.contains("updated to 2.2.0"),
+        "{}",
+        events[3].text
+    );
+}
