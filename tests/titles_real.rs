@@ -1,6 +1,7 @@
-//! Root-session titles on the real transcripts of `shared/realdata/` (Claude Code and Codex):
-//! the title says what the session was about, never an acknowledgement, a bare slash command,
-//! a pasted tool result or a redaction placeholder. Skipped with a note when the data is absent.
+//! Root-session titles on the real transcripts of `shared/realdata/` (every agent read there):
+//! the title says what the session was about, never an acknowledgement, a slash command, an
+//! `@file` mention or a list of paths, a pasted tool result or a redaction placeholder. Skipped
+//! with a note when the data is absent.
 
 use std::path::{Path, PathBuf};
 
@@ -32,7 +33,14 @@ fn real_root_sessions_get_titles_that_say_what_happened() {
     std::fs::create_dir_all(&dir).expect("data dir");
     std::fs::write(dir.join("config.toml"), "[search]\nsemantic = false\n").expect("config");
     let plan = IndexPlan {
-        sessions: vec![data.join("claude"), data.join("codex")],
+        sessions: [
+            "claude", "codex", "gemini", "copilot", "cursor", "opencode", "pi", "qwen", "kimi",
+            "iflow",
+        ]
+        .iter()
+        .map(|agent| data.join(agent))
+        .filter(|root| root.is_dir())
+        .collect(),
         ..IndexPlan::default()
     };
     index_all(&dir, &plan, &mut |_| {}).expect("index the real transcripts");
@@ -69,6 +77,19 @@ fn real_root_sessions_get_titles_that_say_what_happened() {
         title("10cd5911-8704-4996-9e33-32010589c357").as_deref(),
         Some("Fixed all tests: simplified v4 response structure")
     );
+    // A slash command with arguments: the arguments, not the command.
+    let t = title("491e126e-1e71-469c-ade2-fcc8af567c74").expect("a title");
+    assert!(
+        t.starts_with("websearch to learn how to fastest setup"),
+        "{t}"
+    );
+    // `@claude-code-prompt.md really ULTRATHINK this`: the request is in the file; the next
+    // request that says something.
+    let t = title("132b2f66-ee5f-46f6-8904-32d9dc4d36c3").expect("a title");
+    assert!(!t.contains('@') && !t.contains("ULTRATHINK"), "{t}");
+    // Pi: `alright, read @a.ts @b.ts in full. i feel like this is one big mess …`.
+    let t = title("ffae836b-9420-4060-ac13-7745215f90ff").expect("a title");
+    assert!(t.starts_with("i feel like this is one big mess"), "{t}");
     // Codex, a real task prompt.
     let t = title("01997ea4-a70d-7da3-8c20-c736db82a7c5").expect("a title");
     assert!(t.starts_with("When I load the dashboard"), "{t}");
@@ -98,8 +119,13 @@ fn real_root_sessions_get_titles_that_say_what_happened() {
             let lower = t.to_lowercase();
             assert!(!bad.contains(&lower.as_str()), "{id}: {t}");
             assert!(
-                !t.starts_with('/') || t.contains(' '),
-                "{id}: a bare command {t}"
+                !t.starts_with(['/', '@']),
+                "{id}: a command or a mention {t}"
+            );
+            let words: Vec<&str> = t.split_whitespace().collect();
+            assert!(
+                !words.iter().all(|w| w.contains(['/', '.', '@'])),
+                "{id}: a list of files {t}"
             );
             assert!(!t.contains("[REDACTED_PROMPT]"), "{id}: {t}");
         }

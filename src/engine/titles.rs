@@ -42,6 +42,8 @@ const ACKNOWLEDGEMENTS: &[&str] = &[
     "yup",
     "ok",
     "okay",
+    "alright",
+    "allright",
     "k",
     "kk",
     "sure",
@@ -260,6 +262,8 @@ fn prose_from(text: &str, min_words: usize) -> Option<String> {
     if is_bare_command(trimmed) {
         return None;
     }
+    // `/orchestrator @CLAUDE.md fix the login`: the request is what follows the command.
+    let trimmed = without_command(trimmed);
     let lines: Vec<&str> = trimmed.lines().collect();
     let start = lines
         .iter()
@@ -270,12 +274,105 @@ fn prose_from(text: &str, min_words: usize) -> Option<String> {
         .copied()
         .filter(|l| !looks_like_output(l))
         .collect();
-    Some(
-        rest.join(" ")
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" "),
-    )
+    let text = rest
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    // `read @a.ts @b.ts in full. This is one big mess…`: from the first sentence that says
+    // more than which files to look at; a prompt that only names files says nothing.
+    let from = sentence_starts(&text)
+        .into_iter()
+        .find(|&i| !only_names_files(first_sentence(&text[i..])))?;
+    // Nor does a title start with the files it names (`@CLAUDE.md fix the login`).
+    let mut title = &text[from..];
+    while let Some(first) = title.split_whitespace().next() {
+        if !is_file_reference(first) {
+            break;
+        }
+        title = title[first.len()..].trim_start();
+    }
+    (!title.is_empty()).then(|| title.to_string())
+}
+
+/// The text after a leading slash command (`/handgemacht:create-beads`), which names the
+/// command, not the work.
+fn without_command(text: &str) -> &str {
+    let Some(first) = text.split_whitespace().next() else {
+        return text;
+    };
+    let command = first.len() > 1 && first.starts_with('/') && !first[1..].contains('/');
+    if command {
+        text[first.len()..].trim_start()
+    } else {
+        text
+    }
+}
+
+/// Where each sentence of `text` starts (after `.`, `!` or `?` and a space).
+fn sentence_starts(text: &str) -> Vec<usize> {
+    let mut starts = vec![0];
+    let mut rest = 0;
+    while rest < text.len() {
+        let end = rest + first_sentence(&text[rest..]).len();
+        let next = text[end..]
+            .char_indices()
+            .find(|(_, c)| !c.is_whitespace())
+            .map(|(i, _)| end + i);
+        match next {
+            Some(n) if n > rest => {
+                starts.push(n);
+                rest = n;
+            }
+            _ => break,
+        }
+    }
+    starts
+}
+
+/// A sentence that names files (`@prompt.md`, `src/a.rs`, `theme.ts`) and says fewer than four
+/// words of its own besides: what to read, not what to do.
+fn only_names_files(sentence: &str) -> bool {
+    let words: Vec<&str> = sentence.split_whitespace().collect();
+    let refs = words.iter().filter(|w| is_file_reference(w)).count();
+    if refs == 0 {
+        return false;
+    }
+    let own = words
+        .iter()
+        .filter(|w| !is_file_reference(w))
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .filter(|w| w.chars().any(char::is_alphabetic))
+        .filter(|w| !ACKNOWLEDGEMENTS.contains(&w.as_str()))
+        .count();
+    own < 4
+}
+
+/// `@CLAUDE.md`, `src/tui/app.rs`, `theme.ts`: a word that names a file or folder.
+fn is_file_reference(word: &str) -> bool {
+    let w =
+        word.trim_matches(|c: char| matches!(c, ',' | ';' | ':' | '(' | ')' | '"' | '\'' | '`'));
+    let w = w.trim_end_matches(['.', '!', '?']);
+    if w.starts_with('@') && w.len() > 1 {
+        return true;
+    }
+    if w.contains('/') || w.contains('\\') {
+        return w.chars().any(char::is_alphanumeric);
+    }
+    // `name.ext`: letters before the dot, a short alphanumeric extension after it.
+    match w.rsplit_once('.') {
+        Some((stem, ext)) => {
+            !stem.is_empty()
+                && stem.chars().any(char::is_alphabetic)
+                && (1..=5).contains(&ext.len())
+                && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                && ext.chars().any(|c| c.is_ascii_alphabetic())
+        }
+        None => false,
+    }
 }
 
 /// `/clear`, `/model`: a slash command with nothing after it.
@@ -432,7 +529,23 @@ mod tests {
             ),
             (&["2026-10-21 05:51:02 ERROR db refused\n2026-10-21 05:51:03 ERROR db refused"], None),
             (&["Open README"], Some("Open README")),
-            (&["/review fix the flaky test in ci"], Some("/review fix the flaky test in ci")),
+            (&["/review fix the flaky test in ci"], Some("fix the flaky test in ci")),
+            // A command's own arguments, file mentions and path lists are not the request.
+            (&["/orchestrator @CLAUDE.md"], None),
+            (&["@prompt.md really ULTRATHINK this"], None),
+            (
+                &["/orchestrator @CLAUDE.md fix the login redirect loop"],
+                Some("fix the login redirect loop"),
+            ),
+            (&["src/a.rs src/b.rs", "@notes.md", "fix it"], Some("fix it")),
+            (
+                &["alright, read @a.ts @src/tui/b.ts in full. i feel like this is one big mess"],
+                Some("i feel like this is one big mess"),
+            ),
+            (
+                &["Evaluate @packages/services and create a new package"],
+                Some("Evaluate @packages/services and create a new package"),
+            ),
         ];
         for (prompts, want) in table {
             assert_eq!(from_prompts(&s(prompts)).as_deref(), *want, "{prompts:?}");
