@@ -4,6 +4,7 @@
 //!
 //! - `schema.rs`: the migrations (versioned SQL in `migrations/`), applied on an empty database
 //!   and refused on a newer one;
+//! - `roles.rs`: the group roles the schema grants to, and whether this role may make them;
 //! - `push.rs`: `knowledge push`, incremental by each store's revision and per-session
 //!   watermarks, atomic per batch, redaction checked again;
 //! - `source.rs`: the team as a source behind the episodes and code lanes (a `tsvector` of our own
@@ -18,6 +19,7 @@ mod code;
 mod conn;
 mod mirrors;
 pub mod push;
+pub mod roles;
 pub mod schema;
 mod skills;
 pub mod source;
@@ -176,6 +178,15 @@ pub enum TeamError {
          `knowledge push` once as the database owner (docs/TEAM.md)"
     )]
     CannotMigrate(String),
+    #[error(
+        "the team index has no knowledge schema yet, and its first push creates the group \
+         role(s) {groups}, which role {role} may not do (it has no CREATEROLE): as a superuser, \
+         run `ALTER ROLE {role} CREATEROLE;` and push again, or create the group roles first: \
+         `{create}` (docs/TEAM.md, section 1)",
+        groups = .missing.join(" and "),
+        create = roles::create_sql(.missing)
+    )]
+    CannotCreateRoles { role: String, missing: Vec<String> },
     #[error(
         "this role may not push machine {machine}: {why} (the database owner maps each push \
          role to its machine in kn_pusher, docs/TEAM.md)"

@@ -52,6 +52,9 @@ pub fn migrate(client: &mut postgres::Client) -> Result<i32, TeamError> {
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
     // Another first push may have migrated while this one waited for the lock.
     let now = version_in(&mut tx)?;
+    if now == 0 {
+        super::roles::check_first_push(&mut tx)?;
+    }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(now as usize) {
         tx.batch_execute(sql).map_err(|e| {
             let why = super::describe(&e);

@@ -182,6 +182,18 @@ impl Cluster {
         self.pg_ctl_start().expect("restart");
     }
 
+    /// A client program of this cluster's PostgreSQL (`createuser`, `createdb`, `psql`), run as
+    /// this process's user and connecting as the superuser `admin` over the unix socket, as
+    /// `sudo -u postgres createuser …` does on a Debian server.
+    pub fn client_tool(&self, tool: &str) -> Command {
+        let mut c = Command::new(self.bin.join(tool));
+        c.env("PGHOST", &self.socket).env("PGUSER", "admin");
+        if let Some(port) = self.port {
+            c.env("PGPORT", port.to_string());
+        }
+        c
+    }
+
     /// A URL for `user` on database `db`.
     pub fn url(&self, user: &str, db: &str) -> String {
         let port = self.port.map(|p| format!(" port={p}")).unwrap_or_default();

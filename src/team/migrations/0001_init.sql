@@ -88,17 +88,22 @@ CREATE INDEX kn_chunk_path ON kn_chunk (machine, root, path);
 
 -- Roles: group roles a login role is made a member of (docs/TEAM.md).
 -- Roles are cluster-wide: another database of the cluster may have made them already, or be
--- making them right now.
+-- making them right now. One a superuser made first is not created again, so an owner without
+-- CREATEROLE can run this (PostgreSQL checks CREATEROLE before it looks for the role).
 DO $$
 BEGIN
-    BEGIN
-        CREATE ROLE knowledge_push NOLOGIN;
-    EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
-    END;
-    BEGIN
-        CREATE ROLE knowledge_search NOLOGIN;
-    EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
-    END;
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'knowledge_push') THEN
+        BEGIN
+            CREATE ROLE knowledge_push NOLOGIN;
+        EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+        END;
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'knowledge_search') THEN
+        BEGIN
+            CREATE ROLE knowledge_search NOLOGIN;
+        EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+        END;
+    END IF;
 END
 $$;
 
