@@ -394,3 +394,97 @@ fn the_first_push_names_createrole_when_the_owner_may_not_create_the_group_roles
     assert_eq!(group_roles(&c), 2);
 }
 
+/// `knowledge push` with its arguments wrong (issue 36, the smaller team items): a URL of
+/// another kind is named as not PostgreSQL's, whatever parser would have choked on it, and a
+/// bad machine name is named by where it came from, not as a URL's fault. Needs no server.
+#[test]
+fn push_names_a_url_that_is_not_postgresql_and_a_machine_name_by_its_source() {
+    let world = common::world::demo();
+    let push = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_knowledge"))
+            .arg("--data-dir")
+            .arg(&world.data_dir)
+            .arg("push")
+            .args(args)
+            .env_remove("KNOWLEDGE_TEAM_URL")
+            .output()
+            .expect("run");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, said) = push(&["--to", "http://db.internal/team", "--machine", "m"]);
+    assert_eq!(code, Some(2), "{said}");
+    for part in [
+        "not a PostgreSQL URL",
+        "postgresql://",
+        "postgres://",
+        "key=value",
+    ] {
+        assert!(said.contains(part), "{part:?} not in: {said}");
+    }
+    assert!(!said.contains("has no '='"), "{said}");
+
+    // Every other kind of text says what it is, and never echoes a password.
+    for (url, says) in [
+        ("https://lead:s3cret-pw@db.internal/team", "https://"),
+        ("mysql://lead:s3cret-pw@db.internal/team", "mysql://"),
+        ("jdbc:postgresql://db.internal/team", "jdbc:postgresql://"),
+        ("POSTGRESQL://lead:s3cret-pw@db.internal/team", "lower case"),
+        ("lead:s3cret-pw@db.internal/team", "key=value"),
+        ("postgresql:/db.internal/team", "key=value"),
+        ("", "empty"),
+        ("   ", "empty"),
+    ] {
+        let e = knowledge::team::TeamUrl::parse(url)
+            .expect_err(url)
+            .to_string();
+        assert!(
+            e.contains(says) && !e.contains("has no '='") && !e.contains("s3cret-pw"),
+            "{url:?}: {e}"
+        );
+    }
+    // The two forms PostgreSQL reads still parse.
+    for url in [
+        "postgresql://lead@db.internal/team",
+        "postgres://lead@db.internal/team",
+        "host=db.internal dbname=team user=lead",
+        "  host=/run/postgresql dbname=team",
+    ] {
+        knowledge::team::TeamUrl::parse(url).unwrap_or_else(|e| panic!("{url:?}: {e}"));
+    }
+
+    // A machine name is named by its source: the flag, or the config key in its file.
+    let closed = "postgresql://u@127.0.0.1:1/db";
+    let (code, said) = push(&["--to", closed, "--machine", "a b"]);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(
+        said.contains("--machine") && said.contains("\"a b\""),
+        "{said}"
+    );
+    assert!(!said.contains("team URL"), "{said}");
+
+    let dir = tempfile::tempdir().expect("tmp");
+    std::fs::write(
+        dir.path().join("config.toml"),
+        format!("[team]\nurl = \"{closed}\"\nmachine = \"bad/name\"\n"),
+    )
+    .expect("config");
+    let out = Command::new(env!("CARGO_BIN_EXE_knowledge"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .arg("push")
+        .env_remove("KNOWLEDGE_TEAM_URL")
+        .output()
+        .expect("run");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("[team] machine")
+            && said.contains("config.toml")
+            && said.contains("bad/name"),
+        "{said}"
+    );
+    assert!(!said.contains("team URL"), "{said}");
+}

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, Result};
 use knowledge::config::Config;
 use knowledge::team::push::{local_revision, push_until, Progress, PushPlan, PushSummary};
-use knowledge::team::{default_machine, TeamUrl};
+use knowledge::team::{check_machine, default_machine, TeamUrl};
 use knowledge::watch::WatchEvent;
 
 use super::args::PushArgs;
@@ -39,11 +39,27 @@ pub fn run(data_dir: &Path, args: PushArgs) -> Result<i32> {
             return Ok(2);
         }
     };
+    // A bad name is said as the fault of where it came from, not of the URL's.
+    let (machine, from) = match (args.machine, config.team.machine.clone()) {
+        (Some(m), _) => (m, "--machine".to_string()),
+        (None, Some(m)) => (
+            m,
+            format!(
+                "[team] machine in {}",
+                data_dir.join("config.toml").display()
+            ),
+        ),
+        (None, None) => (
+            default_machine(),
+            "this machine's host name (give --machine NAME)".to_string(),
+        ),
+    };
+    if let Err(e) = check_machine(&machine) {
+        eprintln!("knowledge: push: {}: {e}", super::render::clean(&from));
+        return Ok(2);
+    }
     let plan = PushPlan {
-        machine: args
-            .machine
-            .or(config.team.machine.clone())
-            .unwrap_or_else(default_machine),
+        machine,
         person: std::env::var("USER").ok().filter(|u| !u.is_empty()),
     };
     if args.watch {

@@ -45,6 +45,9 @@ pub struct TeamUrl {
 
 impl TeamUrl {
     pub fn parse(url: &str) -> Result<TeamUrl, TeamError> {
+        if let Some(why) = not_a_postgres_url(url) {
+            return Err(TeamError::BadUrl(why));
+        }
         let (rest, settings) = tls::split(url).map_err(TeamError::BadUrl)?;
         let mut config: postgres::Config =
             rest.parse().map_err(|e| TeamError::BadUrl(describe(&e)))?;
@@ -133,6 +136,50 @@ impl TeamUrl {
     }
 }
 
+/// The two forms libpq reads, for an error about a text that is neither.
+const URL_FORMS: &str = "give postgresql://USER@HOST/DATABASE (or postgres://…), or key=value \
+                         pairs (host=HOST dbname=DATABASE user=USER)";
+
+/// Why `url` is not a team URL at all, when it is neither a `postgresql://` URL nor key=value
+/// pairs. Said before either parser sees it: the key=value one would report a detail of its own
+/// syntax ("has no '=' and value") about an `http://` URL, echoing it, password and all. So
+/// nothing of the text is echoed here but a scheme.
+fn not_a_postgres_url(url: &str) -> Option<String> {
+    let t = url.trim_start();
+    if t.trim_end().is_empty() {
+        return Some(format!("it is empty: {URL_FORMS}"));
+    }
+    if t.starts_with("postgresql://") || t.starts_with("postgres://") {
+        return None;
+    }
+    let scheme = t.find("://").map(|i| &t[..i]).filter(|s| {
+        !s.is_empty()
+            && s.len() <= 32
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.' | ':'))
+    });
+    match scheme {
+        Some(s) if s.eq_ignore_ascii_case("postgresql") || s.eq_ignore_ascii_case("postgres") => {
+            Some(format!(
+                "{s}:// is not a PostgreSQL URL as libpq reads it: write the scheme in lower \
+                 case ({}://…)",
+                s.to_ascii_lowercase()
+            ))
+        }
+        Some(s) => Some(format!("{s}://… is not a PostgreSQL URL: {URL_FORMS}")),
+        None => {
+            let first = t.split_whitespace().next().unwrap_or_default();
+            (!first.contains('=')).then(|| {
+                format!(
+                    "not a PostgreSQL URL (it starts with neither postgresql:// nor \
+                     postgres://) nor key=value pairs (its first word holds no '='): \
+                     {URL_FORMS}"
+                )
+            })
+        }
+    }
+}
+
 impl fmt::Display for TeamUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.shown)
@@ -192,6 +239,8 @@ pub enum TeamError {
          role to its machine in kn_pusher, docs/TEAM.md)"
     )]
     NotYourMachine { machine: String, why: String },
+    #[error("{name:?} is not a machine name: use 1 to 64 letters, digits, '.', '_' or '-'")]
+    BadMachine { name: String },
     #[error("another push of machine {0} is running")]
     Busy(String),
     #[error("team index: {0}")]
@@ -226,9 +275,9 @@ pub fn check_machine(name: &str) -> Result<(), TeamError> {
     if ok {
         Ok(())
     } else {
-        Err(TeamError::BadUrl(format!(
-            "--machine {name:?}: use 1 to 64 letters, digits, '.', '_' or '-'"
-        )))
+        Err(TeamError::BadMachine {
+            name: name.to_string(),
+        })
     }
 }
 
