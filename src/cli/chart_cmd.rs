@@ -31,11 +31,13 @@ pub fn run(data_dir: &Path, a: &StatsArgs) -> Result<i32> {
         .map(|w| knowledge::contract::request::normalize_root(w))
         .collect();
     let engine = knowledge::open_engine(EngineConfig::load(data_dir)?);
-    let report = engine.activity(&req);
+    let mut report = engine.activity(&req);
+    let team = super::team_report::chart_note(&mut report);
     if a.json {
         render::print_json(&report, true)?;
     } else {
-        render::write_out(&chart_text(&report))?;
+        let team = team.map(|t| format!("{t}\n")).unwrap_or_default();
+        render::write_out(&format!("{}{team}", chart_text(&report)))?;
     }
     Ok(0)
 }

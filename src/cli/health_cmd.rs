@@ -104,11 +104,13 @@ fn stats_text(r: &StatsReport, log: &Path) -> String {
 }
 
 pub fn run_doctor(data_dir: &Path, a: DoctorArgs) -> Result<i32> {
-    let report = doctor(data_dir);
+    let mut report = doctor(data_dir);
+    let team = super::team_report::doctor(data_dir, &mut report);
     if a.json {
-        render::print_json(&report, true)?;
+        render::print_json(&super::team_report::doctor_json(&report, &team)?, true)?;
     } else {
-        render::write_out(&doctor_text(&report))?;
+        let team = super::team_report::doctor_text(&team);
+        render::write_out(&doctor_text(&report, &team))?;
     }
     Ok(if report.healthy { 0 } else { 1 })
 }
@@ -127,7 +129,7 @@ fn mb(bytes: u64) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)
 }
 
-fn doctor_text(r: &DoctorReport) -> String {
+fn doctor_text(r: &DoctorReport, team: &str) -> String {
     let mut o = String::new();
     let i = &r.indexed;
     let _ = writeln!(o, "data dir: {}", clean(&r.data_dir));
@@ -214,6 +216,7 @@ fn doctor_text(r: &DoctorReport) -> String {
             }
         );
     }
+    o.push_str(team);
     if r.problems.is_empty() {
         let _ = writeln!(o, "\nhealthy: no problems found");
     } else {

@@ -19,6 +19,7 @@ mod index_cmd;
 mod push_cmd;
 mod render;
 mod search_cmd;
+mod team_report;
 mod watch_cmd;
 
 use std::path::PathBuf;

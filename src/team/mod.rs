@@ -5,6 +5,8 @@
 //! - `schema.rs`: the migrations (versioned SQL in `migrations/`), applied on an empty database
 //!   and refused on a newer one;
 //! - `roles.rs`: the group roles the schema grants to, and whether this role may make them;
+//! - `server.rs`: a server's version, schema, this role's rights and `shared_buffers`, for
+//!   `knowledge doctor`;
 //! - `push.rs`: `knowledge push`, incremental by each store's revision and per-session
 //!   watermarks, atomic per batch, redaction checked again;
 //! - `source.rs`: the team as a source behind the episodes and code lanes (a `tsvector` of our own
@@ -21,6 +23,7 @@ mod mirrors;
 pub mod push;
 pub mod roles;
 pub mod schema;
+pub mod server;
 mod skills;
 pub mod source;
 pub mod tls;
@@ -57,13 +60,24 @@ impl TeamUrl {
         if config.get_application_name().is_none() {
             config.application_name("knowledge");
         }
+        // The port is shown when it is not PostgreSQL's: "cannot be reached" is about a host
+        // *and* a port, and a wrong port is the usual cause.
+        let ports = config.get_ports();
         let hosts: Vec<String> = config
             .get_hosts()
             .iter()
-            .map(|h| match h {
-                postgres::config::Host::Tcp(h) => h.clone(),
-                #[cfg(unix)]
-                postgres::config::Host::Unix(p) => p.display().to_string(),
+            .enumerate()
+            .map(|(i, h)| {
+                let host = match h {
+                    postgres::config::Host::Tcp(h) => h.clone(),
+                    #[cfg(unix)]
+                    postgres::config::Host::Unix(p) => p.display().to_string(),
+                };
+                let port = ports.get(i).or(ports.first().filter(|_| ports.len() == 1));
+                match port {
+                    Some(p) if *p != 5432 => format!("{host}:{p}"),
+                    _ => host,
+                }
             })
             .collect();
         let shown = format!(

@@ -67,3 +67,47 @@ pub fn check_first_push(client: &mut impl postgres::GenericClient) -> Result<(),
     }
 }
 
+/// What the current role may do in a team database that has its schema, as the server's
+/// row-level policies decide it (migrations/0001_init.sql): read through `knowledge_search`,
+/// write its one machine through `knowledge_push` and `kn_pusher`, or everything as the owner.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Rights {
+    pub role: String,
+    /// A superuser, a role with BYPASSRLS or the tables' owner: every machine's rows.
+    pub owner: bool,
+    /// Has the privileges of `knowledge_search` (the policies follow inherited membership).
+    pub searches: bool,
+    /// Has the privileges of `knowledge_push`.
+    pub pushes: bool,
+    /// The machine `kn_pusher` maps this role to.
+    pub machine: Option<String>,
+}
+
+impl Rights {
+    pub fn read(client: &mut impl postgres::GenericClient) -> Result<Rights, TeamError> {
+        // pg_has_role fails on a role that does not exist: asked of each group found, so a
+        // missing one is a plain `false`. kn_my_machine() reads kn_pusher, which a role in
+        // neither group may not.
+        let row = client.query_one(
+            "SELECT current_user::text,
+                    coalesce((SELECT rolsuper OR rolbypassrls FROM pg_roles
+                              WHERE rolname = current_user), false)
+                      OR coalesce((SELECT tableowner = current_user FROM pg_tables
+                                   WHERE tablename = 'kn_event'), false),
+                    coalesce((SELECT bool_or(pg_has_role(current_user, oid, 'USAGE'))
+                              FROM pg_roles WHERE rolname = 'knowledge_search'), false),
+                    coalesce((SELECT bool_or(pg_has_role(current_user, oid, 'USAGE'))
+                              FROM pg_roles WHERE rolname = 'knowledge_push'), false),
+                    CASE WHEN has_table_privilege(to_regclass('kn_pusher')::oid, 'SELECT')
+                         THEN kn_my_machine() END",
+            &[],
+        )?;
+        Ok(Rights {
+            role: row.get(0),
+            owner: row.get(1),
+            searches: row.get(2),
+            pushes: row.get(3),
+            machine: row.get(4),
+        })
+    }
+}
