@@ -86,6 +86,18 @@ fn a_silent_team_host_never_holds_the_answer_past_the_lane_wait() {
     });
     let world = common::world::demo();
     let url = format!("postgresql://u@127.0.0.1:{port}/db?connect_timeout=30");
+    // The chart says whether the team answers: within a second, not the connect budget.
+    let chart = std::thread::spawn({
+        let (data, url) = (world.data_dir.clone(), url.clone());
+        move || {
+            Command::new(env!("CARGO_BIN_EXE_knowledge"))
+                .arg("--data-dir")
+                .arg(&data)
+                .args(["--team", &url, "stats", "--chart", "--json"])
+                .output()
+                .expect("chart")
+        }
+    });
     let mut child = Command::new(env!("CARGO_BIN_EXE_knowledge"))
         .arg("--data-dir")
         .arg(&world.data_dir)
@@ -116,4 +128,9 @@ fn a_silent_team_host_never_holds_the_answer_past_the_lane_wait() {
     );
     let warnings = doc["warnings"].to_string();
     assert!(warnings.contains("did not answer within"), "{warnings}");
+    // Joined after the search's deadline: a chart still waiting then has waited too long.
+    let chart = chart.join().expect("chart thread");
+    assert_eq!(chart.status.code(), Some(0), "{chart:?}");
+    let text = String::from_utf8_lossy(&chart.stdout);
+    assert!(text.contains("no answer within 1000 ms"), "{text}");
 }

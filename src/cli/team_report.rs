@@ -111,7 +111,8 @@ pub fn doctor_text(checked: &[TeamReport]) -> String {
 /// warnings (so `--json` says it too); up, the returned line says so.
 pub fn chart_note(report: &mut ActivityReport) -> Option<String> {
     let url = knowledge::config::team_searched()?;
-    match team::probe(&url.url) {
+    // A one-shot chart waits for the team no longer than a second.
+    match team::probe_within(&url.url, std::time::Duration::from_secs(1)) {
         Ok((shown, version)) => Some(format!(
             "team: the team index at {} answers (schema version {version}); this chart counts \
              this machine's index, not the team's",

@@ -176,6 +176,31 @@ pub fn probe(url: &str) -> Result<(String, i32), crate::team::TeamError> {
     server::probe(&url).map(|v| (url.to_string(), v))
 }
 
+/// [`probe`], waited for at most `wait`: a host that accepts and says nothing holds a connect
+/// for the whole connect budget (seconds), and a chart should not wait for it.
+pub fn probe_within(url: &str, wait: Duration) -> Result<(String, i32), crate::team::TeamError> {
+    let parsed = TeamUrl::parse(url)?;
+    let shown = parsed.to_string();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("team-probe".into())
+        .spawn(move || {
+            let _ = tx.send(server::probe(&parsed));
+        })
+        .map_err(|e| crate::team::TeamError::Sql(format!("cannot start a probe thread: {e}")))?;
+    match rx.recv_timeout(wait) {
+        Ok(found) => found.map(|v| (shown, v)),
+        Err(_) => Err(crate::team::TeamError::Unreachable {
+            url: shown,
+            why: format!(
+                "no answer within {} ms (`knowledge doctor` waits for the whole connect and \
+                 says more)",
+                wait.as_millis()
+            ),
+        }),
+    }
+}
+
 fn judge(f: &ServerFacts, t: &Target, shown: &str, lane_timeout: Duration) -> Vec<Problem> {
     let at = format!("the team index at {shown} ({})", t.from);
     let mut out = Vec::new();
