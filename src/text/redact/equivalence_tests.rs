@@ -1,4 +1,6 @@
 //! Redaction must not change when its patterns are made cheaper to compile (issues 18, 21).
+//! (The prose rule was since rewritten on purpose, issue 36: its old form is no longer compared,
+//! and the pinned digest was taken again.)
 //! Two checks: the whole pipeline's outputs on a corpus of secret shapes are pinned (a digest
 //! taken before the rewrite), and every pattern that was rewritten or gated is compared with its
 //! old form on every text of a larger corpus: the repository's fixtures, and the directories in
@@ -134,8 +136,11 @@ fn digest<'a>(texts: impl Iterator<Item = &'a str>) -> (u64, usize) {
     (h, redactions)
 }
 
-/// Taken with the patterns as they were before the issue-18/21 rewrite (commit `bd81ac3`).
-const PINNED: (u64, usize) = (18_193_926_049_564_032_034, 4564);
+/// Taken with the patterns as they were before the issue-18/21 rewrite (commit `bd81ac3`), and
+/// taken again when the prose rule read each secret word on its own (issue 36, item 5). That
+/// changed only prose, and only to redact more: a qualifier over 40 characters (`password for
+/// <41 characters> is X`), `секретный ключ для прода: X`; every other output is the same.
+const PINNED: (u64, usize) = (9_735_978_704_403_700_610, 4868);
 
 #[test]
 fn redaction_of_the_secret_corpus_is_pinned() {
@@ -162,16 +167,6 @@ mod old {
         re(
             r#"(?:(?i:парол)[\p{L}\u{345}]*|(?i:токен)[\p{L}\u{345}]*|(?i:password)|(?i:passphrase))[ \t]+(?i:от|для|к|на|у|of|for|to|on)[ \t]+[^\s:=]{1,40}(?:[ \t]+[^\s:=]{1,40})?[ \t]*(?::|=|—|–)[ \t]*([^\s,;&<>)\]}])"#,
         )
-    });
-
-    pub static PROSE_SECRET: LazyLock<Regex> = LazyLock::new(|| {
-        re(concat!(
-            r"(?:^|[^\p{L}\p{N}_\-.\u{345}])",
-            r"(?P<key>(?i:passwords?|passphrases?|passwd|pwd|tokens?|secrets?)|(?i:парол)[\p{L}\u{345}]*|(?i:токен)[\p{L}\u{345}]*|(?i:секрет)[\p{L}\u{345}]*)",
-            r"(?P<qual>[ \t]+(?i:for|to|of|on|от|для|к|на)[ \t]+[^\s:=]{1,40})?",
-            r"(?:[ \t]+(?P<verb>(?i:is|was|will[ \t]+be|это|был|была|будет)|=|:|-|—|–))?",
-            r"[ \t]+(?P<val>\S)",
-        ))
     });
 }
 
@@ -246,11 +241,6 @@ fn rewritten_and_gated_patterns_match_what_the_old_ones_did() {
             spans(&old::PHRASE, t, |_| true),
             spans(&PHRASE, t, |_| true),
             "PHRASE on {t:?}"
-        );
-        assert_eq!(
-            spans(&old::PROSE_SECRET, t, |_| true),
-            spans(&prose::PROSE_SECRET, t, |_| true),
-            "PROSE_SECRET on {t:?}"
         );
         for (i, (name, pattern, gate)) in gated.iter().enumerate() {
             if pattern.is_match(t) {

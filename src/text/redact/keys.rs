@@ -218,3 +218,27 @@ pub(super) fn looks_like_file(key: &str) -> bool {
     key.rsplit_once('.')
         .is_some_and(|(_, ext)| EXT.contains(&ext.to_ascii_lowercase().as_str()))
 }
+
+/// A word that says what follows is ABOUT a secret (`count`, `field`, `reset`), not the secret.
+pub(super) fn is_about_a_secret(word: &str) -> bool {
+    ABOUT_A_SECRET.contains(&word)
+}
+
+/// Whether a key named a secret only by its `_KEY` suffix (`META_KEY`, `CACHE_KEY`, not
+/// `API_KEY` or `SECRET_KEY`) holds the name of a key rather than a key: a lower-case name
+/// without digits (`"failed_stores"`, `"index-rev"`). Code names its keys so; a secret is not
+/// one.
+pub(super) fn holds_a_key_name(key: &str, value: &str) -> bool {
+    let compact: String = key
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect();
+    last_segment(key) == "key"
+        && !STRONG.iter().any(|w| compact.contains(w))
+        && (1..=64).contains(&value.len())
+        && value.starts_with(|c: char| c.is_ascii_lowercase())
+        && value
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || matches!(c, '_' | '-' | '.' | ':'))
+}

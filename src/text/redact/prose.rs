@@ -1,42 +1,120 @@
 //! Secrets said in a sentence rather than assigned: `the password is Hunter2CanaryA! for prod`,
-//! `password Hunter2CanaryB! ok`, `the token was Xy7…`, `пароль — …`, `пароль это …`. A key and a
-//! separator (`:`, `=`) are the assignment rules' business; here there is only a word, so the
-//! value must also look like a credential, or ordinary sentences about passwords and tokens
-//! ("the token is expired", "password is required", "token 4096") would lose their words.
+//! `my github token password is …`, `password Hunter2CanaryB! ok`, `set the token to …`,
+//! `пароль — …`, `поменял ключ на …`. A key and a separator (`:`, `=`) are the assignment rules'
+//! business; here there is only a word, so the value must also look like a credential, or
+//! ordinary sentences about passwords and tokens ("the token is expired", "password is
+//! required", "token 4096", "the primary key is user_id") would lose their words.
 //!
-//! A credential here is a single token of 6 to 200 characters with letters that mixes at least
-//! three of lower case, upper case, digits and symbols (word punctuation `-`, `_`, `.`, `'` is
-//! not one: `base64-encoded`, `x86_64`, `UTF-8` are words), or two of them one being a symbol,
-//! or letters and digits alternating at least twice in 8 characters or more (`zqa1b2c3d000x`,
-//! not `sha256sum`); that is not a path, URL, call or `::`/`->` path; and that is not exempt.
-//! Only prose is read this way (transcripts, task text, Markdown): in source code a value must be
-//! a literal, and config files have keys.
+//! The pattern finds the secret word alone and [`pick`] reads what follows it: a pattern that
+//! also matched the words after it consumed the next secret word with them, so in `the secret
+//! password is X` or `my token password is X` the value after the second word was never read.
+//! Each secret word is now a match of its own, whatever words come before it.
+//!
+//! After the word: up to four words (`for the prod db`, `you need`), a verb (`is`, `was`, `is
+//! set to`, `это`, `теперь`, `:`, `—`, …, [`words::VERBS`]) and the value; or the value right
+//! after the word when the word is a password's (`password X`, `пароль X`) or a verb before it
+//! uses it (`use the token X`); or `to` / `на` after a verb that sets it (`set the key to X`).
+//! The value must look like a credential ([`shape`]); a password's word followed by a verb
+//! (`the password is hunter2`) needs less. Only prose is read this way (transcripts, task
+//! text, Markdown): in source code a value must be a literal, and config files have keys.
+
+mod shape;
+mod words;
 
 use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
 
 use super::value::{self, Splits};
-use super::TextKind;
+use super::{keys, TextKind};
+use shape::{looks_like_credential, looks_like_password};
 
-/// `KEY [for WHAT] [VERB] VALUE`: the key word, an optional qualifier, an optional verb.
+/// A secret word, alone or as the last part of a compound (`DB_PASSWORD`, `api-key`,
+/// `API-ключ`). Only the word: what follows is read by [`pick`], so that a secret word right
+/// after another is a match of its own.
 pub(super) static PROSE_SECRET: LazyLock<Regex> = LazyLock::new(|| {
     super::patterns::re(concat!(
-        // Case-insensitive words only, never a folded Unicode class (see `patterns`).
-        r"(?:^|[^\p{L}\p{N}_\-.\u{345}])",
+        // Case-insensitive words only, never a folded Unicode class (see `patterns`). A
+        // compound's first parts (`DB_`, `API-`) are read back from the word in [`pick`]: in
+        // the pattern they cost a scan of every letter of a text.
+        r"(?:^|[^\p{L}\p{N}\u{345}])",
+        r"(?P<key>(?i:passwords?|passphrases?|passwd|pwd|passcodes?|tokens?|secrets?|keys?|credentials?|creds)",
         // The Cyrillic stems share one letter class (see `patterns::PHRASE`).
-        r"(?P<key>(?i:passwords?|passphrases?|passwd|pwd|tokens?|secrets?)|(?:(?i:парол)|(?i:токен)|(?i:секрет))[\p{L}\u{345}]*)",
-        r"(?P<qual>[ \t]+(?i:for|to|of|on|от|для|к|на)[ \t]+[^\s:=]{1,40})?",
-        r"(?:[ \t]+(?P<verb>(?i:is|was|will[ \t]+be|это|был|была|будет)|=|:|-|—|–))?",
-        r"[ \t]+(?P<val>\S)",
+        r"|(?:(?i:парол)|(?i:токен)|(?i:секрет)|(?i:ключ))[\p{L}\u{345}]*)",
     ))
 });
 
-/// The keys that are a secret said without a verb (`password Hunter2!`); `token` and `secret`
-/// need one (`token 0x1F3a` is a number in prose about tokens, `the token is …` is a secret).
-fn verbless_key(key: &str) -> bool {
-    let k = key.to_lowercase();
-    k.starts_with("pass") || k == "pwd" || k.starts_with("парол")
+/// Words a Cyrillic stem also starts that name no secret, such as «ключевой» (key, as in "key
+/// point"), «секретарь», «токенизатор».
+const NOT_SECRET_STEMS: &[&str] = &["ключев", "ключиц", "секретар", "токениз"];
+
+/// Most words between the secret word and its verb (`the password for the prod db is X`,
+/// `ключ API от боевой базы — X`).
+const MAX_FILL: usize = 4;
+
+/// Whether `word` is a secret word the prose rule reads (`password`, `token`, `ключ`, …).
+pub(super) fn is_secret_word(word: &str) -> bool {
+    let w = word.to_lowercase();
+    let stem = |s: &str| w.strip_suffix('s').unwrap_or(&w) == s;
+    if [
+        "password",
+        "passphrase",
+        "passcode",
+        "token",
+        "secret",
+        "key",
+        "credential",
+    ]
+    .iter()
+    .any(|s| stem(s))
+        || matches!(w.as_str(), "passwd" | "pwd" | "creds")
+    {
+        return true;
+    }
+    ["парол", "токен", "секрет", "ключ"]
+        .iter()
+        .any(|s| w.starts_with(s))
+        && !NOT_SECRET_STEMS.iter().any(|s| w.starts_with(s))
+}
+
+/// Where the compound a secret word at `at` ends starts (`DB_PASSWORD`, `api-key`,
+/// `API-ключ`): a separator before it (`_`, `-`, `.`) joins it to the letters or digits before
+/// that. The pattern saw no letter right before the word (`monkey` is not read); at most 64
+/// characters are read back, so a long blob costs no more than a short word.
+fn compound_start(t: &str, at: usize) -> usize {
+    let mut start = at;
+    let mut chars = t[..at].char_indices().rev().take(64).peekable();
+    while let Some((i, c)) = chars.next() {
+        let word_char = c.is_alphanumeric();
+        let joins =
+            matches!(c, '_' | '-' | '.') && chars.peek().is_some_and(|(_, p)| p.is_alphanumeric());
+        if !(word_char || joins) {
+            break;
+        }
+        start = i;
+    }
+    start
+}
+
+/// A word that names a password (whose value needs no verb, and less shape after one).
+fn is_password_word(w: &str) -> bool {
+    w.starts_with("pass") || w == "pwd" || w.starts_with("парол")
+}
+
+/// `keys`, `tokens`, `пароли`, `ключи`; `credentials` is how one is named, not a list.
+fn is_plural(w: &str) -> bool {
+    let latin = w.ends_with('s') && !matches!(w, "credentials" | "creds" | "pass");
+    latin || w.ends_with(['и', 'ы'])
+}
+
+/// A word after `key` that qualifies it rather than being qualified by it: a preposition or a
+/// pronoun (`the key for prod`, `the key you need`), an acronym (`ключ API`).
+fn qualifies_a_key(w: &str, lower: &str) -> bool {
+    is_acronym(w) || words::KEY_QUALIFIERS.contains(&lower)
+}
+
+fn is_key_word(w: &str) -> bool {
+    matches!(w, "key" | "keys") || w.starts_with("ключ")
 }
 
 /// The span of the value a sentence names, when it looks like a credential.
@@ -44,63 +122,353 @@ pub(super) fn pick(c: &Captures, t: &str, kind: TextKind) -> Option<(usize, usiz
     if kind != TextKind::Prose {
         return None;
     }
-    let key = c.name("key")?.as_str();
-    let has_verb = c.name("verb").is_some();
-    if !has_verb && (c.name("qual").is_some() || !verbless_key(key)) {
+    let found = c.name("key")?;
+    // Most secret words in a text are followed by none of what can lead to a value
+    // (`tokenizer`, `"key":`, `password_file`): decided before anything is allocated.
+    if !t[found.end()..].starts_with([' ', '\t', ':', '=', '\'', '’']) {
         return None;
     }
-    let val = value::extent(t, c.name("val")?.start(), Splits::AtPairs);
-    let (mut s, mut e) = (val.start, val.end);
-    if !val.quoted {
-        // The token up to the next space; a sentence's full stop or comma is not part of it.
-        e = s + t[s..].find(char::is_whitespace).unwrap_or(t.len() - s);
-        while e > s && t[..e].ends_with(['.', ',', ';', ':', ')', ']', '}', '»', '"', '\'']) {
-            e -= 1;
+    let start = compound_start(t, found.start());
+    let key = &t[start..found.end()];
+    // `DB_PASSWORD` → (`db`, `password`); `API-ключ` → (`api`, `ключ`).
+    let prefix = (start < found.start()).then(|| t[start..found.start() - 1].to_lowercase());
+    let word = found.as_str().to_lowercase();
+    if NOT_SECRET_STEMS.iter().any(|s| word.starts_with(s)) {
+        return None;
+    }
+    let before = words_before(t, start);
+    let kind_word = prefix
+        .map(|p| keys::last_segment(&p))
+        .or_else(|| before.last().cloned());
+    let password = is_password_word(&word);
+    let kind_is = |list: &[&str]| kind_word.as_deref().is_some_and(|k| list.contains(&k));
+    if !password && kind_is(words::NOT_SECRET_KINDS) {
+        return None; // `the primary key is …`, `the next token is …`
+    }
+    let strong = password || (is_key_word(&word) && kind_is(words::SECRET_KINDS));
+    let has = |list: &[&str]| before.iter().any(|w| list.contains(&w.as_str()));
+    let how = How {
+        setter: has(words::SETTERS),
+        key_is_assigned: keys::is_secret_key(key),
+        // Russian puts what qualifies a key after it (`ключ доступа`, `ключ апи`).
+        adjective: matches!(word.as_str(), "key" | "keys") && !strong,
+        plural: is_plural(&word),
+    };
+    let tail = read_tail(t, found.end(), how)?;
+    let used = has(words::USERS);
+    if tail.verb == Verb::None && !(password || used) {
+        return None; // `token 0x1F3a` is a number in prose about tokens
+    }
+    let latin = word.is_ascii();
+    if tail.verb == Verb::Attached
+        && latin
+        && !strong
+        && !how.key_is_assigned
+        && !in_a_sentence(&before)
+    {
+        // `key: &Arc<str>`, `let key = …`, `- key: cache-v5`: code and config name keys, a
+        // sentence says them (`the key: …`, `ключ: …` is Russian prose).
+        return None;
+    }
+    let (s, e, quoted) = value_span(t, tail.value_at)?;
+    let v = t.get(s..e)?;
+    if tail.verb == Verb::None {
+        if !password && !v.starts_with(char::is_alphanumeric) {
+            return None; // `using the key |Htable|`: what is used is code
         }
-        // A value opening a quote or bracket is prose punctuation, not the secret's first byte.
-        while s < e && t[s..].starts_with(['(', '[', '«', '"', '\'', '`']) {
-            s += t[s..].chars().next().map_or(1, char::len_utf8);
+        // `password=password dbname=app`: the word is a value passed along and a pair follows.
+        let pair = v.split_once('=').is_some_and(|(name, rest)| {
+            value::is_ident(name) && !rest.is_empty() && !rest.starts_with('=')
+        });
+        if pair || t[..start].ends_with(['=', ':']) {
+            return None;
         }
     }
-    let v = t.get(s..e)?;
-    (looks_like_credential(v) && !value::is_exempt(v, val.quoted, Some(key), kind))
-        .then_some((s, e))
+    let shaped = if strong && tail.verb == Verb::Said {
+        looks_like_password(v)
+    } else {
+        looks_like_credential(v)
+    };
+    (shaped && !value::is_exempt(v, quoted, Some(key), kind)).then_some((s, e))
 }
 
-/// Whether one token mixes character classes the way a password or key does (module doc).
-pub(super) fn looks_like_credential(v: &str) -> bool {
-    let n = v.chars().count();
-    if !(6..=200).contains(&n) || v.contains("://") || v.contains(['/', '\\', '(', ')']) {
-        return false;
+/// What comes between the secret word and its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verb {
+    /// The value follows the word (`password X`, `use the token X`).
+    None,
+    /// A verb (`is`, `был`, `set to`) or a separator (`:`, `—`) after a space or a word.
+    Said,
+    /// A separator right after the word (`key: X`, `key = X`), as code and config write it.
+    Attached,
+}
+
+struct Tail {
+    value_at: usize,
+    verb: Verb,
+}
+
+/// What is known of the secret word before reading what follows it.
+#[derive(Debug, Clone, Copy)]
+struct How {
+    /// A verb before the word sets it, so `to` / `на` gives the value.
+    setter: bool,
+    /// The assignment rules take the word as a key (`password=X` is theirs).
+    key_is_assigned: bool,
+    /// The word is also an adjective (`key`: `the key question is`): words after it must
+    /// qualify it (`the key for prod is`), not be what it qualifies.
+    adjective: bool,
+    /// A plural (`keys`, `пароли`): a list's heading (`Keys: …`) unless a verb says it.
+    plural: bool,
+}
+
+/// Reads what follows the secret word ending at `at`: the words, the verb, where the value
+/// starts.
+fn read_tail(t: &str, at: usize, how: How) -> Option<Tail> {
+    let How {
+        setter,
+        key_is_assigned,
+        adjective,
+        plural,
+    } = how;
+    let rest = &t[at..];
+    for possessive in ["'s", "’s"] {
+        if let Some(r) = rest.strip_prefix(possessive) {
+            return r
+                .starts_with([' ', '\t'])
+                .then(|| value_after(t, at + possessive.len()))
+                .flatten();
+        }
     }
-    if v.contains("::") || v.contains("->") {
-        return false;
+    if rest.starts_with("::") {
+        return None; // a `Type::path`
     }
-    let lower = v.chars().any(|c| c.is_lowercase());
-    let upper = v.chars().any(|c| c.is_uppercase());
-    let digit = v.chars().any(|c| c.is_ascii_digit());
-    // Word punctuation (`base64-encoded`, `x86_64`, `v1.2`, `don't`) is not a symbol.
-    let special = v
-        .chars()
-        .any(|c| !c.is_alphanumeric() && !matches!(c, '-' | '_' | '.' | '\''));
-    let classes = [lower, upper, digit, special]
+    if let Some(sep) = ["=>", ":=", ":", "="]
         .iter()
-        .filter(|b| **b)
-        .count();
-    if !(lower || upper) {
-        return false;
+        .find(|s| rest.starts_with(**s))
+    {
+        // `password=X` is an assignment, the assignment rules' (they take any value); a word
+        // they do not take as a key (`key: X`, `ключ: X`) is read here.
+        let read = !key_is_assigned && !plural;
+        return read
+            .then(|| value_after(t, at + sep.len()))
+            .flatten()
+            .map(|v| Tail {
+                verb: Verb::Attached,
+                ..v
+            });
     }
-    if classes >= 3 || special && classes >= 2 {
-        return true;
+    if !rest.starts_with([' ', '\t']) {
+        return None; // `tokenizer`, `password_file`, `keyboard`
     }
-    // Letters and digits of one case: a generated password alternates them (`zqa1b2c3d000x`),
-    // a word with a number in it has one run of digits (`base64url`, `sha256sum`, `utf8mb4`).
-    let digit_runs = v
-        .as_bytes()
-        .windows(2)
-        .filter(|w| !w[0].is_ascii_digit() && w[1].is_ascii_digit())
-        .count()
-        + usize::from(v.starts_with(|c: char| c.is_ascii_digit()));
-    let letters = v.chars().filter(|c| c.is_alphabetic()).count();
-    digit && n >= 8 && letters >= 3 && digit_runs >= 2 && v.chars().all(char::is_alphanumeric)
+    let toks = tokens(t, at);
+    for fill in 0..=MAX_FILL.min(toks.len()) {
+        if fill > 0 {
+            let word = toks[fill - 1].text;
+            let bare = word.strip_suffix(':').unwrap_or(word);
+            let lower = bare.to_lowercase();
+            if !fill_word(bare)
+                || is_secret_word(bare)
+                || (fill == 1 && keys::is_about_a_secret(&lower))
+                || (fill == 1 && adjective && !qualifies_a_key(bare, &lower))
+            {
+                // A clause ends; another secret word, which is a match of its own; words that
+                // say what the secret is ABOUT (`token count`); `key` as an adjective (`the key
+                // question is`).
+                break;
+            }
+            if bare.len() < word.len() {
+                // `password for prod: X`
+                return (!plural)
+                    .then(|| value_after(t, toks[fill - 1].end))
+                    .flatten();
+            }
+        }
+        if let Some((n, separator)) = verb_at(&toks[fill..], setter) {
+            if separator && plural {
+                break;
+            }
+            let tail = value_after(t, toks[fill + n - 1].end)?;
+            // `key = X` is written as code writes it; `the key for prod = X` as a sentence.
+            let attached = separator && fill == 0 && matches!(toks[0].text, "=" | ":=" | "=>");
+            return Some(Tail {
+                verb: if attached { Verb::Attached } else { tail.verb },
+                ..tail
+            });
+        }
+    }
+    if plural {
+        return None;
+    }
+    // No verb: the value follows the word, or an acronym that qualifies it (`ключ API X`).
+    let first = toks.first()?;
+    let value = match toks.get(1) {
+        Some(next) if is_acronym(first.text) => next,
+        _ => first,
+    };
+    Some(Tail {
+        value_at: value.start,
+        verb: Verb::None,
+    })
+}
+
+/// Whether the words before a secret word make a sentence (`the key: …`, `my key = …`) rather
+/// than code (`let key = …`, `(&self, key: …`, a key at the start of a YAML line).
+fn in_a_sentence(before: &[String]) -> bool {
+    const CODE: &[&str] = &[
+        "let", "mut", "const", "var", "val", "pub", "static", "final", "auto", "def", "fn", "self",
+        "this", "local", "export", "type",
+    ];
+    before.last().is_some_and(|w| !CODE.contains(&w.as_str()))
+}
+
+/// The value after a verb ending at `from`, on the same line.
+fn value_after(t: &str, from: usize) -> Option<Tail> {
+    let rest = &t[from..];
+    let body = rest.trim_start_matches([' ', '\t']);
+    if body.is_empty() || body.starts_with(['\n', '\r']) {
+        return None;
+    }
+    Some(Tail {
+        value_at: from + rest.len() - body.len(),
+        verb: Verb::Said,
+    })
+}
+
+/// A word of a sentence between the secret word and its verb (`for 🔑 is`, `for x> is`): no
+/// clause ends in it, it assigns nothing and it is not code (`` `Authorization: ``).
+fn fill_word(w: &str) -> bool {
+    !w.is_empty()
+        && !w.contains([':', '=', '`', '"', '(', ')', '[', ']', '{', '}'])
+        && !w.ends_with(['.', ',', ';', '!', '?'])
+}
+
+/// `API`, `SSH`, `JWT`: an acronym after a secret word qualifies it.
+fn is_acronym(w: &str) -> bool {
+    (2..=5).contains(&w.len()) && w.chars().all(|c| c.is_ascii_uppercase())
+}
+
+/// The verb phrase at the start of `toks`, if any: (how many words, whether a separator).
+fn verb_at(toks: &[Tok<'_>], setter: bool) -> Option<(usize, bool)> {
+    let first = toks.first()?;
+    if words::SEPARATORS.contains(&first.text) {
+        return Some((1, true));
+    }
+    let said = |phrase: &[&str]| {
+        phrase.len() <= toks.len()
+            && phrase.iter().zip(toks).enumerate().all(|(i, (p, tok))| {
+                let w = if i + 1 == phrase.len() {
+                    tok.text.strip_suffix(':').unwrap_or(tok.text)
+                } else {
+                    tok.text
+                };
+                w.to_lowercase() == *p
+            })
+    };
+    let mut best = words::VERBS
+        .iter()
+        .filter(|p| said(p))
+        .map(|p| p.len())
+        .max();
+    if best.is_none() && setter && (said(&["to"]) || said(&["на"])) {
+        best = Some(1);
+    }
+    best.map(|n| (n, false))
+}
+
+/// A whitespace-separated word of the line after the secret word, with its byte range.
+struct Tok<'a> {
+    text: &'a str,
+    start: usize,
+    end: usize,
+}
+
+/// The words of the rest of the line from `at`: enough for the longest word run and verb,
+/// read no further (a huge one-line text costs no more than a short one).
+fn tokens(t: &str, at: usize) -> Vec<Tok<'_>> {
+    const MOST: usize = MAX_FILL + 5;
+    let mut out = Vec::new();
+    let mut i = at;
+    let bytes = t.as_bytes();
+    while out.len() < MOST {
+        while i < bytes.len() && matches!(bytes[i], b' ' | b'\t') {
+            i += 1;
+        }
+        if i >= bytes.len() || matches!(bytes[i], b'\n' | b'\r') {
+            break;
+        }
+        let start = i;
+        while i < bytes.len() && !matches!(bytes[i], b' ' | b'\t' | b'\n' | b'\r') {
+            i += 1;
+        }
+        out.push(Tok {
+            text: &t[start..i],
+            start,
+            end: i,
+        });
+    }
+    out
+}
+
+/// The last few words before byte `at` on its line, lower-cased, nearest last.
+fn words_before(t: &str, at: usize) -> Vec<String> {
+    let mut from = at.saturating_sub(64);
+    while !t.is_char_boundary(from) {
+        from += 1;
+    }
+    let before = &t[from..at];
+    // Only the words of this phrase: punctuation or code (`` ` ``, `(`, `:`) ends it.
+    let phrase_start = before
+        .char_indices()
+        .rev()
+        .find(|(_, c)| !(c.is_alphanumeric() || matches!(c, ' ' | '\t' | '\'' | '’' | '-')))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let before = &before[phrase_start..];
+    let mut words: Vec<String> = before
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .rev()
+        .take(3)
+        .map(str::to_lowercase)
+        .collect();
+    words.reverse();
+    words
+}
+
+/// The value starting at `at`: a quoted string, or the token up to the next space without a
+/// sentence's punctuation around it. (start, end, quoted).
+fn value_span(t: &str, at: usize) -> Option<(usize, usize, bool)> {
+    if t[at..].starts_with("[REDACTED") {
+        return None;
+    }
+    let val = value::extent(t, at, Splits::AtPairs);
+    let (mut s, mut e) = (val.start, val.end);
+    if !val.quoted {
+        e = s + t[s..].find(char::is_whitespace).unwrap_or(t.len() - s);
+        // A value opening a quote or bracket is prose punctuation, not the secret's first byte.
+        while s < e && t[s..e].starts_with(['(', '[', '«', '"', '\'', '`', '*', '~']) {
+            s += t[s..].chars().next().map_or(1, char::len_utf8);
+        }
+        // A sentence's full stop, comma or closing bracket is not part of it; a bracket the
+        // value opened is (`${DB_PASSWORD}`).
+        while let Some(last) = t[s..e].chars().next_back() {
+            let unopened = |open: char| {
+                let v = &t[s..e];
+                v.matches(open).count() < v.matches(last).count()
+            };
+            let trim = match last {
+                '.' | ',' | ';' | ':' | '"' | '\'' | '`' | '*' | '~' => true,
+                ')' => unopened('('),
+                ']' => unopened('['),
+                '}' => unopened('{'),
+                '»' => unopened('«'),
+                _ => false,
+            };
+            if !trim {
+                break;
+            }
+            e -= last.len_utf8();
+        }
+    }
+    (s < e).then_some((s, e, val.quoted))
 }

@@ -4,8 +4,12 @@
 //! the value never comes back in clear from search, get-episode, a code read or a dispatch, and
 //! no file of the data dir (stores, outbox, logs) holds it. The labelled measurement prints
 //! recall on planted secrets and false positives on code with secret-like names.
+//!
+//! - `sentences`: secrets said in a sentence, whatever words come before the secret word.
 
+#[path = "../common/mod.rs"]
 mod common;
+mod sentences;
 
 use std::path::{Path, PathBuf};
 
@@ -16,9 +20,10 @@ use knowledge::indexing::{index_all, IndexPlan};
 use knowledge::sources::code::chunk::{file_text_kind, redact_lines};
 use knowledge::text::redact::{redact_as, TextKind};
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
 use serde_json::{json, Value};
 
-const LABELLED: &str = include_str!("fixtures/secrets_labelled.json");
+const LABELLED: &str = include_str!("../fixtures/secrets_labelled.json");
 
 fn kind_of(file: &str, text: &str) -> TextKind {
     if file.is_empty() {
@@ -178,6 +183,11 @@ const PROSE_SHAPES: &[&str] = &[
     "the password is @V@ for prod",
     "password @V@ ok",
     "пароль это @V@ от базы",
+    "the secret password is @V@ for prod",
+    "my github token password is @V@",
+    "the db token: password @V@ ok",
+    "I set the api key to @V@ yesterday",
+    "ключ API от боевой базы — @V@",
 ];
 
 /// Prefixes and suffixes that make a value look like a placeholder, a variable or a token end.
@@ -488,7 +498,14 @@ fn the_secrets_of_issue_13_reach_no_store_and_no_answer() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 4, ..ProptestConfig::default() })]
+    // The seeds stay beside this file (proptest would put those of a `main.rs` elsewhere).
+    #![proptest_config(ProptestConfig {
+        cases: 4,
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
+            "tests/hardening_secrets/main.proptest-regressions",
+        ))),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn planted_secrets_never_leave_in_clear_from_any_entry_point(plants in plant_strategy()) {
@@ -496,56 +513,67 @@ proptest! {
     }
 }
 
-/// Issue 22, item 11: a password said in a sentence, typed into a dispatched task (through the
-/// binary) and written in a transcript, comes back in clear from nothing.
-#[test]
-fn passwords_said_in_prose_leave_no_dispatch_and_no_store_in_clear() {
-    const CANARIES: [&str; 3] = ["Hunter2CanaryA!", "Hunter2CanaryB!", "Kv9tRpl2Lm"];
-    let texts: Vec<String> = (0..PLACES.len())
-        .map(|_| {
-            "the password is Hunter2CanaryA! for prod\npassword Hunter2CanaryB! ok\n\
-             пароль это Kv9tRpl2Lm от базы"
-                .to_string()
-        })
+/// Every row of every team table once `data` is pushed to a new database of the throwaway
+/// PostgreSQL cluster, as text (`None`: PostgreSQL is not installed, the check is skipped).
+fn pushed_team_tables(data: &Path, tag: &str) -> Option<String> {
+    use knowledge::team::push::{push, PushPlan};
+    let Some(cluster) = common::pg::cluster() else {
+        eprintln!("PostgreSQL is not installed: the team tables are not checked");
+        return None;
+    };
+    let db = cluster.database(tag);
+    let owner = knowledge::team::TeamUrl::parse(&cluster.url("admin", &db)).expect("url");
+    let plan = PushPlan {
+        machine: "laptop-secrets".to_string(),
+        person: Some("tester".into()),
+    };
+    push(data, &owner, &plan, &mut |_| {}).expect("push the world");
+    let mut c =
+        postgres::Client::connect(&cluster.url("admin", &db), postgres::NoTls).expect("connect");
+    let tables: Vec<String> = c
+        .query(
+            "SELECT tablename::text FROM pg_tables WHERE tablename LIKE 'kn\\_%'
+             ORDER BY tablename",
+            &[],
+        )
+        .expect("tables")
+        .iter()
+        .map(|r| r.get(0))
         .collect();
-    let world = build_world(&texts, &[]);
-    let out = common::cli::bin()
-        .arg("--data-dir")
-        .arg(&world.data)
-        .args(["dispatch", "--task", texts[10].as_str(), "--commit"])
-        .output()
-        .expect("run knowledge dispatch");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
-    let doc: Value = serde_json::from_str(&stdout).expect("a dispatch response");
-    // The goal is built from the task's text, with the values redacted (stdout as a whole —
-    // goal, task, the handoff's prompt — is checked below).
-    assert!(
-        doc["context_pack"]["goal"]
-            .as_str()
-            .is_some_and(|g| g.contains("[REDACTED]")),
-        "{doc}"
-    );
-    let search = common::cli::bin()
-        .arg("--data-dir")
-        .arg(&world.data)
-        .args(["search", "-q", "password for prod"])
-        .output()
-        .expect("run knowledge search");
-    let found = String::from_utf8_lossy(&search.stdout);
-    assert!(found.contains("REDACTED"), "the event is found: {found}");
-    for c in CANARIES {
-        assert!(!stdout.contains(c), "dispatch echoed {c}: {stdout}");
-        assert!(!found.contains(c), "search returned {c}: {found}");
+    assert!(tables.iter().any(|t| t == "kn_session"), "{tables:?}");
+    let mut all = String::new();
+    for t in tables {
+        let sql = format!("SELECT coalesce(string_agg(t::text, E'\\n'), '') FROM {t} t");
+        let rows: String = c.query_one(&sql, &[]).expect(&sql).get(0);
+        all.push_str(&format!("{t}:\n{rows}\n"));
     }
-    for f in files_under(&world.data) {
-        let bytes = std::fs::read(&f).expect("read a data dir file");
-        for c in CANARIES {
-            assert!(
-                !bytes.windows(c.len()).any(|w| w == c.as_bytes()),
-                "{} holds {c}",
-                f.display()
-            );
+    Some(all)
+}
+
+/// What must not be found of a planted value: the value, and each run of letters and digits
+/// of 6 or more in it, lower-cased, as the search index keeps its terms.
+fn needles(value: &str) -> Vec<String> {
+    let mut out = vec![value.to_string()];
+    out.extend(
+        value
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 6)
+            .map(str::to_lowercase),
+    );
+    out
+}
+
+/// Fail when any needle of `values` is in `haystack`.
+fn assert_none_of(what: &str, haystack: &[u8], values: &[&str]) {
+    for v in values {
+        for n in needles(v) {
+            if let Some(at) = haystack.windows(n.len()).position(|w| w == n.as_bytes()) {
+                let around = &haystack[at.saturating_sub(80)..(at + 80).min(haystack.len())];
+                panic!(
+                    "{what} holds {v:?} ({n:?}): …{}…",
+                    String::from_utf8_lossy(around)
+                );
+            }
         }
     }
 }

@@ -1,0 +1,113 @@
+//! Whether a word after a secret word is a credential by its shape. A sentence has no
+//! separator to trust ("the token is expired" is not a secret), so the value said after a
+//! secret word must also look like one; how much it must look like one depends on the word
+//! (`password` names a password, `token` or `key` may name many things).
+
+/// Whether one token mixes character classes the way a password or key does: 6 to 200
+/// characters with letters, mixing three of lower case, upper case, digits and symbols (word
+/// punctuation `-`, `_`, `.`, `'` is not one: `base64-encoded`, `x86_64`, `UTF-8` are words), or
+/// two of them one being a symbol, or letters and digits alternating at least twice in 8
+/// characters or more (`zqa1b2c3d000x`, not `sha256sum`); not a path, URL, call, `::`/`->` path
+/// or key combination (`Ctrl+Shift+K`).
+pub(in super::super) fn looks_like_credential(v: &str) -> bool {
+    let n = v.chars().count();
+    if !(6..=200).contains(&n) || !plain_token(v) || is_key_combo(v) {
+        return false;
+    }
+    let lower = v.chars().any(|c| c.is_lowercase());
+    let upper = v.chars().any(|c| c.is_uppercase());
+    let digit = v.chars().any(|c| c.is_ascii_digit());
+    // Word punctuation (`base64-encoded`, `x86_64`, `v1.2`, `don't`) is not a symbol, nor is
+    // the space of a quoted phrase (`"lookahead bytes"`).
+    let special = v
+        .chars()
+        .any(|c| !c.is_alphanumeric() && !matches!(c, '-' | '_' | '.' | '\'' | ' '));
+    let classes = [lower, upper, digit, special]
+        .iter()
+        .filter(|b| **b)
+        .count();
+    if !(lower || upper) {
+        return false;
+    }
+    if classes >= 3 || special && classes >= 2 {
+        return true;
+    }
+    // Letters and digits of one case: a generated password alternates them (`zqa1b2c3d000x`),
+    // a word with a number in it has one run of digits (`base64url`, `sha256sum`, `utf8mb4`).
+    let digit_runs = v
+        .as_bytes()
+        .windows(2)
+        .filter(|w| !w[0].is_ascii_digit() && w[1].is_ascii_digit())
+        .count()
+        + usize::from(v.starts_with(|c: char| c.is_ascii_digit()));
+    let letters = v.chars().filter(|c| c.is_alphabetic()).count();
+    digit && n >= 8 && letters >= 3 && digit_runs >= 2 && v.chars().all(char::is_alphanumeric)
+}
+
+/// Whether a token said to BE a password (`the password is hunter2`, `пароль теперь
+/// qwerty123`) is one: besides [`looks_like_credential`], any token of 5 to 200 characters
+/// with a digit or a symbol in it, digits alone included (`12345678`), that is not a word
+/// with a number in it (`sha256-hashed`, `base64-encoded`: the last part is a word) or a
+/// number with a unit (`8-chars`). A word alone (`required`, `wrong`, `неверный`) is what the
+/// sentence says of the password, not the password.
+pub(in super::super) fn looks_like_password(v: &str) -> bool {
+    if looks_like_credential(v) {
+        return true;
+    }
+    // A sentence's `!` or `?` after a word is not part of a value (`password is required!`).
+    let core = v.trim_end_matches(['!', '?']);
+    let n = core.chars().count();
+    if !(5..=200).contains(&n) || !plain_token(core) || is_key_combo(core) {
+        return false;
+    }
+    let digit = core.chars().any(|c| c.is_ascii_digit());
+    let symbol = core
+        .chars()
+        .any(|c| !c.is_alphanumeric() && !matches!(c, '-' | '_' | '.' | '\''));
+    if !(digit || symbol) {
+        return false;
+    }
+    // `sha256-hashed`, `utf8-encoded`, `10-chars`: parts joined by word punctuation whose last
+    // part is a word of letters say how something is done, not what the password is.
+    let parts: Vec<&str> = core.split(['-', '_', '.']).collect();
+    let last_is_word = parts
+        .last()
+        .is_some_and(|p| p.chars().count() >= 3 && p.chars().all(char::is_alphabetic));
+    !(parts.len() > 1 && last_is_word && !symbol)
+}
+
+/// Not a path, URL, call, command-line flag, reference (`&Arc<str>`), generic type, list
+/// (`pKey,nKey`), `::` or `->` path: code and places are named in sentences about secrets, and
+/// are not secrets.
+fn plain_token(v: &str) -> bool {
+    let list = v
+        .as_bytes()
+        .windows(2)
+        .any(|w| w[0] == b',' && w[1].is_ascii_alphabetic());
+    // `Array<u8`, `Option<String>`: a type's parameters open after its name.
+    let generic = v
+        .as_bytes()
+        .windows(2)
+        .any(|w| w[0].is_ascii_alphanumeric() && w[1] == b'<');
+    !(v.contains("://")
+        || v.starts_with(['-', '&'])
+        || list
+        || generic
+        || v.contains(['/', '\\', '(', ')'])
+        || v.contains("::")
+        || v.contains("->"))
+}
+
+/// `Ctrl+Shift+K`, `Cmd+Alt+Del`, `Shift-F5`: keys pressed together, what "the shortcut key is
+/// …" names.
+fn is_key_combo(v: &str) -> bool {
+    const MODIFIERS: &[&str] = &[
+        "ctrl", "control", "shift", "alt", "option", "opt", "cmd", "command", "meta", "super",
+        "win", "fn", "hyper",
+    ];
+    let parts: Vec<&str> = v.split(['+', '-']).collect();
+    parts.len() > 1
+        && parts[..parts.len() - 1]
+            .iter()
+            .all(|p| MODIFIERS.contains(&p.to_ascii_lowercase().as_str()))
+}
