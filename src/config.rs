@@ -224,9 +224,10 @@ impl Config {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
             Err(source) => return Err(ConfigError::Read { path, source }),
         };
+        // The parser quotes the line it stopped at, which may hold the team URL's password.
         let cfg = Config::parse(&text).map_err(|message| ConfigError::Parse {
             path: path.clone(),
-            message,
+            message: crate::text::redact::redact(&message).text,
         })?;
         *last = Some((path, stamp, cfg.clone()));
         Ok(cfg)

@@ -15,7 +15,8 @@
 //!
 //! A request before `initialize` (and without the protocol version in its `_meta`, which a
 //! stateless request carries) got rmcp's "-32602 request _meta is missing", which tells the
-//! client nothing it did: it is answered here "not initialized" ([`before_initialize`]).
+//! client nothing it did: it is answered here "not initialized" ([`before_initialize`]). A
+//! notification or a response before `initialize` made rmcp end the session: it is dropped.
 
 use std::collections::HashMap;
 use std::io;
@@ -158,8 +159,13 @@ async fn read_client<R: AsyncBufRead + Unpin>(
                 Verdict::Pass(message) if !initialized => {
                     initialized =
                         message.get("method").and_then(Value::as_str) == Some("initialize");
+                    let request = message.get("method").is_some()
+                        && message.get("id").is_some_and(|i| !i.is_null());
                     match before_initialize(&message) {
                         Some(refusal) => Verdict::Reply(refusal),
+                        // A notification or a stray response before the handshake: rmcp ends
+                        // the session on it, and it asks for no answer.
+                        None if !request && !initialized => Verdict::Skip,
                         None => Verdict::Pass(message),
                     }
                 }

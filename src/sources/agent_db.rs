@@ -12,11 +12,23 @@
 //! - WAL with both `-wal` and `-shm` (the agent is running): `mode=ro`, the normal concurrent
 //!   reader, which uses the agent's shared memory and creates nothing;
 //! - anything else, or any of the above failing (a `-wal` left by a crash without its `-shm`,
-//!   shared memory this user may not write, a hot journal): a private copy of the database and
-//!   its `-wal` in a temporary directory of our own, read there and deleted with the handle.
+//!   shared memory this user may not write, a `-journal` a crashed writer left, which only a
+//!   writer may roll back): a private copy of the database with its `-wal` and `-journal`,
+//!   opened for writing there (so SQLite rolls the journal back in the copy, and the copy holds
+//!   only what the agent committed), deleted with the handle.
+//!
+//! Before SQLite opens anything, the file's header is read through a non-blocking open: a file
+//! that is not a SQLite database (a sparse or zeroed file, `/proc/kmsg`, which SQLite's own
+//! blocking read would wait on forever) is refused at once, and never copied. A `-wal`,
+//! `-shm` or `-journal` that is not a regular file is named. The copies live in one folder per
+//! user (`$TMPDIR/knowledge-agent-db-<uid>`, mode 0700, refused if anyone else could enter it:
+//! the copy holds the agent's text before redaction), one subfolder per process; a run killed
+//! with its copy still there leaves it for the next one to remove. A database larger than
+//! [`MAX_COPY_BYTES`] is not copied.
 
 use std::io::Read;
 use std::ops::Deref;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags};
@@ -56,13 +68,29 @@ impl AgentDb {
     /// [`AgentDb::open`], also saying which way it was opened.
     pub fn open_how(path: &Path) -> rusqlite::Result<(AgentDb, Opened)> {
         regular_or_absent(path)?;
-        let wal = in_wal_mode(path);
+        let header = sqlite_header(path)?;
         let beside = |suffix: &str| {
             let mut p = path.as_os_str().to_owned();
             p.push(suffix);
             PathBuf::from(p)
         };
-        let direct = if !wal {
+        for suffix in ["-wal", "-shm", "-journal"] {
+            let side = beside(suffix);
+            if std::fs::metadata(&side).is_ok_and(|m| !m.is_file()) {
+                return Err(refused(format!(
+                    "{} is not a regular file (move it away: SQLite keeps its journal there)",
+                    side.display()
+                )));
+            }
+        }
+        // Bytes 18 and 19 of the header are 2 in a WAL-mode database.
+        let wal = header[18] == 2 && header[19] == 2;
+        // A journal left by a writer that died holds what it had not committed yet: only a
+        // connection that may write rolls it back, so the database is read from a copy.
+        let journal = std::fs::metadata(beside("-journal")).is_ok_and(|m| m.len() > 0);
+        let direct = if journal {
+            None
+        } else if !wal {
             Some(("mode=ro", Opened::ReadOnly))
         } else if !beside("-wal").exists() {
             Some(("immutable=1", Opened::Immutable))
@@ -80,7 +108,7 @@ impl AgentDb {
                 Err(e) => first_error = Some(e),
             }
         }
-        match private_copy(path, &beside("-wal")) {
+        match private_copy(path, &[beside("-wal"), beside("-journal")]) {
             Ok(db) => Ok((db, Opened::PrivateCopy)),
             // The first way's error says more about the database than the copy's.
             Err(e) => Err(first_error.unwrap_or(e)),
@@ -88,14 +116,34 @@ impl AgentDb {
     }
 }
 
-/// Bytes 18 and 19 of the header are 2 in a WAL-mode database.
-fn in_wal_mode(path: &Path) -> bool {
-    let mut header = [0u8; 20];
-    regular_file::open(path)
-        .and_then(|mut f| f.read_exact(&mut header))
-        .is_ok()
-        && header[18] == 2
-        && header[19] == 2
+/// The most a private copy may take (with its `-wal` and `-journal`).
+pub const MAX_COPY_BYTES: u64 = 4 * 1024 * 1024 * 1024;
+
+/// A database error saying `why` (SQLite's "not a database" kind).
+fn refused(why: String) -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_NOTADB),
+        Some(why),
+    )
+}
+
+/// The first 100 bytes of the database, read without blocking; a file that does not start
+/// with SQLite's magic string is refused before SQLite opens it.
+fn sqlite_header(path: &Path) -> rusqlite::Result<[u8; 100]> {
+    let mut header = [0u8; 100];
+    let read = regular_file::open(path).and_then(|mut f| f.read_exact(&mut header));
+    match read {
+        Ok(()) if header.starts_with(b"SQLite format 3\0") => Ok(header),
+        Ok(()) => Err(refused(format!(
+            "{} is not a SQLite database (its header says otherwise)",
+            path.display()
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(refused(format!(
+            "{} is not a SQLite database (shorter than a header: empty or cut)",
+            path.display()
+        ))),
+        Err(e) => Err(refused(format!("{}: {e}", path.display()))),
+    }
 }
 
 /// `file:` URI of `path` with `params`: every byte but unreserved ones is percent-encoded, so
@@ -118,33 +166,55 @@ fn uri(path: &Path, params: &str) -> String {
 /// Opens read-only through a URI and reads the schema, which is when SQLite touches the
 /// `-wal`/`-shm` files: a way of opening that cannot read fails here, not at the first query.
 fn open_uri(path: &Path, params: &str) -> rusqlite::Result<Connection> {
+    // SQLite's open error names the URI; the person knows the path.
+    let named = |e: rusqlite::Error| match e {
+        rusqlite::Error::SqliteFailure(code, _) => {
+            rusqlite::Error::SqliteFailure(code, Some(format!("{}: {code}", path.display())))
+        }
+        other => other,
+    };
     let conn = Connection::open_with_flags(
         uri(path, params),
         OpenFlags::SQLITE_OPEN_READ_ONLY
             | OpenFlags::SQLITE_OPEN_URI
             | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
+    )
+    .map_err(named)?;
     conn.busy_timeout(std::time::Duration::from_secs(2))?;
-    conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
+    conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))
+        .map_err(named)?;
     Ok(conn)
 }
 
-/// The database and its `-wal` copied into a private temporary directory and opened there.
-fn private_copy(path: &Path, wal: &Path) -> rusqlite::Result<AgentDb> {
+/// The database and its `-wal` and `-journal` (`sides`) copied into a private temporary
+/// directory and opened there for writing (a hot journal is rolled back in the copy).
+fn private_copy(path: &Path, sides: &[PathBuf]) -> rusqlite::Result<AgentDb> {
     let io = |e: std::io::Error| {
         rusqlite::Error::SqliteFailure(
             rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
             Some(format!("a private copy of {}: {e}", path.display())),
         )
     };
+    let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
+    let total: u64 = size(path) + sides.iter().map(|s| size(s)).sum::<u64>();
+    if total > MAX_COPY_BYTES {
+        return Err(refused(format!(
+            "{} cannot be read in place and is too large to copy ({total} bytes, over \
+             {MAX_COPY_BYTES})",
+            path.display()
+        )));
+    }
     let dir = tempfile::Builder::new()
-        .prefix("knowledge-agent-db-")
-        .tempdir()
+        .prefix(&format!("{}-", std::process::id()))
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir_in(copies_dir().map_err(io)?)
         .map_err(io)?;
     let copy = dir.path().join("agent.db");
     copy_regular(path, &copy).map_err(io)?;
-    if wal.exists() {
-        copy_regular(wal, &dir.path().join("agent.db-wal")).map_err(io)?;
+    for (side, suffix) in sides.iter().zip(["-wal", "-journal"]) {
+        if side.exists() {
+            copy_regular(side, &dir.path().join(format!("agent.db{suffix}"))).map_err(io)?;
+        }
     }
     let conn = Connection::open_with_flags(
         &copy,
@@ -157,12 +227,65 @@ fn private_copy(path: &Path, wal: &Path) -> rusqlite::Result<AgentDb> {
     })
 }
 
-/// Copies a regular file (refusing a FIFO or a device, as every read does).
+/// Copies a regular file (refusing a FIFO or a device, as every read does), readable by its
+/// owner alone.
 fn copy_regular(from: &Path, to: &Path) -> std::io::Result<()> {
-    let mut src = regular_file::open(from)?;
-    let mut dst = std::fs::File::create(to)?;
-    std::io::copy(&mut src, &mut dst)?;
+    let src = regular_file::open(from)?;
+    let mut dst = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(to)?;
+    std::io::copy(&mut src.take(MAX_COPY_BYTES), &mut dst)?;
     Ok(())
+}
+
+/// This user's folder of private copies (made 0700; refused when another user owns it or could
+/// enter it), with the copies of processes that are gone removed.
+fn copies_dir() -> std::io::Result<PathBuf> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    let dir = std::env::temp_dir().join(format!("knowledge-agent-db-{uid}"));
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let meta = std::fs::symlink_metadata(&dir)?;
+    if !meta.is_dir() || meta.uid() != uid || meta.permissions().mode() & 0o077 != 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "{} is not a folder of this user's that only this user can enter",
+                dir.display()
+            ),
+        ));
+    }
+    remove_stale_copies(&dir);
+    Ok(dir)
+}
+
+/// Removes the copies of processes that no longer run (a run killed with `kill -9`).
+fn remove_stale_copies(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.split('-').next())
+            .and_then(|p| p.parse::<i32>().ok());
+        let Some(pid) = pid.filter(|p| *p > 0) else {
+            continue;
+        };
+        // SAFETY: kill with signal 0 only checks that the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 #[cfg(test)]
@@ -248,5 +371,103 @@ mod tests {
         );
         drop(db);
         assert_eq!(entries(dir.path()), vec!["plain.db".to_string()]);
+    }
+
+    #[test]
+    fn a_journal_left_by_a_dead_writer_is_rolled_back_in_a_private_copy() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let live = dir.path().join("live.db");
+        let writer = Connection::open(&live).expect("create");
+        writer
+            .execute_batch(
+                "CREATE TABLE t(x TEXT);
+                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400)
+                 INSERT INTO t SELECT 'committed ' || printf('%0500d', i) FROM n;
+                 PRAGMA cache_size = 1;
+                 BEGIN;
+                 UPDATE t SET x = 'uncommitted ' || printf('%0500d', rowid);",
+            )
+            .expect("an open transaction whose pages spilled to the file");
+        // What a crash leaves: the file with uncommitted pages, and the hot journal.
+        let crashed = dir.path().join("crashed");
+        std::fs::create_dir(&crashed).expect("mkdir");
+        std::fs::copy(&live, crashed.join("agent.db")).expect("copy db");
+        std::fs::copy(
+            dir.path().join("live.db-journal"),
+            crashed.join("agent.db-journal"),
+        )
+        .expect("copy journal");
+        drop(writer);
+        // The file alone holds uncommitted rows (the writer's cache spilled): the journal matters.
+        let bytes = std::fs::read(crashed.join("agent.db")).expect("read");
+        let spilled = bytes.windows(11).filter(|w| w == b"uncommitted").count();
+        assert!(spilled > 0, "the writer's pages did not reach the file");
+        let before = entries(&crashed);
+        let (db, how) = AgentDb::open_how(&crashed.join("agent.db")).expect("open");
+        assert_eq!(how, Opened::PrivateCopy);
+        let uncommitted: i64 = db
+            .query_row(
+                "SELECT count(*) FROM t WHERE x LIKE 'uncommitted%'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("count");
+        let committed: i64 = db
+            .query_row(
+                "SELECT count(*) FROM t WHERE x LIKE 'committed%'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("count");
+        assert_eq!((committed, uncommitted), (400, 0));
+        // The copy is this user's alone, and gone with the handle; the agent's files untouched.
+        let copy_dir = copies_dir().expect("copies dir");
+        assert_eq!(
+            std::fs::metadata(&copy_dir)
+                .expect("meta")
+                .permissions()
+                .mode()
+                & 0o777,
+            0o700
+        );
+        drop(db);
+        let mine = format!("{}-", std::process::id());
+        let left = std::fs::read_dir(&copy_dir)
+            .expect("ls")
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&mine))
+            .count();
+        assert_eq!(left, 0, "the copy went with the handle");
+        assert_eq!(entries(&crashed), before);
+    }
+
+    #[test]
+    fn what_is_not_a_sqlite_database_is_refused_before_sqlite_opens_it() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let zeros = dir.path().join("zeros.db");
+        std::fs::File::create(&zeros)
+            .and_then(|f| f.set_len(1 << 30))
+            .expect("a sparse file");
+        let text = dir.path().join("text.db");
+        std::fs::write(
+            &text,
+            "not a database at all, but long enough for a header ".repeat(4),
+        )
+        .expect("write");
+        let empty = dir.path().join("empty.db");
+        std::fs::write(&empty, "").expect("write");
+        for path in [&zeros, &text, &empty] {
+            let err = AgentDb::open(path).err().expect("refused");
+            assert!(err.to_string().contains("not a SQLite database"), "{err}");
+        }
+        // A `-wal` that is not a file is named.
+        let db = dir.path().join("ok.db");
+        drop(wal_db(&db));
+        std::fs::create_dir(dir.path().join("ok.db-wal")).expect("mkdir");
+        let err = AgentDb::open(&db).err().expect("refused");
+        assert!(
+            err.to_string().contains("ok.db-wal is not a regular file"),
+            "{err}"
+        );
     }
 }

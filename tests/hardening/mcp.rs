@@ -84,6 +84,12 @@ fn a_request_before_initialize_is_answered_not_initialized() {
     let world = common::world::demo();
     let mut child = common::cli::raw_mcp_server(&world.data_dir);
     let mut lines = vec![
+        // Notifications and a stray response before the handshake are dropped, not fatal.
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 5}})
+        .to_string(),
+        json!({"jsonrpc": "2.0", "id": 99, "result": {}}).to_string(),
         json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string(),
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
             "name": "knowledge_search", "arguments": {"query": "mysql"}}})

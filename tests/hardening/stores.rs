@@ -241,3 +241,29 @@ fn a_broken_config_is_refused_by_every_command_alike() {
         assert!(stderr.contains("config.toml"), "{args:?}: {stderr}");
     }
 }
+
+/// The TOML parser quotes the line it stopped at: a team URL's password must not be echoed.
+#[test]
+fn a_broken_config_never_echoes_the_password_it_holds() {
+    let w = indexed_world();
+    std::fs::write(
+        w.data.join("config.toml"),
+        "[team]\nurl = \"postgresql://alice:Sup3rS3cretPw@db.example/kn\n",
+    )
+    .expect("config");
+    for args in [
+        vec!["stats"],
+        vec!["search", "-q", "mysql"],
+        vec!["doctor", "--json"],
+        vec!["index", "--quiet"],
+    ] {
+        let out = knowledge(&w.data, &args);
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(all.contains("config.toml"), "{args:?}: {all}");
+        assert!(!all.contains("Sup3rS3cretPw"), "{args:?}: {all}");
+    }
+}

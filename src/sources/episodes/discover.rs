@@ -71,7 +71,10 @@ pub fn discover_changed(
     let mut found = Discovered::default();
     let mut visited = HashSet::new();
     match fs::metadata(root) {
-        Ok(meta) if meta.is_file() => visit_file(root, &meta, unchanged, &mut found),
+        // A root that is a store (a database named by `--sessions`, OpenCode's `opencode.db`):
+        // a FIFO or device there is claimed by its name and reported unreadable, not called a
+        // folder that cannot be listed.
+        Ok(meta) if !meta.is_dir() => visit_file(root, &meta, unchanged, &mut found),
         _ => walk(root, 0, &mut visited, unchanged, &mut found),
     }
     found.changed.sort_by(|a, b| a.path.cmp(&b.path));
