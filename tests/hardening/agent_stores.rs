@@ -482,3 +482,47 @@ fn doctor_names_an_agent_database_the_index_could_not_read_and_says_what_to_do()
     let d = doctor_json(&h);
     assert_eq!(d["failed_stores"]["count"], 0, "{d}");
 }
+
+#[test]
+fn a_folder_that_may_be_listed_but_not_entered_and_a_root_out_of_reach_are_named() {
+    use std::os::unix::fs::PermissionsExt;
+    let h = AgentHome::new();
+    let claude_project = h.home.join(".claude/projects/-home-dev-shop");
+    let opencode = h.home.join(".local/share/opencode");
+    std::fs::set_permissions(&claude_project, std::fs::Permissions::from_mode(0o444))
+        .expect("chmod");
+    std::fs::set_permissions(&opencode, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+    let data = h.home.parent().expect("tmp").join("data-444");
+    let out = finish(as_reader_who_cannot_write(
+        &h,
+        &data,
+        &[],
+        &["index", "--quiet"],
+    ));
+    let doctor = finish(as_reader_who_cannot_write(
+        &h,
+        &data,
+        &[],
+        &["doctor", "--json"],
+    ));
+    let back = [claude_project.clone(), opencode.clone()];
+    restore(&back);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let entries = format!(
+        "could not read {}: cannot open its entries",
+        claude_project.display()
+    );
+    assert!(stderr.contains(&entries), "{entries} in:\n{stderr}");
+    let reached = format!(
+        "could not read {}: cannot be reached",
+        opencode.join("opencode.db").display()
+    );
+    assert!(stderr.contains(&reached), "{reached} in:\n{stderr}");
+    let d: serde_json::Value = serde_json::from_slice(&doctor.stdout).expect("doctor json");
+    let examples = d["unreadable_transcripts"]["examples"].to_string();
+    assert!(
+        examples.contains("-home-dev-shop") && examples.contains("opencode"),
+        "{d}"
+    );
+}

@@ -209,12 +209,13 @@ pub fn roots_in(env: &Env) -> Vec<(Agent, PathBuf)> {
         .collect()
 }
 
-/// The default roots of this machine that exist (what a bare `knowledge index` reads).
+/// The default roots of this machine that exist (what a bare `knowledge index` reads), and
+/// those this user may not even check (a root in a folder of mode 000): discovery names them.
 pub fn default_roots() -> Vec<PathBuf> {
     let mut roots: Vec<PathBuf> = roots_in(&Env::current())
         .into_iter()
         .map(|(_, r)| r)
-        .filter(|r| r.exists())
+        .filter(|r| r.try_exists().unwrap_or(true))
         .collect();
     roots.dedup();
     roots

@@ -75,6 +75,10 @@ pub fn discover_changed(
         // a FIFO or device there is claimed by its name and reported unreadable, not called a
         // folder that cannot be listed.
         Ok(meta) if !meta.is_dir() => visit_file(root, &meta, unchanged, &mut found),
+        // A root inside a folder this user may not enter (`chmod 000 ~/.local/share/opencode`).
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => found
+            .unreadable_dirs
+            .push((root.to_path_buf(), format!("cannot be reached: {e}"))),
         _ => walk(root, 0, &mut visited, unchanged, &mut found),
     }
     found.changed.sort_by(|a, b| a.path.cmp(&b.path));
@@ -129,10 +133,23 @@ fn walk(
     };
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     paths.sort();
+    let mut denied = false;
     for path in paths {
         // `metadata` follows symlinks; the visited set stops loops.
-        let Ok(meta) = fs::metadata(&path) else {
-            continue;
+        let meta = match fs::metadata(&path) {
+            Ok(meta) => meta,
+            // A folder that may be listed but not entered (`chmod 444`): its entries are
+            // names only. Said once for the folder.
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                if !denied {
+                    denied = true;
+                    found
+                        .unreadable_dirs
+                        .push((dir.to_path_buf(), format!("cannot open its entries: {e}")));
+                }
+                continue;
+            }
+            Err(_) => continue,
         };
         if meta.is_dir() {
             walk(&path, depth + 1, visited, unchanged, found);
