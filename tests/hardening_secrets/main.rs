@@ -6,9 +6,12 @@
 //! recall on planted secrets and false positives on code with secret-like names.
 //!
 //! - `sentences`: secrets said in a sentence, whatever words come before the secret word.
+//! - `metadata`: secrets planted in session metadata (working directory, branch, version, agent
+//!   and tool names), in a fresh store and in one an older build wrote.
 
 #[path = "../common/mod.rs"]
 mod common;
+mod metadata;
 mod sentences;
 
 use std::path::{Path, PathBuf};

@@ -17,6 +17,7 @@ use rusqlite::Connection;
 
 use super::derive::{EventIn, SessionIn};
 use super::schema;
+use crate::sources::episodes::meta_redact;
 use crate::sources::episodes::model::Fact;
 
 /// What the visitor of a source's rows says: go on, or stop (the builder failed to write and
@@ -117,15 +118,18 @@ impl FactsSource for EpisodesFacts {
              FROM sessions ORDER BY session_id",
         )?;
         let rows = stmt.query_map([], |r| {
+            // Actors are named from these: redacted again, as a store an older build wrote
+            // holds them as the transcript said them (`episodes::meta_redact`).
+            let text = |i: usize| r.get(i).map(meta_redact::read);
             Ok(SessionIn {
                 session_id: r.get(0)?,
                 source: r.get(1)?,
-                cwd: r.get(2)?,
+                cwd: text(2)?,
                 parent_session_id: r.get(3)?,
                 agent_id: r.get(4)?,
-                agent_name: r.get(5)?,
-                agent_preset: r.get(6)?,
-                team_name: r.get(7)?,
+                agent_name: text(5)?,
+                agent_preset: text(6)?,
+                team_name: text(7)?,
                 spawn_tool_use_id: r.get(8)?,
                 outcome: r.get(9)?,
                 last_ms: r
@@ -148,7 +152,7 @@ impl FactsSource for EpisodesFacts {
         while let Some(r) = rows.next()? {
             let row = ActivityIn {
                 session_id: r.get(0)?,
-                sidechain_agent: r.get(1)?,
+                sidechain_agent: r.get(1).map(meta_redact::read)?,
                 hour: r.get(2)?,
                 events: r.get::<_, i64>(3)?.max(0) as u64,
                 min_ms: r.get(4)?,
@@ -180,7 +184,7 @@ impl FactsSource for EpisodesFacts {
                 seq: r.get(1)?,
                 time_ms: r.get(2)?,
                 tool_use_id: r.get(3)?,
-                sidechain_agent: r.get(4)?,
+                sidechain_agent: r.get(4).map(meta_redact::read)?,
                 facts,
             };
             if visit(ev).is_break() {

@@ -25,6 +25,7 @@ pub mod kimi;
 pub mod kimi_code;
 pub mod lines;
 mod merge;
+pub mod meta_redact;
 pub mod model;
 pub mod opencode;
 pub mod outcome;

@@ -16,6 +16,7 @@ use super::agent::{AgentReader, EventSink, ReadLimits, Resume, SessionStart, Sto
 use super::agents::Agent;
 use super::bounds;
 use super::discover::TranscriptFile;
+use super::meta_redact;
 use super::model::{Fact, ParseStats, ParsedEvent, SessionMeta};
 use super::outcome::Outcome;
 use crate::sources::{packed, regular_file};
@@ -277,7 +278,8 @@ pub fn prepare(
 }
 
 /// The indexer's side of the reader interface: every event of every agent passes here, where
-/// it is bounded, redacted and given its search terms, before the writer sees it.
+/// it is bounded, redacted and given its search terms, before the writer sees it; so does every
+/// session's metadata (redacted too, `meta_redact`).
 #[derive(Default)]
 struct PrepareSink {
     sessions: Vec<SessionWork>,
@@ -311,6 +313,8 @@ impl EventSink for PrepareSink {
 
     fn event(&mut self, mut ev: ParsedEvent) {
         bounds::bound_event(&mut ev);
+        // The tool's name is stored, shown and searched beside the text: redacted like it.
+        self.secrets += meta_redact::event(&mut ev) as u64;
         let red = redact::redact(&ev.text);
         self.secrets += red.count as u64;
         ev.text = red.text;
@@ -339,6 +343,7 @@ impl EventSink for PrepareSink {
 
     fn end_session(&mut self, mut meta: SessionMeta, outcome: Outcome) {
         bounds::bound_meta(&mut meta);
+        self.secrets += meta_redact::session(&mut meta) as u64;
         let s = self.current();
         s.meta = meta;
         s.outcome = outcome;

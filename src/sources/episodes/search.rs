@@ -12,7 +12,7 @@ use rusqlite::{params_from_iter, types::Value as SqlValue, Connection, OptionalE
 
 use super::gist::GistIndex;
 use super::rerank::{rerank, Reranked};
-use super::{semantic, store};
+use super::{meta_redact, semantic, store};
 use crate::sources::fts;
 use crate::sources::sqlite::ReadPool;
 use crate::sources::vectors::{self, VectorIndex};
@@ -132,21 +132,24 @@ const SESSION_COLS: &str = "s.session_id, s.source, s.path, s.cwd, s.created_at,
     s.agent_preset, s.title, s.parent_session_id, s.agent_id, s.agent_name, s.agent_description,
     s.team_name, s.outcome, s.live, s.events";
 
+/// A session's row, its free text redacted again (a store an older build wrote holds its
+/// metadata as the transcript said it, see `meta_redact`).
 fn session_from_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<SessionRow> {
+    let text = |i: usize| r.get(at + i).map(meta_redact::read);
     Ok(SessionRow {
         session_id: r.get(at)?,
         source: r.get(at + 1)?,
         path: r.get(at + 2)?,
-        cwd: r.get(at + 3)?,
+        cwd: text(3)?,
         created_at: r.get(at + 4)?,
         last_event_at: r.get(at + 5)?,
-        agent_preset: r.get(at + 6)?,
-        title: r.get(at + 7)?,
+        agent_preset: text(6)?,
+        title: text(7)?,
         parent_session_id: r.get(at + 8)?,
         agent_id: r.get(at + 9)?,
-        agent_name: r.get(at + 10)?,
-        agent_description: r.get(at + 11)?,
-        team_name: r.get(at + 12)?,
+        agent_name: text(10)?,
+        agent_description: text(11)?,
+        team_name: text(12)?,
         outcome: r.get(at + 13)?,
         live: r.get(at + 14)?,
         events: r.get::<_, i64>(at + 15)? as u64,
@@ -291,9 +294,9 @@ impl EpisodeStore {
                         cosine: f.cosine,
                         snippet: snippet::cut(&text, &q.terms, q.snippet_chars),
                         human: r.get(6)?,
-                        tool_name: r.get(7)?,
+                        tool_name: r.get(7).map(meta_redact::read)?,
                         is_error: r.get(8)?,
-                        sidechain_agent: r.get(9)?,
+                        sidechain_agent: r.get(9).map(meta_redact::read)?,
                         facts: r.get(10)?,
                         session: session_from_row(r, 11)?,
                     })
@@ -428,7 +431,7 @@ impl EpisodeStore {
                     time: r.get(3)?,
                     text: r.get(4)?,
                     human: r.get(5)?,
-                    tool_name: r.get(6)?,
+                    tool_name: r.get(6).map(meta_redact::read)?,
                     is_error: r.get(7)?,
                 })
             })?;

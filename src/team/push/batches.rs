@@ -10,6 +10,7 @@ use std::sync::mpsc::SyncSender;
 use super::copy::{Bin, BinRows, Rows};
 use super::episodes::store_rev;
 use super::{local, PushPlan};
+use crate::sources::episodes::meta_redact;
 use crate::sources::sqlite::open_ro;
 use crate::sources::vectors::{self, export};
 use crate::team::{code_bits, tsv, TeamError};
@@ -28,6 +29,8 @@ struct LocalSession {
     head_id: i64,
     /// The highest seq whose codes are stored locally (-1: none).
     vec_seq: i64,
+    /// Secrets the row's free text still held (a store an older build wrote), redacted.
+    redacted: u64,
 }
 
 /// The columns of kn_session a push copies as text (after machine and session_id).
@@ -41,6 +44,18 @@ pub(super) const SESSION_TEXT: [&str; 12] = [
     "title",
     "parent_session_id",
     "agent_id",
+    "agent_name",
+    "agent_description",
+    "team_name",
+];
+
+/// The columns of [`SESSION_TEXT`] that are free text a transcript wrote (the working directory,
+/// the agent's preset, name, role and team, the title): redacted again on the way out. The
+/// others are ids, paths of files and times.
+const SESSION_FREE_TEXT: [&str; 6] = [
+    "cwd",
+    "agent_preset",
+    "title",
     "agent_name",
     "agent_description",
     "team_name",
@@ -248,6 +263,7 @@ fn local_sessions(
                     head_id: r.get(5)?,
                     vec_seq: r.get(6)?,
                     row,
+                    redacted: 0,
                 },
             ))
         })
@@ -257,10 +273,12 @@ fn local_sessions(
     Ok(rows
         .into_iter()
         .map(|(sid, mut s)| {
-            // The title is shown to people: redacted again like the events. PostgreSQL text
-            // cannot hold NUL.
-            if let Some(t) = s.row[6].as_mut() {
-                *t = redact::redact(t).text;
+            // What a transcript wrote is shown to people: redacted again like the events.
+            // PostgreSQL text cannot hold NUL.
+            for (col, f) in SESSION_TEXT.iter().zip(s.row.iter_mut()) {
+                if let Some(t) = f.as_mut().filter(|_| SESSION_FREE_TEXT.contains(col)) {
+                    s.redacted += meta_redact::field(t) as u64;
+                }
             }
             for f in s.row.iter_mut().flatten() {
                 if f.contains('\0') {
@@ -298,6 +316,7 @@ fn add_session(
     ];
     row.extend(s.row.iter().map(|f| f.as_deref()));
     batch.sessions.row(&row);
+    batch.redacted_again += s.redacted;
     match step.plan {
         Plan::Full { replace } => {
             if replace {
@@ -374,7 +393,13 @@ const PARALLEL_EVENTS: usize = 512;
 /// The batch's pending events redacted again, their token stream made (the client's largest
 /// cost, `docs/PERFORMANCE.md`), on two threads for a large batch, into COPY rows in order.
 fn finish_events(plan: &PushPlan, batch: &mut Batch) {
-    let raw = std::mem::take(&mut batch.pending);
+    let mut raw = std::mem::take(&mut batch.pending);
+    // The tool's and the inline subagent's names are shown and searched beside the text.
+    for e in raw.iter_mut() {
+        for name in e.strs[2..].iter_mut().flatten() {
+            batch.redacted_again += meta_redact::field(name) as u64;
+        }
+    }
     let prepare = |part: &[RawEvent]| -> Vec<(redact::Redacted, Vec<u8>)> {
         part.iter()
             .map(|e| {
