@@ -156,6 +156,7 @@ fn one_bad_opencode_row_costs_that_row_not_the_database() {
                '{{\"role\":\"user\",\"time\":{{\"created\":1780000071000}}}}');
              INSERT INTO part VALUES ('prt_texttime', 'msg_texttime', 'ses_texttime', 1, 1,
                '{{\"type\":\"text\",\"text\":\"Why does the zebrafinch importer stall?\"}}');
+             UPDATE message SET data = 'not json' WHERE id = 'msg_e5d4c3b2b001Assistant001';
              INSERT INTO part VALUES ('prt_badutf8', 'msg_e5d4c3b2a001UserPrompt0001', '{root}',
                1780000001500, 1780000001500,
                CAST(X'7b2274797065223a2274657874222c2274657874223a226b6f6f6b61627572726120ff20626164227d' AS TEXT));"
@@ -175,10 +176,12 @@ fn one_bad_opencode_row_costs_that_row_not_the_database() {
     assert!(search_text(&h, "zebrafinch").contains("ses_texttime"));
     // The invalid byte cost a character, not the part.
     assert!(search_text(&h, "kookaburra").contains(root));
+    // A message row that is not JSON costs that row; its tool parts are the assistant's still.
+    assert!(search_text(&h, "smells").contains(root));
     let line = lines_read(&out);
     assert!(
-        line.contains(": 1 broken"),
-        "the unreadable id is counted: {line}"
+        line.contains(": 2 broken"),
+        "the unreadable id and message are counted: {line}"
     );
 }
 

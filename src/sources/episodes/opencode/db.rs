@@ -247,9 +247,10 @@ fn push_session(
     let mut out = Vec::new();
     for row in rows {
         let (id, len, data) = row?;
-        let Some(info) = row_json(&mut cx.stats, len, data) else {
-            continue;
-        };
+        // A message row that cannot be read is counted; its parts are rows of their own and
+        // are still read (`message_events` tells whose they are from what they hold).
+        let info =
+            row_json(&mut cx.stats, len, data).unwrap_or_else(|| Value::Object(Default::default()));
         // Its parts are found by its id: a message whose id is not text is counted, skipped.
         let Some(id) = id else {
             cx.stats.skipped_broken += 1;

@@ -56,7 +56,21 @@ pub(crate) fn message_events(
     if let Some(done) = ms_time(info.pointer("/time/completed")) {
         cx.touch_time(Some(&done));
     }
-    let role = str_of(info, "role").unwrap_or("");
+    // A message row that cannot be read (or names no role) still has its parts, rows of their
+    // own: parts only the assistant writes (a tool call, reasoning, a step) say whose it was.
+    let role = match str_of(info, "role") {
+        Some(r) => r,
+        None if parts.iter().any(|p| {
+            matches!(
+                str_of(p, "type"),
+                Some("tool" | "reasoning" | "step-start" | "step-finish" | "patch" | "snapshot")
+            )
+        }) =>
+        {
+            "assistant"
+        }
+        None => "",
+    };
     if role == "assistant" {
         if let Some(m) = str_of(info, "modelID") {
             cx.meta.model = Some(m.to_string());
