@@ -189,6 +189,23 @@ pub enum ConfigError {
     Parse { path: PathBuf, message: String },
 }
 
+impl ConfigError {
+    /// Whether the data dir itself is what failed (its parent is a file, it may not be entered,
+    /// a symlink loop), not the config file: the person should be told about the folder.
+    pub fn is_about_the_data_dir(&self) -> bool {
+        use std::io::ErrorKind;
+        // ELOOP: a data dir that is a symlink loop (its `ErrorKind` is not stable yet).
+        #[cfg(unix)]
+        let eloop = Some(libc::ELOOP);
+        #[cfg(not(unix))]
+        let eloop = None;
+        matches!(self, ConfigError::Read { source, .. } if matches!(
+            source.kind(),
+            ErrorKind::PermissionDenied | ErrorKind::NotADirectory
+        ) || source.raw_os_error() == eloop && eloop.is_some())
+    }
+}
+
 impl Config {
     pub fn path(data_dir: &Path) -> PathBuf {
         DataDir::new(data_dir).config_file()

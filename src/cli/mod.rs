@@ -63,9 +63,24 @@ pub fn run() -> i32 {
         // in its error document.
         let own_words = matches!(cli.command, Some(Command::Dispatch(_)));
         let config = (!own_words).then(|| knowledge::config::Config::load(&data_dir));
-        if let Some(Err(e)) = config {
-            eprintln!("knowledge: error: {e} (fix the file, or move it away to use the defaults)");
-            return 2;
+        match config {
+            Some(Err(e)) if e.is_about_the_data_dir() => {
+                let source = std::error::Error::source(&e).map(|s| s.to_string());
+                eprintln!(
+                    "knowledge: the data dir {} cannot be read: {} (give --data-dir a folder \
+                     you may read and write)",
+                    render::clean(&data_dir.display().to_string()),
+                    source.unwrap_or_default()
+                );
+                return 2;
+            }
+            Some(Err(e)) => {
+                eprintln!(
+                    "knowledge: error: {e} (fix the file, or move it away to use the defaults)"
+                );
+                return 2;
+            }
+            _ => {}
         }
     }
     if let Some(url) = cli.team.clone() {

@@ -4,13 +4,13 @@
 //! It only reads: stores are opened read-only, files are stat-ed (and hashed when only their
 //! mtime moved), external sources receive one probe search.
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
 use super::agents::{agent_reports, AgentReport};
+use super::transcripts::{transcripts, Transcripts};
 use crate::config::{DataDir, SourcesConfig};
 use crate::engine::counts::StoreState;
 use crate::engine::lanes::{LaneRequest, SourceFailure};
@@ -18,13 +18,11 @@ use crate::engine::{Engine, EngineConfig};
 use crate::sources::agent_knowledge::AgentKnowledgeStats;
 use crate::sources::code::model::CodeStats;
 use crate::sources::code::read::{file_is_stale, FileRow};
-use crate::sources::episodes::agents::Agent;
-use crate::sources::episodes::discover::discover_changed;
 use crate::sources::episodes::search::LaneStats;
 use crate::sources::sqlite::open_ro;
 
 /// At most this many example paths per finding.
-const EXAMPLES: usize = 10;
+pub(super) const EXAMPLES: usize = 10;
 /// How long an external source may take to start and answer the probe.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -113,8 +111,12 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
     let files = DataDir::new(data_dir);
     let config_path = files.config_file();
     let mut problems = Vec::new();
+    // A data dir that is a file, or that cannot be entered, is said below as what it is, not
+    // as a broken config file.
+    let not_a_folder = data_dir.exists() && !data_dir.is_dir();
     let (config, config_error) = match EngineConfig::load(data_dir) {
         Ok(c) => (c, None),
+        Err(e) if not_a_folder || e.is_about_the_data_dir() => (EngineConfig::new(data_dir), None),
         Err(e) => (EngineConfig::new(data_dir), Some(e.to_string())),
     };
     if let Some(e) = &config_error {
@@ -132,7 +134,17 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
         skill_roots: display_all(&plan.skills),
         ..Indexed::default()
     };
-    if data_dir.exists() && !data_dir.is_dir() {
+    let unreadable = std::fs::read_dir(data_dir)
+        .err()
+        .filter(|e| e.kind() == std::io::ErrorKind::PermissionDenied);
+    if let Some(e) = unreadable {
+        problems.push(Problem {
+            problem: format!("the data dir {} cannot be read: {e}", data_dir.display()),
+            fix: "give --data-dir (or KNOWLEDGE_DATA_DIR) a folder you may read and write, or \
+                  fix its permissions"
+                .into(),
+        });
+    } else if data_dir.exists() && !data_dir.is_dir() {
         problems.push(Problem {
             problem: format!(
                 "the data dir {} is a file, not a folder: nothing can be indexed there",
@@ -490,95 +502,6 @@ fn stale_code(db: &Path) -> Finding {
         }
     }
     out
-}
-
-/// The transcripts under the session roots against the index.
-#[derive(Default)]
-struct Transcripts {
-    /// Transcript files the index holds.
-    indexed: u64,
-    /// New, or of another size than when indexed.
-    changed: Finding,
-    /// Cannot be opened for reading (with why, in the examples).
-    unreadable: Finding,
-    /// The last index could not read them, and they are unchanged (with why).
-    failed: Finding,
-    /// Every store found, with its agent and the session root it was found under.
-    found: Vec<(Agent, PathBuf)>,
-}
-
-fn transcripts(db: &Path, roots: &[PathBuf]) -> rusqlite::Result<Transcripts> {
-    let mut out = Transcripts::default();
-    let conn = open_ro(db)?;
-    let rows: Vec<(String, i64)> =
-        conn.prepare("SELECT path, size FROM files")
-            .and_then(|mut stmt| {
-                let rows = stmt
-                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-                    .collect();
-                rows
-            })?;
-    out.indexed = rows.len() as u64;
-    let known: std::collections::HashMap<PathBuf, i64> = rows
-        .iter()
-        .map(|(p, size)| (canonical(Path::new(p)), *size))
-        .collect();
-    let failures = crate::sources::episodes::failed_stores::load(&conn);
-    let mut seen = HashSet::new();
-    for root in roots {
-        let found = discover_changed(root, &|_, _| false);
-        for (dir, why) in found.unreadable_dirs {
-            out.unreadable.checked += 1;
-            out.unreadable.count += 1;
-            if out.unreadable.examples.len() < EXAMPLES {
-                out.unreadable
-                    .examples
-                    .push(format!("{}: {why}", dir.display()));
-            }
-        }
-        for t in found.changed {
-            let path = canonical(&t.path);
-            if !seen.insert(path.clone()) {
-                continue;
-            }
-            out.found.push((t.kind, root.clone()));
-            out.changed.checked += 1;
-            out.unreadable.checked += 1;
-            if let Err(why) = crate::sources::regular_file::open(&path) {
-                out.unreadable.count += 1;
-                if out.unreadable.examples.len() < EXAMPLES {
-                    out.unreadable
-                        .examples
-                        .push(format!("{}: {why}", path.display()));
-                }
-                continue;
-            }
-            let failure = failures
-                .get(&t.path.display().to_string())
-                .or_else(|| failures.get(&path.display().to_string()))
-                .filter(|f| f.unchanged());
-            if let Some(f) = failure {
-                out.failed.checked += 1;
-                out.failed.count += 1;
-                if out.failed.examples.len() < EXAMPLES {
-                    out.failed.examples.push(format!("{}: {}", f.path, f.why));
-                }
-                continue;
-            }
-            let size = crate::sources::episodes::prepare::store_size(&t).map(|s| s as i64);
-            if known.get(&path).copied() != size {
-                out.changed.count += 1;
-                if out.changed.examples.len() < EXAMPLES {
-                    out.changed.examples.push(path.display().to_string());
-                }
-            }
-        }
-    }
-    Ok(out)
-}
-
-fn canonical(p: &Path) -> PathBuf {
-    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
 /// One probe search through each configured external source, with a startup allowance.

@@ -8,3 +8,4 @@ pub mod agents;
 pub mod doctor;
 pub mod stats;
 pub mod team;
+mod transcripts;

@@ -267,3 +267,29 @@ fn a_broken_config_never_echoes_the_password_it_holds() {
         assert!(!all.contains("Sup3rS3cretPw"), "{args:?}: {all}");
     }
 }
+
+/// A data dir this user may not enter, or whose parent is a file, is named as the folder that
+/// cannot be read, not as a broken `config.toml`.
+#[test]
+fn a_data_dir_that_cannot_be_read_is_blamed_not_its_config() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, "x").expect("write");
+    let under_a_file = file.join("data");
+    for args in [vec!["stats"], vec!["index", "--sessions", "."]] {
+        let out = knowledge(&under_a_file, &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("the data dir") && !stderr.contains("fix the file"),
+            "{args:?}: {stderr}"
+        );
+    }
+    let report = doctor_json(&file);
+    assert!(
+        !report["problems"]
+            .to_string()
+            .contains("config file is broken"),
+        "{report}"
+    );
+}
