@@ -21,7 +21,7 @@ pub(super) fn re(pattern: &str) -> Regex {
 /// Cheap gate: text without any of these cannot contain a secret we recognise.
 pub(super) static TRIGGER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)pass|pwd|secret|token|key|auth|bearer|cred|sig|private-|mysql|curl|redis-cli|docker|twine|://|akia|asia|gh[pousr]_|github_pat|glpat|xox|xapp|sk-|sk_|rk_|whsec|aiza|eyj|npm_|hf_|:aa|y0_|aqvn|t1\.|парол|токен|секрет|ключ",
+        r"(?i)pass|pwd|(?-u:\b)pw(?-u:\b)|secret|token|key|auth|bearer|cred|sig|private-|mysql|curl|redis-cli|docker|twine|://|akia|asia|gh[pousr]_|github_pat|glpat|xox|xapp|sk-|sk_|rk_|whsec|aiza|eyj|npm_|hf_|:aa|y0_|aqvn|t1\.|парол|токен|секрет|ключ",
     )
 });
 
@@ -46,7 +46,7 @@ pub(super) static KEY_ALONE_GATE: LazyLock<Regex> =
 
 /// Every match of `prose::PROSE_SECRET` holds one of its key words (case-insensitive, as there).
 pub(super) static PROSE_SECRET_GATE: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)pass|pwd|token|secret|key|cred|парол|токен|секрет|ключ"));
+    LazyLock::new(|| re(r"(?i)pass|pw|token|secret|key|cred|парол|токен|секрет|ключ"));
 
 pub(super) static PEM_BEGIN: LazyLock<Regex> =
     LazyLock::new(|| re(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"));

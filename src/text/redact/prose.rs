@@ -38,7 +38,7 @@ pub(super) static PROSE_SECRET: LazyLock<Regex> = LazyLock::new(|| {
         // compound's first parts (`DB_`, `API-`) are read back from the word in [`pick`]: in
         // the pattern they cost a scan of every letter of a text.
         r"(?:^|[^\p{L}\p{N}\u{345}])",
-        r"(?P<key>(?i:passwords?|passphrases?|passwd|pwd|passcodes?|tokens?|secrets?|keys?|credentials?|creds)",
+        r"(?P<key>(?i:passwords?|passphrases?|passwd|pwd|pw|passcodes?|tokens?|secrets?|keys?|credentials?|creds)",
         // The Cyrillic stems share one letter class (see `patterns::PHRASE`).
         r"|(?:(?i:парол)|(?i:токен)|(?i:секрет)|(?i:ключ))[\p{L}\u{345}]*)",
     ))
@@ -67,7 +67,7 @@ pub(super) fn is_secret_word(word: &str) -> bool {
     ]
     .iter()
     .any(|s| stem(s))
-        || matches!(w.as_str(), "passwd" | "pwd" | "creds")
+        || matches!(w.as_str(), "passwd" | "pwd" | "pw" | "creds")
     {
         return true;
     }
@@ -98,7 +98,7 @@ fn compound_start(t: &str, at: usize) -> usize {
 
 /// A word that names a password (whose value needs no verb, and less shape after one).
 fn is_password_word(w: &str) -> bool {
-    w.starts_with("pass") || w == "pwd" || w.starts_with("парол")
+    w.starts_with("pass") || matches!(w, "pwd" | "pw") || w.starts_with("парол")
 }
 
 /// `keys`, `tokens`, `пароли`, `ключи`; `credentials` is how one is named, not a list.
@@ -125,7 +125,7 @@ pub(super) fn pick(c: &Captures, t: &str, kind: TextKind) -> Option<(usize, usiz
     let found = c.name("key")?;
     // Most secret words in a text are followed by none of what can lead to a value
     // (`tokenizer`, `"key":`, `password_file`): decided before anything is allocated.
-    if !t[found.end()..].starts_with([' ', '\t', ':', '=', '\'', '’']) {
+    if !t[found.end()..].starts_with([' ', '\t', ':', '=', '\'', '’', ',', '—', '–', '→']) {
         return None;
     }
     let start = compound_start(t, found.start());
@@ -153,6 +153,9 @@ pub(super) fn pick(c: &Captures, t: &str, kind: TextKind) -> Option<(usize, usiz
         // Russian puts what qualifies a key after it (`ключ доступа`, `ключ апи`).
         adjective: matches!(word.as_str(), "key" | "keys") && !strong,
         plural: is_plural(&word),
+        determined: before
+            .last()
+            .is_some_and(|w| words::DETERMINERS.contains(&w.as_str())),
     };
     let tail = read_tail(t, found.end(), how)?;
     let used = has(words::USERS);
@@ -220,6 +223,10 @@ struct How {
     adjective: bool,
     /// A plural (`keys`, `пароли`): a list's heading (`Keys: …`) unless a verb says it.
     plural: bool,
+    /// An article or a possessive comes right before the word (`the token`, `мой пароль`): a
+    /// sentence, where a value between commas is an apposition (`the token, X, expires`), not
+    /// a list (`{Key, XChaCha20, XNonce}`).
+    determined: bool,
 }
 
 /// Reads what follows the secret word ending at `at`: the words, the verb, where the value
@@ -230,6 +237,7 @@ fn read_tail(t: &str, at: usize, how: How) -> Option<Tail> {
         key_is_assigned,
         adjective,
         plural,
+        determined,
     } = how;
     let rest = &t[at..];
     for possessive in ["'s", "’s"] {
@@ -239,6 +247,18 @@ fn read_tail(t: &str, at: usize, how: How) -> Option<Tail> {
                 .then(|| value_after(t, at + possessive.len()))
                 .flatten();
         }
+    }
+    // `the password—X`, `password→X`: a sentence's dash or arrow written without spaces.
+    if let Some(sep) = ["—", "–", "→"].iter().find(|s| rest.starts_with(**s)) {
+        return value_after(t, at + sep.len());
+    }
+    // `the token, X, expires soon`: the value said between commas right after the word.
+    if let Some(after) = rest.strip_prefix(',') {
+        let next = tokens(t, t.len() - after.len());
+        return (!plural && determined && between_commas(&next)).then(|| Tail {
+            value_at: next[0].start,
+            verb: Verb::Said,
+        });
     }
     if rest.starts_with("::") {
         return None; // a `Type::path`
@@ -267,6 +287,14 @@ fn read_tail(t: &str, at: usize, how: How) -> Option<Tail> {
             let word = toks[fill - 1].text;
             let bare = word.strip_suffix(':').unwrap_or(word);
             let lower = bare.to_lowercase();
+            // `the password you gave me, X, works`: the value between commas after the words.
+            let clause = word.strip_suffix(',').is_some_and(fill_word);
+            if clause && !plural && determined && between_commas(&toks[fill..]) {
+                return Some(Tail {
+                    value_at: toks[fill].start,
+                    verb: Verb::Said,
+                });
+            }
             if !fill_word(bare)
                 || is_secret_word(bare)
                 || (fill == 1 && keys::is_about_a_secret(&lower))
@@ -322,6 +350,20 @@ fn in_a_sentence(before: &[String]) -> bool {
     before.last().is_some_and(|w| !CODE.contains(&w.as_str()))
 }
 
+/// `X, works`: a token ending with a comma, then a word of a sentence (lower case letters
+/// alone), as an apposition is written; a list goes on with more items (`$aesdata0, $aesdata1,`).
+fn between_commas(toks: &[Tok<'_>]) -> bool {
+    let [value, next, ..] = toks else {
+        return false;
+    };
+    value.text.len() > 1
+        && value.text.ends_with(',')
+        && next
+            .text
+            .chars()
+            .all(|c| c.is_alphabetic() && c.is_lowercase())
+}
+
 /// The value after a verb ending at `from`, on the same line.
 fn value_after(t: &str, from: usize) -> Option<Tail> {
     let rest = &t[from..];
@@ -338,6 +380,9 @@ fn value_after(t: &str, from: usize) -> Option<Tail> {
 /// A word of a sentence between the secret word and its verb (`for 🔑 is`, `for x> is`): no
 /// clause ends in it, it assigns nothing and it is not code (`` `Authorization: ``).
 fn fill_word(w: &str) -> bool {
+    // A parenthesis around words (`the password (for prod) is X`) is the sentence's.
+    let w = w.strip_prefix('(').unwrap_or(w);
+    let w = w.strip_suffix(')').unwrap_or(w);
     !w.is_empty()
         && !w.contains([':', '=', '`', '"', '(', ')', '[', ']', '{', '}'])
         && !w.ends_with(['.', ',', ';', '!', '?'])

@@ -368,3 +368,37 @@ fn sentences_about_secrets_keep_their_words() {
         assert_eq!((r.text.as_str(), r.count), (input, 0), "{input:?}");
     }
 }
+
+#[test]
+fn forms_found_by_the_hostile_pass() {
+    // Issue 36, a pass of our own over item 5: an abbreviation, a parenthesis, a dash or an
+    // arrow without spaces, a value between commas.
+    for (input, value) in [
+        ("my pw is Xk9-fj3Lq2z!", "Xk9-fj3Lq2z!"),
+        ("the password (for prod) is Xk9-fj3Lq2z!", "Xk9-fj3Lq2z!"),
+        ("the password—Xk9-fj3Lq2z!", "Xk9-fj3Lq2z!"),
+        ("the password→Xk9-fj3Lq2z!", "Xk9-fj3Lq2z!"),
+        ("the token, Xk9-fj3Lq2z!, expires soon", "Xk9-fj3Lq2z!"),
+        (
+            "the password you gave me, Xk9-fj3Lq2z!, works",
+            "Xk9-fj3Lq2z!",
+        ),
+        ("THE PASSWORD IS Xk9-fj3Lq2z!", "Xk9-fj3Lq2z!"),
+        ("пароль такой: Xk9-fj3Lq2z!", "Xk9-fj3Lq2z!"),
+        ("вот токен Xk9-fj3Lq2z!", "Xk9-fj3Lq2z!"),
+    ] {
+        assert_hidden(input, value, &input[..input.find(value).unwrap_or(0)]);
+    }
+    // Lists that name a key among other items are not an apposition.
+    for input in [
+        "    use chacha20::{Key, XChaCha20, XNonce};",
+        "    my ( $round_key, $aesdata0, $aesdata1, $aesdata2 ) = @_;",
+        "CCCryptorCreate(op, kCCAlgorithmAES128, 0, key, kCCKeySizeAES256, iv, &cryptor)",
+        "a DER-encoded private key as PKCS#1, PKCS#8, or SEC1",
+        "the token, however, is valid",
+        "run pwsh and pwd, then pw install",
+    ] {
+        let r = redact(input);
+        assert_eq!((r.text.as_str(), r.count), (input, 0), "{input:?}");
+    }
+}

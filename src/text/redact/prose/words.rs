@@ -255,3 +255,10 @@ pub(super) const KEY_QUALIFIERS: &[&str] = &[
     "тут",
     "здесь",
 ];
+
+/// Articles and possessives: right before a secret word they make it a sentence's (`the token,
+/// X, expires`).
+pub(super) const DETERMINERS: &[&str] = &[
+    "the", "a", "an", "my", "our", "your", "his", "her", "their", "its", "this", "that", "мой",
+    "моя", "мое", "моё", "наш", "наша", "ваш", "ваша", "твой", "твоя", "этот", "эта",
+];
