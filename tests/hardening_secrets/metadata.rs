@@ -169,9 +169,34 @@ fn assert_answers_clean(data: &Path, what: &str) {
             &canaries,
         );
     }
+    // The activity view (the explorer's, `stats --chart`): who worked where.
+    for json in [false, true] {
+        let mut cmd = common::cli::bin();
+        cmd.arg("--data-dir").arg(data).args([
+            "stats",
+            "--chart",
+            "--since",
+            "2026-10-01T00:00:00Z",
+        ]);
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().expect("run knowledge stats --chart");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("sessions"),
+            "{out:?}"
+        );
+        assert_none_of(&format!("{what}: stats --chart"), &out.stdout, &canaries);
+    }
     sessions.sort();
     sessions.dedup();
     assert!(sessions.len() >= 3, "every session is found: {sessions:?}");
+    let mcp = mcp_answers(data, &sessions);
+    assert!(
+        mcp.contains("\"id\":3") && mcp.contains("\"id\":10") && mcp.contains("vault"),
+        "the MCP server answered the search and get-episode: {mcp}"
+    );
+    assert_none_of(&format!("{what}: MCP"), mcp.as_bytes(), &canaries);
     for s in &sessions {
         for seq in 0..6 {
             if let Ok(ep) = engine.get_episode(s, seq, 6) {
@@ -180,6 +205,48 @@ fn assert_answers_clean(data: &Path, what: &str) {
             }
         }
     }
+}
+
+/// What `knowledge mcp` answers to a search and to `get-episode` on each session's first
+/// events (its text, inside and outside the untrusted block, and its JSON).
+fn mcp_answers(data: &Path, sessions: &[String]) -> String {
+    use std::io::{Read, Write};
+    let mut child = common::cli::raw_mcp_server(data);
+    let search = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "knowledge_search", "arguments": {"schema": "knowledge.search/v1",
+        "query": "metadata access for the vault"}}});
+    let mut lines: Vec<String> = common::cli::mcp_handshake(1)
+        .iter()
+        .chain([&search])
+        .map(|m| m.to_string())
+        .collect();
+    for (i, s) in sessions.iter().enumerate() {
+        for seq in 0..3 {
+            lines.push(
+                json!({"jsonrpc": "2.0", "id": 10 + i * 3 + seq, "method": "tools/call",
+                    "params": {"name": "knowledge_get_episode",
+                    "arguments": {"id": format!("ep:{s}:{seq}"), "context": 3}}})
+                .to_string(),
+            );
+        }
+    }
+    {
+        let mut stdin = child.stdin.take().expect("stdin");
+        for l in &lines {
+            writeln!(stdin, "{l}").expect("write a request");
+        }
+        stdin.flush().expect("flush");
+        // The answers are read once the server has had time to give them.
+        std::thread::sleep(std::time::Duration::from_secs(3));
+    }
+    let mut out = String::new();
+    let _ = child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut out);
+    let _ = child.wait();
+    out
 }
 
 #[test]

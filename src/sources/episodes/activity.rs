@@ -4,6 +4,7 @@
 
 use rusqlite::types::Value as SqlValue;
 
+use super::meta_redact;
 use super::search::{push_filters, EpisodeQuery, EpisodeStore, EpisodeStoreError};
 
 /// A session as the activity view counts it.
@@ -42,7 +43,8 @@ impl EpisodeStore {
                 Ok(ActivitySession {
                     session_id: r.get(0)?,
                     source: r.get(1)?,
-                    cwd: r.get(2)?,
+                    // Shown as the workspace: redacted again (`meta_redact`).
+                    cwd: r.get(2).map(meta_redact::read)?,
                     outcome: r.get(3)?,
                     parent_session_id: r.get(4)?,
                 })
