@@ -11,38 +11,10 @@
 //! - a directory the indexer cannot open is named, as an unreadable file is.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
 
 use crate::common::agent_home::AgentHome;
-
-/// Runs `cmd` to its end, failing the test (and killing the child) after a minute: a hang is
-/// the bug these tests look for.
-fn finish(mut cmd: Command) -> Output {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            return child.wait_with_output().expect("output");
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the command hung");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn mkfifo(path: &Path) {
-    let _ = std::fs::remove_file(path);
-    let made = Command::new("mkfifo").arg(path).status().expect("mkfifo");
-    assert!(made.success());
-}
+use crate::hangs::{finish, mkfifo};
 
 fn doctor_json(h: &AgentHome) -> serde_json::Value {
     let out = finish(h.command(&["doctor", "--json"]));

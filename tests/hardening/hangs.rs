@@ -17,7 +17,7 @@ fn knowledge(data_dir: &Path) -> Command {
 
 /// Runs `cmd` to its end, failing the test (and killing the child) if it takes a minute: a
 /// hang is the bug these tests look for.
-fn finish(mut cmd: Command) -> Output {
+pub(crate) fn finish(mut cmd: Command) -> Output {
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -37,7 +37,7 @@ fn finish(mut cmd: Command) -> Output {
     }
 }
 
-fn mkfifo(path: &Path) {
+pub(crate) fn mkfifo(path: &Path) {
     let _ = std::fs::remove_file(path);
     let made = Command::new("mkfifo").arg(path).status().expect("mkfifo");
     assert!(made.success());

@@ -8,6 +8,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::cli::{bin, indexed_world, plan_args};
+use crate::hangs::mkfifo;
 use serde_json::Value;
 
 /// Runs `knowledge --data-dir DATA ARGS` to its end, failing the test (and killing the child)
@@ -137,12 +138,6 @@ fn doctor_on_a_data_dir_that_does_not_exist_says_so() {
         "{found:?}"
     );
     assert!(!missing.exists(), "doctor creates nothing");
-}
-
-fn mkfifo(path: &Path) {
-    let _ = std::fs::remove_file(path);
-    let made = Command::new("mkfifo").arg(path).status().expect("mkfifo");
-    assert!(made.success());
 }
 
 #[test]
