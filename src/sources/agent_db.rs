@@ -381,12 +381,13 @@ mod tests {
         writer
             .execute_batch(
                 "CREATE TABLE t(x TEXT);
-                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400)
-                 INSERT INTO t SELECT 'committed ' || printf('%0500d', i) FROM n;
+                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000)
+                 INSERT INTO t SELECT 'committed ' || printf('%02000d', i) FROM n;
                  PRAGMA cache_size = 1;
                  BEGIN;
-                 UPDATE t SET x = 'uncommitted ' || printf('%0500d', rowid);",
+                 UPDATE t SET x = 'uncommitted ' || printf('%02000d', rowid);",
             )
+            // 6 MB of changes: more than any page cache holds, so they spill to the file.
             .expect("an open transaction whose pages spilled to the file");
         // What a crash leaves: the file with uncommitted pages, and the hot journal.
         let crashed = dir.path().join("crashed");
@@ -419,7 +420,7 @@ mod tests {
                 |r| r.get(0),
             )
             .expect("count");
-        assert_eq!((committed, uncommitted), (400, 0));
+        assert_eq!((committed, uncommitted), (3000, 0));
         // The copy is this user's alone, and gone with the handle; the agent's files untouched.
         let copy_dir = copies_dir().expect("copies dir");
         assert_eq!(

@@ -20,6 +20,7 @@ use crate::engine::lanes::{
     CodeSource, Episode, EpisodeError, EpisodeEvent, EpisodeHit, EpisodeSession, EpisodesAnswer,
     EpisodesSource, HitSession, LaneRequest, LaneStats, SessionRow, SkillsSource, SourceFailure,
 };
+use crate::sources::episodes::meta_redact;
 use crate::sources::episodes::search::PER_SESSION_CAP;
 use crate::sources::fts;
 use crate::text::{embed, redact, snippet};
@@ -31,22 +32,25 @@ const SESSION_COLS: &str = "s.session_id, s.source, s.path, s.cwd, s.created_at,
     s.last_event_at, s.agent_preset, s.title, s.parent_session_id, s.agent_id, s.agent_name, \
     s.agent_description, s.team_name, s.outcome, s.live, s.events, s.machine";
 
+/// A session's row, its free text redacted again (a row an older build pushed holds its
+/// metadata as the transcript said it; the local store's reader does the same).
 fn session_row(r: &postgres::Row, at: usize) -> SessionRow {
     let s = |i: usize| r.get::<_, Option<String>>(at + i);
+    let text = |i: usize| meta_redact::read(s(i));
     SessionRow {
         session_id: r.get(at),
         source: r.get(at + 1),
         path: r.get(at + 2),
-        cwd: s(3),
+        cwd: text(3),
         created_at: s(4),
         last_event_at: s(5),
-        agent_preset: s(6),
-        title: s(7),
+        agent_preset: text(6),
+        title: text(7),
         parent_session_id: s(8),
         agent_id: s(9),
-        agent_name: s(10),
-        agent_description: s(11),
-        team_name: s(12),
+        agent_name: text(10),
+        agent_description: text(11),
+        team_name: text(12),
         outcome: r.get(at + 13),
         live: r.get(at + 14),
         events: r.get::<_, i64>(at + 15).max(0) as u64,
@@ -153,7 +157,7 @@ fn found(r: &postgres::Row) -> (EventKey, Found) {
         text: r.get(6),
         human: r.get(7),
         is_error: r.get(8),
-        sidechain_agent: r.get(9),
+        sidechain_agent: meta_redact::read(r.get(9)),
         session,
     };
     ((f.machine.clone(), r.get(1), f.seq), f)
@@ -364,7 +368,7 @@ impl EpisodesSource for TeamEpisodes {
                     seq,
                     event_type: r.get(1),
                     time: r.get(2),
-                    tool_name: r.get(3),
+                    tool_name: meta_redact::read(r.get(3)),
                     is_error: r.get(4),
                     human: r.get(5),
                     text: redact::redact(&r.get::<_, String>(6)).text,
