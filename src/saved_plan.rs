@@ -38,8 +38,29 @@ pub fn save(data_dir: &Path, plan: &IndexPlan) -> std::io::Result<()> {
     let path = plan_path(data_dir);
     let mut tmp = path.clone().into_os_string();
     tmp.push(".tmp");
-    std::fs::write(&tmp, text)?;
+    // Whatever is left at the temporary name goes first: opening a FIFO there for writing
+    // would wait for a reader forever.
+    let _ = std::fs::remove_file(&tmp);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)?;
+    std::io::Write::write_all(&mut file, text.as_bytes())?;
     std::fs::rename(tmp, path)
+}
+
+/// Why the saved plan is there but cannot be read (a FIFO, not JSON, too large); `None` when
+/// it reads or is absent.
+pub fn unreadable(data_dir: &Path) -> Option<String> {
+    let path = plan_path(data_dir);
+    std::fs::symlink_metadata(&path).ok()?;
+    let text = match crate::sources::regular_file::read_side_file(&path) {
+        Ok(text) => text,
+        Err(e) => return Some(e.to_string()),
+    };
+    serde_json::from_str::<SavedPlan>(&text)
+        .err()
+        .map(|e| format!("{}: {e}", path.display()))
 }
 
 /// The plan saved for the data dir, if `knowledge index` ever ran on it.

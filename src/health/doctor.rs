@@ -129,6 +129,15 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
         });
     }
     let plan = crate::saved_plan::load(data_dir).unwrap_or_default();
+    if let Some(why) = crate::saved_plan::unreadable(data_dir) {
+        problems.push(Problem {
+            problem: format!(
+                "the roots the last index was given cannot be read ({why}), so nothing is \
+                 checked against them"
+            ),
+            fix: "knowledge index (writes them again), or remove the file".into(),
+        });
+    }
     let mut indexed = Indexed {
         session_roots: display_all(&plan.sessions),
         skill_roots: display_all(&plan.skills),

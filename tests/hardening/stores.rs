@@ -288,3 +288,31 @@ fn a_data_dir_that_cannot_be_read_is_blamed_not_its_config() {
         "{report}"
     );
 }
+
+/// `plan.json` replaced by a FIFO: doctor names it (it reported a healthy, empty data dir), and
+/// the next `index` writes it again without waiting on the FIFO.
+#[test]
+fn a_saved_plan_that_cannot_be_read_is_named_and_written_again() {
+    let w = indexed_world();
+    let plan = w.data.join("plan.json");
+    mkfifo(&plan);
+    mkfifo(&w.data.join("plan.json.tmp"));
+    let found = problems(&doctor_json(&w.data));
+    assert!(
+        found
+            .iter()
+            .any(|(p, _)| p.contains("plan.json") && p.contains("cannot be read")),
+        "{found:?}"
+    );
+    let mut args = vec!["index", "--quiet"];
+    let roots = plan_args(&w.world);
+    args.extend(roots.iter().map(String::as_str));
+    let out = knowledge(&w.data, &args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(std::fs::metadata(&plan).expect("plan").is_file());
+}
