@@ -501,3 +501,73 @@ fn a_folder_that_may_be_listed_but_not_entered_and_a_root_out_of_reach_are_named
         "{d}"
     );
 }
+
+/// The reader's saved cursor holds the session's metadata as the records wrote it: every string
+/// in it is redacted on its own, so no secret is kept there and the cursor stays whole (redacted
+/// as one text, a value ran on into the next field: the secret kept, and the title lost on the
+/// next append).
+#[test]
+fn the_saved_cursor_keeps_no_secret_and_survives_an_append() {
+    use crate::common::agent_home::{append, claude_line, CLAUDE_SESSION};
+    let h = AgentHome::new();
+    let file = h.home.join(format!(
+        ".claude/projects/-home-dev-shop/{CLAUDE_SESSION}.jsonl"
+    ));
+    let mut line: serde_json::Value = serde_json::from_str(&claude_line(
+        CLAUDE_SESSION,
+        "c1de0000-0000-4000-8000-000000000002",
+        None,
+        "user",
+        "why does the cart lose items",
+        "/home/dev/shop",
+    ))
+    .expect("json");
+    line["gitBranch"] = "fix/password Gb7!CNRYz10".into();
+    line["version"] = "2.1.172 the token is Vr3!CNRYm03".into();
+    append(&file, &line.to_string());
+    append(
+        &file,
+        &serde_json::json!({"type": "custom-title", "customTitle": "Nice readable title",
+            "sessionId": CLAUDE_SESSION})
+        .to_string(),
+    );
+    index_pristine(&h);
+    append(
+        &file,
+        &claude_line(
+            CLAUDE_SESSION,
+            "c1de0000-0000-4000-8000-000000000003",
+            None,
+            "user",
+            "and the wishlist too",
+            "/home/dev/shop",
+        ),
+    );
+    index_pristine(&h);
+    let store =
+        knowledge::sources::sqlite::open_ro(&h.data().join("episodes.sqlite")).expect("store");
+    let cursors: Vec<String> = {
+        let mut st = store
+            .prepare(
+                "SELECT CASE WHEN typeof(parser_state) = 'blob' THEN unpack_text(parser_state)
+                 ELSE parser_state END FROM files",
+            )
+            .expect("prepare");
+        let rows = st.query_map([], |r| r.get(0)).expect("query");
+        rows.collect::<Result<_, _>>().expect("rows")
+    };
+    for c in &cursors {
+        assert!(!c.contains("CNRY"), "a secret in a saved cursor: {c}");
+        if !c.is_empty() && c.starts_with(['{', '[']) {
+            serde_json::from_str::<serde_json::Value>(c).expect("the cursor is still JSON");
+        }
+    }
+    let title: Option<String> = store
+        .query_row(
+            "SELECT title FROM sessions WHERE session_id = ?1",
+            [CLAUDE_SESSION],
+            |r| r.get(0),
+        )
+        .expect("session");
+    assert_eq!(title.as_deref(), Some("Nice readable title"));
+}

@@ -452,10 +452,29 @@ fn write_sessions(
     Ok((String::new(), saved_cursor(&work.cursor)))
 }
 
-/// The cursor as saved: it holds titles, descriptions and paths as the records wrote them, so it
-/// is redacted like event text (a cursor that no longer parses just means a full re-read).
+/// The cursor as saved: it holds titles, descriptions, paths and the session's metadata as the
+/// records wrote them, so every string in it is redacted, each on its own (redacting the JSON
+/// text as one string let a value run on into the next field: a secret kept, the cursor broken
+/// and the metadata after it lost on the next append). A cursor that is not JSON is redacted as
+/// text (one that no longer parses just means a full re-read).
 fn saved_cursor(cursor: &str) -> String {
-    redact::redact(cursor).text
+    fn each_string(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::String(s) => {
+                super::meta_redact::field(s);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(each_string),
+            serde_json::Value::Object(map) => map.values_mut().for_each(each_string),
+            _ => {}
+        }
+    }
+    match serde_json::from_str::<serde_json::Value>(cursor) {
+        Ok(mut v) => {
+            each_string(&mut v);
+            v.to_string()
+        }
+        Err(_) => redact::redact(cursor).text,
+    }
 }
 
 /// Appends events after the session's last `seq`.
