@@ -487,8 +487,16 @@ pub(crate) fn norm_time(v: Option<&Value>) -> Option<String> {
         .then(|| s.to_string())
 }
 
-/// Cuts `s` to at most `max` bytes at a char boundary.
+/// Cuts `s` to at most `max` bytes at a char boundary. A text that is cut is redacted first:
+/// a cut that lands inside a secret (`https://deploy:pw` before its `@host`, a token's first
+/// characters) leaves a part no rule recognises, which the later redaction would keep.
 pub(crate) fn cap_in_place(s: &mut String, max: usize) {
+    if s.len() > max {
+        let (red, n) = crate::text::redact::redact_cow(s);
+        if n > 0 {
+            *s = red.into_owned();
+        }
+    }
     if s.len() > max {
         let mut cut = max;
         while cut > 0 && !s.is_char_boundary(cut) {

@@ -166,6 +166,24 @@ pub(crate) fn patch_files(patch: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_argument_cut_inside_a_secret_keeps_no_part_of_it() {
+        // The cut at the cap lands just before the URL's `@host`: `https://deploy:pw` alone is
+        // no URL with a password, so the text is redacted before it is cut.
+        let tail = " && curl https://deploy:Fu5!CNRYb05";
+        let head = "echo ";
+        let pad = "z".repeat(INPUT_VALUE_CAP - head.len() - tail.len());
+        let command = format!("{head}{pad}{tail}@api.example.com/x");
+        let input = serde_json::json!({ "command": command });
+        let text = render_tool_input("Bash", &input);
+        let red = crate::text::redact::redact(&text).text;
+        assert!(
+            !red.contains("CNRY"),
+            "{}",
+            &red[red.len().saturating_sub(80)..]
+        );
+    }
     use serde_json::json;
 
     #[test]
