@@ -74,11 +74,10 @@ impl RequestLog {
 
     pub fn write(&self, mut line: LogLine) {
         let Some(path) = &self.path else { return };
+        // The client chooses the request id: it may hold what a log must never (a secret).
         line.request_id = line.request_id.map(|id| {
-            id.chars()
-                .filter(|c| !c.is_control())
-                .take(64)
-                .collect::<String>()
+            let id: String = id.chars().filter(|c| !c.is_control()).take(64).collect();
+            crate::text::redact::redact(&id).text
         });
         let Ok(text) = serde_json::to_string(&line) else {
             return;
@@ -263,5 +262,17 @@ mod tests {
         }
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(!text.contains('\u{1b}'), "control characters reach the log");
+    }
+
+    #[test]
+    fn a_secret_in_a_request_id_never_reaches_the_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("logs/knowledge.log");
+        let log = RequestLog::new(Some(path.clone()));
+        let mut l = line("search");
+        l.request_id = Some("req password=Rq2!CNRYq02".into());
+        log.write(l);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("CNRY"), "{text}");
     }
 }
