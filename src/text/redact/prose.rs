@@ -18,6 +18,7 @@
 //! (`the password is hunter2`) needs less. Only prose is read this way (transcripts, task
 //! text, Markdown): in source code a value must be a literal, and config files have keys.
 
+mod layout;
 mod shape;
 mod words;
 
@@ -27,6 +28,7 @@ use regex::{Captures, Regex};
 
 use super::value::{self, Splits};
 use super::{keys, TextKind};
+use layout::{html_tag, list_end, md_closer, value_on_next_line};
 use shape::{looks_like_credential, looks_like_password};
 
 /// A secret word, alone or as the last part of a compound (`DB_PASSWORD`, `api-key`,
@@ -49,8 +51,9 @@ pub(super) static PROSE_SECRET: LazyLock<Regex> = LazyLock::new(|| {
 const NOT_SECRET_STEMS: &[&str] = &["ключев", "ключиц", "секретар", "токениз"];
 
 /// Most words between the secret word and its verb (`the password for the prod db is X`,
-/// `ключ API от боевой базы — X`).
-const MAX_FILL: usize = 4;
+/// `ключ API от боевой базы — X`, `the password for the production database cluster in
+/// eu-west-1 is X`). None of them may end a clause ([`fill_word`]).
+const MAX_FILL: usize = 8;
 
 /// Whether `word` is a secret word the prose rule reads (`password`, `token`, `ключ`, …).
 pub(super) fn is_secret_word(word: &str) -> bool {
@@ -125,7 +128,9 @@ pub(super) fn pick(c: &Captures, t: &str, kind: TextKind) -> Option<(usize, usiz
     let found = c.name("key")?;
     // Most secret words in a text are followed by none of what can lead to a value
     // (`tokenizer`, `"key":`, `password_file`): decided before anything is allocated.
-    if !t[found.end()..].starts_with([' ', '\t', ':', '=', '\'', '’', ',', '—', '–', '→']) {
+    // `**Password:** X`, `` `password`: X ``: Markdown closing around the word.
+    let end = found.end() + md_closer(t, found.end());
+    if !t[end..].starts_with([' ', '\t', ':', '?', '=', '\'', '’', ',', '—', '–', '→']) {
         return None;
     }
     let start = compound_start(t, found.start());
@@ -149,15 +154,17 @@ pub(super) fn pick(c: &Captures, t: &str, kind: TextKind) -> Option<(usize, usiz
     let has = |list: &[&str]| before.iter().any(|w| list.contains(&w.as_str()));
     let how = How {
         setter: has(words::SETTERS),
-        key_is_assigned: keys::is_secret_key(key),
+        // `` `password`: X `` is no assignment the assignment rules read.
+        key_is_assigned: keys::is_secret_key(key) && end == found.end(),
         // Russian puts what qualifies a key after it (`ключ доступа`, `ключ апи`).
         adjective: matches!(word.as_str(), "key" | "keys") && !strong,
         plural: is_plural(&word),
+        passwords: password && is_plural(&word),
         determined: before
             .last()
             .is_some_and(|w| words::DETERMINERS.contains(&w.as_str())),
     };
-    let tail = read_tail(t, found.end(), how)?;
+    let tail = read_tail(t, end, how)?;
     let used = has(words::USERS);
     if tail.verb == Verb::None && !(password || used) {
         return None; // `token 0x1F3a` is a number in prose about tokens
@@ -192,7 +199,16 @@ pub(super) fn pick(c: &Captures, t: &str, kind: TextKind) -> Option<(usize, usiz
     } else {
         looks_like_credential(v)
     };
-    (shaped && !value::is_exempt(v, quoted, Some(key), kind)).then_some((s, e))
+    if !shaped || value::is_exempt(v, quoted, Some(key), kind) {
+        return None;
+    }
+    // `the passwords are X and Y`, `passwords: X, Y`: each password of the list goes.
+    let e = if how.plural && password {
+        list_end(t, e, kind)
+    } else {
+        e
+    };
+    Some((s, e))
 }
 
 /// What comes between the secret word and its value.
@@ -223,6 +239,8 @@ struct How {
     adjective: bool,
     /// A plural (`keys`, `пароли`): a list's heading (`Keys: …`) unless a verb says it.
     plural: bool,
+    /// A plural of a password's word (`passwords: X, Y`): its list is of passwords.
+    passwords: bool,
     /// An article or a possessive comes right before the word (`the token`, `мой пароль`): a
     /// sentence, where a value between commas is an apposition (`the token, X, expires`), not
     /// a list (`{Key, XChaCha20, XNonce}`).
@@ -237,6 +255,7 @@ fn read_tail(t: &str, at: usize, how: How) -> Option<Tail> {
         key_is_assigned,
         adjective,
         plural,
+        passwords,
         determined,
     } = how;
     let rest = &t[at..];
@@ -260,6 +279,19 @@ fn read_tail(t: &str, at: usize, how: How) -> Option<Tail> {
             verb: Verb::Said,
         });
     }
+    // `What's the password? It's X`: the answer after the question.
+    if let Some(after) = rest.strip_prefix('?') {
+        let next = tokens(t, t.len() - after.len());
+        let said = |i: usize, w: &str| next.get(i).is_some_and(|tok| tok.text.to_lowercase() == w);
+        let n = if said(0, "it's") || said(0, "it’s") || said(0, "это") {
+            1
+        } else if said(0, "it") && said(1, "is") {
+            2
+        } else {
+            return None;
+        };
+        return value_after(t, next[n - 1].end);
+    }
     if rest.starts_with("::") {
         return None; // a `Type::path`
     }
@@ -269,9 +301,12 @@ fn read_tail(t: &str, at: usize, how: How) -> Option<Tail> {
     {
         // `password=X` is an assignment, the assignment rules' (they take any value); a word
         // they do not take as a key (`key: X`, `ключ: X`) is read here.
-        let read = !key_is_assigned && !plural;
+        // `**Password:** X` is none either: the mark stands between the key and its value.
+        let from = at + sep.len();
+        let closer = md_closer(t, from);
+        let read = (!key_is_assigned || closer > 0) && (!plural || passwords);
         return read
-            .then(|| value_after(t, at + sep.len()))
+            .then(|| value_after(t, from + closer))
             .flatten()
             .map(|v| Tail {
                 verb: Verb::Attached,
@@ -316,7 +351,11 @@ fn read_tail(t: &str, at: usize, how: How) -> Option<Tail> {
             if separator && plural {
                 break;
             }
-            let tail = value_after(t, toks[fill + n - 1].end)?;
+            let from = toks[fill + n - 1].end;
+            let tail = value_after(t, from).or_else(|| {
+                // `the password is:` and the value alone on the next line.
+                (!separator).then(|| value_on_next_line(t, from)).flatten()
+            })?;
             // `key = X` is written as code writes it; `the key for prod = X` as a sentence.
             let attached = separator && fill == 0 && matches!(toks[0].text, "=" | ":=" | "=>");
             return Some(Tail {
@@ -396,9 +435,6 @@ fn is_acronym(w: &str) -> bool {
 /// The verb phrase at the start of `toks`, if any: (how many words, whether a separator).
 fn verb_at(toks: &[Tok<'_>], setter: bool) -> Option<(usize, bool)> {
     let first = toks.first()?;
-    if words::SEPARATORS.contains(&first.text) {
-        return Some((1, true));
-    }
     let said = |phrase: &[&str]| {
         phrase.len() <= toks.len()
             && phrase.iter().zip(toks).enumerate().all(|(i, (p, tok))| {
@@ -418,7 +454,11 @@ fn verb_at(toks: &[Tok<'_>], setter: bool) -> Option<(usize, bool)> {
     if best.is_none() && setter && (said(&["to"]) || said(&["на"])) {
         best = Some(1);
     }
-    best.map(|n| (n, false))
+    // A verb phrase may start with a separator (`- это`): the phrase first.
+    match best {
+        Some(n) => Some((n, false)),
+        None => words::SEPARATORS.contains(&first.text).then_some((1, true)),
+    }
 }
 
 /// A whitespace-separated word of the line after the secret word, with its byte range.
@@ -490,6 +530,15 @@ fn value_span(t: &str, at: usize) -> Option<(usize, usize, bool)> {
     let (mut s, mut e) = (val.start, val.end);
     if !val.quoted {
         e = s + t[s..].find(char::is_whitespace).unwrap_or(t.len() - s);
+        // `<b>X</b>`, `X<br/>`: HTML tags around a value are markup, not the value.
+        while let Some(n) = html_tag(&t[s..e]).filter(|n| !t[s..s + n].starts_with("</")) {
+            s += n;
+        }
+        if let Some(p) =
+            (1..e - s).find(|&p| t.is_char_boundary(s + p) && html_tag(&t[s + p..e]).is_some())
+        {
+            e = s + p;
+        }
         // A value opening a quote or bracket is prose punctuation, not the secret's first byte.
         while s < e && t[s..e].starts_with(['(', '[', '«', '"', '\'', '`', '*', '~']) {
             s += t[s..].chars().next().map_or(1, char::len_utf8);

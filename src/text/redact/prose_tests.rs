@@ -402,3 +402,98 @@ fn forms_found_by_the_hostile_pass() {
         assert_eq!((r.text.as_str(), r.count), (input, 0), "{input:?}");
     }
 }
+
+#[test]
+fn forms_found_by_the_second_hostile_pass() {
+    // Issue 37: Markdown around the word, long clauses before the verb, values with `/`,
+    // parentheses, a leading `-` or `&`, HTML tags, a value on the next line, more verbs.
+    let mut failed = Vec::new();
+    for (input, value) in [
+        ("**Password:** Bd9!CNRYe66", "Bd9!CNRYe66"),
+        ("**API key:** Ak5!CNRYd05", "Ak5!CNRYd05"),
+        ("`password`: Bq2!CNRYe68", "Bq2!CNRYe68"),
+        (
+            "the password for the new staging database server is Rt6*CNRYe09y",
+            "Rt6*CNRYe09y",
+        ),
+        (
+            "the password that I use for everything is Ev2!CNRYe25ss",
+            "Ev2!CNRYe25ss",
+        ),
+        (
+            "the password for the production database cluster in eu-west-1 is Eu9!CNRYv19",
+            "Eu9!CNRYv19",
+        ),
+        (
+            "пароль от сервера базы данных в продакшене теперь Пб9!CNRYv20",
+            "Пб9!CNRYv20",
+        ),
+        ("the password is Ab1/CNRYe18!z", "Ab1/CNRYe18!z"),
+        ("the password is 'Ab1/CNRYv02!ef'", "Ab1/CNRYv02!ef"),
+        (
+            "the secret is 3q2+7w/AbCdEfCNRYv01==",
+            "3q2+7w/AbCdEfCNRYv01",
+        ),
+        (
+            "the secret is wJalrXUtnFEMI/K7MDENG/bPxRfiCNRYv07EXAMPLE",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCNRYv07EXAMPLE",
+        ),
+        ("the password is P@ss(CNRYe98)w0rd", "P@ss(CNRYe98)w0rd"),
+        ("the token is &Xy7!CNRYv03", "Xy7!CNRYv03"),
+        ("the password is -Neg4!CNRYe19", "Neg4!CNRYe19"),
+        ("the password is <b>Hb7!CNRYj07</b>", "Hb7!CNRYj07"),
+        ("the password is Hb8!CNRYj08<br/>next", "Hb8!CNRYj08"),
+        ("the password is Pa55,CNRYe20x!", "Pa55,CNRYe20x"),
+        ("The password is:\n    Nl9!CNRYe24tt", "Nl9!CNRYe24tt"),
+        ("the password is\nNx5!CNRYe83", "Nx5!CNRYe83"),
+        ("What's the password? It's Qw3!CNRYe04e", "Qw3!CNRYe04e"),
+        ("the password remains Rm1!CNRYe30", "Rm1!CNRYe30"),
+        ("the password stays St1!CNRYe31", "St1!CNRYe31"),
+        ("the password has to be Ht1!CNRYe32", "Ht1!CNRYe32"),
+        ("the password needs to be Nt1!CNRYe33", "Nt1!CNRYe33"),
+        ("the password should now be Sn1!CNRYe34", "Sn1!CNRYe34"),
+        ("пароль является Пя1!CNRYe35", "Пя1!CNRYe35"),
+        ("пароль - это Пд1!CNRYe36", "Пд1!CNRYe36"),
+        ("the passwords are Pl1!CNRYa and Pl2!CNRYe55", "Pl1!CNRYa"),
+        ("the passwords are Pl1!CNRYa and Pl2!CNRYe55", "Pl2!CNRYe55"),
+        ("passwords: Pa1!CNRYb, Pa2!CNRYc", "Pa1!CNRYb"),
+        ("passwords: Pa1!CNRYb, Pa2!CNRYc", "Pa2!CNRYc"),
+    ] {
+        let r = redact(input);
+        if r.text.contains(value) || redact(&r.text).text != r.text {
+            failed.push(format!("{input:?} -> {:?}", r.text));
+        }
+    }
+    for input in [
+        "the token count is 5",
+        "press the key",
+        "password reset flow works",
+        "the password is required",
+        "the token is expired",
+        "the key question is whether it scales",
+        "the token limit is 128k",
+        "the key is Ctrl+Shift+P",
+        "Секрет успеха — тесты",
+        "ключ — это поле id",
+        "токен истёк",
+        "the key is src/keys/a.pem",
+        "the key is ~/.ssh/id_ed25519",
+        "the token is stored in /etc/x",
+        "the password for the account and the token for the api are both required",
+        "the password needs to be changed",
+        "the password remains unchanged",
+        "**Password:** required",
+        "`password`: the user's password",
+        "the password is\nrequired by the server",
+        "What's the password? It's in the vault",
+        "the key is api/v2/users",
+        "the token is foo(bar)",
+        "the token is -v",
+    ] {
+        let r = redact(input);
+        if (r.text.as_str(), r.count) != (input, 0) {
+            failed.push(format!("kept? {input:?} -> {:?}", r.text));
+        }
+    }
+    assert!(failed.is_empty(), "{failed:#?}");
+}

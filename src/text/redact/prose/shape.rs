@@ -78,8 +78,18 @@ pub(in super::super) fn looks_like_password(v: &str) -> bool {
 
 /// Not a path, URL, call, command-line flag, reference (`&Arc<str>`), generic type, list
 /// (`pKey,nKey`), `::` or `->` path: code and places are named in sentences about secrets, and
-/// are not secrets.
+/// are not secrets. A token with a password's mark in it (`!`, `@`, `#`, `$`, `%`, `^`, `*`,
+/// `+`, `=`, `?`, `~`) is no code or place even with a `/`, a parenthesis, a comma or a
+/// leading `-` or `&` (`Ab1/X!z`, `P@ss(X)w0rd`, `-Neg4!X`, `&Xy7!X`, base64); nor is one
+/// whose `/`-separated parts mix letters, digits and capitals (`wJalr/K7MDENG/bPxR`), which
+/// a path's parts (`src/keys/a.pem`, `api/v2/users`) do not.
 fn plain_token(v: &str) -> bool {
+    let mark = v.chars().any(|c| {
+        matches!(
+            c,
+            '!' | '@' | '#' | '$' | '%' | '^' | '*' | '+' | '=' | '?' | '~'
+        )
+    });
     let list = v
         .as_bytes()
         .windows(2)
@@ -89,11 +99,29 @@ fn plain_token(v: &str) -> bool {
         .as_bytes()
         .windows(2)
         .any(|w| w[0].is_ascii_alphanumeric() && w[1] == b'<');
+    // `foo(bar)`, `f(x=1)`: a call's name before its parenthesis, or the parenthesis last.
+    let call = v.contains(['(', ')'])
+        && (v.ends_with(')')
+            || v.split('(')
+                .next()
+                .is_some_and(|n| n.chars().all(|c| c.is_alphanumeric() || "_.:".contains(c))));
+    let mixed_part = |p: &str| {
+        p.chars().any(char::is_uppercase)
+            && p.chars().any(|c| c.is_ascii_digit())
+            && p.chars().any(char::is_lowercase)
+            || p.chars().filter(|c| c.is_ascii_digit()).count() >= 1
+                && p.chars().filter(|c| c.is_uppercase()).count() >= 3
+    };
+    let path = v.contains('/')
+        && (v.starts_with(['/', '~', '.']) || !(mark || v.split('/').any(mixed_part)));
     !(v.contains("://")
-        || v.starts_with(['-', '&'])
-        || list
+        || v.starts_with("--")
+        || v.starts_with(['-', '&']) && !mark
+        || list && !mark
         || generic
-        || v.contains(['/', '\\', '(', ')'])
+        || path
+        || v.contains('\\')
+        || call
         || v.contains("::")
         || v.contains("->"))
 }
