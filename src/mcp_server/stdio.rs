@@ -169,6 +169,20 @@ async fn read_client<R: AsyncBufRead + Unpin>(
                         None => Verdict::Pass(message),
                     }
                 }
+                // The handshake happens once: a second `initialize` would be answered as if
+                // the session started again.
+                Verdict::Pass(message)
+                    if message.get("method").and_then(Value::as_str) == Some("initialize") =>
+                {
+                    match message.get("id").filter(|i| !i.is_null()) {
+                        Some(id) => Verdict::Reply(error_doc(
+                            id.clone(),
+                            -32600,
+                            "Invalid Request: already initialized (initialize is sent once)",
+                        )),
+                        None => Verdict::Skip,
+                    }
+                }
                 other => other,
             },
             Line::TooLong => Verdict::Reply(error_doc(

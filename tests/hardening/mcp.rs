@@ -97,6 +97,9 @@ fn a_request_before_initialize_is_answered_not_initialized() {
     ];
     lines.extend(common::cli::mcp_handshake(3).iter().map(Value::to_string));
     lines.push(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}).to_string());
+    // A second handshake is refused; the session goes on.
+    lines.push(common::cli::mcp_handshake(5)[0].to_string());
+    lines.push(json!({"jsonrpc": "2.0", "id": 6, "method": "tools/list"}).to_string());
     let mut stdin = child.stdin.take().expect("stdin");
     for l in &lines {
         writeln!(stdin, "{l}").expect("write");
@@ -111,7 +114,7 @@ fn a_request_before_initialize_is_answered_not_initialized() {
     });
     let mut replies: Vec<Value> = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(60);
-    while replies.len() < 4 {
+    while replies.len() < 6 {
         match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
             Ok(line) => replies.push(serde_json::from_str(&line).expect("a JSON-RPC line")),
             Err(_) => break,
@@ -132,4 +135,7 @@ fn a_request_before_initialize_is_answered_not_initialized() {
     }
     assert!(by_id(3)["result"].is_object(), "initialize answered");
     assert!(by_id(4)["result"]["tools"].is_array(), "served after it");
+    let again = by_id(5)["error"]["message"].as_str().unwrap_or("");
+    assert!(again.contains("already initialized"), "{again}");
+    assert!(by_id(6)["result"]["tools"].is_array(), "still served");
 }
