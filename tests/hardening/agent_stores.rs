@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use crate::common::agent_home::AgentHome;
+use crate::common::watching::is_root;
 use crate::hangs::{finish, mkfifo};
 
 fn doctor_json(h: &AgentHome) -> serde_json::Value {
@@ -29,13 +30,17 @@ fn doctor_json(h: &AgentHome) -> serde_json::Value {
 /// Sessions doctor counts for `agent` after an index run.
 fn sessions_of(h: &AgentHome, agent: &str) -> u64 {
     let d = doctor_json(h);
+    sessions_in(&d, agent).unwrap_or_else(|| panic!("no {agent} report: {d}"))
+}
+
+/// Sessions a doctor report counts for `agent`.
+fn sessions_in(d: &serde_json::Value, agent: &str) -> Option<u64> {
     d["agents"]
         .as_array()
         .expect("agents")
         .iter()
         .find(|r| r["agent"] == agent)
         .and_then(|r| r["sessions"].as_u64())
-        .unwrap_or_else(|| panic!("no {agent} report: {d}"))
 }
 
 /// The side files a reader opens whole, each replaced by `how`.
@@ -218,11 +223,6 @@ fn entries(dir: &Path) -> Vec<String> {
     v
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// `knowledge --data-dir DATA <args>` run by a user who cannot write the home: as root, the
 /// command runs as `nobody` (root writes everywhere); as anyone else, `read_only` folders lose
 /// their write bit for the run's length (given back by [`restore`]).
@@ -312,14 +312,7 @@ fn an_agents_wal_database_is_read_with_nothing_created_beside_it() {
         &["doctor", "--json"],
     ));
     let d: serde_json::Value = serde_json::from_slice(&doctor.stdout).expect("doctor json");
-    let count = |agent: &str| {
-        d["agents"]
-            .as_array()
-            .expect("agents")
-            .iter()
-            .find(|r| r["agent"] == agent)
-            .and_then(|r| r["sessions"].as_u64())
-    };
+    let count = |agent: &str| sessions_in(&d, agent);
     assert_eq!(count("opencode"), Some(2), "{d}");
     assert_eq!(count("cursor"), Some(4), "{d}");
     assert_eq!(dirs.iter().map(|d| entries(d)).collect::<Vec<_>>(), before);
@@ -406,14 +399,7 @@ fn a_folder_the_indexer_cannot_list_is_named_not_skipped() {
         "{d}"
     );
     // Everything else was read.
-    let count = |agent: &str| {
-        d["agents"]
-            .as_array()
-            .expect("agents")
-            .iter()
-            .find(|r| r["agent"] == agent)
-            .and_then(|r| r["sessions"].as_u64())
-    };
+    let count = |agent: &str| sessions_in(&d, agent);
     assert_eq!(count("claude"), Some(1), "{d}");
     assert_eq!(count("opencode"), Some(2), "{d}");
 }
