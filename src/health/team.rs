@@ -170,14 +170,8 @@ pub fn check(target: &Target, lane_timeout: Duration) -> TeamReport {
 
 /// The team index at `url` (shown without its password) and its schema version, or why it
 /// cannot be read: what `stats --chart --team` says about the team beside a chart of this
-/// machine's index.
-pub fn probe(url: &str) -> Result<(String, i32), crate::team::TeamError> {
-    let url = TeamUrl::parse(url)?;
-    server::probe(&url).map(|v| (url.to_string(), v))
-}
-
-/// [`probe`], waited for at most `wait`: a host that accepts and says nothing holds a connect
-/// for the whole connect budget (seconds), and a chart should not wait for it.
+/// machine's index, waited for at most `wait`: a host that accepts and says nothing holds a
+/// connect for the whole connect budget (seconds), and a chart should not wait for it.
 pub fn probe_within(url: &str, wait: Duration) -> Result<(String, i32), crate::team::TeamError> {
     let parsed = TeamUrl::parse(url)?;
     let shown = parsed.to_string();
