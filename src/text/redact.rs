@@ -5,7 +5,8 @@
 //! still findable by its keys. Covered: passwords in URLs, `key = value` style assignments whose
 //! key names a secret (code, JSON, YAML, `.env`, INI, CLI flags, XML, connection strings such as
 //! `Password=…;` or `AccountKey=…`, Russian `пароль: …`), secrets said in a sentence in prose
-//! (`the password is …`, `пароль — …`, [`prose`]), `.netrc` lines, values continued on the
+//! (`the password is …`, `пароль — …`, [`prose`]), cells of Markdown tables under a secret-named
+//! header or beside a secret-named key cell ([`table`]), `.netrc` lines, values continued on the
 //! next lines (YAML block scalars, a backslash-newline), well-known token shapes (AWS, GitHub,
 //! GitLab, Slack, OpenAI/Anthropic, Google, Stripe, JWT, npm, Hugging Face, Telegram, Yandex
 //! Cloud), `Authorization`/`Bearer` credentials, PEM and PuTTY private keys.
@@ -21,6 +22,7 @@ mod assign;
 mod keys;
 mod patterns;
 mod prose;
+mod table;
 mod value;
 
 use std::borrow::Cow;
@@ -245,6 +247,7 @@ fn redact_pass(text: Cow<'_, str>, kind: TextKind) -> (Cow<'_, str>, usize) {
             &mut count,
             |c, t| prose::pick(c, t, kind),
         );
+        out = table::redact(out, &mut count);
     }
     (out, count)
 }
@@ -464,5 +467,7 @@ fn apply<'a>(
 mod equivalence_tests;
 #[cfg(test)]
 mod prose_tests;
+#[cfg(test)]
+mod table_tests;
 #[cfg(test)]
 mod tests;

@@ -100,8 +100,24 @@ fn compound_start(t: &str, at: usize) -> usize {
 }
 
 /// A word that names a password (whose value needs no verb, and less shape after one).
-fn is_password_word(w: &str) -> bool {
+pub(super) fn is_password_word(w: &str) -> bool {
     w.starts_with("pass") || matches!(w, "pwd" | "pw") || w.starts_with("парол")
+}
+
+/// Whether a word before `key` or `token` makes it name something else than a secret
+/// (`primary`, `next`, `public`).
+pub(super) fn names_no_secret(w: &str) -> bool {
+    words::NOT_SECRET_KINDS.contains(&w)
+}
+
+/// Whether a value that a secret word names without a sentence around it (a table's header, a
+/// key cell) looks like one; what a password's word names needs less than `token` or `key`.
+pub(super) fn value_shaped(v: &str, password: bool) -> bool {
+    if password {
+        looks_like_password(v)
+    } else {
+        looks_like_credential(v)
+    }
 }
 
 /// `keys`, `tokens`, `пароли`, `ключи`; `credentials` is how one is named, not a list.
