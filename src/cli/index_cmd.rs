@@ -255,9 +255,14 @@ fn print_summary(data_dir: &Path, s: &IndexAllSummary) {
             k.skills, k.actors, k.skill_uses
         );
     } else if let Some(k) = &s.agent_knowledge {
+        let how = match (k.rederived_sessions, &k.full_build_because) {
+            (Some(n), _) => format!(" ({n} changed sessions derived again)"),
+            (None, Some(why)) => format!(" (everything derived: {why})"),
+            (None, None) => String::new(),
+        };
         eprintln!(
             "skills and actors: {} skills, {} agent definitions, {} actors, {} skill uses, {} \
-             edits, {} assignments kept, in {} ms",
+             edits, {} assignments kept, in {} ms{how}",
             k.skills,
             k.agent_defs,
             k.actors,

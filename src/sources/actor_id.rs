@@ -70,8 +70,14 @@ pub fn spawned(source: &str, root_session: &str, name: &str, team: bool) -> Acto
     )
 }
 
+/// A part of an actor id as the id spells it (whitespace becomes `-`, so `a b` and `a-b` name
+/// one actor).
+pub fn id_part(s: &str) -> String {
+    s.replace(char::is_whitespace, "-")
+}
+
 pub fn key(source: &str, kind: &'static str, root_session: &str, name: &str) -> ActorKey {
-    let clean = |s: &str| s.replace(char::is_whitespace, "-");
+    let clean = id_part;
     ActorKey {
         actor_id: format!(
             "actor:{}:{kind}:{}:{}",

@@ -4,8 +4,12 @@
 //!
 //! The new store is written to a temporary file beside the old one and renamed over it, so a
 //! reader sees either the old store or the new one, never half of one. Rows are inserted in a
-//! fixed order, so a rebuild of the same inputs gives the same rows. The source is only read. The only rows that are not derived, `ak_assignment` (dispatch plans), are copied from
+//! fixed order, so a rebuild of the same inputs gives the same rows. The source is only read.
+//! The only rows that are not derived, `ak_assignment` (dispatch plans), are copied from
 //! the old store into the new one before the rename, under a write lock on the old store.
+//!
+//! When the source marks each session's changes and the catalog is the same, only the families
+//! of the sessions that changed are derived again, in a copy of the old store (`incremental.rs`).
 
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -15,11 +19,14 @@ use sha2::{Digest, Sha256};
 
 use super::assignments::{copy_assignments, ASSIGNMENT_SCHEMA};
 use super::catalog::{scan_agents, scan_skills, AgentDoc, SkillDoc};
+use super::derive::SessionIn;
 use super::facts::{EpisodesFacts, FactsError, FactsSource};
 use super::schema::{self, SCHEMA, SCHEMA_VERSION};
 use super::{AgentKnowledgeError, AgentKnowledgeStats, AgentKnowledgeStore};
-use stream::StreamError;
+use incremental::Update;
+use stream::{Scope, StreamError};
 
+mod incremental;
 mod rows;
 mod stream;
 
@@ -37,6 +44,12 @@ pub struct BuildSummary {
     pub skill_uses: u64,
     pub edits: u64,
     pub assignments_preserved: u64,
+    /// Sessions derived again by an incremental update (`None`: a full build, or none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rederived_sessions: Option<u64>,
+    /// Why everything was derived (`None`: an incremental update, or nothing changed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_build_because: Option<String>,
     /// True when nothing changed since the last build and the store was left as it was.
     pub unchanged: bool,
     pub warnings: Vec<String>,
@@ -115,18 +128,38 @@ pub fn build_from(
             .push("no episodes store yet: only the skill catalog was built".to_string());
     }
 
-    let tmp = temp_path(knowledge_db)?;
+    let (sessions, marks_basis) = match facts.as_deref_mut() {
+        Some(f) => (
+            f.sessions().map_err(|e| facts_error(&*f, e))?,
+            f.marks_basis().map_err(|e| facts_error(&*f, e))?,
+        ),
+        None => (Vec::new(), None),
+    };
+    let catalog_rev = fingerprint(None, &skills, &agents);
     let content = Content {
         skills: &skills,
         agents: &agents,
         index_rev: &index_rev,
         episodes_rev: ep_rev.as_deref(),
+        catalog_rev: &catalog_rev,
+        marks_basis: marks_basis.as_deref(),
     };
-    let result = write_and_swap(&tmp, knowledge_db, &content, facts, &mut summary);
-    if result.is_err() {
-        remove_temp(&tmp);
+    let update = match (force, facts.as_deref_mut()) {
+        (false, Some(f)) => {
+            incremental::update(knowledge_db, f, &sessions, &content, &mut summary)?
+        }
+        (true, _) => Update::Full("a full build was asked for"),
+        (false, None) => Update::Full("there are no episodes yet"),
+    };
+    if let Update::Full(why) = update {
+        summary.full_build_because = Some(why.to_string());
+        let tmp = temp_path(knowledge_db)?;
+        let result = write_and_swap(&tmp, knowledge_db, &content, facts, &sessions, &mut summary);
+        if result.is_err() {
+            remove_temp(&tmp);
+        }
+        result?;
     }
-    result?;
 
     summary.index_rev = index_rev;
     summary.episodes_index_rev = ep_rev;
@@ -188,6 +221,10 @@ struct Content<'a> {
     agents: &'a [AgentDoc],
     index_rev: &'a str,
     episodes_rev: Option<&'a str>,
+    /// The schema and the catalog (no episodes): an incremental update needs it unchanged.
+    catalog_rev: &'a str,
+    /// The source's [`FactsSource::marks_basis`].
+    marks_basis: Option<&'a str>,
 }
 
 fn write_and_swap(
@@ -195,6 +232,7 @@ fn write_and_swap(
     target: &Path,
     content: &Content<'_>,
     facts: Option<&mut dyn FactsSource>,
+    sessions: &[SessionIn],
     summary: &mut BuildSummary,
 ) -> Result<(), AgentKnowledgeError> {
     let sql_err = |path: &Path| {
@@ -213,15 +251,23 @@ fn write_and_swap(
         tx.execute_batch(ASSIGNMENT_SCHEMA).map_err(sql_err(tmp))?;
         rows::insert_catalog(&tx, content).map_err(sql_err(tmp))?;
         let derived = match facts {
-            Some(f) => stream::insert_derived(&tx, f).map_err(|e| match e {
-                StreamError::Read(source) => facts_error(&*f, source),
-                StreamError::Write(source) => sql_err(tmp)(source),
-            })?,
+            Some(f) => {
+                stream::insert_derived(&tx, f, sessions, Scope::All).map_err(|e| match e {
+                    StreamError::Read(source) => facts_error(&*f, source),
+                    StreamError::Write(source) => sql_err(tmp)(source),
+                })?
+            }
             None => stream::Streamed::default(),
         };
-        rows::insert_actors(&tx, &derived.actors, &derived.sessions, content.agents)
+        rows::insert_actors(&tx, &derived.actors, sessions, content.agents)
             .map_err(sql_err(tmp))?;
-        summary.sessions = derived.sessions.len() as u64;
+        // Marks only where every session has one and no event lies outside them: then the
+        // families of the next build's changes can be told from the sessions alone.
+        let marked = !derived.orphans && sessions.iter().all(|s| s.mark.is_some());
+        if let (Some(basis), true) = (content.marks_basis, marked) {
+            rows::insert_marks(&tx, sessions, basis, content.catalog_rev).map_err(sql_err(tmp))?;
+        }
+        summary.sessions = sessions.len() as u64;
         summary.actors = derived.actors.actors.len() as u64;
         summary.skill_uses = derived.uses;
         summary.edits = derived.edits;

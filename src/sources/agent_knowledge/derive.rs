@@ -35,6 +35,9 @@ pub struct SessionIn {
     pub outcome: String,
     /// Time of the session's last event (ms since the epoch).
     pub last_ms: Option<i64>,
+    /// The source's change mark of the session: it moves whenever anything derivation reads of
+    /// the session changes (`None`: the source keeps none, and every build is a full one).
+    pub mark: Option<i64>,
 }
 
 /// An event that carries facts.
@@ -436,6 +439,13 @@ impl Actors {
 
 pub(super) fn is_subagent(s: &SessionIn) -> bool {
     s.parent_session_id.is_some() || s.agent_id.is_some()
+}
+
+/// The family of a session: its root session as actor ids spell it. Every actor, spawn and link
+/// of a session stays inside its family (actor ids hold the root), so a family can be derived
+/// again without the others (`build/incremental.rs`).
+pub fn family(s: &SessionIn) -> String {
+    crate::sources::actor_id::id_part(&root_session(s))
 }
 
 /// The root session a session belongs to (as [`actor_of`] computes it).

@@ -68,6 +68,41 @@ pub trait FactsSource {
     fn activity(&mut self, visit: &mut dyn FnMut(ActivityIn) -> Visit) -> Result<(), FactsError>;
     /// Every event that carries at least one fact, with its facts parsed, to `visit`.
     fn fact_events(&mut self, visit: &mut dyn FnMut(EventIn) -> Visit) -> Result<(), FactsError>;
+
+    /// What the sessions' change marks ([`SessionIn::mark`]) are relative to: a build that saved
+    /// marks under another basis (another store, another layout) cannot compare them. `None`:
+    /// the source keeps no marks, and every build derives everything.
+    fn marks_basis(&mut self) -> Result<Option<String>, FactsError> {
+        Ok(None)
+    }
+
+    /// [`Self::activity`] of these sessions only (`sessions` ascending). The default filters the
+    /// whole stream; a source with an index on sessions reads just theirs.
+    fn activity_of(
+        &mut self,
+        sessions: &[&str],
+        visit: &mut dyn FnMut(ActivityIn) -> Visit,
+    ) -> Result<(), FactsError> {
+        let wanted: std::collections::HashSet<&str> = sessions.iter().copied().collect();
+        self.activity(&mut |row| match wanted.contains(row.session_id.as_str()) {
+            true => visit(row),
+            false => ControlFlow::Continue(()),
+        })
+    }
+
+    /// [`Self::fact_events`] of these sessions only (`sessions` ascending), as
+    /// [`Self::activity_of`].
+    fn fact_events_of(
+        &mut self,
+        sessions: &[&str],
+        visit: &mut dyn FnMut(EventIn) -> Visit,
+    ) -> Result<(), FactsError> {
+        let wanted: std::collections::HashSet<&str> = sessions.iter().copied().collect();
+        self.fact_events(&mut |ev| match wanted.contains(ev.session_id.as_str()) {
+            true => visit(ev),
+            false => ControlFlow::Continue(()),
+        })
+    }
 }
 
 /// The built-in episodes store as a [`FactsSource`]: one read-only connection holding one read
@@ -76,7 +111,20 @@ pub trait FactsSource {
 pub struct EpisodesFacts {
     path: PathBuf,
     conn: Connection,
+    /// Whether `sessions` has the `mark` column (a store an older build wrote has none).
+    marks: bool,
 }
+
+/// The activity of one session or of all: `WHERE` goes between `FROM events` and `GROUP BY`.
+const ACTIVITY_SQL: &str =
+    "SELECT session_id, sidechain_agent, time_ms / 3600000 AS h, count(*), min(time_ms),
+            max(time_ms)
+     FROM events {WHERE} GROUP BY session_id, sidechain_agent, h
+     ORDER BY session_id, sidechain_agent, h";
+
+/// The fact-carrying events of one session or of all, as [`ACTIVITY_SQL`].
+const FACT_EVENTS_SQL: &str = "SELECT session_id, seq, time_ms, tool_use_id, sidechain_agent, facts
+     FROM events WHERE facts IS NOT NULL {AND} ORDER BY session_id, seq";
 
 impl EpisodesFacts {
     pub fn open(path: &Path) -> rusqlite::Result<EpisodesFacts> {
@@ -84,10 +132,73 @@ impl EpisodesFacts {
         // An indexer may be finishing its write: wait longer than a search would.
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.execute_batch("BEGIN")?;
+        let marks = conn.prepare("SELECT mark FROM sessions LIMIT 0").is_ok();
         Ok(EpisodesFacts {
             path: path.to_path_buf(),
             conn,
+            marks,
         })
+    }
+
+    fn activity_rows(
+        &self,
+        sql: &str,
+        session: Option<&str>,
+        visit: &mut dyn FnMut(ActivityIn) -> Visit,
+    ) -> Result<bool, FactsError> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let mut rows = match session {
+            Some(sid) => stmt.query([sid])?,
+            None => stmt.query([])?,
+        };
+        while let Some(r) = rows.next()? {
+            let row = ActivityIn {
+                session_id: r.get(0)?,
+                sidechain_agent: r.get(1).map(meta_redact::read)?,
+                hour: r.get(2)?,
+                events: r.get::<_, i64>(3)?.max(0) as u64,
+                min_ms: r.get(4)?,
+                max_ms: r.get(5)?,
+            };
+            if visit(row).is_break() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn fact_rows(
+        &self,
+        sql: &str,
+        session: Option<&str>,
+        visit: &mut dyn FnMut(EventIn) -> Visit,
+    ) -> Result<bool, FactsError> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let mut rows = match session {
+            Some(sid) => stmt.query([sid])?,
+            None => stmt.query([])?,
+        };
+        while let Some(r) = rows.next()? {
+            let json = r.get_ref(5)?.as_str_or_null().map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(5, Type::Text, Box::new(e))
+            })?;
+            let facts = parse_facts(json.unwrap_or(""));
+            if facts.is_empty() {
+                continue;
+            }
+            let ev = EventIn {
+                session_id: r.get(0)?,
+                seq: r.get(1)?,
+                time_ms: r.get(2)?,
+                tool_use_id: r.get(3)?,
+                sidechain_agent: r.get(4).map(meta_redact::read)?,
+                facts,
+            };
+            if visit(ev).is_break() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 }
 
@@ -112,11 +223,12 @@ impl FactsSource for EpisodesFacts {
     }
 
     fn sessions(&mut self) -> Result<Vec<SessionIn>, FactsError> {
-        let mut stmt = self.conn.prepare(
+        let mark = if self.marks { "mark" } else { "NULL" };
+        let mut stmt = self.conn.prepare(&format!(
             "SELECT session_id, source, cwd, parent_session_id, agent_id, agent_name,
-                    agent_preset, team_name, spawn_tool_use_id, outcome, last_event_at
-             FROM sessions ORDER BY session_id",
-        )?;
+                    agent_preset, team_name, spawn_tool_use_id, outcome, last_event_at, {mark}
+             FROM sessions ORDER BY session_id"
+        ))?;
         let rows = stmt.query_map([], |r| {
             // Actors are named from these: redacted again, as a store an older build wrote
             // holds them as the transcript said them (`episodes::meta_redact`).
@@ -136,58 +248,54 @@ impl FactsSource for EpisodesFacts {
                     .get::<_, Option<String>>(10)?
                     .as_deref()
                     .and_then(rfc3339_ms),
+                mark: r.get(11)?,
             })
         })?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
     fn activity(&mut self, visit: &mut dyn FnMut(ActivityIn) -> Visit) -> Result<(), FactsError> {
-        let mut stmt = self.conn.prepare(
-            "SELECT session_id, sidechain_agent, time_ms / 3600000 AS h, count(*), min(time_ms),
-                    max(time_ms)
-             FROM events GROUP BY session_id, sidechain_agent, h
-             ORDER BY session_id, sidechain_agent, h",
-        )?;
-        let mut rows = stmt.query([])?;
-        while let Some(r) = rows.next()? {
-            let row = ActivityIn {
-                session_id: r.get(0)?,
-                sidechain_agent: r.get(1).map(meta_redact::read)?,
-                hour: r.get(2)?,
-                events: r.get::<_, i64>(3)?.max(0) as u64,
-                min_ms: r.get(4)?,
-                max_ms: r.get(5)?,
-            };
-            if visit(row).is_break() {
+        self.activity_rows(&ACTIVITY_SQL.replace("{WHERE}", ""), None, visit)?;
+        Ok(())
+    }
+
+    fn fact_events(&mut self, visit: &mut dyn FnMut(EventIn) -> Visit) -> Result<(), FactsError> {
+        self.fact_rows(&FACT_EVENTS_SQL.replace("{AND}", ""), None, visit)?;
+        Ok(())
+    }
+
+    fn marks_basis(&mut self) -> Result<Option<String>, FactsError> {
+        if !self.marks {
+            return Ok(None);
+        }
+        let layout: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        Ok(Some(format!("{}#{layout}", self.path.display())))
+    }
+
+    fn activity_of(
+        &mut self,
+        sessions: &[&str],
+        visit: &mut dyn FnMut(ActivityIn) -> Visit,
+    ) -> Result<(), FactsError> {
+        let sql = ACTIVITY_SQL.replace("{WHERE}", "WHERE session_id = ?1");
+        for sid in sessions {
+            if !self.activity_rows(&sql, Some(sid), visit)? {
                 break;
             }
         }
         Ok(())
     }
 
-    fn fact_events(&mut self, visit: &mut dyn FnMut(EventIn) -> Visit) -> Result<(), FactsError> {
-        let mut stmt = self.conn.prepare(
-            "SELECT session_id, seq, time_ms, tool_use_id, sidechain_agent, facts
-             FROM events WHERE facts IS NOT NULL ORDER BY session_id, seq",
-        )?;
-        let mut rows = stmt.query([])?;
-        while let Some(r) = rows.next()? {
-            let json = r.get_ref(5)?.as_str_or_null().map_err(|e| {
-                rusqlite::Error::FromSqlConversionFailure(5, Type::Text, Box::new(e))
-            })?;
-            let facts = parse_facts(json.unwrap_or(""));
-            if facts.is_empty() {
-                continue;
-            }
-            let ev = EventIn {
-                session_id: r.get(0)?,
-                seq: r.get(1)?,
-                time_ms: r.get(2)?,
-                tool_use_id: r.get(3)?,
-                sidechain_agent: r.get(4).map(meta_redact::read)?,
-                facts,
-            };
-            if visit(ev).is_break() {
+    fn fact_events_of(
+        &mut self,
+        sessions: &[&str],
+        visit: &mut dyn FnMut(EventIn) -> Visit,
+    ) -> Result<(), FactsError> {
+        let sql = FACT_EVENTS_SQL.replace("{AND}", "AND session_id = ?1");
+        for sid in sessions {
+            if !self.fact_rows(&sql, Some(sid), visit)? {
                 break;
             }
         }

@@ -104,6 +104,17 @@ CREATE TABLE ak_activity(
 CREATE INDEX ak_activity_hour ON ak_activity(hour);
 "#;
 
+/// The change mark of every session the store was derived from, and its family
+/// (`derive::family`), so the next build derives again only the families whose sessions changed
+/// (`build/incremental.rs`). Written only when the source keeps marks; no reader uses it.
+pub const MARKS_SCHEMA: &str = "
+CREATE TABLE ak_session_mark(
+    session_id TEXT PRIMARY KEY,
+    family TEXT NOT NULL,
+    mark INTEGER NOT NULL
+) WITHOUT ROWID;
+";
+
 /// Readers open the store read-only (they never write L3; only dispatch writes assignments),
 /// the same way as every other store.
 pub use crate::sources::sqlite::{meta_get, open_ro};

@@ -98,7 +98,8 @@ CREATE TABLE IF NOT EXISTS sessions(
     version TEXT,
     outcome TEXT NOT NULL DEFAULT 'unknown',
     live INTEGER NOT NULL DEFAULT 0,
-    events INTEGER NOT NULL DEFAULT 0
+    events INTEGER NOT NULL DEFAULT 0,
+    mark INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS sessions_cwd ON sessions(cwd);
 CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5(
@@ -178,6 +179,12 @@ pub fn open_rw(path: &Path) -> rusqlite::Result<Connection> {
         .is_ok();
     if !has_resume_hash {
         conn.execute_batch("ALTER TABLE files ADD COLUMN resume_hash TEXT NOT NULL DEFAULT ''")?;
+    }
+    // Stores written before sessions carried a change mark gain it as 0: the next L3 build is a
+    // full one anyway (its store has no marks yet), and every later write gives a fresh mark.
+    let has_mark = conn.prepare("SELECT mark FROM sessions LIMIT 0").is_ok();
+    if !has_mark {
+        conn.execute_batch("ALTER TABLE sessions ADD COLUMN mark INTEGER NOT NULL DEFAULT 0")?;
     }
     Ok(conn)
 }

@@ -9,9 +9,11 @@ use rusqlite::{params, Transaction};
 
 use super::Content;
 use crate::sources::agent_knowledge::catalog::{AgentDoc, SkillDoc};
-use crate::sources::agent_knowledge::derive::{ActorSessions, Actors, EditRow, SessionIn, UseRow};
+use crate::sources::agent_knowledge::derive::{
+    family, ActorSessions, Actors, EditRow, SessionIn, UseRow,
+};
 use crate::sources::agent_knowledge::ms_to_rfc3339;
-use crate::sources::agent_knowledge::schema::SCHEMA_VERSION;
+use crate::sources::agent_knowledge::schema::{MARKS_SCHEMA, SCHEMA_VERSION};
 use crate::sources::agent_knowledge::uses::split_skill_name;
 use crate::text::tokens;
 
@@ -32,6 +34,20 @@ fn insert_meta(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
         "built_at",
         &chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
     )?;
+    Ok(())
+}
+
+/// The meta rows that name what a store was derived from, as an incremental update leaves them
+/// (`schema_version` and the marks' basis do not change there).
+pub(super) fn update_meta(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
+    let mut set = tx.prepare_cached(
+        "INSERT INTO meta(key, value) VALUES(?1, ?2)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+    )?;
+    set.execute(params!["index_rev", c.index_rev])?;
+    set.execute(params!["episodes_index_rev", c.episodes_rev.unwrap_or("")])?;
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    set.execute(params!["built_at", now])?;
     Ok(())
 }
 
@@ -103,6 +119,40 @@ fn insert_agent_defs(tx: &Transaction<'_>, agents: &[AgentDoc]) -> rusqlite::Res
             a.content_hash
         ])?;
     }
+    Ok(())
+}
+
+/// Every session's change mark and family, and what they are relative to (`meta`): what the
+/// next build compares (`incremental.rs`).
+pub(super) fn insert_marks(
+    tx: &Transaction<'_>,
+    sessions: &[SessionIn],
+    basis: &str,
+    catalog_rev: &str,
+) -> rusqlite::Result<()> {
+    tx.execute_batch(MARKS_SCHEMA)?;
+    set_marks_meta(tx, basis, catalog_rev)?;
+    replace_marks(tx, sessions)
+}
+
+/// The marks of `sessions` (replacing what the store held for them).
+pub(super) fn replace_marks(tx: &Transaction<'_>, sessions: &[SessionIn]) -> rusqlite::Result<()> {
+    let mut ins = tx.prepare_cached(
+        "INSERT OR REPLACE INTO ak_session_mark(session_id, family, mark) VALUES(?1, ?2, ?3)",
+    )?;
+    for s in sessions {
+        ins.execute(params![s.session_id, family(s), s.mark.unwrap_or_default()])?;
+    }
+    Ok(())
+}
+
+fn set_marks_meta(tx: &Transaction<'_>, basis: &str, catalog_rev: &str) -> rusqlite::Result<()> {
+    let mut set = tx.prepare_cached(
+        "INSERT INTO meta(key, value) VALUES(?1, ?2)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+    )?;
+    set.execute(params!["marks_basis", basis])?;
+    set.execute(params!["catalog_rev", catalog_rev])?;
     Ok(())
 }
 

@@ -11,8 +11,10 @@ use std::ops::ControlFlow::{Break, Continue};
 use rusqlite::{params, Transaction};
 
 use super::rows;
-use crate::sources::agent_knowledge::derive::{Actors, GroupIn, SessionIn, SessionRows, SpawnPass};
-use crate::sources::agent_knowledge::facts::{ActivityIn, FactsError, FactsSource};
+use crate::sources::agent_knowledge::derive::{
+    Actors, EventIn, GroupIn, SessionIn, SessionRows, SpawnPass,
+};
+use crate::sources::agent_knowledge::facts::{ActivityIn, FactsError, FactsSource, Visit};
 
 /// Why the derived rows could not be written: the source failed, or the new store did.
 pub(super) enum StreamError {
@@ -35,24 +37,43 @@ impl From<rusqlite::Error> for StreamError {
 /// What is left to write once every event was read, and how many rows were.
 #[derive(Default)]
 pub(super) struct Streamed {
-    pub sessions: Vec<SessionIn>,
     pub actors: Actors,
     pub uses: u64,
     pub edits: u64,
+    /// Events of a session `sessions` does not hold were read (their family cannot be told from
+    /// the sessions alone, so no change marks are saved).
+    pub orphans: bool,
 }
 
-/// Reads `facts` and writes `ak_activity`, `ak_skill_use` and `ak_edit` as it goes; the actors
-/// are returned for [`rows::insert_actors`].
+/// Which sessions' facts a build reads: every one, or only these (ascending; the incremental
+/// path's families, `incremental.rs`).
+#[derive(Clone, Copy)]
+pub(super) enum Scope<'a> {
+    All,
+    Only(&'a [&'a str]),
+}
+
+/// Reads `facts` (within `scope`; `sessions` are the scope's sessions) and writes `ak_activity`,
+/// `ak_skill_use` and `ak_edit` as it goes; the actors are returned for
+/// [`rows::insert_actors`].
 pub(super) fn insert_derived(
     tx: &Transaction<'_>,
     facts: &mut dyn FactsSource,
+    sessions: &[SessionIn],
+    scope: Scope<'_>,
 ) -> Result<Streamed, StreamError> {
-    let sessions = facts.sessions()?;
-    let groups = insert_activity(tx, facts)?;
+    let groups = insert_activity(tx, facts, scope)?;
+    let orphans = {
+        let known: std::collections::HashSet<&str> =
+            sessions.iter().map(|s| s.session_id.as_str()).collect();
+        groups
+            .iter()
+            .any(|g| !known.contains(g.session_id.as_str()))
+    };
 
-    let mut spawns = SpawnPass::new(&sessions);
+    let mut spawns = SpawnPass::new(sessions);
     let mut failed: Option<StreamError> = None;
-    facts.fact_events(&mut |ev| match spawns.event(&ev) {
+    fact_events(facts, scope, &mut |ev| match spawns.event(&ev) {
         Ok(()) => Continue(()),
         Err(e) => {
             failed = Some(StreamError::Read(FactsError::Order(e.to_string())));
@@ -73,7 +94,7 @@ pub(super) fn insert_derived(
         edits += r.edits.len() as u64;
         Ok(())
     };
-    facts.fact_events(&mut |ev| {
+    fact_events(facts, scope, &mut |ev| {
         let written = match pass.event(&ev) {
             Ok(Some(done)) => write(done),
             Ok(None) => Ok(()),
@@ -95,11 +116,22 @@ pub(super) fn insert_derived(
         write(done)?;
     }
     Ok(Streamed {
-        sessions,
         actors,
         uses,
         edits,
+        orphans,
     })
+}
+
+fn fact_events(
+    facts: &mut dyn FactsSource,
+    scope: Scope<'_>,
+    visit: &mut dyn FnMut(EventIn) -> Visit,
+) -> Result<(), FactsError> {
+    match scope {
+        Scope::All => facts.fact_events(visit),
+        Scope::Only(ids) => facts.fact_events_of(ids, visit),
+    }
 }
 
 /// Writes each (session, sidechain agent, hour) bucket as it is read; returns the per-group
@@ -107,13 +139,14 @@ pub(super) fn insert_derived(
 fn insert_activity(
     tx: &Transaction<'_>,
     facts: &mut dyn FactsSource,
+    scope: Scope<'_>,
 ) -> Result<Vec<GroupIn>, StreamError> {
     let mut ins = tx.prepare(
         "INSERT INTO ak_activity(session_id, sidechain_agent, hour, events) VALUES(?1, ?2, ?3, ?4)",
     )?;
     let mut groups: Vec<GroupIn> = Vec::new();
     let mut failed = None;
-    facts.activity(&mut |row: ActivityIn| {
+    let mut visit = |row: ActivityIn| {
         if let Some(hour) = row.hour {
             let side = row.sidechain_agent.as_deref().unwrap_or_default();
             let n = row.events as i64;
@@ -139,7 +172,11 @@ fn insert_activity(
             }),
         }
         Continue(())
-    })?;
+    };
+    match scope {
+        Scope::All => facts.activity(&mut visit)?,
+        Scope::Only(ids) => facts.activity_of(ids, &mut visit)?,
+    }
     match failed {
         Some(e) => Err(StreamError::Write(e)),
         None => Ok(groups),

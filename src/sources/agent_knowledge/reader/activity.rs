@@ -89,9 +89,12 @@ impl AgentKnowledgeStore {
                     events: events.max(0) as u64,
                 });
             }
+            // Ties in the order a full build's row ids give, whatever ids an incremental
+            // update gave the rows it wrote again.
             let mut stmt = c.prepare_cached(
                 "SELECT skill_name, session_id, actor_id, outcome FROM ak_skill_use
-                 WHERE time_ms >= ?1 AND time_ms < ?2 ORDER BY time_ms, id",
+                 WHERE time_ms >= ?1 AND time_ms < ?2
+                 ORDER BY time_ms, session_id, seq, skill_name, actor_id, via, id",
             )?;
             let uses = stmt
                 .query_map(params![since_ms, until_ms], |r| {

@@ -301,6 +301,9 @@ fn insert_events<'a>(
     Ok(n)
 }
 
+/// The session's row, with a fresh change mark (`random()`): every write that can change what
+/// the L3 builder reads of a session (its events are only ever written beside this call) gives it
+/// a new mark, so that builder derives again only the sessions whose mark moved.
 fn upsert_session(
     tx: &Transaction<'_>,
     session_id: &str,
@@ -334,9 +337,9 @@ fn upsert_session(
     tx.execute(
         "INSERT INTO sessions(session_id, source, path, cwd, created_at, last_event_at,
             agent_preset, title, parent_session_id, agent_id, agent_name, agent_description,
-            spawn_tool_use_id, team_name, git_branch, version, outcome, live, events)
+            spawn_tool_use_id, team_name, git_branch, version, outcome, live, events, mark)
          VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                ?19)
+                ?19, random())
          ON CONFLICT(session_id) DO UPDATE SET source=excluded.source, path=excluded.path,
             cwd=excluded.cwd, created_at=excluded.created_at, last_event_at=excluded.last_event_at,
             agent_preset=excluded.agent_preset, title=excluded.title,
@@ -344,7 +347,7 @@ fn upsert_session(
             agent_name=excluded.agent_name, agent_description=excluded.agent_description,
             spawn_tool_use_id=excluded.spawn_tool_use_id, team_name=excluded.team_name,
             git_branch=excluded.git_branch, version=excluded.version, outcome=excluded.outcome,
-            live=excluded.live, events=excluded.events",
+            live=excluded.live, events=excluded.events, mark=excluded.mark",
         params![
             session_id,
             file.kind.as_str(),
