@@ -271,7 +271,9 @@ impl FactsSource for EpisodesFacts {
         let layout: i64 = self
             .conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        Ok(Some(format!("{}#{layout}", self.path.display())))
+        // The same store named from another directory is the same basis.
+        let path = std::fs::canonicalize(&self.path).unwrap_or_else(|_| self.path.clone());
+        Ok(Some(format!("{}#{layout}", path.display())))
     }
 
     fn activity_of(
