@@ -26,8 +26,8 @@ pub struct Question {
     pub skills: Vec<String>,
     #[serde(default)]
     pub actors: Vec<String>,
-    /// `tuning` (questions.toml), `heldout` (heldout.toml) or `heldout2` (heldout2.toml): set by
-    /// the runner, not the file.
+    /// `tuning` (questions.toml), `heldout` (heldout.toml), `heldout2` (heldout2.toml) or
+    /// `heldout3` (heldout3.toml): set by the runner, not the file.
     #[serde(skip)]
     pub set: &'static str,
 }
@@ -39,7 +39,13 @@ struct File {
 
 pub const LANES: [&str; 4] = ["episodes", "code", "skills", "actors"];
 const INTENTS: [&str; 4] = ["find_agent", "find_code", "find_skill", "find_knowledge"];
-const KINDS: [&str; 4] = ["lexical", "crosslingual", "paraphrase", "absent"];
+const KINDS: [&str; 5] = [
+    "lexical",
+    "crosslingual",
+    "paraphrase",
+    "absent",
+    "rare_identifier",
+];
 
 /// Parse and check a question file of set `set`: every field in range, every question labelled
 /// (an `absent` question, about something not in the world, labels nothing).
