@@ -6,10 +6,12 @@
 //! key names a secret (code, JSON, YAML, `.env`, INI, CLI flags, XML, connection strings such as
 //! `Password=…;` or `AccountKey=…`, Russian `пароль: …`), secrets said in a sentence in prose
 //! (`the password is …`, `пароль — …`, [`prose`]), cells of Markdown tables under a secret-named
-//! header or beside a secret-named key cell ([`table`]), `.netrc` lines, values continued on the
-//! next lines (YAML block scalars, a backslash-newline), well-known token shapes (AWS, GitHub,
-//! GitLab, Slack, OpenAI/Anthropic, Google, Stripe, JWT, npm, Hugging Face, Telegram, Yandex
-//! Cloud), `Authorization`/`Bearer` credentials, PEM and PuTTY private keys.
+//! header or beside a secret-named key cell ([`table`]), a value right after a secret word in a
+//! name or a field that names something (`fix/password-X`, `subagent_type: scout token X`,
+//! [`name`]), `.netrc` lines, values continued on the next lines (YAML block scalars, a
+//! backslash-newline), well-known token shapes (AWS, GitHub, GitLab, Slack, OpenAI/Anthropic,
+//! Google, Stripe, JWT, npm, Hugging Face, Telegram, Yandex Cloud), `Authorization`/`Bearer`
+//! credentials, PEM and PuTTY private keys.
 //!
 //! A value after a secret-named key is a secret whatever it looks like; only the exact list in
 //! [`value::is_exempt`] is not (`${VAR}`, `$VAR`, `<password>`, `changeme`, `***`, an empty value,
@@ -20,6 +22,7 @@
 
 mod assign;
 mod keys;
+mod name;
 mod patterns;
 mod prose;
 mod table;
@@ -30,6 +33,7 @@ use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
 
+pub use name::redact_name;
 use patterns::*;
 use value::Splits;
 pub use value::EXEMPT_WORDS;
@@ -249,6 +253,9 @@ fn redact_pass(text: Cow<'_, str>, kind: TextKind) -> (Cow<'_, str>, usize) {
         );
         out = table::redact(out, &mut count);
     }
+    if !matches!(kind, TextKind::Code { .. }) {
+        out = name::named_fields(out, &mut count);
+    }
     (out, count)
 }
 
@@ -375,6 +382,30 @@ fn xml_value_fits(c: &Captures) -> bool {
         .is_some_and(|v| v.as_str().chars().nth(XML_VALUE_MAX).is_none())
 }
 
+/// Replace each of `ranges` (on one line each, in order, not overlapping) with [`REDACTED`].
+fn replace_ranges<'a>(
+    text: Cow<'a, str>,
+    ranges: &[(usize, usize)],
+    count: &mut usize,
+) -> Cow<'a, str> {
+    if ranges.is_empty() {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for &(s, e) in ranges {
+        if s < last || e <= s {
+            continue;
+        }
+        out.push_str(&text[last..s]);
+        out.push_str(REDACTED);
+        last = e;
+        *count += 1;
+    }
+    out.push_str(&text[last..]);
+    Cow::Owned(out)
+}
+
 fn group(c: &Captures, g: usize) -> Option<(usize, usize)> {
     c.get(g).map(|m| (m.start(), m.end()))
 }
@@ -465,6 +496,8 @@ fn apply<'a>(
 
 #[cfg(test)]
 mod equivalence_tests;
+#[cfg(test)]
+mod name_tests;
 #[cfg(test)]
 mod prose_tests;
 #[cfg(test)]

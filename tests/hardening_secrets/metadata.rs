@@ -1,9 +1,10 @@
 //! Secrets planted in session metadata (issue 36, item 6): the working directory, the git
-//! branch, the agent's version, preset, name, role and team, and the tool names of a Claude Code
-//! and a Codex session (and a Codex subagent, whose actor is named from its metadata). None
-//! comes back in clear from a search (the actors included), `get-episode`, the CLI's text
-//! answer, any file of the data dir or any table of the team index; nor from a store an older
-//! build wrote with the metadata in clear (redacted again where a stored row is read and pushed).
+//! branch, the agent's version, preset, name, role and team, the tool names and a spawned
+//! subagent's type and name of a Claude Code and a Codex session (and a Codex subagent, whose
+//! actor is named from its metadata). None comes back in clear from a search (the actors
+//! included), `get-episode`, the CLI's text answer, any file of the data dir or any table of the
+//! team index; nor from a store an older build wrote with the metadata in clear (redacted again
+//! where a stored row is read and pushed).
 
 use super::*;
 
@@ -18,6 +19,8 @@ const PLANTED: &[(&str, &str)] = &[
     ("claude version", "2.0.14 api_key=MetaVersionKey9s"),
     ("claude teamName", "ops AKIAMETATEAMKEY00001"),
     ("claude agentName", "db-fixer password=MetaAgentPw5t"),
+    ("claude spawn type", "scout token MetaSpawnTok3q"),
+    ("claude spawn name", "helper-key-MetaSpawnKey4r"),
     (
         "claude tool name",
         "mcp__vault__login password=MetaToolPw5k",
@@ -28,9 +31,10 @@ const PLANTED: &[(&str, &str)] = &[
     ),
     ("codex originator", "codex_cli_rs secret=MetaPresetSec3w"),
     ("codex cli_version", "0.50.0 password=MetaCliVerPw2x"),
-    ("codex git branch", "fix/passwd=MetaCodexBranch1y"),
+    // A name gives a value after a secret word without a verb (issue 36, fourth pass).
+    ("codex git branch", "fix/password-MetaCodexBranch1y"),
     ("codex tool name", "shell_token=MetaCodexToolTok6z"),
-    ("codex agent_nickname", "helper api_key=MetaNickKey0u"),
+    ("codex agent_nickname", "scout token MetaNickTok0u"),
     ("codex agent_role", "reviewer token=MetaRoleTok1p"),
 ];
 
@@ -83,6 +87,11 @@ fn world() -> (tempfile::TempDir, PathBuf) {
         with(json!({"type":"user","uuid":"m3","parentUuid":"m2",
             "message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_m1",
                 "content":"the metadata access for the vault works"}]}})),
+        with(json!({"type":"assistant","uuid":"m4","parentUuid":"m3",
+            "message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_m2",
+                "name":"Task","input":{"subagent_type":planted("claude spawn type"),
+                "name":planted("claude spawn name"),"description":"check the vault",
+                "prompt":"check the metadata access for the vault"}}]}})),
         json!({"type":"agent-name","sessionId":SID,"agentName":planted("claude agentName")}),
     ];
     write(

@@ -7,8 +7,15 @@
 //! indexer's sink, `prepare.rs`), and again where a stored row is read or pushed, for a store an
 //! older build wrote. Ids (session, agent, tool call) are not: they name rows and files, and a
 //! reader bounds them (`bounds.rs`).
+//!
+//! A name is no sentence: `fix/password-Xk9vQ2mLp7Zt`, `scout token Xk9vQ2mLp7Zt` give a value
+//! after a secret word without a verb, which prose may do without naming a secret ("token
+//! 0x1F3a9c"); so metadata is read as names are ([`redact::redact_name`]), the title too (it is
+//! shown where names are, and read again as one from a stored row). The names an event's facts
+//! give (a spawned subagent's name, type and description, a teammate's id, a skill's name)
+//! become the actors' ids and names, and are read as names too.
 
-use super::model::{ParsedEvent, SessionMeta};
+use super::model::{Fact, ParsedEvent, SessionMeta};
 use crate::text::redact;
 
 /// Redacts the free text of a session's metadata in place; how many values were replaced.
@@ -31,19 +38,44 @@ pub fn session(meta: &mut SessionMeta) -> usize {
     .sum()
 }
 
-/// Redacts an event's names (its tool, the inline subagent it came from) in place; how many
-/// values were replaced. Its text is the sink's business.
+/// Redacts an event's names (its tool, the inline subagent it came from, the names its facts
+/// give) in place; how many values were replaced. Its text is the sink's business.
 pub fn event(ev: &mut ParsedEvent) -> usize {
-    [&mut ev.tool_name, &mut ev.sidechain_agent]
+    let names: usize = [&mut ev.tool_name, &mut ev.sidechain_agent]
         .into_iter()
         .flatten()
         .map(field)
-        .sum()
+        .sum();
+    names + ev.facts.iter_mut().map(fact).sum::<usize>()
 }
 
-/// Redacts one value in place; how many secrets it held.
+/// Redacts the names a fact gives in place; how many values were replaced. Paths, programs and
+/// ids are not names (see the module docs).
+pub fn fact(f: &mut Fact) -> usize {
+    match f {
+        Fact::SkillUse { name, .. } => field(name),
+        Fact::Spawn {
+            subagent_type,
+            name,
+            description,
+            team_name,
+            ..
+        } => [subagent_type, name, description, team_name]
+            .into_iter()
+            .flatten()
+            .map(field)
+            .sum(),
+        Fact::TeammateMessage { teammate_id } => field(teammate_id),
+        Fact::AgentLink { .. }
+        | Fact::FileEdit { .. }
+        | Fact::Command { .. }
+        | Fact::Abandoned { .. } => 0,
+    }
+}
+
+/// Redacts one name in place; how many secrets it held.
 pub fn field(value: &mut String) -> usize {
-    let (red, n) = redact::redact_cow(value);
+    let (red, n) = redact::redact_name(value);
     if n > 0 {
         *value = red.into_owned();
     }

@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 
-use super::{prose, value, TextKind, REDACTED};
+use super::{prose, replace_ranges, value, TextKind};
 
 /// Longest header or key cell read as a secret's name: a column named by a sentence is no key.
 const MAX_KEY_CHARS: usize = 40;
@@ -18,19 +18,7 @@ pub(super) fn redact<'a>(text: Cow<'a, str>, count: &mut usize) -> Cow<'a, str> 
         return text;
     }
     let spans = secret_cells(&text);
-    if spans.is_empty() {
-        return text;
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut last = 0;
-    for (s, e) in spans {
-        out.push_str(&text[last..s]);
-        out.push_str(REDACTED);
-        last = e;
-        *count += 1;
-    }
-    out.push_str(&text[last..]);
-    Cow::Owned(out)
+    replace_ranges(text, &spans, count)
 }
 
 /// A line's cells: the byte range of each cell's content, between unescaped pipes.
