@@ -135,7 +135,10 @@ fn main() {
         println!("{g:<34} {:>24} {:>24}", cell("fts5"), cell("tantivy"));
     }
     for (arm, t) in &times {
-        println!("{arm}: warm query over the relevance worlds {}", percentiles(t.clone()));
+        println!(
+            "{arm}: warm query over the relevance worlds {}",
+            percentiles(t.clone())
+        );
     }
     for (name, w) in &worlds {
         w.report(name);
@@ -202,6 +205,7 @@ impl World {
                     snippet_chars: 80,
                     vector: None,
                     own_terms: terms.own.clone(),
+                    identifiers: Vec::new(),
                 };
                 let hits = self.fts.search(&q).expect("fts5 search");
                 dedupe(hits.into_iter().map(|h| h.session_id))
@@ -237,7 +241,10 @@ fn schema() -> (Schema, Field, Field) {
     let indexing = TextFieldIndexing::default()
         .set_tokenizer(TOKENIZER)
         .set_index_option(IndexRecordOption::WithFreqs);
-    let terms = b.add_text_field("terms", TextOptions::default().set_indexing_options(indexing));
+    let terms = b.add_text_field(
+        "terms",
+        TextOptions::default().set_indexing_options(indexing),
+    );
     let session = b.add_u64_field("session", FAST | STORED);
     (b.build(), terms, session)
 }
@@ -313,7 +320,10 @@ impl Tantivy {
     }
 
     fn query(&self, terms: &Terms) -> BooleanQuery {
-        let mut analyzer = self.index.tokenizer_for_field(self.terms).expect("tokenizer");
+        let mut analyzer = self
+            .index
+            .tokenizer_for_field(self.terms)
+            .expect("tokenizer");
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         let mut seen: Vec<String> = Vec::new();
         for t in &terms.all {
@@ -330,7 +340,10 @@ impl Tantivy {
                 seen.push(tok.text.clone());
                 let term = Term::from_field_text(self.terms, &tok.text);
                 let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
-                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), weight))));
+                clauses.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(Box::new(q), weight)),
+                ));
             }
         }
         BooleanQuery::new(clauses)
@@ -339,7 +352,10 @@ impl Tantivy {
     fn sessions(&self, terms: &Terms) -> Vec<String> {
         let searcher = self.reader.searcher();
         let top = searcher
-            .search(&self.query(terms), &TopDocs::with_limit(DEPTH).order_by_score())
+            .search(
+                &self.query(terms),
+                &TopDocs::with_limit(DEPTH).order_by_score(),
+            )
             .expect("search");
         let ids = top.into_iter().filter_map(|(_, addr)| {
             let doc: TantivyDocument = searcher.doc(addr).ok()?;

@@ -105,3 +105,29 @@ fn an_event_holding_every_word_of_the_query_is_never_dropped() {
         );
     }
 }
+
+/// The Codex session whose test `test_metadata_carries_cart_id` was written (webshop).
+const CART_ID_TEST: &str = "01a18cf0-e540-7a8a-bab5-dbaa21394216";
+
+#[test]
+fn a_question_naming_a_rare_identifier_among_ordinary_words_finds_its_session_first() {
+    // One identifier only that session holds, in a question whose other words it never said:
+    // the vector and gist arms point elsewhere, the identifier decides.
+    let q = "which conversation touched test_metadata_carries_cart_id while somebody grumbled \
+             about weekend parcels arriving late and a broken printer";
+    let found = sessions(&search(&engine(true), q));
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some(CART_ID_TEST),
+        "{found:?}"
+    );
+    // Without the identifier the same words find nothing of that session first.
+    let plain = "which conversation touched while somebody grumbled about weekend parcels \
+                 arriving late and a broken printer";
+    let found = sessions(&search(&engine(true), plain));
+    assert_ne!(
+        found.first().map(String::as_str),
+        Some(CART_ID_TEST),
+        "{found:?}"
+    );
+}

@@ -44,6 +44,7 @@ impl EpisodesSource for BuiltinEpisodes {
             snippet_chars: req.snippet_chars,
             vector: req.vector.clone(),
             own_terms: crate::text::tokens::query_terms(&req.query),
+            identifiers: crate::text::tokens::identifier_terms(&req.query),
         };
         let found = self.store.search_ranked(&q).map_err(unavailable)?;
         Ok(EpisodesAnswer {

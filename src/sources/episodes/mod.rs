@@ -33,6 +33,7 @@ pub mod parser;
 pub mod pi;
 pub mod prepare;
 pub mod qwen;
+mod rare;
 mod rerank;
 pub mod search;
 mod semantic;

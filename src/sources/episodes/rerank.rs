@@ -7,8 +7,10 @@
 //! say, and a question about something not in the index always got the nearest events back.
 //! Here a partial lexical match, an event the vector arm found and a session whose gist
 //! ([`super::gist`]) is near the query each add a reciprocal-rank share, so an event of the
-//! session the question is about rises above events that merely share a word. When no event holds
-//! every word of the query and no session's gist is near it, the lane is empty and says why.
+//! session the question is about rises above events that merely share a word. An event that holds
+//! a rare word the question names ([`super::rare`]) stays above everything only those arms
+//! reached. When no event holds every word of the query or a rare one of them and no session's
+//! gist is near it, the lane is empty and says why.
 
 use std::collections::{HashMap, HashSet};
 
@@ -48,6 +50,7 @@ pub(super) fn rerank(
     gists: Option<&Gists>,
 ) -> rusqlite::Result<Reranked> {
     let full = full_matches(c, &q.own_terms, lexical)?;
+    let rare = super::rare::rare_term_events(c, &q.own_terms, &q.identifiers, lexical)?;
     let session_gists = match (gists, q.vector.as_deref()) {
         (Some(g), Some(v)) if !g.is_empty() => g.cosines(v),
         _ => Vec::new(),
@@ -65,7 +68,7 @@ pub(super) fn rerank(
         } else {
             gist::MIN_GIST_COSINE
         };
-        if best < needed && !holds_most_words(c, &q.own_terms, lexical)? {
+        if best < needed && rare.is_empty() && !holds_most_words(c, &q.own_terms, lexical)? {
             return Ok(Reranked::NothingRelevant(format!(
                 "{}: no event holds most of the query's words; nearest gist {best:.2} < {needed:.2}",
                 crate::sources::NOTHING_RELEVANT
@@ -90,15 +93,19 @@ pub(super) fn rerank(
         if full.contains(id) {
             // Above every partial match, in BM25 order.
             f.score = 1e6 - order_score(f.id, lexical);
+        } else if rare.contains(id) {
+            // Below the full matches, above whatever only the vector and gist arms reached.
+            f.score = 1e3 - order_score(f.id, lexical);
         } else {
             f.score += 1.0 / (K + partial_rank as f64 + 1.0);
             partial_rank += 1;
         }
     }
+    let protected = |id: &i64| full.contains(id) || rare.contains(id);
     for (rank, (id, cos)) in nearest.iter().filter(|(_, c)| *c >= MIN_COSINE).enumerate() {
         let f = slot(&mut by_id, &mut order, *id);
         f.cosine = Some(*cos);
-        if !full.contains(id) {
+        if !protected(id) {
             f.score += VECTOR_WEIGHT / (K + rank as f64 + 1.0);
         }
     }
@@ -111,7 +118,7 @@ pub(super) fn rerank(
         let session: String = session_of.query_row([id], |r| r.get(0))?;
         if let Some((rank, cos)) = gist_rank.get(session.as_str()) {
             let f = by_id.get_mut(&id).expect("entry");
-            if !full.contains(&id) {
+            if !protected(&id) {
                 f.score += GIST_WEIGHT / (K + *rank as f64 + 1.0);
             }
             f.cosine.get_or_insert(*cos);

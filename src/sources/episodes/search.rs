@@ -38,6 +38,9 @@ pub struct EpisodeQuery {
     /// The query's own terms (`terms` without the cross-lingual expansions): an event holding
     /// all of them is a full match, never pushed down or dropped ([`rerank`]).
     pub own_terms: Vec<String>,
+    /// The terms of the identifiers the query names as written (`tokens::identifier_terms`): an
+    /// event holding a rare one stays above what only the vector arms found (`rare`).
+    pub identifiers: Vec<String>,
 }
 
 /// What a search found: the hits, or why nothing is relevant.

@@ -289,3 +289,25 @@ fn terms_survive_unicode61_unchanged() {
         );
     }
 }
+
+#[test]
+fn identifier_terms_are_the_compounds_and_letter_digit_words_as_written() {
+    let got = identifier_terms(
+        "why did set_text_map_propagator and getUserName fail on utf8mb4 in the quiet night",
+    );
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert!(got.iter().all(|t| !t.contains(' ')));
+    // Their whole spellings, as the index holds them; no part and no ordinary word.
+    let whole = |w: &str| {
+        tokenize(w)
+            .into_iter()
+            .find(|t| (t.start, t.end) == (0, w.len()))
+            .map(|t| t.term)
+    };
+    for w in ["set_text_map_propagator", "getUserName"] {
+        let term = whole(w).expect("a whole term");
+        assert!(got.contains(&term), "{w}: {got:?}");
+    }
+    assert!(identifier_terms("why did the quiet night fail twice").is_empty());
+    assert!(identifier_terms("").is_empty());
+}
