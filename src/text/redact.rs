@@ -22,6 +22,7 @@
 
 mod assign;
 mod keys;
+mod literal;
 mod name;
 mod patterns;
 mod prose;
@@ -33,6 +34,7 @@ use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
 
+use literal::literal_or_comment;
 pub use name::redact_name;
 use patterns::*;
 use value::Splits;
@@ -242,15 +244,30 @@ fn redact_pass(text: Cow<'_, str>, kind: TextKind) -> (Cow<'_, str>, usize) {
                 .then_some((s, e))
         },
     );
+    // Secrets said in a sentence (`prose::pick`): anywhere in prose; in code and config only in
+    // a comment or a string literal, where people write sentences (`# the admin password is
+    // X`, `"the token is X"`), never in the code around them (`let token = next_token();`).
+    out = gated(
+        out,
+        Gate::Regex(&PROSE_SECRET_GATE),
+        &prose::PROSE_SECRET,
+        &mut count,
+        |c, t| {
+            let single_quoted_strings = match kind {
+                TextKind::Prose => return prose::pick(c, t, kind),
+                TextKind::Config => true,
+                TextKind::Code {
+                    single_quoted_strings,
+                } => single_quoted_strings,
+            };
+            // The sentence ends with its comment or literal: `"password missing".into()` says
+            // nothing of the code after the quote.
+            let at = c.name("key")?.start();
+            let end = literal::sentence_end(t, at, single_quoted_strings)?;
+            prose::pick(c, &t[..end], TextKind::Prose)
+        },
+    );
     if kind == TextKind::Prose {
-        // Only prose is read for secrets said in a sentence (`prose::pick`).
-        out = gated(
-            out,
-            Gate::Regex(&PROSE_SECRET_GATE),
-            &prose::PROSE_SECRET,
-            &mut count,
-            |c, t| prose::pick(c, t, kind),
-        );
         out = table::redact(out, &mut count);
     }
     if !matches!(kind, TextKind::Code { .. }) {
@@ -298,37 +315,6 @@ fn literal_at(
         return None;
     }
     (val.start < val.end).then_some((val.start, val.end))
-}
-
-/// Whether byte `pos` of source code sits inside a string literal or a comment on its line.
-fn literal_or_comment(text: &str, pos: usize, single_quoted_strings: bool) -> bool {
-    let line_start = text[..pos].rfind('\n').map_or(0, |i| i + 1);
-    let before = &text[line_start..pos];
-    let trimmed = before.trim_start();
-    if ["//", "/*", "* ", "# ", "--", "<!--"]
-        .iter()
-        .any(|p| trimmed.starts_with(p))
-        || trimmed == "*"
-        || trimmed == "#"
-    {
-        return true;
-    }
-    let mut quote: Option<char> = None;
-    let mut chars = before.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (Some(_), '\\') => {
-                chars.next();
-            }
-            (Some(q), c) if c == q => quote = None,
-            (None, '"' | '`') => quote = Some(c),
-            (None, '\'') if single_quoted_strings => quote = Some(c),
-            (None, '/') if chars.peek() == Some(&'/') => return true,
-            (None, '#') if single_quoted_strings && chars.peek() == Some(&' ') => return true,
-            _ => {}
-        }
-    }
-    quote.is_some()
 }
 
 /// A private key block from its BEGIN line to its END line; without an END (truncated
@@ -496,6 +482,8 @@ fn apply<'a>(
 
 #[cfg(test)]
 mod equivalence_tests;
+#[cfg(test)]
+mod literal_tests;
 #[cfg(test)]
 mod name_tests;
 #[cfg(test)]

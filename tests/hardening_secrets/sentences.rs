@@ -148,3 +148,73 @@ fn secrets_said_after_other_words_reach_no_answer_store_or_team_table() {
         assert_none_of("the team tables", team.as_bytes(), &values);
     }
 }
+
+/// Issue 36, fourth hostile pass, item 4: a secret said in a sentence in a code comment or a
+/// string literal (code, shell, YAML) comes back in clear from no code read, no search and no
+/// file of the data dir; the code around secret words keeps every word.
+#[test]
+fn secrets_said_in_code_comments_and_literals_reach_no_store() {
+    const SAID_IN_CODE: &[(&str, &str)] = &[
+        ("app.py", "# the admin password is Cm7vQ2mLp7Zt\nport = 5432\n"),
+        (
+            "src/lib.rs",
+            "// api token: Cl6vQ2mLp7Zt\npub fn f() -> &'static str {\n    \"the password is Cs5vQ2mLp7Zt\"\n}\n",
+        ),
+        ("web/app.js", "const hint = 'use the deploy token Cj4vQ2mLp7Zt for now';\n"),
+        ("deploy.sh", "#!/bin/sh\n# пароль от базы теперь Cb3vQ2mLp7Zt\nrun\n"),
+        ("ci.yaml", "# the secret is Cy2vQ2mLp7Zt\nsteps: []\n"),
+    ];
+    const PLAIN: &str = "pub struct Login {\n    password: String,\n}\n\
+        pub fn next(token: &str) -> String {\n    let key = next_token(token);\n    key\n}\n";
+    let values = [
+        "Cm7vQ2mLp7Zt",
+        "Cl6vQ2mLp7Zt",
+        "Cs5vQ2mLp7Zt",
+        "Cj4vQ2mLp7Zt",
+        "Cb3vQ2mLp7Zt",
+        "Cy2vQ2mLp7Zt",
+    ];
+    let mut code: Vec<(String, String)> = SAID_IN_CODE
+        .iter()
+        .map(|(p, t)| (p.to_string(), t.to_string()))
+        .collect();
+    code.push(("src/login.rs".into(), PLAIN.into()));
+    let texts: Vec<String> = PLACES
+        .iter()
+        .map(|_| "fix the db access".to_string())
+        .collect();
+    let world = build_world(&texts, &code);
+    let engine = Engine::open(EngineConfig::new(&world.data));
+    let store =
+        knowledge::sources::code::CodeStore::open(&engine.config.code_db()).expect("code store");
+    for (path, _) in SAID_IN_CODE {
+        let read = store.read_code(path, 1, None).expect("read");
+        let text = read.lines.join("\n");
+        assert!(text.contains("[REDACTED]"), "{path}: {text}");
+        assert_none_of(&format!("code read {path}"), text.as_bytes(), &values);
+    }
+    let read = store.read_code("src/login.rs", 1, None).expect("read");
+    assert_eq!(
+        read.lines.join("\n") + "\n",
+        PLAIN,
+        "ordinary code keeps its words"
+    );
+    for q in [
+        "admin password",
+        "api token",
+        "deploy token",
+        "пароль от базы",
+        "secret",
+    ] {
+        let resp = engine.search(&SearchRequest::new(q.to_string()));
+        let mut out = serde_json::to_value(&resp).expect("json");
+        out["query"] = Value::Null;
+        let out = serde_json::to_vec(&out).expect("json");
+        assert_none_of(&format!("search {q:?}"), &out, &values);
+    }
+    drop(engine);
+    for f in files_under(&world.data) {
+        let bytes = std::fs::read(&f).expect("read a data dir file");
+        assert_none_of(&f.display().to_string(), &bytes, &values);
+    }
+}

@@ -140,7 +140,11 @@ fn digest<'a>(texts: impl Iterator<Item = &'a str>) -> (u64, usize) {
 /// taken again when the prose rule read each secret word on its own (issue 36, item 5). That
 /// changed only prose, and only to redact more: a qualifier over 40 characters (`password for
 /// <41 characters> is X`), `секретный ключ для прода: X`; every other output is the same.
-const PINNED: (u64, usize) = (9_735_978_704_403_700_610, 4868);
+/// Taken again when code and config were read for sentences in their comments and literals
+/// (issue 36, fourth hostile pass, item 4): that changed only code and config, and only to
+/// redact more, the 337 sentences of the corpus written as a JSON string (`{"text":"password
+/// for a is X"}`); every other output is the same.
+const PINNED: (u64, usize) = (537_294_809_079_928_223, 5205);
 
 #[test]
 fn redaction_of_the_secret_corpus_is_pinned() {

@@ -120,7 +120,7 @@ pub(super) static XML_ELEMENT: LazyLock<Regex> = LazyLock::new(|| {
 /// The longest value [`XML_ELEMENT`] takes, in characters.
 pub(super) const XML_VALUE_MAX: usize = 500;
 
-/// A secret named in a phrase: `пароль от базы: …`, `password for root: …`. The two Cyrillic
+/// A secret named in a phrase (`пароль от базы: …`, `password for root: …`). The two Cyrillic
 /// stems share one copy of their letter class: they start with different letters in every case,
 /// so at most one of them matches at a place, as when each had its own copy.
 pub(super) static PHRASE: LazyLock<Regex> = LazyLock::new(|| {
@@ -159,7 +159,8 @@ pub(super) static NETRC_INLINE: LazyLock<Regex> = LazyLock::new(|| {
 pub(super) static NETRC_LINE: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?im)^[ \t]*(?:password|passwd)[ \t]+(\S+)[ \t]*\r?$"));
 
-/// A PuTTY `.ppk` private key: `Private-Lines: N`, its base64 body follows (see `putty_body`).
+/// The `Private-Lines: N` line of a PuTTY `.ppk` private key, before its base64 body (see
+/// `putty_body`).
 pub(super) static PUTTY_PRIVATE: LazyLock<Regex> =
     LazyLock::new(|| re(r"Private-Lines:[ \t]*[0-9]+"));
 

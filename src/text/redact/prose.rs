@@ -15,8 +15,9 @@
 //! after the word when the word is a password's (`password X`, `пароль X`) or a verb before it
 //! uses it (`use the token X`); or `to` / `на` after a verb that sets it (`set the key to X`).
 //! The value must look like a credential ([`shape`]); a password's word followed by a verb
-//! (`the password is hunter2`) needs less. Only prose is read this way (transcripts, task
-//! text, Markdown): in source code a value must be a literal, and config files have keys.
+//! (`the password is hunter2`) needs less. Prose is read this way throughout (transcripts,
+//! task text, Markdown); code and config only in their comments and string literals, where
+//! people write sentences (the caller asks `literal`), never in the code around them.
 
 mod layout;
 mod shape;
@@ -527,6 +528,8 @@ fn words_before(t: &str, at: usize) -> Vec<String> {
     let before = &before[phrase_start..];
     let mut words: Vec<String> = before
         .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        // A quote opening the sentence (`'use the token X'`) is not the word's apostrophe.
+        .map(|w| w.trim_matches('\''))
         .filter(|w| !w.is_empty())
         .rev()
         .take(3)

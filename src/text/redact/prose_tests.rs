@@ -41,14 +41,14 @@ fn secrets_said_in_prose_go_and_the_sentence_stays() {
     ] {
         assert_eq!(redact(input).text, input);
     }
+    // In code, a sentence is read in a comment or a literal only (`literal_tests.rs`).
     let code = "// the password is Hunter2CanaryA!\nlet s = secrets_seen;\n";
     let kind = TextKind::Code {
         single_quoted_strings: false,
     };
     assert_eq!(
         redact_as(code, kind).text,
-        code,
-        "prose rules stay out of code"
+        "// the password is [REDACTED]\nlet s = secrets_seen;\n",
     );
 }
 
@@ -386,6 +386,7 @@ fn forms_found_by_the_hostile_pass() {
         ("THE PASSWORD IS Xk9-fj3Lq2z!", "Xk9-fj3Lq2z!"),
         ("пароль такой: Xk9-fj3Lq2z!", "Xk9-fj3Lq2z!"),
         ("вот токен Xk9-fj3Lq2z!", "Xk9-fj3Lq2z!"),
+        ("he said 'use the token Xk9-fj3Lq2z! now'", "Xk9-fj3Lq2z!"),
     ] {
         assert_hidden(input, value, &input[..input.find(value).unwrap_or(0)]);
     }
@@ -469,7 +470,9 @@ fn forms_found_by_the_second_hostile_pass() {
         "press the key",
         "password reset flow works",
         "the password is required",
+        "the password is required!",
         "the token is expired",
+        "the token is expired?!",
         "the key question is whether it scales",
         "the token limit is 128k",
         "the key is Ctrl+Shift+P",

@@ -11,7 +11,7 @@
 /// or key combination (`Ctrl+Shift+K`).
 pub(in super::super) fn looks_like_credential(v: &str) -> bool {
     let n = v.chars().count();
-    if !(6..=200).contains(&n) || !plain_token(v) || is_key_combo(v) {
+    if !(6..=200).contains(&n) || !plain_token(v) || is_key_combo(v) || exclaimed_word(v) {
         return false;
     }
     let lower = v.chars().any(|c| c.is_lowercase());
@@ -76,8 +76,15 @@ pub(in super::super) fn looks_like_password(v: &str) -> bool {
     !(parts.len() > 1 && last_is_word && !symbol)
 }
 
+/// A word and a sentence's `!` or `?` after it (`the token is expired!`, `password is
+/// required!`): the mark ends the sentence, it is no symbol of a value.
+fn exclaimed_word(v: &str) -> bool {
+    let core = v.trim_end_matches(['!', '?']);
+    core.len() < v.len() && !core.is_empty() && core.chars().all(char::is_alphabetic)
+}
+
 /// Not a path, URL, call, command-line flag, reference (`&Arc<str>`), generic type, list
-/// (`pKey,nKey`), `::` or `->` path: code and places are named in sentences about secrets, and
+/// (`pKey,nKey`), Markdown link, `::` or `->` path: code and places are named in sentences about secrets, and
 /// are not secrets. A token with a password's mark in it (`!`, `@`, `#`, `$`, `%`, `^`, `*`,
 /// `+`, `=`, `?`, `~`) is no code or place even with a `/`, a parenthesis, a comma or a
 /// leading `-` or `&` (`Ab1/X!z`, `P@ss(X)w0rd`, `-Neg4!X`, `&Xy7!X`, base64); nor is one
@@ -114,7 +121,9 @@ fn plain_token(v: &str) -> bool {
     };
     let path = v.contains('/')
         && (v.starts_with(['/', '~', '.']) || !(mark || v.split('/').any(mixed_part)));
+    // `[cyan](must`: a link or console markup around words, as a prompt writes it.
     !(v.contains("://")
+        || v.contains("](")
         || v.starts_with("--")
         || v.starts_with(['-', '&']) && !mark
         || list && !mark
