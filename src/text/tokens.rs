@@ -561,28 +561,6 @@ pub fn query_terms(query: &str) -> Vec<String> {
     with_tokenizer(|t| t.query_terms(query))
 }
 
-/// The terms of the identifiers `query` names as written: a compound (`getUserName`,
-/// `test_dsn_reads_env`, `cpython312`: its whole spelling beside its parts) or a word that mixes
-/// letters and digits (`utf8mb4`). People type an identifier the way the code spells it, and that
-/// spelling says the word is specific where an ordinary word's rarity in a small history says
-/// nothing (`sources::episodes::rare`).
-pub fn identifier_terms(query: &str) -> Vec<String> {
-    let tokens = tokenize(query);
-    let mut out: Vec<String> = Vec::new();
-    for t in &tokens {
-        let compound = tokens
-            .iter()
-            .any(|u| u.start >= t.start && u.end <= t.end && (u.start, u.end) != (t.start, t.end));
-        let word = query.get(t.start..t.end).unwrap_or_default();
-        let mixed =
-            word.chars().any(char::is_alphabetic) && word.chars().any(|c| c.is_ascii_digit());
-        if (compound || mixed) && !out.contains(&t.term) {
-            out.push(t.term.clone());
-        }
-    }
-    out
-}
-
 /// Byte range of the first word in `text` whose term is one of `terms` (see
 /// [`Tokenizer::first_match`]).
 pub fn first_match(text: &str, terms: &[String]) -> Option<(usize, usize)> {
@@ -609,6 +587,9 @@ pub fn fts_match_expr(terms: &[String]) -> Option<String> {
     }
     (!out.is_empty()).then_some(out)
 }
+
+mod identifiers;
+pub use identifiers::identifier_terms;
 
 #[cfg(test)]
 mod tests;

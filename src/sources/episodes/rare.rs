@@ -10,8 +10,9 @@
 //! one session in hundreds is what BM25's IDF is for: when the question names it, the session
 //! that holds it is the answer before anything that is merely near.
 //!
-//! Only identifiers count (`tokens::identifier_terms`: a compound or a word of letters and
-//! digits, as the question spells it): in a history of a few dozen sessions every ordinary word
+//! Only identifiers count (`tokens::identifier_terms`: a compound, a word of letters and digits,
+//! or words joined as a file name, a path or a flag, matched as a phrase, as the question spells
+//! it): in a history of a few dozen sessions every ordinary word
 //! of a paraphrase is held by one session or two, so rarity alone promoted the wrong sessions
 //! (tuning split: paraphrase MRR 0.43 → 0.39, cross-lingual 0.63 → 0.58). Rare is counted in
 //! root sessions, not events (an identifier recurs through its one session and its subagents):
@@ -24,7 +25,7 @@ use rusqlite::Connection;
 
 use crate::sources::fts;
 
-/// Terms held by more events than this are not rare, and their matches are never walked.
+/// Identifiers held by more events than this are not rare (their matches are walked no further).
 const MAX_EVENTS: u64 = 500;
 
 /// A rare term's sessions: at most one in this many of the index's sessions (at least one).
@@ -42,33 +43,22 @@ pub(super) fn rare_term_events(
     if own_terms.len() < 2 || identifiers.is_empty() || lexical.is_empty() {
         return Ok(out);
     }
-    let Some(dfs) = fts::document_counts(c, "events_fts", identifiers) else {
-        return Ok(out);
-    };
-    let candidates: Vec<&String> = identifiers
-        .iter()
-        .zip(&dfs)
-        .filter(|(_, df)| (1..=MAX_EVENTS).contains(*df))
-        .map(|(t, _)| t)
-        .collect();
-    if candidates.is_empty() {
-        return Ok(out);
-    }
     let sessions: i64 = c.query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))?;
     let allowed = (sessions.max(0) as u64 / SESSIONS_PER_RARE).max(1) as usize;
     let wanted: HashSet<i64> = lexical.iter().map(|(id, _)| *id).collect();
     // A subagent's events are its root session's: an identifier its parent passed on to it is
     // still held by one session.
+    // At most one event past the limit is read: a common identifier costs no more than that.
     let mut stmt = c.prepare_cached(
         "SELECT f.rowid, coalesce(s.parent_session_id, e.session_id)
-         FROM events_fts f JOIN events e ON e.id = f.rowid
-              LEFT JOIN sessions s ON s.session_id = e.session_id
-         WHERE events_fts MATCH ?1",
+         FROM (SELECT rowid FROM events_fts WHERE events_fts MATCH ?1 LIMIT ?2) f
+              JOIN events e ON e.id = f.rowid
+              LEFT JOIN sessions s ON s.session_id = e.session_id",
     )?;
-    for term in candidates {
+    for term in identifiers {
         let mut held: Vec<i64> = Vec::new();
         let mut in_sessions: HashSet<String> = HashSet::new();
-        let mut rows = stmt.query([fts::quote(term)])?;
+        let mut rows = stmt.query(rusqlite::params![fts::quote(term), MAX_EVENTS + 1])?;
         while let Some(r) = rows.next()? {
             held.push(r.get(0)?);
             let session: String = r.get(1)?;
@@ -78,7 +68,7 @@ pub(super) fn rare_term_events(
                 break;
             }
         }
-        if in_sessions.len() <= allowed {
+        if in_sessions.len() <= allowed && held.len() as u64 <= MAX_EVENTS {
             out.extend(held.into_iter().filter(|id| wanted.contains(id)));
         }
     }

@@ -311,3 +311,26 @@ fn identifier_terms_are_the_compounds_and_letter_digit_words_as_written() {
     assert!(identifier_terms("why did the quiet night fail twice").is_empty());
     assert!(identifier_terms("").is_empty());
 }
+
+#[test]
+fn identifier_phrases_are_the_words_joined_as_names_are() {
+    let got = identifier_terms(
+        "who ran hello.sh with --fail-under-lines on cpython-312, step-by-step, из-за src/db.rs",
+    );
+    for phrase in ["hello sh", "fail under line", "db rs"] {
+        assert!(
+            got.iter().any(|t| t.ends_with(phrase) || t == phrase),
+            "{phrase}: {got:?}"
+        );
+    }
+    assert!(
+        got.iter()
+            .any(|t| t.starts_with("cpython") && t.contains("312")),
+        "{got:?}"
+    );
+    // Hyphenated prose is not a name.
+    assert!(!got.iter().any(|t| t.contains("step")), "{got:?}");
+    assert!(!got.iter().any(|t| t.contains("из")), "{got:?}");
+    // A sentence's last word and its full stop are one word, not a name.
+    assert!(identifier_terms("it ran. then it stopped.").is_empty());
+}
