@@ -13,6 +13,9 @@
 //!
 //! Figures go to `docs/PERFORMANCE.md` ("Team index").
 
+#[path = "../tests/common/needs.rs"]
+mod needs;
+
 #[path = "../tests/common/pg.rs"]
 mod pg;
 

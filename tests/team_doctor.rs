@@ -157,7 +157,6 @@ fn doctor_checks_the_team_server_its_schema_and_what_each_role_may_do() {
 #[test]
 fn doctor_warns_when_shared_buffers_cannot_hold_the_events() {
     if !common::pg::installed() {
-        eprintln!("SKIPPED: PostgreSQL is not installed");
         return;
     }
     let c = Cluster::start_custom(None, |_| Ok("-c shared_buffers=2MB".into()))

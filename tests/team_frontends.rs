@@ -2,7 +2,8 @@
 //! through a real MCP client (rmcp over the child's stdio), and the explorer `knowledge --team
 //! URL` in a real terminal (tmux). The lead's data dir holds no index, so what they show comes
 //! from the team's PostgreSQL (`common::team_world`). Skipped with a visible message where
-//! PostgreSQL (or, for the explorer, tmux) is not installed.
+//! PostgreSQL (or, for the explorer, tmux) is not installed, and failed there instead with
+//! `KNOWLEDGE_REQUIRE_POSTGRES` / `KNOWLEDGE_REQUIRE_TMUX` set, as `.ci/run` sets them.
 
 mod common;
 

@@ -2,7 +2,8 @@
 //! pushed to a real PostgreSQL (`common::team_world`) and searched from a lead's data dir with
 //! no index of its own (`--team-only`). The assertions are `common::kc`'s, the same ones
 //! `tests/acceptance_kc.rs` holds this machine's indexes to. Skipped with a visible message only
-//! where the PostgreSQL binaries are absent.
+//! where the PostgreSQL binaries are absent (failed there with `KNOWLEDGE_REQUIRE_POSTGRES` set,
+//! as `.ci/run` sets it).
 
 mod common;
 

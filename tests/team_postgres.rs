@@ -1,7 +1,8 @@
 //! The team index on a real PostgreSQL (issue 20): a throwaway cluster started by the tests
 //! (`common::pg`), `knowledge push` from real data dirs (the indexed demo world, a synthetic
 //! world for the crash test) and the team answering through the lane traits. Skipped with a
-//! visible message only where the PostgreSQL binaries are absent.
+//! visible message only where the PostgreSQL binaries are absent (failed there with
+//! `KNOWLEDGE_REQUIRE_POSTGRES` set, as `.ci/run` sets it).
 
 mod common;
 
@@ -381,4 +382,34 @@ fn a_bad_team_url_is_a_clear_error_and_no_panic() {
         .expect("run");
     assert_eq!(cli.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&cli.stderr).contains("team URL"));
+}
+
+/// CI cannot pass by skipping: where PostgreSQL is missing, `KNOWLEDGE_REQUIRE_POSTGRES` (set
+/// by `.ci/run`) makes the team tests fail, saying how to install it; unset (a stranger's
+/// `cargo test`), they skip. The decision `pg::installed` makes, with the variable given.
+#[test]
+fn a_missing_server_fails_the_team_tests_where_ci_requires_it() {
+    use common::needs::{required, POSTGRES};
+    assert_eq!(POSTGRES.var, "KNOWLEDGE_REQUIRE_POSTGRES");
+    for value in ["1", "yes", " 1 "] {
+        assert!(required(Some(value)), "{value:?}");
+    }
+    for value in [None, Some(""), Some("0")] {
+        assert!(!required(value), "{value:?}");
+    }
+    let failed = std::panic::catch_unwind(|| POSTGRES.met_with(false, Some("1")))
+        .expect_err("a missing server with the variable set fails");
+    let said = failed.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(
+        said.contains("apt-get install postgresql-15") && said.contains(POSTGRES.var),
+        "{said}"
+    );
+    assert!(!POSTGRES.met_with(false, None), "unset: skipped");
+    assert!(!POSTGRES.met_with(false, Some("0")), "0: skipped");
+    let note = POSTGRES.absent(false).expect("a skip note");
+    assert!(
+        note.starts_with("SKIPPED: PostgreSQL is not installed"),
+        "{note}"
+    );
+    assert!(POSTGRES.met_with(true, Some("1")) && POSTGRES.met_with(true, None));
 }

@@ -21,7 +21,6 @@ const PAGE: &str = include_str!("../docs/TEAM.md");
 /// A cluster of this test's own (`None` where PostgreSQL is not installed).
 fn own_cluster() -> Option<Cluster> {
     if !common::pg::installed() {
-        eprintln!("SKIPPED: PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb)");
         return None;
     }
     Some(Cluster::start_custom(None, |_| Ok(String::new())).expect("a PostgreSQL test cluster"))

@@ -1,6 +1,7 @@
 //! The real binary in a real terminal: `knowledge --data-dir …` runs in a detached tmux session
 //! (its own tmux server), a query is typed, and the panes are read back with `capture-pane`.
-//! Skipped, with a note, when tmux is not installed.
+//! Skipped, with a note, when tmux is not installed (failed with `KNOWLEDGE_REQUIRE_TMUX` set, as
+//! `.ci/run` sets it).
 
 mod common;
 
@@ -50,4 +51,22 @@ fn the_explorer_answers_in_a_real_terminal() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert!(!tmux.alive(), "q on the main screen quits the explorer");
+}
+
+/// CI cannot pass by skipping: where tmux is missing, `KNOWLEDGE_REQUIRE_TMUX` (set by
+/// `.ci/run`) makes the terminal tests fail, saying how to install it; unset, they skip. The
+/// decision `Tmux::installed` makes, with the variable given.
+#[test]
+fn a_missing_tmux_fails_the_terminal_tests_where_ci_requires_it() {
+    use common::needs::TMUX;
+    assert_eq!(TMUX.var, "KNOWLEDGE_REQUIRE_TMUX");
+    let failed = std::panic::catch_unwind(|| TMUX.met_with(false, Some("1")))
+        .expect_err("a missing tmux with the variable set fails");
+    let said = failed.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(
+        said.contains("apt-get install tmux") && said.contains(TMUX.var),
+        "{said}"
+    );
+    assert!(!TMUX.met_with(false, None), "unset: skipped");
+    assert!(TMUX.met_with(true, Some("1")));
 }

@@ -6,6 +6,7 @@ pub mod cli;
 pub mod conformance;
 pub mod fake_mcp;
 pub mod kc;
+pub mod needs;
 pub mod pg;
 pub mod realdata;
 pub mod schema;

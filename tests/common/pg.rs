@@ -1,8 +1,10 @@
 //! A throwaway PostgreSQL cluster for the team tests: `initdb` into a temp dir as an
 //! unprivileged user (initdb refuses root; under root the cluster runs as `nobody`), listening
 //! only on a unix socket in that dir, started once per test binary and stopped at exit. Where
-//! the PostgreSQL binaries are absent, [`cluster`] says so and returns `None` (the test prints
-//! that it is skipped and passes); `.ci/run` installs them, so CI always runs the tests.
+//! the PostgreSQL binaries are absent, [`installed`] decides (`needs.rs`): a plain `cargo test`
+//! skips the test with a note ([`cluster`] returns `None`); with `KNOWLEDGE_REQUIRE_POSTGRES=1`,
+//! which `.ci/run` sets after installing them, the test fails. A server that is installed but
+//! cannot start fails the test either way.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -257,27 +259,21 @@ pub fn cluster_sized(size: &str) -> Option<&'static Cluster> {
     cluster()
 }
 
-/// Whether the PostgreSQL binaries are here (else the team tests skip, saying so).
+/// Whether the team tests go on: the PostgreSQL binaries are here. The one place their absence
+/// is decided: a note that the test is skipped and `false`, or, with
+/// `KNOWLEDGE_REQUIRE_POSTGRES` set, a failure saying how to install them.
 pub fn installed() -> bool {
-    bin_dir().is_some()
+    super::needs::POSTGRES.met(bin_dir().is_some())
 }
 
-/// The cluster of this test binary, started on first use; `None` (after saying why) where
-/// PostgreSQL is not installed.
+/// The cluster of this test binary, started on first use (a failure if it cannot start);
+/// `None`, after [`installed`] said why, where PostgreSQL is not installed.
 pub fn cluster() -> Option<&'static Cluster> {
-    static CLUSTER: OnceLock<Option<Cluster>> = OnceLock::new();
-    CLUSTER
-        .get_or_init(|| {
-            bin_dir()?;
-            let c = Cluster::start().unwrap_or_else(|e| panic!("a PostgreSQL test cluster: {e}"));
-            Some(c)
-        })
-        .as_ref()
-        .or_else(|| {
-            eprintln!(
-                "SKIPPED: PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb); \
-                 `.ci/run` installs postgresql-15"
-            );
-            None
-        })
+    static CLUSTER: OnceLock<Cluster> = OnceLock::new();
+    if !installed() {
+        return None;
+    }
+    Some(CLUSTER.get_or_init(|| {
+        Cluster::start().unwrap_or_else(|e| panic!("a PostgreSQL test cluster: {e}"))
+    }))
 }

@@ -224,30 +224,23 @@ pub fn free_port() -> Result<u16, String> {
     Ok(l.local_addr().map_err(|e| e.to_string())?.port())
 }
 
-/// This test binary's TLS server, started on first use; `None` (the caller skips, and this
-/// says why) where PostgreSQL is not installed.
+/// This test binary's TLS server, started on first use; `None` (the caller skips, and
+/// `pg::installed` says why) where PostgreSQL is not installed.
 pub fn tls_server() -> Option<&'static TlsServer> {
-    static SERVER: std::sync::OnceLock<Option<TlsServer>> = std::sync::OnceLock::new();
-    let server = SERVER.get_or_init(|| {
-        if !super::pg::installed() {
-            return None;
-        }
+    static SERVER: std::sync::OnceLock<TlsServer> = std::sync::OnceLock::new();
+    if !super::pg::installed() {
+        return None;
+    }
+    Some(SERVER.get_or_init(|| {
         let port = free_port().unwrap_or_else(|e| panic!("a free port: {e}"));
         let cluster = Cluster::start_custom(Some(port), write_tls_files)
             .unwrap_or_else(|e| panic!("a PostgreSQL test cluster with TLS: {e}"));
         let tls = cluster.dir.parent().expect("tmp").join("tls");
-        Some(TlsServer {
+        TlsServer {
             port,
             ca: tls.join("team-ca.crt"),
             other_ca: tls.join("other-ca.crt"),
             cluster,
-        })
-    });
-    if server.is_none() {
-        eprintln!(
-            "SKIPPED: PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb); \
-             `.ci/run` installs postgresql-15"
-        );
-    }
-    server.as_ref()
+        }
+    }))
 }

@@ -14,13 +14,11 @@ pub struct Tmux {
 }
 
 impl Tmux {
-    /// False (with a note on stderr) when tmux is not installed, so the caller can skip.
+    /// Whether the terminal test goes on: tmux is installed. The one place its absence is
+    /// decided: a note that the test is skipped and `false`, or, with `KNOWLEDGE_REQUIRE_TMUX`
+    /// set (`.ci/run`), a failure saying how to install it.
     pub fn installed() -> bool {
-        if Command::new("tmux").arg("-V").output().is_ok() {
-            return true;
-        }
-        eprintln!("NOTE: tmux is not installed; skipping the terminal test of the explorer");
-        false
+        super::needs::TMUX.met(Command::new("tmux").arg("-V").output().is_ok())
     }
 
     /// Start `cmd` (a shell command line) in a 120×40 terminal without colours. `name` tells
