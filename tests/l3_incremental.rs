@@ -76,16 +76,7 @@ fn one(c: &Connection, sql: &str) -> String {
 /// uses and edits) or stamp differently (`meta.built_at`).
 fn rows(db: &Path) -> Vec<String> {
     let c = Connection::open(db).expect("open");
-    let tables: Vec<String> = c
-        .prepare(
-            "SELECT name FROM sqlite_master WHERE type = 'table'
-             AND name NOT LIKE 'ak_skill_fts_%' ORDER BY name",
-        )
-        .expect("ls")
-        .query_map([], |r| r.get(0))
-        .expect("query")
-        .collect::<Result<_, _>>()
-        .expect("names");
+    let tables = l3_world::tables(&c);
     let mut out = Vec::new();
     for t in tables {
         let mut stmt = c

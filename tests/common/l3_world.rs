@@ -216,3 +216,16 @@ pub fn write_world(path: &Path) {
     drop(ins);
     c.execute_batch("COMMIT").expect("commit");
 }
+
+/// The tables of a built store, by name (FTS5's shadow tables left out: they follow their table).
+pub fn tables(c: &Connection) -> Vec<String> {
+    c.prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table'
+         AND name NOT LIKE 'ak_skill_fts_%' ORDER BY name",
+    )
+    .expect("ls")
+    .query_map([], |r| r.get(0))
+    .expect("query")
+    .collect::<Result<_, _>>()
+    .expect("names")
+}

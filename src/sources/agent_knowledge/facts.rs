@@ -140,11 +140,14 @@ impl EpisodesFacts {
         })
     }
 
-    fn activity_rows(
+    /// Runs `sql` (of one session when `session` is given) and hands each row `parse` makes
+    /// something of to `visit`; `false` when the visitor stopped.
+    fn each_row<T>(
         &self,
         sql: &str,
         session: Option<&str>,
-        visit: &mut dyn FnMut(ActivityIn) -> Visit,
+        parse: impl Fn(&rusqlite::Row<'_>) -> rusqlite::Result<Option<T>>,
+        visit: &mut dyn FnMut(T) -> Visit,
     ) -> Result<bool, FactsError> {
         let mut stmt = self.conn.prepare_cached(sql)?;
         let mut rows = match session {
@@ -152,54 +155,45 @@ impl EpisodesFacts {
             None => stmt.query([])?,
         };
         while let Some(r) = rows.next()? {
-            let row = ActivityIn {
-                session_id: r.get(0)?,
-                sidechain_agent: r.get(1).map(meta_redact::read)?,
-                hour: r.get(2)?,
-                events: r.get::<_, i64>(3)?.max(0) as u64,
-                min_ms: r.get(4)?,
-                max_ms: r.get(5)?,
-            };
-            if visit(row).is_break() {
-                return Ok(false);
+            if let Some(item) = parse(r)? {
+                if visit(item).is_break() {
+                    return Ok(false);
+                }
             }
         }
         Ok(true)
     }
+}
 
-    fn fact_rows(
-        &self,
-        sql: &str,
-        session: Option<&str>,
-        visit: &mut dyn FnMut(EventIn) -> Visit,
-    ) -> Result<bool, FactsError> {
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        let mut rows = match session {
-            Some(sid) => stmt.query([sid])?,
-            None => stmt.query([])?,
-        };
-        while let Some(r) = rows.next()? {
-            let json = r.get_ref(5)?.as_str_or_null().map_err(|e| {
-                rusqlite::Error::FromSqlConversionFailure(5, Type::Text, Box::new(e))
-            })?;
-            let facts = parse_facts(json.unwrap_or(""));
-            if facts.is_empty() {
-                continue;
-            }
-            let ev = EventIn {
-                session_id: r.get(0)?,
-                seq: r.get(1)?,
-                time_ms: r.get(2)?,
-                tool_use_id: r.get(3)?,
-                sidechain_agent: r.get(4).map(meta_redact::read)?,
-                facts,
-            };
-            if visit(ev).is_break() {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+fn activity_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Option<ActivityIn>> {
+    Ok(Some(ActivityIn {
+        session_id: r.get(0)?,
+        sidechain_agent: r.get(1).map(meta_redact::read)?,
+        hour: r.get(2)?,
+        events: r.get::<_, i64>(3)?.max(0) as u64,
+        min_ms: r.get(4)?,
+        max_ms: r.get(5)?,
+    }))
+}
+
+/// An event with its facts parsed; `None` for one whose facts are all unknown or malformed.
+fn fact_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Option<EventIn>> {
+    let json = r
+        .get_ref(5)?
+        .as_str_or_null()
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(5, Type::Text, Box::new(e)))?;
+    let facts = parse_facts(json.unwrap_or(""));
+    if facts.is_empty() {
+        return Ok(None);
     }
+    Ok(Some(EventIn {
+        session_id: r.get(0)?,
+        seq: r.get(1)?,
+        time_ms: r.get(2)?,
+        tool_use_id: r.get(3)?,
+        sidechain_agent: r.get(4).map(meta_redact::read)?,
+        facts,
+    }))
 }
 
 impl Drop for EpisodesFacts {
@@ -255,12 +249,17 @@ impl FactsSource for EpisodesFacts {
     }
 
     fn activity(&mut self, visit: &mut dyn FnMut(ActivityIn) -> Visit) -> Result<(), FactsError> {
-        self.activity_rows(&ACTIVITY_SQL.replace("{WHERE}", ""), None, visit)?;
+        self.each_row(
+            &ACTIVITY_SQL.replace("{WHERE}", ""),
+            None,
+            activity_row,
+            visit,
+        )?;
         Ok(())
     }
 
     fn fact_events(&mut self, visit: &mut dyn FnMut(EventIn) -> Visit) -> Result<(), FactsError> {
-        self.fact_rows(&FACT_EVENTS_SQL.replace("{AND}", ""), None, visit)?;
+        self.each_row(&FACT_EVENTS_SQL.replace("{AND}", ""), None, fact_row, visit)?;
         Ok(())
     }
 
@@ -283,7 +282,7 @@ impl FactsSource for EpisodesFacts {
     ) -> Result<(), FactsError> {
         let sql = ACTIVITY_SQL.replace("{WHERE}", "WHERE session_id = ?1");
         for sid in sessions {
-            if !self.activity_rows(&sql, Some(sid), visit)? {
+            if !self.each_row(&sql, Some(sid), activity_row, visit)? {
                 break;
             }
         }
@@ -297,7 +296,7 @@ impl FactsSource for EpisodesFacts {
     ) -> Result<(), FactsError> {
         let sql = FACT_EVENTS_SQL.replace("{AND}", "AND session_id = ?1");
         for sid in sessions {
-            if !self.fact_rows(&sql, Some(sid), visit)? {
+            if !self.each_row(&sql, Some(sid), fact_row, visit)? {
                 break;
             }
         }
