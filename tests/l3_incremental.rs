@@ -374,3 +374,36 @@ fn appending_one_aider_run_derives_only_the_last_runs_again() {
     ak::build_with(&full, &ep, &[], &[], true).expect("full");
     same_rows(&store, &full, "one run appended");
 }
+
+/// A build killed with `kill -9` leaves its temporary store beside the store: the next build
+/// removes it (and its journal), and leaves a running build's and anything else alone.
+#[test]
+fn a_killed_builds_temporary_store_is_removed_by_the_next_build() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let ep = marked_world(dir.path());
+    let store = dir.path().join("knowledge.sqlite");
+    let dead = i32::MAX as u32 - 1;
+    let me = std::process::id();
+    let names = [
+        format!(".knowledge.sqlite.tmp-{dead}-123"),
+        format!(".knowledge.sqlite.tmp-{dead}-123-journal"),
+        format!(".knowledge.sqlite.tmp-{me}-456"),
+        ".knowledge.sqlite.tmp-notapid-1".to_string(),
+        "notes.txt".to_string(),
+    ];
+    for n in &names {
+        std::fs::write(dir.path().join(n), b"x").expect("write");
+    }
+    ak::build(&store, &ep, &[], &[]).expect("build");
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().to_string())
+        .collect();
+    assert!(
+        !left.contains(&names[0]) && !left.contains(&names[1]),
+        "{left:?}"
+    );
+    for kept in &names[2..] {
+        assert!(left.contains(kept), "{kept}: {left:?}");
+    }
+}

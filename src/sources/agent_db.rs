@@ -279,10 +279,7 @@ fn remove_stale_copies(dir: &Path) {
         let Some(pid) = pid.filter(|p| *p > 0) else {
             continue;
         };
-        // SAFETY: kill with signal 0 only checks that the process exists.
-        let gone = unsafe { libc::kill(pid, 0) } != 0
-            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-        if gone {
+        if !crate::sources::pid::alive(pid as u32) {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }

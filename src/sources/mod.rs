@@ -7,6 +7,7 @@ pub mod code;
 pub mod episodes;
 pub mod fts;
 pub mod packed;
+pub mod pid;
 pub mod regular_file;
 pub mod sql_cell;
 pub mod sqlite;

@@ -221,25 +221,10 @@ fn sweep_dead(dir: &Path) {
         let Some(pid) = tmp_pid(base) else {
             continue;
         };
-        if pid != std::process::id() && !process_alive(pid) {
+        if pid != std::process::id() && !crate::sources::pid::alive(pid) {
             let _ = std::fs::remove_file(e.path());
         }
     }
-}
-
-#[cfg(unix)]
-fn process_alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    // Signal 0 checks existence only; EPERM means it exists under another user.
-    let alive = unsafe { libc::kill(pid, 0) } == 0;
-    alive || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-}
-
-#[cfg(not(unix))]
-fn process_alive(_pid: u32) -> bool {
-    true
 }
 
 #[cfg(test)]

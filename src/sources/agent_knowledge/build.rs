@@ -200,11 +200,37 @@ fn temp_path(knowledge_db: &Path) -> Result<PathBuf, AgentKnowledgeError> {
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_else(|| "knowledge.sqlite".to_string());
+    remove_dead_temps(&dir, &file_name);
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     Ok(dir.join(format!(".{file_name}.tmp-{}-{nanos}", std::process::id())))
+}
+
+/// Removes the temporary stores (and journals) of builds whose process no longer runs: a build
+/// killed with `kill -9` leaves a store-sized file beside the store, which nothing else removes.
+fn remove_dead_temps(dir: &Path, file_name: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!(".{file_name}.tmp-");
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let rest = rest.strip_suffix("-journal").unwrap_or(rest);
+        let pid = rest
+            .split_once('-')
+            .filter(|(_, nanos)| nanos.parse::<u128>().is_ok())
+            .and_then(|(pid, _)| pid.parse::<u32>().ok());
+        if let Some(pid) = pid {
+            if pid != std::process::id() && !crate::sources::pid::alive(pid) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
 }
 
 /// A failed build leaves nothing behind: the temporary file and its journal go.
