@@ -6,7 +6,8 @@
 //! agent is its reader module (see [`super::agent::AgentReader`]) plus one entry here: a variant
 //! of [`Agent`], its arm in [`Agent::reader`], and, for a JSONL agent driven by the shared line
 //! parser, its state in [`LineState`]. Every `match` here is exhaustive, so the compiler points
-//! at each place a new agent must be handled.
+//! at each place a new agent must be handled; [`Agent::ALL`] is no `match`, so the tests below
+//! fail when a variant is missing from it or a module's reader is not registered.
 
 use std::path::{Path, PathBuf};
 
@@ -280,6 +281,8 @@ pub fn shell_quote(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
 
     #[test]
@@ -298,6 +301,92 @@ mod tests {
             assert!(!a.label().is_empty());
         }
         assert_eq!(Agent::from_source("cursorx"), None);
+    }
+
+    /// Every variant of [`Agent`] is in [`Agent::ALL`], which discovery, the default roots,
+    /// watch and doctor go through: a variant left out compiles and is never read. The variants
+    /// are the ones serde's derive knows (its error for an unknown name lists each), so this
+    /// test keeps no list of its own to forget; each is stored under its reader's name.
+    #[test]
+    fn every_variant_of_agent_is_in_all() {
+        let said = serde_json::from_str::<Agent>("\"no such agent\"")
+            .expect_err("an unknown name")
+            .to_string();
+        let (_, listed) = said
+            .split_once("expected one of ")
+            .unwrap_or_else(|| panic!("serde's list of the variants: {said}"));
+        // `claude`, `codex`, … `kimi_code` at line 1 column 15: the names between backquotes.
+        let variants: BTreeSet<&str> = listed.split('`').skip(1).step_by(2).collect();
+        let names: Vec<String> = Agent::ALL
+            .iter()
+            .map(|a| match serde_json::to_value(a) {
+                Ok(Value::String(name)) => name,
+                other => panic!("{a:?} serialises as {other:?}"),
+            })
+            .collect();
+        let in_all: BTreeSet<&str> = names.iter().map(String::as_str).collect();
+        assert_eq!(
+            variants, in_all,
+            "every variant of Agent must be listed in Agent::ALL"
+        );
+        assert_eq!(in_all.len(), Agent::ALL.len(), "Agent::ALL lists one twice");
+        for (a, name) in Agent::ALL.iter().zip(&names) {
+            assert_eq!(name, a.as_str(), "{a:?} is stored under its reader's name");
+        }
+    }
+
+    /// Every reader in `src/sources/episodes` (a line `impl AgentReader for T` in module `m`) is
+    /// the one [`Agent::reader`] returns for some agent (`&m::T`), and there is one per agent
+    /// of [`Agent::ALL`]: a reader module written and never registered fails here.
+    #[test]
+    fn every_reader_module_is_registered() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sources/episodes");
+        let registry = std::fs::read_to_string(root.join("agents.rs")).expect("agents.rs");
+        let mut files = vec![];
+        let mut dirs = vec![root.clone()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).expect("read_dir").flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    files.push(path);
+                }
+            }
+        }
+        let mut readers = vec![];
+        for file in files {
+            let text = std::fs::read_to_string(&file).expect("read");
+            let rel = file.strip_prefix(&root).expect("under the root");
+            let module = rel
+                .components()
+                .next()
+                .and_then(|c| c.as_os_str().to_str())
+                .map(|m| m.trim_end_matches(".rs").to_string())
+                .expect("a module");
+            let impls = text
+                .lines()
+                .filter_map(|l| l.trim_start().strip_prefix("impl AgentReader for "));
+            for rest in impls {
+                let ty: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                readers.push(format!("{}: {module}::{ty}", rel.display()));
+                assert!(
+                    registry.contains(&format!("=> &{module}::{ty},")),
+                    "{}: `{module}::{ty}` implements AgentReader but Agent::reader does not \
+                     return it: add a variant of Agent, its arm in Agent::reader and its place \
+                     in Agent::ALL",
+                    rel.display()
+                );
+            }
+        }
+        assert_eq!(
+            readers.len(),
+            Agent::ALL.len(),
+            "one reader per agent of Agent::ALL: {readers:#?}"
+        );
     }
 
     #[test]
