@@ -492,3 +492,5 @@ mod prose_tests;
 mod table_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod wording_tests;

@@ -6,7 +6,7 @@
 use regex::Captures;
 
 use super::value::{self, Splits};
-use super::{keys, literal_at, prose, TextKind};
+use super::{keys, literal_at, literal_or_comment, prose, TextKind};
 
 /// `key <sep> value` where the key names a secret.
 pub(super) fn assignment(c: &Captures, t: &str, kind: TextKind) -> Option<(usize, usize)> {
@@ -24,6 +24,22 @@ pub(super) fn assignment(c: &Captures, t: &str, kind: TextKind) -> Option<(usize
         .any(|c| matches!(c, 'а'..='я' | 'А'..='Я'));
     if matches!(sep, "—" | "–") && !russian_key {
         return None; // an English dash is prose, not an assignment
+    }
+    // Prose, or a comment or a string literal of code, where people write sentences too.
+    let sentence = match kind {
+        TextKind::Prose => true,
+        TextKind::Code {
+            single_quoted_strings,
+        } => literal_or_comment(t, key.start(), single_quoted_strings),
+        TextKind::Config => false,
+    };
+    if sentence && matches!(sep, ":" | "—" | "–") {
+        if let Some(v) = c.name("val") {
+            let dash = sep != ":";
+            if said_of_the_secret(t, v.start(), russian_key, dash) {
+                return None;
+            }
+        }
     }
     if let Some(v) = c.name("val2") {
         // A quoted value alone on the next line.
@@ -75,6 +91,82 @@ pub(super) fn assignment(c: &Captures, t: &str, kind: TextKind) -> Option<(usize
         return Some((s, value::line_end(t, e)));
     }
     Some((s, e))
+}
+
+/// Words that say how a secret is, not what it is, when one of them is all a line says after
+/// the key (`token: expired`, `password: missing`, `пароль: обязателен`).
+const STATES: &[&str] = &[
+    "expired",
+    "missing",
+    "invalid",
+    "hidden",
+    "masked",
+    "unset",
+    "empty",
+    "обязателен",
+    "обязательно",
+    "необязателен",
+    "необязательно",
+    "истёк",
+    "истек",
+    "скрыт",
+    "пустой",
+];
+
+/// Whether the rest of the clause from `at`, in prose, says how the secret is or what it is
+/// rather than giving it: one word of [`STATES`]; after a Russian key (a word of a sentence:
+/// no config names its keys so), Russian words alone with a sentence's punctuation between
+/// them (`пароль: обязателен для входа`, `токен — это строка доступа`); or, after a dash, a
+/// verb that the sentence rule reads there (`пароль — это X`: it asks X to look like one).
+fn said_of_the_secret(t: &str, at: usize, russian_key: bool, dash: bool) -> bool {
+    let rest = &t[at..];
+    let line = &rest[..rest.find(['\n', '\r']).unwrap_or(rest.len())];
+    // A JSON-escaped newline ends the line too.
+    let line = &line[..line.find("\\n").unwrap_or(line.len())];
+    // A clause ends at `,` or `;`, where the value would end too (`token: expired, renew it`);
+    // what follows is another clause's.
+    let clause = &line[..line.find([',', ';']).unwrap_or(line.len())];
+    let punctuation = |c: char| {
+        matches!(
+            c,
+            '.' | ':'
+                | '!'
+                | '?'
+                | '«'
+                | '»'
+                | '('
+                | ')'
+                | '—'
+                | '–'
+                | '-'
+                | '`'
+                | '"'
+                | '\''
+                | '*'
+        )
+    };
+    let words: Vec<String> = clause
+        .split(|c: char| c.is_whitespace() || punctuation(c))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    if let [state] = words.as_slice() {
+        if STATES.contains(&state.as_str()) {
+            return true;
+        }
+    }
+    if !russian_key {
+        return false;
+    }
+    let russian = clause.chars().any(is_cyrillic)
+        && clause
+            .chars()
+            .all(|c| is_cyrillic(c) || c.is_whitespace() || punctuation(c));
+    russian || dash && words.first().is_some_and(|w| prose::follows_a_dash(w))
+}
+
+fn is_cyrillic(c: char) -> bool {
+    matches!(c, 'а'..='я' | 'А'..='Я' | 'ё' | 'Ё')
 }
 
 /// Where the value starts when the one at `at` is a secret word followed by more on its line

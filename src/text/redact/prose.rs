@@ -111,6 +111,14 @@ pub(super) fn names_no_secret(w: &str) -> bool {
     words::NOT_SECRET_KINDS.contains(&w)
 }
 
+/// Whether `word` (lower case) is the verb of a phrase that starts with a dash (`— это`): the
+/// sentence rule reads the value after `пароль — это`, and asks it to look like one.
+pub(super) fn follows_a_dash(word: &str) -> bool {
+    words::VERBS.iter().any(|phrase| {
+        phrase.len() == 2 && words::SEPARATORS.contains(&phrase[0]) && phrase[1] == word
+    })
+}
+
 /// Whether a value that a secret word names without a sentence around it (a table's header, a
 /// key cell) looks like one; what a password's word names needs less than `token` or `key`.
 pub(super) fn value_shaped(v: &str, password: bool) -> bool {

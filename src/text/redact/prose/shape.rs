@@ -3,6 +3,10 @@
 //! secret word must also look like one; how much it must look like one depends on the word
 //! (`password` names a password, `token` or `key` may name many things).
 
+use std::sync::LazyLock;
+
+use regex::Regex;
+
 /// Whether one token mixes character classes the way a password or key does: 6 to 200
 /// characters with letters, mixing three of lower case, upper case, digits and symbols (word
 /// punctuation `-`, `_`, `.`, `'` is not one: `base64-encoded`, `x86_64`, `UTF-8` are words), or
@@ -11,7 +15,12 @@
 /// or key combination (`Ctrl+Shift+K`).
 pub(in super::super) fn looks_like_credential(v: &str) -> bool {
     let n = v.chars().count();
-    if !(6..=200).contains(&n) || !plain_token(v) || is_key_combo(v) || exclaimed_word(v) {
+    if !(6..=200).contains(&n)
+        || !plain_token(v)
+        || is_key_combo(v)
+        || exclaimed_word(v)
+        || is_known_format(v)
+    {
         return false;
     }
     let lower = v.chars().any(|c| c.is_lowercase());
@@ -74,6 +83,36 @@ pub(in super::super) fn looks_like_password(v: &str) -> bool {
         .last()
         .is_some_and(|p| p.chars().count() >= 3 && p.chars().all(char::is_alphabetic));
     !(parts.len() > 1 && last_is_word && !symbol)
+}
+
+/// A well-known format that is no secret whatever its mix of characters: a locale
+/// (`en_US.UTF-8`, `ru_RU.utf8`, `C.UTF-8`, `de_DE@euro`), a character set (`UTF-8`,
+/// `ISO-8859-1`, `windows-1251`), a version (`v2.0.1-RC1`, `1.2.3`), a date or time
+/// (`2024-01-02T10:00:00Z`).
+fn is_known_format(v: &str) -> bool {
+    static KNOWN: LazyLock<Regex> = LazyLock::new(|| {
+        let charset = concat!(
+            r"(?i:utf-?(?:8|16|32)(?:le|be)?|iso-?8859-[0-9]{1,2}|windows-125[0-8]|cp[0-9]{3,4}",
+            r"|koi8-[ru]|us-ascii|latin-?1|euc-?(?:jp|kr)|gb18030|gbk|big5)",
+        );
+        super::super::patterns::re(&format!(
+            concat!(
+                r"^(?:",
+                // A locale: language and territory (or `C`), a character set, a modifier.
+                r"(?:[a-z]{{2,3}}_[A-Z]{{2}}|C|POSIX)(?:\.{charset})?(?:@[a-z]{{2,12}})?",
+                r"|{charset}",
+                // A version, with a pre-release word.
+                r"|v?[0-9]+(?:\.[0-9]+){{1,3}}(?:-(?i:alpha|beta|rc|pre|preview|dev|snapshot",
+                r"|nightly|canary|final|stable|lts)\.?[0-9]*)?",
+                // A date, a time.
+                r"|[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}(?:[T ][0-9]{{2}}:[0-9]{{2}}",
+                r"(?::[0-9]{{2}}(?:\.[0-9]+)?)?(?:Z|[+-][0-9]{{2}}:?[0-9]{{2}})?)?",
+                r")$",
+            ),
+            charset = charset
+        ))
+    });
+    KNOWN.is_match(v)
 }
 
 /// A word and a sentence's `!` or `?` after it (`the token is expired!`, `password is
