@@ -407,3 +407,170 @@ fn a_killed_builds_temporary_store_is_removed_by_the_next_build() {
         assert!(left.contains(kept), "{kept}: {left:?}");
     }
 }
+
+/// An update that is not made leaves the reason, and the store a full build writes.
+fn updated_as_full(store: &Path, ep: &Path, dir: &Path, what: &str) -> ak::BuildSummary {
+    let s = ak::build(store, ep, &[], &[]).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let full = dir.join(format!("full-{}.sqlite", what.replace(' ', "-")));
+    ak::build_with(&full, ep, &[], &[], true).expect("full");
+    same_rows(store, &full, what);
+    s
+}
+
+#[test]
+fn families_that_name_one_actor_are_derived_together() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let ep = marked_world(dir.path());
+    let store = dir.path().join("knowledge.sqlite");
+    ak::build(&store, &ep, &[], &[]).expect("build");
+    let c = Connection::open(&ep).expect("open");
+    let spawn = |t: &str, ty: &str| {
+        serde_json::json!([{"fact": "spawn", "tool_use_id": t, "subagent_type": ty,
+            "description": "d"}])
+    };
+
+    // `x` spawns `review:fixer`, then `x:review` spawns `fixer`: actor ids join their parts with
+    // `:`, so both name actor:claude:subagent:x:review:fixer.
+    session(&c, "x", None, None);
+    event(&c, "x", 1, spawn("t1", "review:fixer"));
+    marked(&c, &[]);
+    let s = updated_as_full(&store, &ep, dir.path(), "x spawns review-fixer");
+    assert!(s.rederived_sessions.is_some(), "{s:?}");
+    session(&c, "x:review", None, None);
+    event(&c, "x:review", 1, spawn("t2", "fixer"));
+    marked(&c, &[]);
+    // The new family names an actor the store holds for another one: the update cannot be
+    // made alone, and a full build is (the store is never left failing or half-right).
+    let s = updated_as_full(&store, &ep, dir.path(), "x-review spawns fixer");
+    assert!(
+        s.full_build_because.is_some() || s.rederived_sessions.is_some(),
+        "{s:?}"
+    );
+    // Now one of the two changes: both are derived again.
+    event(
+        &c,
+        "x:review",
+        2,
+        serde_json::json!([{"fact": "file_edit", "path": "a.rs"}]),
+    );
+    marked(&c, &["x:review"]);
+    let s = updated_as_full(&store, &ep, dir.path(), "x-review edits");
+    assert!(s.rederived_sessions.is_some_and(|n| n >= 2), "{s:?}");
+
+    // A root `a/b` whose sidechain `n` and a child of `a/b` with agent `n` are one actor
+    // (actor:claude:subagent:a/b:n) in two families (`a` and `a/b`).
+    session(&c, "a/b", None, None);
+    session(&c, "a/b/agent-n", Some("a/b"), Some("n"));
+    c.execute(
+        "INSERT INTO events VALUES('a/b', 1, 1772400000000, NULL, 'n', ?1)",
+        [serde_json::json!([{"fact": "file_edit", "path": "b.rs"}]).to_string()],
+    )
+    .expect("sidechain event");
+    event(
+        &c,
+        "a/b/agent-n",
+        1,
+        serde_json::json!([{"fact": "file_edit", "path": "c.rs"}]),
+    );
+    marked(&c, &[]);
+    updated_as_full(&store, &ep, dir.path(), "a-b and its child");
+    event(
+        &c,
+        "a/b/agent-n",
+        2,
+        serde_json::json!([{"fact": "file_edit", "path": "d.rs"}]),
+    );
+    marked(&c, &["a/b/agent-n"]);
+    let s = updated_as_full(&store, &ep, dir.path(), "the child edits");
+    assert!(s.rederived_sessions.is_some_and(|n| n >= 2), "{s:?}");
+}
+
+/// The built-in source, with a dispatch commit landing while the update derives.
+struct CommitDuring {
+    inner: ak::facts::EpisodesFacts,
+    store: PathBuf,
+    done: Option<std::thread::JoinHandle<rusqlite::Result<()>>>,
+}
+
+impl ak::facts::FactsSource for CommitDuring {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+    fn revision(&mut self) -> Result<Option<String>, ak::facts::FactsError> {
+        self.inner.revision()
+    }
+    fn sessions(&mut self) -> Result<Vec<ak::derive::SessionIn>, ak::facts::FactsError> {
+        self.inner.sessions()
+    }
+    fn activity(
+        &mut self,
+        visit: &mut dyn FnMut(ak::facts::ActivityIn) -> ak::facts::Visit,
+    ) -> Result<(), ak::facts::FactsError> {
+        self.inner.activity(visit)
+    }
+    fn fact_events(
+        &mut self,
+        visit: &mut dyn FnMut(ak::derive::EventIn) -> ak::facts::Visit,
+    ) -> Result<(), ak::facts::FactsError> {
+        self.inner.fact_events(visit)
+    }
+    fn marks_basis(&mut self) -> Result<Option<String>, ak::facts::FactsError> {
+        self.inner.marks_basis()
+    }
+    fn activity_of(
+        &mut self,
+        sessions: &[&str],
+        visit: &mut dyn FnMut(ak::facts::ActivityIn) -> ak::facts::Visit,
+    ) -> Result<(), ak::facts::FactsError> {
+        if self.done.is_none() {
+            let store = self.store.clone();
+            self.done = Some(std::thread::spawn(move || {
+                let plans = ak::assignments::AssignmentStore::open(&store)?;
+                plans.record(&ak::assignments::NewAssignment {
+                    assignment_id: "as-during",
+                    actor_id: "actor:x",
+                    task_json: "{}",
+                    created_at: "2026-03-01T00:00:00Z",
+                })?;
+                Ok(())
+            }));
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        self.inner.activity_of(sessions, visit)
+    }
+    fn fact_events_of(
+        &mut self,
+        sessions: &[&str],
+        visit: &mut dyn FnMut(ak::derive::EventIn) -> ak::facts::Visit,
+    ) -> Result<(), ak::facts::FactsError> {
+        self.inner.fact_events_of(sessions, visit)
+    }
+}
+
+#[test]
+fn a_plan_committed_while_an_update_derives_is_kept() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let ep = marked_world(dir.path());
+    let store = dir.path().join("knowledge.sqlite");
+    ak::build(&store, &ep, &[], &[]).expect("build");
+    let c = Connection::open(&ep).expect("open");
+    marked(&c, &["r01"]);
+    let mut source = CommitDuring {
+        inner: ak::facts::EpisodesFacts::open(&ep).expect("open"),
+        store: store.clone(),
+        done: None,
+    };
+    let s = ak::build_from(&store, Some(&mut source), &[], &[], false).expect("update");
+    assert!(s.rederived_sessions.is_some(), "{s:?}");
+    let committed = source.done.take().expect("started").join().expect("thread");
+    assert!(committed.is_ok(), "{committed:?}");
+    let k = Connection::open(&store).expect("store");
+    let kept: i64 = k
+        .query_row(
+            "SELECT count(*) FROM ak_assignment WHERE assignment_id = 'as-during'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count");
+    assert_eq!(kept, 1);
+}

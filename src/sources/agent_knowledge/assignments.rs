@@ -62,6 +62,7 @@ pub struct Recorded {
 /// The assignment table of a store, opened for writing.
 pub struct AssignmentStore {
     conn: Connection,
+    path: std::path::PathBuf,
 }
 
 impl AssignmentStore {
@@ -72,13 +73,33 @@ impl AssignmentStore {
         let conn = Connection::open(path)?;
         conn.busy_timeout(Duration::from_secs(10))?;
         conn.execute_batch(ASSIGNMENT_SCHEMA)?;
-        Ok(AssignmentStore { conn })
+        Ok(AssignmentStore {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Runs `f`, once more on the store as it is now when a build renamed a new store over the
+    /// file this one opened while `f` waited for its lock (SQLite then refuses the write).
+    fn retrying<T>(&self, f: impl Fn(&Connection) -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+        match f(&self.conn) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.extended_code == rusqlite::ffi::SQLITE_READONLY_DBMOVED =>
+            {
+                f(&AssignmentStore::open(&self.path)?.conn)
+            }
+            other => other,
+        }
     }
 
     /// Record a plan once. Repeating it (also from another process at the same moment) finds
     /// the same row and changes nothing.
     pub fn record(&self, a: &NewAssignment<'_>) -> rusqlite::Result<Recorded> {
-        let inserted = self.conn.execute(
+        self.retrying(|c| Self::record_in(c, a))
+    }
+
+    fn record_in(conn: &Connection, a: &NewAssignment<'_>) -> rusqlite::Result<Recorded> {
+        let inserted = conn.execute(
             "INSERT OR IGNORE INTO ak_assignment(assignment_id, actor_id, task_json, status,
                  created_at) VALUES(?1, ?2, ?3, ?4, ?5)",
             params![
@@ -89,7 +110,7 @@ impl AssignmentStore {
                 a.created_at
             ],
         )?;
-        let (status, created_at) = self.conn.query_row(
+        let (status, created_at) = conn.query_row(
             "SELECT status, created_at FROM ak_assignment WHERE assignment_id=?1",
             [a.assignment_id],
             |r| Ok((r.get(0)?, r.get(1)?)),
@@ -104,7 +125,15 @@ impl AssignmentStore {
     /// Move a recorded plan to the decision's status. The conditional update is the guard: of two
     /// racing decisions only one moves the row. Returns whether this call moved it.
     pub fn decide(&self, assignment_id: &str, decision: &Review) -> rusqlite::Result<bool> {
-        let changed = self.conn.execute(
+        self.retrying(|c| Self::decide_in(c, assignment_id, decision))
+    }
+
+    fn decide_in(
+        conn: &Connection,
+        assignment_id: &str,
+        decision: &Review,
+    ) -> rusqlite::Result<bool> {
+        let changed = conn.execute(
             "UPDATE ak_assignment SET status=?2, decided_at=?3, decided_by=?4, reason=?5
              WHERE assignment_id=?1 AND status=?6",
             params![

@@ -135,7 +135,11 @@ pub fn build_from(
         ),
         None => (Vec::new(), None),
     };
-    let catalog_rev = fingerprint(None, &skills, &agents);
+    let catalog_rev = format!(
+        "{}#{}",
+        fingerprint(None, &skills, &agents),
+        code_identity()
+    );
     let content = Content {
         skills: &skills,
         agents: &agents,
@@ -148,11 +152,11 @@ pub fn build_from(
         (false, Some(f)) => {
             incremental::update(knowledge_db, f, &sessions, &content, &mut summary)?
         }
-        (true, _) => Update::Full("a full build was asked for"),
-        (false, None) => Update::Full("there are no episodes yet"),
+        (true, _) => Update::Full("a full build was asked for".to_string()),
+        (false, None) => Update::Full("there are no episodes yet".to_string()),
     };
     if let Update::Full(why) = update {
-        summary.full_build_because = Some(why.to_string());
+        summary.full_build_because = Some(why);
         let tmp = temp_path(knowledge_db)?;
         let result = write_and_swap(&tmp, knowledge_db, &content, facts, &sessions, &mut summary);
         if result.is_err() {
@@ -247,7 +251,8 @@ struct Content<'a> {
     agents: &'a [AgentDoc],
     index_rev: &'a str,
     episodes_rev: Option<&'a str>,
-    /// The schema and the catalog (no episodes): an incremental update needs it unchanged.
+    /// The schema, the catalog and this program (no episodes): an incremental update needs it
+    /// unchanged.
     catalog_rev: &'a str,
     /// The source's [`FactsSource::marks_basis`].
     marks_basis: Option<&'a str>,
@@ -369,6 +374,24 @@ fn open_old(path: &Path) -> rusqlite::Result<Connection> {
     // Fails on a file that is not a database: better to stop than to lose its assignments.
     conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
     Ok(conn)
+}
+
+/// What tells this program from another build of it (size and time of its executable): a store
+/// another build derived (other derivation or redaction rules) is derived again in full once,
+/// not kept family by family by the incremental update.
+fn code_identity() -> String {
+    let exe = std::env::current_exe().and_then(std::fs::metadata);
+    match exe {
+        Ok(m) => {
+            let modified = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            format!("{}:{modified}", m.len())
+        }
+        Err(_) => "unknown".to_string(),
+    }
 }
 
 fn fingerprint(episodes_rev: Option<&str>, skills: &[SkillDoc], agents: &[AgentDoc]) -> String {

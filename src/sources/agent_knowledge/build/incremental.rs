@@ -22,6 +22,7 @@ use rusqlite::{params, Connection};
 
 use super::stream::{self, Scope, StreamError};
 use super::{facts_error, open_old, remove_temp, rows, temp_path, BuildSummary, Content};
+use crate::sources::agent_knowledge::assignments::copy_assignments;
 use crate::sources::agent_knowledge::derive::{family, SessionIn};
 use crate::sources::agent_knowledge::facts::FactsSource;
 use crate::sources::agent_knowledge::schema::SCHEMA_VERSION;
@@ -39,7 +40,11 @@ struct Saved {
 /// Whether the update was made, or why the caller must build in full.
 pub(super) enum Update {
     Made,
-    Full(&'static str),
+    Full(String),
+}
+
+fn full(why: &str) -> Result<Update, AgentKnowledgeError> {
+    Ok(Update::Full(why.to_string()))
 }
 
 /// Updates the store at `db` in place of a full build when it can.
@@ -51,22 +56,27 @@ pub(super) fn update(
     summary: &mut BuildSummary,
 ) -> Result<Update, AgentKnowledgeError> {
     let Some(basis) = content.marks_basis else {
-        return Ok(Update::Full("the episodes source keeps no change marks"));
+        return full("the episodes source keeps no change marks");
     };
     if !db.exists() {
-        return Ok(Update::Full("there is no store yet"));
+        return full("there is no store yet");
     }
     if sessions.iter().any(|s| s.mark.is_none()) {
-        return Ok(Update::Full("a session has no change mark"));
+        return full("a session has no change mark");
     }
     let Ok(old) = open_old(db) else {
-        return Ok(Update::Full("the store cannot be opened"));
+        return full("the store cannot be opened");
     };
     let saved = match saved(&old, basis, content.catalog_rev) {
         Ok(saved) => saved,
-        Err(why) => return Ok(Update::Full(why)),
+        Err(why) => return full(why),
     };
-    let changed = changed_families(sessions, &saved);
+    let mut changed = changed_families(sessions, &saved);
+    // Two families may name one actor (ids join their parts with `:`, which a root or a name
+    // may hold): such families are derived again together, as a full build derives them.
+    if let Err(e) = close_over_actors(&old, &saved, &mut changed) {
+        return full(&format!("the store cannot be read: {e}"));
+    }
     let redo: Vec<&SessionIn> = sessions
         .iter()
         .filter(|s| changed.contains(&family(s)))
@@ -78,22 +88,69 @@ pub(super) fn update(
         }
     }
     if purge.len() * FULL_ABOVE_ONE_IN > sessions.len().max(1) {
-        return Ok(Update::Full("more than a quarter of the sessions changed"));
+        return full("more than a quarter of the sessions changed");
     }
 
-    // Hold the old store's write lock from the copy to the rename (see the module docs).
-    if old.execute_batch("BEGIN IMMEDIATE").is_err() {
-        return Ok(Update::Full("the store is locked"));
-    }
     let tmp = temp_path(db)?;
-    let result = copy_and_update(db, &tmp, facts, sessions, &redo, &purge, content, summary);
-    if result.is_err() {
-        remove_temp(&tmp);
+    let result = copy_and_update(
+        &old, db, &tmp, facts, sessions, &redo, &purge, content, summary,
+    );
+    match result {
+        Ok(()) => {
+            summary.rederived_sessions = Some(redo.len() as u64);
+            Ok(Update::Made)
+        }
+        // Whatever stopped the update (an actor two families name that the store could not
+        // tell, a store that cannot be copied or written), a full build starts from nothing.
+        Err(e) => {
+            remove_temp(&tmp);
+            full(&format!("the update failed ({e})"))
+        }
     }
-    let _ = old.execute_batch("ROLLBACK");
-    result?;
-    summary.rederived_sessions = Some(redo.len() as u64);
-    Ok(Update::Made)
+}
+
+/// Adds to `changed` every family that shares an actor with one in it, until none is left:
+/// the sessions of the changed families name their actors in `ak_actor_session`, and those
+/// actors name every session (so every family) they worked in.
+fn close_over_actors(
+    old: &Connection,
+    saved: &Saved,
+    changed: &mut HashSet<String>,
+) -> rusqlite::Result<()> {
+    let mut family_of: HashMap<&str, &str> = HashMap::with_capacity(saved.marks.len());
+    for (sid, (fam, _)) in &saved.marks {
+        family_of.insert(sid, fam);
+    }
+    let mut actors_of = old.prepare(
+        "SELECT DISTINCT b.session_id FROM ak_actor_session a
+         JOIN ak_actor_session b ON b.actor_id = a.actor_id
+         WHERE a.session_id = ?1 AND b.session_id <> ?1",
+    )?;
+    let mut queue: Vec<String> = saved
+        .marks
+        .iter()
+        .filter(|(_, (fam, _))| changed.contains(fam))
+        .map(|(sid, _)| sid.clone())
+        .collect();
+    let mut seen: HashSet<String> = queue.iter().cloned().collect();
+    while let Some(sid) = queue.pop() {
+        let others: Vec<String> = actors_of
+            .query_map([&sid], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for other in others {
+            let Some(fam) = family_of.get(other.as_str()) else {
+                continue;
+            };
+            if changed.insert(fam.to_string()) {
+                for (s, (f, _)) in &saved.marks {
+                    if f == fam && seen.insert(s.clone()) {
+                        queue.push(s.clone());
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The old store's marks, when they can be compared with the source's now: same basis, same
@@ -148,10 +205,12 @@ fn changed_families(sessions: &[SessionIn], saved: &Saved) -> HashSet<String> {
     changed
 }
 
-/// Copies the store to `tmp`, derives the families of `redo` again in it, and renames it over
-/// `db`.
+/// Copies the store to `tmp` (under a read lock: a consistent copy, writers wait), derives the
+/// families of `redo` again in it, then takes the old store's write lock, carries its
+/// assignments over again (one committed meanwhile is kept) and renames the copy over `db`.
 #[allow(clippy::too_many_arguments)]
 fn copy_and_update(
+    old: &Connection,
     db: &Path,
     tmp: &Path,
     facts: &mut dyn FactsSource,
@@ -165,10 +224,21 @@ fn copy_and_update(
         path: tmp.to_path_buf(),
         source,
     };
-    std::fs::copy(db, tmp).map_err(|source| AgentKnowledgeError::Io {
-        path: tmp.to_path_buf(),
-        source,
-    })?;
+    let copy = || -> Result<(), AgentKnowledgeError> {
+        old.execute_batch("BEGIN; SELECT count(*) FROM meta;")
+            .map_err(|source| AgentKnowledgeError::Preserve {
+                path: db.to_path_buf(),
+                source,
+            })?;
+        let copied = std::fs::copy(db, tmp).map_err(|source| AgentKnowledgeError::Io {
+            path: tmp.to_path_buf(),
+            source,
+        });
+        let _ = old.execute_batch("COMMIT");
+        copied.map(|_| ())
+    };
+    copy()?;
+    make_writable(tmp);
     let mut conn = Connection::open(tmp).map_err(sql_err)?;
     conn.execute_batch("PRAGMA journal_mode=DELETE; PRAGMA synchronous=OFF;")
         .map_err(sql_err)?;
@@ -197,16 +267,47 @@ fn copy_and_update(
     summary.actors = count("ak_actor").map_err(sql_err)?;
     summary.skill_uses = count("ak_skill_use").map_err(sql_err)?;
     summary.edits = count("ak_edit").map_err(sql_err)?;
-    summary.assignments_preserved = count("ak_assignment").map_err(sql_err)?;
     tx.commit().map_err(sql_err)?;
-    conn.close().map_err(|(_, e)| sql_err(e))?;
-    if let Ok(f) = std::fs::File::open(tmp) {
-        let _ = f.sync_all();
-    }
-    std::fs::rename(tmp, db).map_err(|source| AgentKnowledgeError::Io {
+
+    // As a full build: the old store's write lock from the assignments' copy to the rename.
+    let preserve = |source| AgentKnowledgeError::Preserve {
         path: db.to_path_buf(),
         source,
-    })
+    };
+    old.execute_batch("BEGIN IMMEDIATE").map_err(preserve)?;
+    let swapped = (|| {
+        conn.execute("DELETE FROM ak_assignment", [])
+            .map_err(sql_err)?;
+        let (n, _) = copy_assignments(old, &conn).map_err(preserve)?;
+        summary.assignments_preserved = n;
+        conn.close().map_err(|(_, e)| sql_err(e))?;
+        if let Ok(f) = std::fs::File::open(tmp) {
+            let _ = f.sync_all();
+        }
+        std::fs::rename(tmp, db).map_err(|source| AgentKnowledgeError::Io {
+            path: db.to_path_buf(),
+            source,
+        })
+    })();
+    let _ = old.execute_batch("ROLLBACK");
+    swapped
+}
+
+/// Sets the owner's write bit of the copy (it kept the store's mode, which may be read-only).
+fn make_writable(path: &Path) {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return;
+    };
+    let mut perms = meta.permissions();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        perms.set_mode(perms.mode() | 0o200);
+    }
+    #[cfg(not(unix))]
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    let _ = std::fs::set_permissions(path, perms);
 }
 
 /// Every row derived from the sessions of `purge` (the sessions of the changed families, as
