@@ -1,5 +1,6 @@
 //! Format gaps of the agents the episodes lane reads: a renamed Claude Code transcript keeps
-//! its session id, Cursor's plain-text agent transcripts, Kimi CLI and iFlow CLI. Each has a
+//! its session id, Cursor's plain-text agent transcripts, Kimi CLI, iFlow CLI and Continue
+//! (whose sessions are JSON documents rewritten whole). Each has a
 //! synthetic fixture in `fixtures/formats/<agent>/` (the agent's exact on-disk format, with a
 //! subagent where the format has them, a failing tool and a planted secret) and a test on its
 //! real samples in `../shared/realdata` (skipped with a note where absent).
@@ -584,5 +585,179 @@ fn opencode_flat_parts_are_read_and_re_read_whenever_one_changes() {
         text.matches("kestrelbatch").count(),
         1,
         "a part read again is stored once"
+    );
+}
+
+const CONTINUE_IDE: &str = "7c1e2d3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f";
+const CONTINUE_CLI: &str = "2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b";
+
+/// `$HOME/.continue/sessions` with the fixture's two sessions (an IDE one, a `cn` one) and its
+/// index, found as the default root.
+fn continue_home(dir: &Path) -> PathBuf {
+    let home = dir.join("home");
+    copy_tree(&fixture("continue"), &home.join(".continue"));
+    let env = knowledge::sources::episodes::agent::Env::of(&[("HOME", &home)]);
+    let roots: Vec<PathBuf> = agents::roots_in(&env)
+        .into_iter()
+        .filter(|(a, _)| *a == Agent::Continue)
+        .map(|(_, r)| r)
+        .collect();
+    assert_eq!(roots, vec![home.join(".continue/sessions")]);
+    roots.into_iter().next().expect("root")
+}
+
+#[test]
+fn continue_sessions_of_the_ide_and_the_cli_with_cwd_times_errors_and_secrets() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = continue_home(dir.path());
+    let found = discover(&root);
+    assert_eq!(found.len(), 2, "the index is no session: {found:?}");
+    assert!(found.iter().all(|f| f.kind == Agent::Continue));
+    let db = dir.path().join("episodes.sqlite");
+    let s = index(&db, vec![root.clone()]);
+    assert_eq!((s.files_new, s.lines.skipped()), (2, 0), "{s:?}");
+    let got = sessions(&db);
+    assert_eq!(
+        (got[0].0.as_str(), got[0].1.as_str()),
+        (CONTINUE_CLI, "continue")
+    );
+    assert_eq!(got[0].2.as_deref(), Some("/home/dev/ledger"));
+    assert_eq!(
+        got[0].4, None,
+        "`Untitled Session` is Continue's placeholder"
+    );
+    assert_eq!(got[0].5, "success");
+    assert_eq!(got[1].0, CONTINUE_IDE);
+    assert_eq!(
+        got[1].2.as_deref(),
+        Some("/home/dev/invoice export"),
+        "the IDE's file:// URI, decoded"
+    );
+    assert_eq!(
+        got[1].4.as_deref(),
+        Some("Invoice export drops EU VAT line")
+    );
+    assert_eq!(got[1].5, "success", "a failed test, fixed, then thanks");
+    // The session's start is its entry's `dateCreated` in `sessions.json`.
+    assert_eq!(
+        scalar(
+            &db,
+            &format!(
+                "SELECT count(*) FROM sessions WHERE session_id='{CONTINUE_IDE}'
+                 AND created_at='2026-07-08T08:40:00.000Z' AND last_event_at > created_at"
+            )
+        ),
+        1
+    );
+    // Each call's result once: from its state, not again from the IDE's `tool` message.
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE event_type='tool/result'"
+        ),
+        7
+    );
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE event_type='tool/result' AND is_error=1
+             AND text LIKE '%VAT line missing%'"
+        ),
+        1
+    );
+    for fact in [
+        "src/billing/export.py",
+        "ledger/rules.toml",
+        "\"program\":\"pytest\"",
+        "\"program\":\"ledger\"",
+        "reconciler",
+    ] {
+        assert!(
+            scalar(
+                &db,
+                &format!("SELECT count(*) FROM events WHERE facts LIKE '%{fact}%'")
+            ) >= 1,
+            "{fact}"
+        );
+    }
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE event_type='assistant/thinking'"
+        ),
+        1
+    );
+    let text = all_text(&db);
+    assert!(!text.contains("continue-fixture-s3cr3t-19"), "{text}");
+    assert!(!text.contains("EU = {"), "attached context is not indexed");
+    assert_eq!(
+        agents::resume_command("continue", CONTINUE_IDE, got[1].2.as_deref()).as_deref(),
+        Some(format!("cd '/home/dev/invoice export' && cn --fork {CONTINUE_IDE}").as_str())
+    );
+    let again = index(&db, vec![root.clone()]);
+    assert_eq!((again.files_unchanged, again.events_added), (2, 0));
+
+    // Continue rewrites the whole document on every save: the session is read again and only
+    // what is new is added.
+    let cli = root.join(format!("{CONTINUE_CLI}.json"));
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&cli).expect("read")).expect("json");
+    doc["history"]
+        .as_array_mut()
+        .expect("history")
+        .push(serde_json::json!({
+            "message": {"role": "assistant", "content": "The okapiledger rule is documented too."},
+            "contextItems": []
+        }));
+    doc["title"] = "Reconcile June".into();
+    std::fs::write(&cli, serde_json::to_vec_pretty(&doc).expect("json")).expect("rewrite");
+    let rewritten = index(&db, vec![root.clone()]);
+    assert_eq!(
+        (rewritten.files_rewritten, rewritten.events_added),
+        (1, 1),
+        "{rewritten:?}"
+    );
+    assert_eq!(all_text(&db).matches("great, thanks").count(), 1);
+    assert_eq!(sessions(&db)[0].4.as_deref(), Some("Reconcile June"));
+}
+
+#[test]
+fn continue_torn_huge_and_fifo_sessions_are_counted_never_fatal() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = continue_home(dir.path());
+    // Torn mid-write, larger than a session is read, and a FIFO named like a session.
+    std::fs::write(
+        root.join("3f4a5b6c-0000-4000-8000-000000000001.json"),
+        b"{\n  \"sessionId\": \"3f4a5b6c-0000-4000-8000-0",
+    )
+    .expect("torn");
+    let huge = std::fs::File::create(root.join("3f4a5b6c-0000-4000-8000-000000000002.json"))
+        .expect("huge");
+    huge.set_len(65 * 1024 * 1024).expect("sparse");
+    let fifo = root.join("3f4a5b6c-0000-4000-8000-000000000003.json");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+    let db = dir.path().join("episodes.sqlite");
+    let s = index(&db, vec![root]);
+    assert_eq!(
+        (s.lines.skipped_broken, s.lines.skipped_oversized),
+        (1, 1),
+        "{s:?}"
+    );
+    assert_eq!(s.failed.len(), 1, "{:?}", s.failed);
+    assert!(
+        s.failed[0].1.contains("not a regular file"),
+        "{:?}",
+        s.failed
+    );
+    assert_eq!(
+        scalar(
+            &db,
+            &format!(
+                "SELECT count(*) FROM sessions WHERE session_id IN ('{CONTINUE_IDE}', '{CONTINUE_CLI}')"
+            )
+        ),
+        2,
+        "the good sessions are read"
     );
 }

@@ -51,6 +51,8 @@ fn expected(h: &AgentHome, agent: Agent) -> (PathBuf, u64, u64) {
         Agent::IFlow => (home.join(".iflow/projects"), 1, 1),
         // The main agent's wire and its sub-agent's.
         Agent::KimiCode => (home.join(".kimi-code/sessions"), 2, 2),
+        // A session of the IDE and one of `cn`; the index `sessions.json` is no store.
+        Agent::Continue => (home.join(".continue/sessions"), 2, 2),
     }
 }
 

@@ -66,6 +66,8 @@ const KIMI_CODE_WORKDIR: &str = "wd_billing_4a952e781f24";
 const KIMI_CODE_NEW: &str = "session_6c3f8d2b-0000-4a6b-8c9d-0000000000d4";
 const IFLOW_SESSION: &str = "session-2a3b4c5d-6e7f-4a8b-9c0d-1e2f3a4b5c6d";
 const IFLOW_NEW: &str = "session-3b4c5d6e-0000-4a8b-9c0d-0000000000c3";
+const CONTINUE_SESSION: &str = "2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b";
+const CONTINUE_NEW: &str = "4a5b6c7d-0000-4e8f-9a0b-0000000000e5";
 
 /// The writes of `agent` into the stores it already has in `h`, in the agent's own format.
 /// Exhaustive, so a new agent in the registry does not compile here until its watch is tested.
@@ -271,6 +273,25 @@ fn write_in_place(h: &AgentHome, agent: Agent) -> Vec<Expect> {
             );
             vec![e("a line appended", "gazellevoucher", Some(IFLOW_SESSION))]
         }
+        Agent::Continue => {
+            // Continue rewrites the whole session document on every save.
+            let path = home.join(format!(".continue/sessions/{CONTINUE_SESSION}.json"));
+            let mut doc: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+            doc["history"]
+                .as_array_mut()
+                .expect("history")
+                .push(serde_json::json!({
+                "message": {"role": "assistant",
+                    "content": "The quetzalbalance report now lists the one-day matches."},
+                "contextItems": []}));
+            std::fs::write(&path, serde_json::to_vec_pretty(&doc).expect("json")).expect("rewrite");
+            vec![e(
+                "a session document rewritten",
+                "quetzalbalance",
+                Some(CONTINUE_SESSION),
+            )]
+        }
     }
 }
 
@@ -458,6 +479,24 @@ fn write_new_session(h: &AgentHome, agent: Agent) -> Vec<Expect> {
                 ),
             );
             vec![e("a new project folder", "jackalmeridian", Some(IFLOW_NEW))]
+        }
+        Agent::Continue => {
+            // Every session sits in the one `sessions/` folder.
+            let doc = serde_json::json!({"sessionId": CONTINUE_NEW, "title": "New Session",
+                "workspaceDirectory": "/home/dev/ledger", "history": [
+                    {"message": {"role": "user",
+                        "content": "Why does the tamarinjournal import skip weekends?"},
+                     "contextItems": []}]});
+            std::fs::write(
+                home.join(format!(".continue/sessions/{CONTINUE_NEW}.json")),
+                serde_json::to_vec_pretty(&doc).expect("json"),
+            )
+            .expect("write");
+            vec![e(
+                "a new session file",
+                "tamarinjournal",
+                Some(CONTINUE_NEW),
+            )]
         }
     }
 }

@@ -2,7 +2,8 @@
 //! at its default place (`common::agent_home`), through the built binary:
 //!
 //! - a side file an agent keeps beside its transcripts (Kimi's `kimi.json`, Gemini's
-//!   `projects.json`, Cursor's `workspace.json`, a `.meta.json` sidecar) replaced by a FIFO or
+//!   `projects.json`, Cursor's `workspace.json`, Continue's `sessions.json`, a `.meta.json`
+//!   sidecar) replaced by a FIFO or
 //!   a symlink to `/dev/zero` never hangs `index` nor fills memory;
 //! - one bad row of an agent's database (a cell of the wrong type, invalid UTF-8) costs that
 //!   row, never the store;
@@ -51,6 +52,7 @@ fn replace_side_files(h: &AgentHome, how: &str) {
     for side in [
         h.home.join(".kimi/kimi.json"),
         h.home.join(".gemini/projects.json"),
+        h.home.join(".continue/sessions/sessions.json"),
         ws,
     ] {
         let _ = std::fs::remove_file(&side);
@@ -74,6 +76,7 @@ fn a_side_file_that_is_a_fifo_or_dev_zero_never_hangs_index() {
         assert_eq!(sessions_of(&h, "kimi"), 2, "{how}");
         assert_eq!(sessions_of(&h, "gemini"), 3, "{how}");
         assert_eq!(sessions_of(&h, "cursor"), 4, "{how}");
+        assert_eq!(sessions_of(&h, "continue"), 2, "{how}");
         // The lock went with the run: a second run starts at once.
         let again = finish(h.command(&["index", "--quiet"]));
         assert!(

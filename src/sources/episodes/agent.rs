@@ -532,6 +532,43 @@ pub(crate) fn read_document(
     })
 }
 
+/// Reads a store that is one JSON document holding a list of records (a legacy Gemini CLI
+/// session's `messages`, a Continue session's `history`, an Amp thread's `messages`) through
+/// [`read_document`]: the document without `list` is fed first, as the header record, then each
+/// element of `list`, each counted as a line. A file that is not a JSON object (torn mid-write,
+/// not a session) is one broken line; nothing is fatal.
+pub(crate) fn read_json_document(
+    file: &TranscriptFile,
+    max: u64,
+    parser: super::parser::TranscriptParser,
+    list: &str,
+    sink: &mut dyn EventSink,
+) -> io::Result<ReadEnd> {
+    read_document(
+        file,
+        max,
+        parser,
+        sink,
+        |bytes, parser, events| match serde_json::from_slice::<Value>(bytes) {
+            Ok(Value::Object(mut doc)) => {
+                let records = doc.remove(list);
+                parser.count_line();
+                parser.feed_record(&Value::Object(doc), events);
+                for record in records
+                    .as_ref()
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    parser.count_line();
+                    parser.feed_record(record, events);
+                }
+            }
+            _ => parser.feed(b"{", events),
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,7 +19,8 @@ use super::discover::TranscriptFile;
 use super::model::ParsedEvent;
 use super::parser::{Ctx, Handled};
 use super::{
-    aider, claude, codex, copilot, cursor, gemini, iflow, kimi, kimi_code, opencode, pi, qwen,
+    aider, claude, codex, continue_dev, copilot, cursor, gemini, iflow, kimi, kimi_code, opencode,
+    pi, qwen,
 };
 
 /// Which agent wrote a session. Stored (as [`Agent::as_str`]) in each session's `source`.
@@ -40,12 +41,13 @@ pub enum Agent {
     #[serde(rename = "iflow")]
     IFlow,
     KimiCode,
+    Continue,
 }
 
 impl Agent {
     /// Every agent, in the order readers are asked to recognise a file (a tie in
     /// [`super::agent::Rank`] goes to the earlier one).
-    pub const ALL: [Agent; 12] = [
+    pub const ALL: [Agent; 13] = [
         Agent::Codex,
         Agent::Gemini,
         Agent::Pi,
@@ -54,6 +56,7 @@ impl Agent {
         Agent::Kimi,
         Agent::KimiCode,
         Agent::IFlow,
+        Agent::Continue,
         Agent::Claude,
         Agent::Aider,
         Agent::OpenCode,
@@ -75,6 +78,7 @@ impl Agent {
             Agent::Kimi => &kimi::Reader,
             Agent::IFlow => &iflow::Reader,
             Agent::KimiCode => &kimi_code::Reader,
+            Agent::Continue => &continue_dev::Reader,
         }
     }
 
@@ -112,6 +116,7 @@ pub(crate) enum LineState {
     #[serde(rename = "iflow")]
     IFlow(iflow::IFlowState),
     KimiCode(kimi_code::KimiCodeState),
+    Continue(continue_dev::ContinueState),
     /// An agent whose reader is not line-based (a database, Aider's Markdown): never fed a line.
     NotLines,
 }
@@ -132,6 +137,7 @@ impl LineState {
             Agent::Kimi => LineState::Kimi(kimi::KimiState::default()),
             Agent::IFlow => LineState::IFlow(iflow::IFlowState::default()),
             Agent::KimiCode => LineState::KimiCode(kimi_code::KimiCodeState::default()),
+            Agent::Continue => LineState::Continue(continue_dev::ContinueState::default()),
         }
     }
 
@@ -174,6 +180,7 @@ impl LineState {
             LineState::Kimi(st) => kimi::feed(cx, st, record, out),
             LineState::IFlow(st) => iflow::feed(cx, st, record, out),
             LineState::KimiCode(st) => kimi_code::feed(cx, st, record, out),
+            LineState::Continue(st) => continue_dev::feed(cx, st, record, out),
             LineState::NotLines => Handled::Unknown,
         }
     }

@@ -11,6 +11,7 @@ pub mod aider;
 pub mod bounds;
 pub mod claude;
 pub mod codex;
+pub mod continue_dev;
 mod conversation;
 pub mod copilot;
 pub mod cursor;

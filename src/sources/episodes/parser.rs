@@ -487,6 +487,34 @@ pub(crate) fn norm_time(v: Option<&Value>) -> Option<String> {
         .then(|| s.to_string())
 }
 
+/// `file:///home/me/repo%20x` → `/home/me/repo x`: a workspace folder as an editor writes it
+/// (Cursor's `workspace.json`, Continue's `workspaceDirectory`, Amp's `trees[].uri`). Other
+/// URIs (`vscode-remote://…`) and plain paths are kept as written.
+pub(crate) fn file_uri_path(uri: &str) -> String {
+    let Some(rest) = uri.strip_prefix("file://") else {
+        return uri.to_string();
+    };
+    let bytes = rest.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).to_string()
+}
+
 /// Cuts `s` to at most `max` bytes at a char boundary. A text that is cut is redacted first:
 /// a cut that lands inside a secret (`https://deploy:pw` before its `@host`, a token's first
 /// characters) leaves a part no rule recognises, which the later redaction would keep.

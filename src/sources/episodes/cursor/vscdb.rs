@@ -28,7 +28,9 @@ use crate::sources::episodes::agent::{
     EventSink, ReadEnd, ReadLimits, Resume, SessionFingerprints, SessionStart,
 };
 use crate::sources::episodes::model::{EventType, ParseStats, ParsedEvent};
-use crate::sources::episodes::parser::{cap_chars, norm_time, render_tool_input, str_of, Ctx};
+use crate::sources::episodes::parser::{
+    cap_chars, file_uri_path, norm_time, render_tool_input, str_of, Ctx,
+};
 use crate::sources::regular_file::read_side_file;
 use crate::sources::sql_cell::{col, exact_text, int, json_ms, lossy_text};
 
@@ -186,32 +188,6 @@ fn workspace_folders(global_db: &Path) -> HashMap<String, String> {
         }
     }
     out
-}
-
-/// `file:///home/me/repo%20x` → `/home/me/repo x` (other URIs are kept as written).
-fn file_uri_path(uri: &str) -> String {
-    let Some(rest) = uri.strip_prefix("file://") else {
-        return uri.to_string();
-    };
-    let bytes = rest.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok());
-        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
-            (b'%', Some(b)) => {
-                out.push(b);
-                i += 3;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).to_string()
 }
 
 fn kv_json(

@@ -11,7 +11,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::sources::episodes::agent::{
-    read_document, small_sidecar, AgentReader, Env, EventSink, FillCwd, Head, Rank, ReadEnd,
+    read_json_document, small_sidecar, AgentReader, Env, EventSink, FillCwd, Head, Rank, ReadEnd,
     ReadLimits, Recognised, Resume, StoreKind,
 };
 use crate::sources::episodes::agents::Agent;
@@ -138,32 +138,7 @@ impl AgentReader for Reader {
 /// record by record through the same rules as the JSONL form.
 fn read_legacy(file: &TranscriptFile, sink: &mut dyn EventSink) -> io::Result<ReadEnd> {
     let parser = TranscriptParser::new(Agent::Gemini);
-    read_document(
-        file,
-        MAX_JSON_BYTES,
-        parser,
-        sink,
-        |bytes, parser, events| {
-            match serde_json::from_slice::<Value>(bytes) {
-                Ok(Value::Object(mut doc)) => {
-                    let messages = doc.remove("messages");
-                    parser.count_line();
-                    parser.feed_record(&Value::Object(doc), events);
-                    for m in messages
-                        .as_ref()
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                    {
-                        parser.count_line();
-                        parser.feed_record(m, events);
-                    }
-                }
-                // Not a session document (or torn mid-write): one broken line.
-                _ => parser.feed(b"{", events),
-            }
-        },
-    )
+    read_json_document(file, MAX_JSON_BYTES, parser, "messages", sink)
 }
 
 /// The project directory of the slot holding `path` (`<root>/tmp/<slot>/chats/…`).

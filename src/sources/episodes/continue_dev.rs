@@ -1,0 +1,648 @@
+//! Continue (continuedev/continue: the VS Code and JetBrains extensions and the `cn` CLI)
+//! sessions: `$CONTINUE_GLOBAL_DIR` (default `~/.continue`) `/sessions/<sessionId>.json`, one
+//! JSON document per session, rewritten whole on every save (`core/util/history.ts`
+//! `HistoryManager.save`: `JSON.stringify(session, undefined, 2)`), beside the index
+//! `sessions/sessions.json` that the IDE extensions and the CLI share.
+//!
+//! A session is `{sessionId, title, workspaceDirectory, history[], mode?, chatModelTitle?,
+//! usage?}` (`core/index.d.ts` `Session`); each history item `{message, contextItems[],
+//! toolCallStates?, reasoning?, conversationSummary?, editorState?, promptLogs?}`
+//! (`ChatHistoryItem`), its `message` one of the roles `user`, `assistant` (`toolCalls?`),
+//! `thinking`, `tool` (`toolCallId`) and `system`, `content` a string or text/image parts. A
+//! tool call's state (`toolCallStates[]`: `toolCallId`, `toolCall.function{name, arguments}`,
+//! `parsedArgs`, `status` generating|generated|calling|errored|done|canceled, `output[]` of
+//! context items) sits on the assistant item that made the call. The IDE also appends a `tool`
+//! message holding the same output (`gui/src/redux/thunks/streamResponseAfterToolCall.ts`); the
+//! CLI does not (`extensions/cli/src/services/ChatHistoryService.ts` `addToolResult`). So a
+//! result is read from its call's state, right after the call, and a `tool` message only when
+//! no state gave its call a result.
+//!
+//! **Times.** The items carry none. The session's start is `dateCreated` (epoch ms, as a string)
+//! of its entry in `sessions.json`, its last activity the file's mtime (the file is rewritten on
+//! every save); the events have no time of their own, except reasoning shown in the IDE
+//! (`reasoning.startAt`, epoch ms). The `system` message (the system prompt; the CLI drops it
+//! before saving) and `contextItems` (files and snippets attached to a prompt, not what was
+//! typed) are not indexed.
+//!
+//! **Working directory.** `workspaceDirectory`: the CLI writes `process.cwd()`, the IDE its
+//! first workspace folder as a URI (`file:///home/me/repo%20x`, decoded to a path; another
+//! scheme, a remote workspace, is kept as written).
+//!
+//! **Subagents.** None are stored: the CLI's `Subagent` tool runs its agent in memory
+//! (`extensions/cli/src/subagent/executor.ts`) and only its answer comes back as the call's
+//! result, so the call is read as a spawn fact.
+//!
+//! **Resume.** `cn --resume` takes no id (it opens the latest session); `cn --fork <sessionId>`
+//! continues a given session as a new one, the only command that takes an id.
+//!
+//! Checked against continuedev/continue @ d0a3c0b626b5 (`core/util/paths.ts`,
+//! `core/index.d.ts`, `core/util/history.ts`, `extensions/cli/src/session.ts`, the tool
+//! definitions in `core/tools/` and `extensions/cli/src/tools/`). Not confirmed: no real session
+//! file was available (none is committed under a licence this project may use), so the fixtures
+//! follow the writers' code, not a capture; sessions written before `HistoryManager.save` fixed
+//! the key order, or by older releases (an index entry with `session_id` is one of those), are
+//! read by the same rules and may hold shapes not seen here; whether the JetBrains plugin
+//! writes `workspaceDirectory` as a URI or a path (both are read).
+
+use std::collections::VecDeque;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::agent::{
+    file_mtime, read_json_document, AgentReader, Env, EventSink, Head, Rank, ReadEnd, ReadLimits,
+    Recognised, Resume, SessionStart, StoreKind,
+};
+use super::agents::Agent;
+use super::discover::{Layout, TranscriptFile};
+use super::model::{EventType, Fact, ParsedEvent, SessionMeta};
+use super::outcome::Outcome;
+use super::parser::{
+    cap_chars, command_program, content_text, file_uri_path, render_tool_input, str_of, Ctx,
+    Handled, TranscriptParser,
+};
+use crate::sources::agent_knowledge::ms_to_rfc3339;
+
+/// Largest session read (it is parsed whole; attached files make sessions large); a larger one
+/// is counted oversized.
+const MAX_JSON_BYTES: u64 = 64 * 1024 * 1024;
+/// Calls remembered (a `tool` message follows the item of its call).
+const MAX_CALLS: usize = 256;
+/// The titles Continue gives a session before it has one (IDE, CLI).
+const PLACEHOLDER_TITLES: [&str; 2] = ["New Session", "Untitled Session"];
+
+/// A tool call seen on an assistant item.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Call {
+    id: String,
+    /// Its state said `errored` or `canceled`.
+    failed: bool,
+    /// Its result was read from the state (a `tool` message for it repeats it).
+    answered: bool,
+}
+
+/// Continue-specific state kept between records: the recent tool calls.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ContinueState {
+    calls: VecDeque<Call>,
+}
+
+impl ContinueState {
+    fn note(&mut self, call: Call) {
+        if self.calls.len() >= MAX_CALLS {
+            self.calls.pop_front();
+        }
+        self.calls.push_back(call);
+    }
+
+    fn call(&self, id: &str) -> Option<&Call> {
+        self.calls.iter().rev().find(|c| c.id == id)
+    }
+}
+
+/// One record of a session: the document's header (everything but `history`), or one history
+/// item.
+pub(crate) fn feed(
+    cx: &mut Ctx,
+    st: &mut ContinueState,
+    rec: &Value,
+    out: &mut Vec<ParsedEvent>,
+) -> Handled {
+    if let Some(message) = rec.get("message") {
+        return item(cx, st, rec, message, out);
+    }
+    if rec.get("sessionId").is_some() || rec.get("workspaceDirectory").is_some() {
+        header(cx, rec);
+        return Handled::Known;
+    }
+    // A history item (every one has `contextItems`) without its message.
+    if rec.get("contextItems").is_some() {
+        return Handled::Broken;
+    }
+    Handled::Unknown
+}
+
+fn header(cx: &mut Ctx, rec: &Value) {
+    let m = &mut cx.meta;
+    if let Some(id) = str_of(rec, "sessionId").filter(|s| !s.trim().is_empty()) {
+        m.session_id = Some(id.to_string());
+    }
+    if let Some(dir) = str_of(rec, "workspaceDirectory").filter(|d| !d.trim().is_empty()) {
+        m.cwd = Some(file_uri_path(dir));
+    }
+    if let Some(model) = str_of(rec, "chatModelTitle") {
+        m.model = Some(cap_chars(model, 200));
+    }
+    if let Some(mode) = str_of(rec, "mode") {
+        m.agent_preset = Some(mode.to_string());
+    }
+    if let Some(title) = str_of(rec, "title").filter(|t| !PLACEHOLDER_TITLES.contains(t)) {
+        cx.set_title(title, 2);
+    }
+}
+
+fn item(
+    cx: &mut Ctx,
+    st: &mut ContinueState,
+    rec: &Value,
+    message: &Value,
+    out: &mut Vec<ParsedEvent>,
+) -> Handled {
+    let Some(role) = str_of(message, "role") else {
+        return Handled::Broken;
+    };
+    let content = || message.get("content").map(content_text).unwrap_or_default();
+    match role {
+        "user" => {
+            let text = content();
+            let kind = if text.trim_start().starts_with('/') {
+                EventType::UserCommand
+            } else {
+                EventType::UserMessage
+            };
+            cx.emit(out, ParsedEvent::new(kind, None, text));
+        }
+        "assistant" => {
+            if let Some(r) = rec.get("reasoning") {
+                let time = r
+                    .get("startAt")
+                    .and_then(Value::as_i64)
+                    .and_then(ms_to_rfc3339);
+                cx.touch_time(time.as_deref());
+                let text = str_of(r, "text").unwrap_or("").to_string();
+                cx.emit(
+                    out,
+                    ParsedEvent::new(EventType::AssistantThinking, time, text),
+                );
+            }
+            cx.emit(
+                out,
+                ParsedEvent::new(EventType::AssistantMessage, None, content()),
+            );
+            match rec.get("toolCallStates").and_then(Value::as_array) {
+                Some(states) if !states.is_empty() => {
+                    for state in states {
+                        call(cx, st, state, state.get("toolCall"), out);
+                    }
+                }
+                _ => {
+                    let calls = message.get("toolCalls").and_then(Value::as_array);
+                    for c in calls.into_iter().flatten() {
+                        call(cx, st, &Value::Null, Some(c), out);
+                    }
+                }
+            }
+        }
+        "thinking" => {
+            // A redacted block's content is Continue's placeholder, not the model's text.
+            if message.get("redactedThinking").is_none() {
+                cx.emit(
+                    out,
+                    ParsedEvent::new(EventType::AssistantThinking, None, content()),
+                );
+            }
+        }
+        "tool" => {
+            let id = str_of(message, "toolCallId").unwrap_or("");
+            let known = st.call(id).cloned();
+            if !known.as_ref().is_some_and(|c| c.answered) {
+                let mut ev = ParsedEvent::new(EventType::ToolResult, None, content());
+                ev.tool_name = cx.tool_name(id);
+                ev.tool_use_id = (!id.is_empty()).then(|| id.to_string());
+                ev.is_error = known.is_some_and(|c| c.failed);
+                cx.emit(out, ev);
+            }
+        }
+        // The system prompt: the same in every session.
+        "system" => {}
+        _ => return Handled::Unknown,
+    }
+    if let Some(summary) = str_of(rec, "conversationSummary") {
+        cx.emit(
+            out,
+            ParsedEvent::new(EventType::SystemSummary, None, summary.to_string()),
+        );
+    }
+    Handled::Known
+}
+
+/// One tool call (from its state when the item has one, else from `message.toolCalls`), and
+/// its result when the state holds one.
+fn call(
+    cx: &mut Ctx,
+    st: &mut ContinueState,
+    state: &Value,
+    tool_call: Option<&Value>,
+    out: &mut Vec<ParsedEvent>,
+) {
+    let id = str_of(state, "toolCallId")
+        .or_else(|| tool_call.and_then(|c| str_of(c, "id")))
+        .unwrap_or("");
+    let function = tool_call.and_then(|c| c.get("function"));
+    let name = function.and_then(|f| str_of(f, "name")).unwrap_or("tool");
+    let args = match state.get("parsedArgs").filter(|a| a.is_object()) {
+        Some(a) => a.clone(),
+        None => match function.and_then(|f| str_of(f, "arguments")) {
+            Some(text) => serde_json::from_str(text).unwrap_or_else(|_| text.into()),
+            None => Value::Null,
+        },
+    };
+    cx.remember_tool(id, name);
+    let mut ev = ParsedEvent::new(
+        EventType::AssistantToolUse,
+        None,
+        render_tool_input(name, &args),
+    );
+    ev.tool_name = Some(name.to_string());
+    ev.tool_use_id = (!id.is_empty()).then(|| id.to_string());
+    ev.facts = call_facts(name, id, &args);
+    cx.emit(out, ev);
+
+    let status = str_of(state, "status").unwrap_or("");
+    let failed = matches!(status, "errored" | "canceled");
+    // What Continue renders of the output (`renderContextItems`).
+    let output: Vec<&str> = state
+        .get("output")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|item| str_of(item, "content"))
+        .collect();
+    let text = match output.join("\n\n") {
+        t if t.trim().is_empty() && failed => format!("[{status}]"),
+        t => t,
+    };
+    let answered = !text.trim().is_empty();
+    if answered {
+        let mut ev = ParsedEvent::new(EventType::ToolResult, None, text);
+        ev.tool_name = Some(name.to_string());
+        ev.tool_use_id = (!id.is_empty()).then(|| id.to_string());
+        ev.is_error = failed;
+        cx.emit(out, ev);
+    }
+    if !id.is_empty() {
+        st.note(Call {
+            id: id.to_string(),
+            failed,
+            answered,
+        });
+    }
+}
+
+/// Facts of a call, by the tool names of the IDE (`core/tools/builtIn.ts`) and the CLI
+/// (`extensions/cli/src/tools/builtInToolNames.ts`).
+fn call_facts(name: &str, id: &str, args: &Value) -> Vec<Fact> {
+    let arg = |k: &str| str_of(args, k).map(str::to_string);
+    let fact = match name {
+        "run_terminal_command" | "Bash" => arg("command")
+            .as_deref()
+            .and_then(command_program)
+            .map(|program| Fact::Command { program }),
+        "edit_existing_file"
+        | "create_new_file"
+        | "single_find_and_replace"
+        | "multi_edit"
+        | "Write"
+        | "Edit"
+        | "MultiEdit" => arg("filepath")
+            .or_else(|| arg("file_path"))
+            .map(|path| Fact::FileEdit { path }),
+        "read_skill" | "Skills" => {
+            arg("skillName")
+                .or_else(|| arg("skill_name"))
+                .map(|name| Fact::SkillUse {
+                    name,
+                    via: "tool".into(),
+                })
+        }
+        "Subagent" => Some(Fact::Spawn {
+            tool_use_id: (!id.is_empty()).then(|| id.to_string()),
+            subagent_type: arg("subagent_name"),
+            name: arg("subagent_name"),
+            description: arg("description")
+                .or_else(|| arg("prompt"))
+                .map(|d| cap_chars(&d, 500)),
+            team_name: None,
+        }),
+        _ => None,
+    };
+    fact.into_iter().collect()
+}
+
+/// The Continue reader.
+pub struct Reader;
+
+/// `<dir>/sessions/<id>.json`, not the index `sessions.json`.
+fn in_sessions(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "json")
+        && path.file_stem().is_some_and(|s| s != "sessions")
+        && path
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == "sessions")
+}
+
+/// Whether the file opens as a Continue session: `HistoryManager.save` writes `sessionId`
+/// first and `history` after the title and workspace.
+fn opens_as_session(path: &Path) -> bool {
+    let Ok(file) = crate::sources::regular_file::open(path) else {
+        return false;
+    };
+    let mut head = Vec::new();
+    if file.take(16 * 1024).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    let head = String::from_utf8_lossy(&head);
+    head.trim_start().starts_with('{')
+        && head.contains("\"sessionId\"")
+        && (head.contains("\"history\"") || head.contains("\"workspaceDirectory\""))
+}
+
+impl AgentReader for Reader {
+    fn agent(&self) -> Agent {
+        Agent::Continue
+    }
+
+    fn name(&self) -> &'static str {
+        "continue"
+    }
+
+    fn label(&self) -> &'static str {
+        "Continue"
+    }
+
+    fn store_kind(&self, _path: &Path) -> StoreKind {
+        StoreKind::Rewritten
+    }
+
+    /// `$CONTINUE_GLOBAL_DIR/sessions`, else `~/.continue/sessions`.
+    fn roots(&self, env: &Env) -> Vec<PathBuf> {
+        env.dir_or_home("CONTINUE_GLOBAL_DIR", ".continue")
+            .map(|d| vec![d.join("sessions")])
+            .unwrap_or_default()
+    }
+
+    /// `.continue/sessions/<id>.json` by place (a torn one too: it is counted, not skipped);
+    /// under another `sessions/` folder (`CONTINUE_GLOBAL_DIR`, a copy) when it opens as one.
+    fn recognise(&self, path: &Path, _head: &mut Head<'_>) -> Option<Recognised> {
+        if !in_sessions(path) {
+            return None;
+        }
+        let home = path.ancestors().nth(2)?.file_name()? == ".continue";
+        let rank = if home {
+            Rank::Name
+        } else if opens_as_session(path) {
+            Rank::Record(0)
+        } else {
+            return None;
+        };
+        Some(Recognised {
+            layout: Layout::Main,
+            rank,
+        })
+    }
+
+    fn read(
+        &self,
+        file: &TranscriptFile,
+        _from: Option<Resume<'_>>,
+        _limits: ReadLimits,
+        sink: &mut dyn EventSink,
+    ) -> io::Result<ReadEnd> {
+        let mut sink = SessionTimes {
+            inner: sink,
+            created: date_created(&file.path),
+            mtime: file_mtime(&file.path),
+        };
+        let parser = TranscriptParser::new(Agent::Continue);
+        read_json_document(file, MAX_JSON_BYTES, parser, "history", &mut sink)
+    }
+
+    /// `cn --resume` opens only the latest session; `--fork` continues the given one.
+    fn resume_command(&self, quoted_session_id: &str) -> Option<String> {
+        Some(format!("cn --fork {quoted_session_id}"))
+    }
+
+    /// A session file changed (rewritten whole); the index alone changes nothing read.
+    fn store_of_change(&self, changed: &Path) -> Option<PathBuf> {
+        in_sessions(changed).then(|| changed.to_path_buf())
+    }
+}
+
+/// The session's times, which its items do not carry: its start from the index, its last
+/// activity from the file's mtime (when later than any time the items gave).
+struct SessionTimes<'a> {
+    inner: &'a mut dyn EventSink,
+    created: Option<String>,
+    mtime: Option<String>,
+}
+
+impl EventSink for SessionTimes<'_> {
+    fn session(&mut self, start: SessionStart) {
+        self.inner.session(start);
+    }
+
+    fn event(&mut self, event: ParsedEvent) {
+        self.inner.event(event);
+    }
+
+    fn end_session(&mut self, mut meta: SessionMeta, outcome: Outcome) {
+        if let Some(created) = self.created.take() {
+            meta.created_at = Some(created);
+        }
+        if let Some(mtime) = self.mtime.take() {
+            if meta
+                .last_event_at
+                .as_deref()
+                .is_none_or(|t| mtime.as_str() > t)
+            {
+                meta.last_event_at = Some(mtime);
+            }
+        }
+        self.inner.end_session(meta, outcome);
+    }
+}
+
+/// `dateCreated` of the session's entry in `sessions.json` beside it (the file is named by the
+/// session id): epoch milliseconds as a string (`String(Date.now())`), or a number.
+fn date_created(path: &Path) -> Option<String> {
+    let id = path.file_stem()?.to_str()?;
+    let index = path.with_file_name("sessions.json");
+    let text = crate::sources::regular_file::read_side_file(&index).ok()?;
+    if !text.contains(id) {
+        return None;
+    }
+    let entries: Vec<Value> = serde_json::from_str(&text).ok()?;
+    let entry = entries
+        .iter()
+        .find(|e| str_of(e, "sessionId") == Some(id))?;
+    let ms = match entry.get("dateCreated")? {
+        Value::String(s) => s.trim().parse::<i64>().ok()?,
+        v => v.as_i64()?,
+    };
+    ms_to_rfc3339(ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sources::episodes::agent::read_whole;
+    use serde_json::json;
+
+    fn session_file(dir: &Path, id: &str, doc: &Value) -> TranscriptFile {
+        let sessions = dir.join(".continue/sessions");
+        std::fs::create_dir_all(&sessions).expect("mkdir");
+        let path = sessions.join(format!("{id}.json"));
+        let text = serde_json::to_string_pretty(doc).expect("json");
+        std::fs::write(&path, text).expect("write");
+        let file = super::super::agents::recognise(&path).expect("recognised");
+        assert_eq!(file.kind, Agent::Continue);
+        file
+    }
+
+    #[test]
+    fn ide_items_state_results_once_and_times_from_the_index() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let id = "0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d";
+        let doc = json!({
+            "sessionId": id, "title": "Fix the VAT line",
+            "workspaceDirectory": "file:///home/dev/billing%20api",
+            "history": [
+                {"message": {"role": "user", "content": [{"type": "text", "text": "why is VAT missing"}]},
+                 "contextItems": [{"content": "def export(): ...", "name": "export.py",
+                    "description": "src/export.py", "id": {"providerTitle": "file", "itemId": "x"}}]},
+                {"message": {"role": "assistant", "content": "Reading it.",
+                    "toolCalls": [{"id": "c1", "type": "function",
+                        "function": {"name": "run_terminal_command", "arguments": "{\"command\":\"pytest -q\"}"}}]},
+                 "contextItems": [],
+                 "reasoning": {"active": false, "text": "look at the export", "startAt": 1780000000000_i64, "endAt": 1780000001000_i64},
+                 "toolCallStates": [{"toolCallId": "c1", "status": "errored",
+                    "toolCall": {"id": "c1", "type": "function",
+                        "function": {"name": "run_terminal_command", "arguments": "{\"command\":\"pytest -q\"}"}},
+                    "parsedArgs": {"command": "pytest -q"},
+                    "output": [{"content": "1 failed", "name": "Terminal", "description": "pytest -q"}]}]},
+                {"message": {"role": "tool", "content": "1 failed", "toolCallId": "c1"}, "contextItems": []},
+                {"message": {"role": "thinking", "content": "hidden", "redactedThinking": "abc"}, "contextItems": []},
+                {"message": {"role": "system", "content": "You are Continue"}, "contextItems": []},
+                {"message": {"role": "oracle", "content": "?"}, "contextItems": []},
+                {"contextItems": []}
+            ]
+        });
+        let file = session_file(dir.path(), id, &doc);
+        std::fs::write(
+            file.path.with_file_name("sessions.json"),
+            json!([{"sessionId": id, "title": "Fix the VAT line", "dateCreated": "1779999990000",
+                "workspaceDirectory": "file:///home/dev/billing%20api", "messageCount": 1}])
+            .to_string(),
+        )
+        .expect("index");
+        let (sink, end) = read_whole(&file).expect("read");
+        let s = &sink.sessions[0];
+        let types: Vec<&str> = s.events.iter().map(|e| e.event_type.as_str()).collect();
+        assert_eq!(
+            types,
+            [
+                "user/message",
+                "assistant/thinking",
+                "assistant/message",
+                "assistant/tool_use",
+                "tool/result"
+            ]
+        );
+        assert!(s.events[4].is_error, "errored");
+        assert_eq!(
+            s.events[1].time.as_deref(),
+            Some("2026-05-28T20:26:40.000Z")
+        );
+        assert_eq!(
+            s.events[3].facts,
+            vec![Fact::Command {
+                program: "pytest".into()
+            }]
+        );
+        assert_eq!(s.meta.session_id.as_deref(), Some(id));
+        assert_eq!(s.meta.cwd.as_deref(), Some("/home/dev/billing api"));
+        assert_eq!(s.meta.title.as_deref(), Some("Fix the VAT line"));
+        assert_eq!(
+            s.meta.created_at.as_deref(),
+            Some("2026-05-28T20:26:30.000Z")
+        );
+        assert_eq!(s.meta.last_event_at, file_mtime(&file.path));
+        assert_eq!(
+            (end.total.skipped_unknown, end.total.skipped_broken),
+            (1, 1),
+            "an unknown role and an item without a message"
+        );
+    }
+
+    #[test]
+    fn cli_results_live_on_the_call_state_and_a_broken_file_is_counted() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let id = "1c2d3e4f-5061-4b7c-8d9e-0f1a2b3c4d5e";
+        let doc = json!({
+            "sessionId": id, "title": "Untitled Session", "workspaceDirectory": "/home/dev/billing",
+            "history": [
+                {"message": {"role": "user", "content": "count the rows"}, "contextItems": [],
+                 "editorState": "count the rows"},
+                {"message": {"role": "assistant", "content": "",
+                    "toolCalls": [{"id": "t1", "type": "function",
+                        "function": {"name": "Subagent", "arguments": "{}"}}]},
+                 "contextItems": [],
+                 "toolCallStates": [{"toolCallId": "t1", "status": "done",
+                    "toolCall": {"id": "t1", "type": "function",
+                        "function": {"name": "Subagent", "arguments": "{}"}},
+                    "parsedArgs": {"description": "Count rows", "prompt": "count them", "subagent_name": "counter"},
+                    "output": [{"content": "42 rows", "name": "Tool Result", "description": "Tool execution result"}]}]}
+            ],
+            "usage": {"totalCost": 0.01, "promptTokens": 10, "completionTokens": 5}
+        });
+        let file = session_file(dir.path(), id, &doc);
+        let (sink, _) = read_whole(&file).expect("read");
+        let s = &sink.sessions[0];
+        let types: Vec<&str> = s.events.iter().map(|e| e.event_type.as_str()).collect();
+        assert_eq!(types, ["user/message", "assistant/tool_use", "tool/result"]);
+        assert_eq!(s.events[2].text, "42 rows");
+        assert!(
+            matches!(&s.events[1].facts[0], Fact::Spawn { name: Some(n), .. } if n == "counter")
+        );
+        assert_eq!(s.meta.title, None, "a placeholder is no title");
+        assert_eq!(s.meta.cwd.as_deref(), Some("/home/dev/billing"));
+        assert_eq!(s.meta.created_at, None, "no index entry");
+
+        std::fs::write(&file.path, "{\"sessionId\": \"1c2d").expect("torn");
+        let (sink, end) = read_whole(&file).expect("a torn file is no error");
+        assert!(sink.sessions[0].events.is_empty());
+        assert_eq!((end.total.lines, end.total.skipped_broken), (1, 1));
+    }
+
+    #[test]
+    fn sessions_are_claimed_by_place_or_by_their_head() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let moved = dir.path().join("elsewhere/sessions");
+        std::fs::create_dir_all(&moved).expect("mkdir");
+        let session = moved.join("a.json");
+        std::fs::write(&session, "{\n  \"sessionId\": \"a\",\n  \"title\": \"t\",\n  \"workspaceDirectory\": \"/w\",\n  \"history\": []\n}").expect("write");
+        let other = moved.join("b.json");
+        std::fs::write(&other, "{\"id\": \"b\"}").expect("write");
+        std::fs::write(moved.join("sessions.json"), "[]").expect("write");
+        let kind = |p: &Path| super::super::agents::recognise(p).map(|f| f.kind);
+        assert_eq!(kind(&session), Some(Agent::Continue));
+        assert_eq!(kind(&other), None);
+        assert_eq!(kind(&moved.join("sessions.json")), None);
+        let env = Env::of(&[
+            ("HOME", Path::new("/home/me")),
+            ("CONTINUE_GLOBAL_DIR", Path::new("/data/cont")),
+        ]);
+        assert_eq!(
+            Reader.roots(&env),
+            vec![PathBuf::from("/data/cont/sessions")]
+        );
+        let env = Env::of(&[("HOME", Path::new("/home/me"))]);
+        assert_eq!(
+            Reader.roots(&env),
+            vec![PathBuf::from("/home/me/.continue/sessions")]
+        );
+    }
+}
