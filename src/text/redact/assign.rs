@@ -117,7 +117,8 @@ const STATES: &[&str] = &[
 /// rather than giving it: one word of [`STATES`]; after a Russian key (a word of a sentence:
 /// no config names its keys so), Russian words alone with a sentence's punctuation between
 /// them (`пароль: обязателен для входа`, `токен — это строка доступа`); or, after a dash, a
-/// verb that the sentence rule reads there (`пароль — это X`: it asks X to look like one).
+/// verb that the sentence rule reads there and one value (`пароль — это X, запомни`: it asks X
+/// to look like one).
 fn said_of_the_secret(t: &str, at: usize, russian_key: bool, dash: bool) -> bool {
     let rest = &t[at..];
     let line = &rest[..rest.find(['\n', '\r']).unwrap_or(rest.len())];
@@ -162,7 +163,10 @@ fn said_of_the_secret(t: &str, at: usize, russian_key: bool, dash: bool) -> bool
         && clause
             .chars()
             .all(|c| is_cyrillic(c) || c.is_whitespace() || punctuation(c));
-    russian || dash && words.first().is_some_and(|w| prose::follows_a_dash(w))
+    // The verb and one value after it, which the sentence rule reads; with more words after
+    // the verb the assignment takes them all, as before (see the tests).
+    let verb_and_value = matches!(words.as_slice(), [verb, _] if prose::follows_a_dash(verb));
+    russian || dash && verb_and_value
 }
 
 fn is_cyrillic(c: char) -> bool {

@@ -86,6 +86,16 @@ fn values_redacted_before_still_are() {
         ),
         (TextKind::Prose, "token: expired123", "expired123"),
         (TextKind::Prose, "пароль — будет qwerty123", "qwerty123"),
+        (
+            TextKind::Prose,
+            "токен — это строка Xk9vQ2mLp7Zt",
+            "Xk9vQ2mLp7Zt",
+        ),
+        (
+            TextKind::Prose,
+            "пароль — это qwerty123 и ещё что-то",
+            "qwerty123",
+        ),
         (TextKind::Prose, "пароль: это Xk9vQ2mLp7Zt", "Xk9vQ2mLp7Zt"),
         (
             TextKind::Prose,
