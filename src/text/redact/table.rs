@@ -12,6 +12,11 @@ use super::{prose, replace_ranges, value, TextKind};
 /// Longest header or key cell read as a secret's name: a column named by a sentence is no key.
 const MAX_KEY_CHARS: usize = 40;
 
+/// Prepositions after which a header's words qualify the name before them (`Token for CI`).
+const QUALIFIERS: &[&str] = &[
+    "for", "of", "on", "in", "at", "to", "from", "от", "для", "на", "к", "у", "из",
+];
+
 /// Redacts the cells of Markdown tables that a secret-named header or key cell names.
 pub(super) fn redact<'a>(text: Cow<'a, str>, count: &mut usize) -> Cow<'a, str> {
     if !text.contains('|') {
@@ -130,7 +135,17 @@ fn secret_name(cell: &str) -> Option<bool> {
     if name.is_empty() || name.chars().count() > MAX_KEY_CHARS {
         return None;
     }
-    let words: Vec<&str> = name.split_whitespace().collect();
+    // What qualifies the name after it is not the name: `Password (prod)`, `Пароль от БД`,
+    // `Token for CI`.
+    let name = name.split('(').next().unwrap_or(name);
+    let mut words: Vec<&str> = name.split_whitespace().collect();
+    if let Some(p) = words
+        .iter()
+        .skip(1)
+        .position(|w| QUALIFIERS.contains(&w.to_lowercase().as_str()))
+    {
+        words.truncate(p + 1);
+    }
     let last = words.last()?;
     // `DB_PASSWORD`, `api-key`, `apiToken`: the compound's last part is the word.
     let mut parts = super::keys::last_segment(last);

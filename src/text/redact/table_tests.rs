@@ -39,6 +39,11 @@ fn a_cell_under_a_secret_header_or_beside_a_secret_key_goes() {
             "text before\n| env | value |\n|---|---|\n| `DB_PASSWORD` | `hunter2x` |\n",
             &["hunter2x"],
         ),
+        (
+            "| Service | Password (prod) | Token for CI |\n|---|---|---|\n| db | Pw4vQ2mLp7 | Ci5vQ2mLp7Zt |",
+            &["Pw4vQ2mLp7", "Ci5vQ2mLp7Zt"],
+        ),
+        ("| Пароль от БД | Бд6vQ2mLp7 |", &["Бд6vQ2mLp7"]),
     ] {
         let r = redact(input);
         for v in values {
@@ -64,6 +69,7 @@ fn tables_about_secrets_keep_their_cells() {
         "| Key | Action |\n|---|---|\n| Ctrl+Shift+K | delete line |\n| F5 | run |",
         "| Model | Tokens | Cost |\n|---|---|---|\n| small | 4096 | $0.02 |\n| large | 128k | $1.50 |",
         "| Key ID | Created |\n|---|---|\n| AbC123xyZ9 | 2024-01-02 |",
+        "| Time to key rotation | Owner |\n|---|---|\n| 30d | Ab3dE5gH7kQ |",
         "| Token count | Model |\n|---|---|\n| Xk9vQ2mLp7 | big |",
         "| password | required |\n| token | none |",
         "| Secret | Value |\n|---|---|\n| DB_PASSWORD | ${{ secrets.DB_PASSWORD }} |\n| API_KEY | $API_KEY |",
