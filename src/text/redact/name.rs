@@ -28,7 +28,8 @@ static NAMED_FIELD: LazyLock<Regex> = LazyLock::new(|| {
         r#"(?m)(?:^[ \t]*(?:-[ \t]+)?|["'])"#,
         r"(?i:name|subagent_?type|agent_?type|agent_?name|nickname|agent_?nickname|agent_?role",
         r"|team_?name|teammate_?id|description|branch|git_?branch)",
-        r#"["']?[ \t]*[:=][ \t]*"#,
+        // `\"name\": ` in JSON-escaped text: the value runs to its escaped quote (`ENDS`).
+        r#"\\?["']?[ \t]*[:=][ \t]*"#,
     ))
 });
 

@@ -124,6 +124,10 @@ fn a_name_written_as_a_field_of_a_text_is_read_as_a_name() {
         ),
         ("gitBranch: fix/password-Xk9vQ2mLp7Zt", "Xk9vQ2mLp7Zt"),
         (
+            r#"{\"subagent_type\": \"scout token Je5vQ2mLp7Zt\"}"#,
+            "Je5vQ2mLp7Zt",
+        ),
+        (
             r#"{"teammate_id": "alice-key-Zt7kP2vX9qLm"}"#,
             "Zt7kP2vX9qLm",
         ),
