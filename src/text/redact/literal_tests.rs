@@ -76,6 +76,16 @@ fn a_secret_said_in_a_comment_or_a_literal_goes() {
             "Cf7vQ2mLp7Zt",
         ),
         (
+            RUST,
+            "/*\n The admin password is Bk5vQ2mLp7Zt\n*/\nfn f() {}\n",
+            "Bk5vQ2mLp7Zt",
+        ),
+        (
+            PYTHON,
+            "/* x */ y = 1\n/*\n   old token: Bj4vQ2mLp7Zt\n*/\n",
+            "Bj4vQ2mLp7Zt",
+        ),
+        (
             TextKind::Config,
             "description: \"the token is Yd6vQ2mLp7Zt\"\n",
             "Yd6vQ2mLp7Zt",
@@ -104,6 +114,11 @@ fn code_around_secret_words_keeps_every_word() {
         ),
         (RUST, "fn key(&self) -> &str {\n    &self.key\n}\n"),
         (RUST, "let key = map.get(&token)?;\n"),
+        (
+            RUST,
+            "let g = glob(\"src/*.rs\");\nlet token = tok;\nlet key = Key::new(token);\n",
+        ),
+        (RUST, "/* a */\nlet token = tok;\n"),
         (
             RUST,
             ".ok_or_else(|| Error::config(\"password missing\".into()))?;\n",
