@@ -1,5 +1,5 @@
 //! Format gaps of the agents the episodes lane reads: a renamed Claude Code transcript keeps
-//! its session id, Cursor's plain-text agent transcripts, Kimi CLI, iFlow CLI and Continue
+//! its session id, Cursor's plain-text agent transcripts, Kimi CLI, iFlow CLI, Continue and Amp
 //! (whose sessions are JSON documents rewritten whole). Each has a
 //! synthetic fixture in `fixtures/formats/<agent>/` (the agent's exact on-disk format, with a
 //! subagent where the format has them, a failing tool and a planted secret) and a test on its
@@ -759,5 +759,119 @@ fn continue_torn_huge_and_fifo_sessions_are_counted_never_fatal() {
         ),
         2,
         "the good sessions are read"
+    );
+}
+
+const AMP: &str = "T-019fb1c2-3d4e-7f50-8a6b-7c8d9e0f1a2b";
+
+#[test]
+fn amp_threads_with_cwd_times_tool_errors_spawns_skills_and_secrets() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let share = dir.path().join("share");
+    copy_tree(&fixture("amp"), &share.join("amp"));
+    let env = knowledge::sources::episodes::agent::Env::of(&[
+        ("HOME", Path::new("/nohome")),
+        ("XDG_DATA_HOME", &share),
+    ]);
+    let roots: Vec<PathBuf> = agents::roots_in(&env)
+        .into_iter()
+        .filter(|(a, _)| *a == Agent::Amp)
+        .map(|(_, r)| r)
+        .collect();
+    assert_eq!(roots, vec![share.join("amp/threads")]);
+    let root = roots[0].clone();
+    let db = dir.path().join("episodes.sqlite");
+    let s = index(&db, roots.clone());
+    assert_eq!((s.files_new, s.lines.skipped()), (1, 0), "{s:?}");
+    let got = sessions(&db);
+    assert_eq!((got[0].0.as_str(), got[0].1.as_str()), (AMP, "amp"));
+    assert_eq!(got[0].2.as_deref(), Some("/home/dev/payments"));
+    assert_eq!(
+        got[0].4.as_deref(),
+        Some("Settlement job fails on currency migration")
+    );
+    assert_eq!(
+        got[0].5, "success",
+        "a failed migration, fixed, then thanks"
+    );
+    assert_eq!(
+        scalar(
+            &db,
+            &format!(
+                "SELECT count(*) FROM sessions WHERE session_id='{AMP}'
+                 AND created_at='2026-07-28T18:34:14.351Z'
+                 AND last_event_at='2026-07-28T18:35:47.100Z'"
+            )
+        ),
+        1
+    );
+    // The user messages that carry results are plumbing: one person's prompt and thanks.
+    assert_eq!(scalar(&db, "SELECT count(*) FROM events WHERE human=1"), 2);
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE event_type='tool/result'"
+        ),
+        5
+    );
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE event_type='tool/result' AND is_error=1
+             AND text LIKE '%already exists%'"
+        ),
+        1,
+        "exit code 1"
+    );
+    for fact in [
+        "migrations/0042_currency.sql",
+        "migrate.sh",
+        "Audit later migrations",
+        "db-migrations",
+    ] {
+        assert!(
+            scalar(
+                &db,
+                &format!("SELECT count(*) FROM events WHERE facts LIKE '%{fact}%'")
+            ) >= 1,
+            "{fact}"
+        );
+    }
+    assert!(!all_text(&db).contains("amp-fixture-s3cr3t-77"));
+    assert_eq!(
+        agents::resume_command("amp", AMP, got[0].2.as_deref()).as_deref(),
+        Some(format!("cd /home/dev/payments && amp threads continue {AMP}").as_str())
+    );
+    let again = index(&db, roots.clone());
+    assert_eq!((again.files_unchanged, again.events_added), (1, 0));
+
+    // Rewritten whole with one more message: read again, only the new message added.
+    let path = root.join(format!("{AMP}.json"));
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+    doc["messages"].as_array_mut().expect("messages").push(
+        serde_json::json!({"role": "user", "messageId": 13,
+            "meta": {"sentAt": 1785263800000_i64},
+            "content": [{"type": "text", "text": "also backfill the ibisrate column"}]}),
+    );
+    std::fs::write(&path, serde_json::to_vec(&doc).expect("json")).expect("rewrite");
+    let rewritten = index(&db, roots.clone());
+    assert_eq!(
+        (rewritten.files_rewritten, rewritten.events_added),
+        (1, 1),
+        "{rewritten:?}"
+    );
+
+    // A thread torn mid-write is counted, never fatal; its file is claimed by name.
+    std::fs::write(
+        root.join("T-019fb1c2-0000-7000-8000-00000000dead.json"),
+        b"{\"v\": 3, \"id\": \"T-019f",
+    )
+    .expect("torn");
+    let torn = index(&db, roots);
+    assert_eq!(
+        (torn.files_new, torn.lines.skipped_broken, torn.failed.len()),
+        (1, 1, 0),
+        "{torn:?}"
     );
 }

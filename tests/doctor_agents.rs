@@ -53,6 +53,7 @@ fn expected(h: &AgentHome, agent: Agent) -> (PathBuf, u64, u64) {
         Agent::KimiCode => (home.join(".kimi-code/sessions"), 2, 2),
         // A session of the IDE and one of `cn`; the index `sessions.json` is no store.
         Agent::Continue => (home.join(".continue/sessions"), 2, 2),
+        Agent::Amp => (home.join(".local/share/amp/threads"), 1, 1),
     }
 }
 

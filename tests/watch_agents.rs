@@ -68,6 +68,8 @@ const IFLOW_SESSION: &str = "session-2a3b4c5d-6e7f-4a8b-9c0d-1e2f3a4b5c6d";
 const IFLOW_NEW: &str = "session-3b4c5d6e-0000-4a8b-9c0d-0000000000c3";
 const CONTINUE_SESSION: &str = "2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b";
 const CONTINUE_NEW: &str = "4a5b6c7d-0000-4e8f-9a0b-0000000000e5";
+const AMP_THREAD: &str = "T-019fb1c2-3d4e-7f50-8a6b-7c8d9e0f1a2b";
+const AMP_NEW: &str = "T-019fc000-0000-7000-8000-0000000000f6";
 
 /// The writes of `agent` into the stores it already has in `h`, in the agent's own format.
 /// Exhaustive, so a new agent in the registry does not compile here until its watch is tested.
@@ -292,6 +294,21 @@ fn write_in_place(h: &AgentHome, agent: Agent) -> Vec<Expect> {
                 Some(CONTINUE_SESSION),
             )]
         }
+        Agent::Amp => {
+            // Amp rewrites the whole thread as it goes on.
+            let path = home.join(format!(".local/share/amp/threads/{AMP_THREAD}.json"));
+            let mut doc: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+            doc["messages"].as_array_mut().expect("messages").push(
+                serde_json::json!({"role": "assistant", "messageId": 99,
+                    "state": {"type": "complete", "stopReason": "end_turn"},
+                    "content": [{"type": "text",
+                        "text": "The wombatledger backfill runs after the migration now."}]}),
+            );
+            doc["v"] = 42.into();
+            std::fs::write(&path, serde_json::to_vec_pretty(&doc).expect("json")).expect("rewrite");
+            vec![e("a thread rewritten", "wombatledger", Some(AMP_THREAD))]
+        }
     }
 }
 
@@ -497,6 +514,22 @@ fn write_new_session(h: &AgentHome, agent: Agent) -> Vec<Expect> {
                 "tamarinjournal",
                 Some(CONTINUE_NEW),
             )]
+        }
+        Agent::Amp => {
+            // Every thread sits in the one `threads/` folder.
+            let doc = serde_json::json!({"v": 1, "id": AMP_NEW, "created": 1785300000000_i64,
+                "env": {"initial": {"trees": [{"uri": "file:///home/dev/payments",
+                    "displayName": "payments"}]}},
+                "messages": [{"role": "user", "messageId": 1,
+                    "meta": {"sentAt": 1785300001000_i64},
+                    "content": [{"type": "text",
+                        "text": "Why does the lynxmargin fee round down?"}]}]});
+            std::fs::write(
+                home.join(format!(".local/share/amp/threads/{AMP_NEW}.json")),
+                serde_json::to_vec_pretty(&doc).expect("json"),
+            )
+            .expect("write");
+            vec![e("a new thread file", "lynxmargin", Some(AMP_NEW))]
         }
     }
 }

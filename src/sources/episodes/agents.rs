@@ -19,8 +19,8 @@ use super::discover::TranscriptFile;
 use super::model::ParsedEvent;
 use super::parser::{Ctx, Handled};
 use super::{
-    aider, claude, codex, continue_dev, copilot, cursor, gemini, iflow, kimi, kimi_code, opencode,
-    pi, qwen,
+    aider, amp, claude, codex, continue_dev, copilot, cursor, gemini, iflow, kimi, kimi_code,
+    opencode, pi, qwen,
 };
 
 /// Which agent wrote a session. Stored (as [`Agent::as_str`]) in each session's `source`.
@@ -42,12 +42,13 @@ pub enum Agent {
     IFlow,
     KimiCode,
     Continue,
+    Amp,
 }
 
 impl Agent {
     /// Every agent, in the order readers are asked to recognise a file (a tie in
     /// [`super::agent::Rank`] goes to the earlier one).
-    pub const ALL: [Agent; 13] = [
+    pub const ALL: [Agent; 14] = [
         Agent::Codex,
         Agent::Gemini,
         Agent::Pi,
@@ -57,6 +58,7 @@ impl Agent {
         Agent::KimiCode,
         Agent::IFlow,
         Agent::Continue,
+        Agent::Amp,
         Agent::Claude,
         Agent::Aider,
         Agent::OpenCode,
@@ -79,6 +81,7 @@ impl Agent {
             Agent::IFlow => &iflow::Reader,
             Agent::KimiCode => &kimi_code::Reader,
             Agent::Continue => &continue_dev::Reader,
+            Agent::Amp => &amp::Reader,
         }
     }
 
@@ -117,6 +120,7 @@ pub(crate) enum LineState {
     IFlow(iflow::IFlowState),
     KimiCode(kimi_code::KimiCodeState),
     Continue(continue_dev::ContinueState),
+    Amp(amp::AmpState),
     /// An agent whose reader is not line-based (a database, Aider's Markdown): never fed a line.
     NotLines,
 }
@@ -138,6 +142,7 @@ impl LineState {
             Agent::IFlow => LineState::IFlow(iflow::IFlowState::default()),
             Agent::KimiCode => LineState::KimiCode(kimi_code::KimiCodeState::default()),
             Agent::Continue => LineState::Continue(continue_dev::ContinueState::default()),
+            Agent::Amp => LineState::Amp(amp::AmpState::default()),
         }
     }
 
@@ -181,6 +186,7 @@ impl LineState {
             LineState::IFlow(st) => iflow::feed(cx, st, record, out),
             LineState::KimiCode(st) => kimi_code::feed(cx, st, record, out),
             LineState::Continue(st) => continue_dev::feed(cx, st, record, out),
+            LineState::Amp(st) => amp::feed(cx, st, record, out),
             LineState::NotLines => Handled::Unknown,
         }
     }

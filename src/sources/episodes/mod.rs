@@ -8,6 +8,7 @@ pub mod activity;
 pub mod agent;
 pub mod agents;
 pub mod aider;
+pub mod amp;
 pub mod bounds;
 pub mod claude;
 pub mod codex;
