@@ -1,7 +1,8 @@
 //! Synthetic session trees for every JSONL (and Markdown) agent, each in its agent's real
 //! on-disk format and default layout, for the per-agent indexing benchmark: Claude Code and
 //! Codex through `synth.rs`, and Gemini CLI, Pi, Qwen Code, Copilot CLI, Cursor agent
-//! transcripts, Aider, Kimi CLI, Kimi Code and iFlow CLI here. Every session has the same shape whatever the agent (a user
+//! transcripts, Aider, Kimi CLI, Kimi Code, iFlow CLI, Continue and Amp (one JSON document per
+//! session) here. Every session has the same shape whatever the agent (a user
 //! prompt, then rounds of a tool call, its result and an answer, one result in ten an error),
 //! with the same Zipf vocabulary, so the agents' MB/s compare readers, not data. Deterministic.
 
@@ -24,6 +25,8 @@ pub const AGENTS: &[&str] = &[
     "kimi",
     "kimi_code",
     "iflow",
+    "continue",
+    "amp",
 ];
 
 fn ms(day: usize, i: usize) -> u64 {
@@ -75,6 +78,8 @@ pub fn generate(
             "kimi" => kimi(root, s, &ws, day, events, &mut rng)?,
             "kimi_code" => kimi_code(root, s, &ws, day, events, &mut rng)?,
             "iflow" => iflow(root, s, &ws, day, events, &mut rng)?,
+            "continue" => continue_session(root, s, &ws, day, events, &mut rng)?,
+            "amp" => amp(root, s, &ws, day, events, &mut rng)?,
             other => panic!("no generator for {other}"),
         };
     }
@@ -436,4 +441,109 @@ fn iflow(root: &Path, s: usize, ws: &str, day: usize, n: usize, rng: &mut Rng) -
         parent = uuid;
     }
     write(&root.join(format!("-srv-ws{}/{id}.jsonl", s % 12)), &out)
+}
+
+/// `~/.continue/sessions/<sessionId>.json` (the world's root holds `.continue/`): one document
+/// as the IDE writes it (`JSON.stringify(…, 2)`), each call's output on its state and repeated
+/// by a `tool` message; the index `sessions.json` beside it lists every session so far.
+fn continue_session(
+    root: &Path,
+    s: usize,
+    ws: &str,
+    day: usize,
+    n: usize,
+    rng: &mut Rng,
+) -> io::Result<u64> {
+    use serde_json::json;
+    let id = format!("7c1e2d3f-0000-4c6d-8e7f-{s:012}");
+    let mut history = Vec::new();
+    let mut output = String::new();
+    for i in 0..n {
+        let call = format!("toolu_{s}_{}", i - i % 4 + 1);
+        let item = match i % 4 {
+            0 => {
+                json!({"message": {"role": "user", "content": [{"type": "text", "text": text(rng, 1)}]},
+                "contextItems": []})
+            }
+            1 => {
+                output = text(rng, 2);
+                let command = synth::sentence(rng, 6);
+                let status = if rng.below(10) == 0 {
+                    "errored"
+                } else {
+                    "done"
+                };
+                let function = json!({"name": "run_terminal_command",
+                    "arguments": json!({"command": command}).to_string()});
+                json!({"message": {"role": "assistant", "content": "",
+                        "toolCalls": [{"id": call, "type": "function", "function": function}]},
+                    "contextItems": [],
+                    "toolCallStates": [{"toolCallId": call, "status": status,
+                        "toolCall": {"id": call, "type": "function", "function": function},
+                        "parsedArgs": {"command": command},
+                        "output": [{"content": output, "name": "Terminal", "description": command}]}]})
+            }
+            2 => json!({"message": {"role": "tool", "content": output, "toolCallId": call},
+                "contextItems": []}),
+            _ => {
+                json!({"message": {"role": "assistant", "content": text(rng, 1)}, "contextItems": []})
+            }
+        };
+        history.push(item);
+    }
+    let doc = json!({"sessionId": id, "title": format!("Session {s}"), "workspaceDirectory": ws,
+        "history": history, "mode": "agent"});
+    let sessions = root.join(".continue/sessions");
+    let index = sessions.join("sessions.json");
+    let mut entries: Vec<serde_json::Value> = std::fs::read(&index)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    entries.push(json!({"sessionId": id, "title": format!("Session {s}"),
+        "dateCreated": ms(day, 0).to_string(), "workspaceDirectory": ws, "messageCount": n / 4}));
+    let body = serde_json::to_string_pretty(&doc).expect("json");
+    write(
+        &index,
+        &serde_json::to_string_pretty(&entries).expect("json"),
+    )?;
+    write(&sessions.join(format!("{id}.json")), &body)
+}
+
+/// `~/.local/share/amp/threads/T-<uuid>.json`: one thread document, its calls answered by
+/// `tool_result` blocks on the user messages that follow (an exit code 1 one time in ten).
+fn amp(root: &Path, s: usize, ws: &str, day: usize, n: usize, rng: &mut Rng) -> io::Result<u64> {
+    use serde_json::json;
+    let id = format!("T-019fb1c2-0000-7000-8000-{s:012}");
+    let mut messages = Vec::new();
+    for i in 0..n {
+        let t = ms(day, i);
+        let call = format!("TU-{s}-{}", i - i % 4 + 1);
+        let message = match i % 4 {
+            0 => json!({"role": "user", "messageId": i, "meta": {"sentAt": t},
+                "content": [{"type": "text", "text": text(rng, 1)}]}),
+            1 => json!({"role": "assistant", "messageId": i,
+                "state": {"type": "complete", "stopReason": "tool_use"},
+                "usage": {"model": "claude-sonnet-4-5", "timestamp": ts(day, i)},
+                "content": [{"type": "tool_use", "id": call, "name": "shell_command",
+                    "input": {"command": synth::sentence(rng, 6), "workdir": ws}, "complete": true}]}),
+            2 => {
+                let exit = i32::from(rng.below(10) == 0);
+                json!({"role": "user", "messageId": i, "content": [{"type": "tool_result",
+                    "toolUseID": call, "run": {"status": "done",
+                        "result": {"output": text(rng, 2), "exitCode": exit}}}]})
+            }
+            _ => json!({"role": "assistant", "messageId": i,
+                "state": {"type": "complete", "stopReason": "end_turn"},
+                "usage": {"model": "claude-sonnet-4-5", "timestamp": ts(day, i)},
+                "content": [{"type": "text", "text": text(rng, 1), "startTime": t}]}),
+        };
+        messages.push(message);
+    }
+    let doc = json!({"v": n, "id": id, "created": ms(day, 0), "title": format!("Thread {s}"),
+        "env": {"initial": {"trees": [{"uri": format!("file://{ws}"), "displayName": ws}]}},
+        "meta": {"agentMode": "smart"}, "messages": messages});
+    write(
+        &root.join(format!("{id}.json")),
+        &serde_json::to_string_pretty(&doc).expect("json"),
+    )
 }
