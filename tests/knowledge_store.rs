@@ -666,3 +666,32 @@ fn catalog_reads_real_agents_including_malformed_yaml() {
         .description
         .starts_with("Evaluate expectations"));
 }
+
+/// Names from catalog files are stored as every name is: a skill or agent named with a credential
+/// in it keeps its name, not the credential.
+#[test]
+fn catalog_names_holding_a_credential_are_stored_redacted() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let secret = "Xk9vQ2mLp7ZtR4wB";
+    let skills = dir.path().join("skills");
+    write(
+        &skills.join("deploy/SKILL.md"),
+        &format!("---\nname: deploy-token-{secret}\ndescription: Deploys.\n---\nbody\n"),
+    );
+    let agents = dir.path().join("agents");
+    write(
+        &agents.join("fixer.md"),
+        &format!("---\nname: fixer-password-{secret}\ndescription: Fixes.\nmodel: sonnet\n---\n"),
+    );
+    let knowledge = dir.path().join("knowledge.sqlite");
+    let missing = dir.path().join("no-episodes.sqlite");
+    ak::build(&knowledge, &missing, &[skills], &[agents]).expect("build");
+    let bytes = std::fs::read(&knowledge).expect("read");
+    let clear = bytes.windows(secret.len()).any(|w| w == secret.as_bytes());
+    assert!(!clear, "the credential reached knowledge.sqlite in clear");
+    let c = Connection::open(&knowledge).expect("open");
+    let name: String = c
+        .query_row("SELECT name FROM ak_skill", [], |r| r.get(0))
+        .expect("skill");
+    assert!(name.starts_with("deploy-token-"), "{name}");
+}

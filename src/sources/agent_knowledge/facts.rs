@@ -328,6 +328,11 @@ pub fn parse_facts(json: &str) -> Vec<Fact> {
             })
             .unwrap_or_default()
     });
+    // Actors and skill uses are named from these: redacted again, as a store an older build
+    // wrote holds them as the transcript said them (`episodes::meta_redact`).
+    for f in &mut facts {
+        meta_redact::fact(f);
+    }
     facts.shrink_to_fit();
     facts
 }

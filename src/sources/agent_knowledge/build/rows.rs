@@ -69,6 +69,9 @@ fn insert_skills(tx: &Transaction<'_>, skills: &[SkillDoc]) -> rusqlite::Result<
             continue;
         }
         id += 1;
+        // A skill's name comes from its file as its author wrote it: read as a name may hold
+        // a credential (`deploy token X`), like every name the store keeps.
+        let name = crate::text::redact::redact_name(&s.name).0;
         let tags = serde_json::to_string(&s.tags).unwrap_or_else(|_| "[]".to_string());
         // Catalog text is stored redacted like everything else: a skill may quote a credential.
         let description = crate::text::redact::redact(&s.description).text;
@@ -76,10 +79,13 @@ fn insert_skills(tx: &Transaction<'_>, skills: &[SkillDoc]) -> rusqlite::Result<
             .when_to_use
             .as_deref()
             .map(|w| crate::text::redact::redact(w).text);
+        let qualified = crate::text::redact::redact_name(&s.qualified_name())
+            .0
+            .into_owned();
         ins.execute(params![
             id,
-            s.name,
-            s.qualified_name(),
+            name,
+            qualified,
             path,
             description,
             when_to_use,
@@ -88,11 +94,8 @@ fn insert_skills(tx: &Transaction<'_>, skills: &[SkillDoc]) -> rusqlite::Result<
             s.kind,
             tags
         ])?;
-        let name_terms = tokens::index_text(&format!(
-            "{} {}",
-            s.qualified_name(),
-            s.name.replace(['-', '_'], "")
-        ));
+        let name_terms =
+            tokens::index_text(&format!("{qualified} {}", name.replace(['-', '_'], "")));
         fts.execute(params![
             id,
             name_terms,
@@ -110,11 +113,12 @@ fn insert_agent_defs(tx: &Transaction<'_>, agents: &[AgentDoc]) -> rusqlite::Res
          VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
     for a in agents {
+        let name = |v: &str| crate::text::redact::redact_name(v).0.into_owned();
         ins.execute(params![
-            a.name,
+            name(&a.name),
             a.path.to_string_lossy(),
             crate::text::redact::redact(&a.description).text,
-            a.model,
+            a.model.as_deref().map(name),
             a.tools.join(", "),
             a.content_hash
         ])?;
