@@ -1,6 +1,7 @@
 //! Format gaps of the agents the episodes lane reads: a renamed Claude Code transcript keeps
 //! its session id, Cursor's plain-text agent transcripts, Kimi CLI, iFlow CLI, Continue and Amp
-//! (whose sessions are JSON documents rewritten whole). Each has a
+//! (whose sessions are JSON documents rewritten whole), the OpenHands CLI (a folder per
+//! conversation: its state file and one file per event). Each has a
 //! synthetic fixture in `fixtures/formats/<agent>/` (the agent's exact on-disk format, with a
 //! subagent where the format has them, a failing tool and a planted secret) and a test on its
 //! real samples in `../shared/realdata` (skipped with a note where absent).
@@ -872,6 +873,125 @@ fn amp_threads_with_cwd_times_tool_errors_spawns_skills_and_secrets() {
     assert_eq!(
         (torn.files_new, torn.lines.skipped_broken, torn.failed.len()),
         (1, 1, 0),
+        "{torn:?}"
+    );
+}
+
+const OPENHANDS: &str = "7d3e9f10-2a4b-4c5d-8e6f-0a1b2c3d4e5f";
+
+#[test]
+fn openhands_conversations_with_cwd_times_tool_errors_skills_and_secrets() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let persist = dir.path().join("persist");
+    copy_tree(&fixture("openhands"), &persist);
+    let env = knowledge::sources::episodes::agent::Env::of(&[
+        ("HOME", Path::new("/nohome")),
+        ("OPENHANDS_PERSISTENCE_DIR", &persist),
+    ]);
+    let roots: Vec<PathBuf> = agents::roots_in(&env)
+        .into_iter()
+        .filter(|(a, _)| *a == Agent::OpenHands)
+        .map(|(_, r)| r)
+        .collect();
+    assert_eq!(roots, vec![persist.join("conversations")]);
+    let conversation = roots[0].join(OPENHANDS.replace('-', ""));
+    let db = dir.path().join("episodes.sqlite");
+    let s = index(&db, roots.clone());
+    assert_eq!((s.files_new, s.lines.skipped()), (1, 0), "{s:?}");
+    let got = sessions(&db);
+    assert_eq!(got.len(), 1, "the event files are no stores of their own");
+    assert_eq!(
+        (got[0].0.as_str(), got[0].1.as_str()),
+        (OPENHANDS, "openhands")
+    );
+    assert_eq!(got[0].2.as_deref(), Some("/home/dev/payments"));
+    assert_eq!(got[0].5, "success", "a failed test run, fixed, then thanks");
+    // Times without a zone, read as UTC.
+    assert_eq!(
+        scalar(
+            &db,
+            &format!(
+                "SELECT count(*) FROM sessions WHERE session_id='{OPENHANDS}'
+                 AND created_at='2026-08-03T09:14:02.118Z'
+                 AND last_event_at='2026-08-03T09:15:02.741Z'"
+            )
+        ),
+        1
+    );
+    assert_eq!(scalar(&db, "SELECT count(*) FROM events WHERE human=1"), 2);
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE event_type='tool/result'"
+        ),
+        4
+    );
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE event_type='tool/result' AND is_error=1
+             AND (text LIKE '%KeyError%' OR text LIKE '%does not exist%')"
+        ),
+        2,
+        "exit code 1 and an editor error"
+    );
+    for fact in [
+        "/home/dev/payments/settlement/batch.py",
+        "python",
+        "payments-conventions",
+    ] {
+        assert!(
+            scalar(
+                &db,
+                &format!("SELECT count(*) FROM events WHERE facts LIKE '%{fact}%'")
+            ) >= 1,
+            "{fact}"
+        );
+    }
+    assert!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE facts LIKE '%ledger_cache.py%'"
+        ) == 0,
+        "a view is no edit"
+    );
+    assert!(!all_text(&db).contains("openhands-fixture-s3cr3t-31"));
+    assert_eq!(
+        agents::resume_command("openhands", OPENHANDS, got[0].2.as_deref()).as_deref(),
+        Some(format!("cd /home/dev/payments && openhands --resume {OPENHANDS}").as_str())
+    );
+    let again = index(&db, roots.clone());
+    assert_eq!((again.files_unchanged, again.events_added), (1, 0));
+
+    // A new event file, the state untouched: the conversation is read again, one event added.
+    let event = serde_json::json!({"kind": "MessageEvent",
+        "id": "e0000000-0000-4000-8000-00000000000d", "timestamp": "2026-08-03T09:16:00.000001",
+        "source": "user", "parent_id": "e0000000-0000-4000-8000-00000000000c",
+        "llm_message": {"role": "user",
+            "content": [{"type": "text", "text": "also backfill the quokkaledger table"}]},
+        "activated_skills": [], "extended_content": []});
+    std::fs::write(
+        conversation.join("events/event-00013-e0000000-0000-4000-8000-00000000000d.json"),
+        serde_json::to_vec(&event).expect("json"),
+    )
+    .expect("event");
+    let grown = index(&db, roots.clone());
+    assert_eq!(
+        (grown.files_rewritten, grown.events_added),
+        (1, 1),
+        "{grown:?}"
+    );
+
+    // An event torn mid-write is counted, never fatal.
+    std::fs::write(
+        conversation.join("events/event-00014-e0000000-0000-4000-8000-00000000000e.json"),
+        b"{\"kind\": \"MessageEvent\", \"id\": \"e0",
+    )
+    .expect("torn");
+    let torn = index(&db, roots);
+    assert_eq!(
+        (torn.lines.skipped_broken, torn.failed.len()),
+        (1, 0),
         "{torn:?}"
     );
 }

@@ -54,6 +54,8 @@ fn expected(h: &AgentHome, agent: Agent) -> (PathBuf, u64, u64) {
         // A session of the IDE and one of `cn`; the index `sessions.json` is no store.
         Agent::Continue => (home.join(".continue/sessions"), 2, 2),
         Agent::Amp => (home.join(".local/share/amp/threads"), 1, 1),
+        // One conversation folder: its `base_state.json` is the store, its event files are not.
+        Agent::OpenHands => (home.join(".openhands/conversations"), 1, 1),
     }
 }
 

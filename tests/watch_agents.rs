@@ -70,6 +70,22 @@ const CONTINUE_SESSION: &str = "2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b";
 const CONTINUE_NEW: &str = "4a5b6c7d-0000-4e8f-9a0b-0000000000e5";
 const AMP_THREAD: &str = "T-019fb1c2-3d4e-7f50-8a6b-7c8d9e0f1a2b";
 const AMP_NEW: &str = "T-019fc000-0000-7000-8000-0000000000f6";
+const OPENHANDS_CONVERSATION: &str = "7d3e9f10-2a4b-4c5d-8e6f-0a1b2c3d4e5f";
+const OPENHANDS_NEW: &str = "8e4f0a21-0000-4c5d-8e6f-0000000000a7";
+
+/// An OpenHands event file's body, as the SDK writes it.
+fn openhands_message(id: &str, parent: &str, source: &str, text: &str) -> String {
+    let role = if source == "user" {
+        "user"
+    } else {
+        "assistant"
+    };
+    serde_json::json!({"kind": "MessageEvent", "id": id,
+        "timestamp": "2026-08-03T09:20:00.000001", "source": source, "parent_id": parent,
+        "llm_message": {"role": role, "content": [{"type": "text", "text": text}]},
+        "activated_skills": [], "extended_content": []})
+    .to_string()
+}
 
 /// The writes of `agent` into the stores it already has in `h`, in the agent's own format.
 /// Exhaustive, so a new agent in the registry does not compile here until its watch is tested.
@@ -309,6 +325,29 @@ fn write_in_place(h: &AgentHome, agent: Agent) -> Vec<Expect> {
             std::fs::write(&path, serde_json::to_vec_pretty(&doc).expect("json")).expect("rewrite");
             vec![e("a thread rewritten", "wombatledger", Some(AMP_THREAD))]
         }
+        Agent::OpenHands => {
+            // A new event file beside the others; the state file is left as it was.
+            let events = home.join(format!(
+                ".openhands/conversations/{}/events",
+                OPENHANDS_CONVERSATION.replace('-', "")
+            ));
+            let id = "e0000000-0000-4000-8000-0000000000ff";
+            std::fs::write(
+                events.join(format!("event-00013-{id}.json")),
+                openhands_message(
+                    id,
+                    "e0000000-0000-4000-8000-00000000000c",
+                    "agent",
+                    "The wombatledger refunds settle in the account currency now.",
+                ),
+            )
+            .expect("event");
+            vec![e(
+                "an event file added",
+                "wombatledger",
+                Some(OPENHANDS_CONVERSATION),
+            )]
+        }
     }
 }
 
@@ -530,6 +569,35 @@ fn write_new_session(h: &AgentHome, agent: Agent) -> Vec<Expect> {
             )
             .expect("write");
             vec![e("a new thread file", "lynxmargin", Some(AMP_NEW))]
+        }
+        Agent::OpenHands => {
+            // A new conversation folder: its events, then its state.
+            let dir = home.join(format!(
+                ".openhands/conversations/{}",
+                OPENHANDS_NEW.replace('-', "")
+            ));
+            std::fs::create_dir_all(dir.join("events")).expect("mkdir");
+            let id = "f0000000-0000-4000-8000-000000000001";
+            std::fs::write(
+                dir.join(format!("events/event-00000-{id}.json")),
+                openhands_message(
+                    id,
+                    "__root__",
+                    "user",
+                    "Why does the lynxmargin fee round down?",
+                ),
+            )
+            .expect("event");
+            let state = serde_json::json!({"id": OPENHANDS_NEW,
+                "agent": {"kind": "Agent", "llm": {"model": "anthropic/claude-sonnet-4-5"}},
+                "workspace": {"kind": "LocalWorkspace", "working_dir": "/home/dev/payments"},
+                "execution_status": "running", "max_iterations": 500});
+            std::fs::write(dir.join("base_state.json"), state.to_string()).expect("state");
+            vec![e(
+                "a new conversation folder",
+                "lynxmargin",
+                Some(OPENHANDS_NEW),
+            )]
         }
     }
 }

@@ -1,5 +1,5 @@
 //! A home directory holding every agent's store at its default place, built in a temp dir from
-//! the committed fixtures (`fixtures/agents/<agent>/`, `fixtures/formats/{kimi,kimi_code,iflow,continue,amp}/`,
+//! the committed fixtures (`fixtures/agents/<agent>/`, `fixtures/formats/{kimi,kimi_code,iflow,continue,amp,openhands}/`,
 //! `fixtures/aider/`): what a user who runs
 //! every agent has. The SQLite stores (OpenCode, Cursor IDE) are built from their SQL text
 //! and kept open by a writer connection in WAL mode, the way the running agent keeps them.
@@ -117,6 +117,7 @@ impl AgentHome {
         copy_tree(&formats.join("kimi_code"), &home.join(".kimi-code"));
         copy_tree(&formats.join("continue"), &home.join(".continue"));
         copy_tree(&formats.join("amp"), &home.join(".local/share/amp"));
+        copy_tree(&formats.join("openhands"), &home.join(".openhands"));
         let opencode = wal_db(
             &home.join(".local/share/opencode/opencode.db"),
             &fixture_sql("opencode/opencode.sql"),

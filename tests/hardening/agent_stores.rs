@@ -2,8 +2,8 @@
 //! at its default place (`common::agent_home`), through the built binary:
 //!
 //! - a side file an agent keeps beside its transcripts (Kimi's `kimi.json`, Gemini's
-//!   `projects.json`, Cursor's `workspace.json`, Continue's `sessions.json`, a `.meta.json`
-//!   sidecar) replaced by a FIFO or
+//!   `projects.json`, Cursor's `workspace.json`, Continue's `sessions.json`, an OpenHands
+//!   event file, a `.meta.json` sidecar) replaced by a FIFO or
 //!   a symlink to `/dev/zero` never hangs `index` nor fills memory;
 //! - one bad row of an agent's database (a cell of the wrong type, invalid UTF-8) costs that
 //!   row, never the store;
@@ -53,6 +53,11 @@ fn replace_side_files(h: &AgentHome, how: &str) {
         h.home.join(".kimi/kimi.json"),
         h.home.join(".gemini/projects.json"),
         h.home.join(".continue/sessions/sessions.json"),
+        // An OpenHands event file: read whole beside its conversation's state.
+        h.home.join(
+            ".openhands/conversations/7d3e9f102a4b4c5d8e6f0a1b2c3d4e5f/events/\
+             event-00005-e0000000-0000-4000-8000-000000000005.json",
+        ),
         ws,
     ] {
         let _ = std::fs::remove_file(&side);
@@ -77,6 +82,7 @@ fn a_side_file_that_is_a_fifo_or_dev_zero_never_hangs_index() {
         assert_eq!(sessions_of(&h, "gemini"), 3, "{how}");
         assert_eq!(sessions_of(&h, "cursor"), 4, "{how}");
         assert_eq!(sessions_of(&h, "continue"), 2, "{how}");
+        assert_eq!(sessions_of(&h, "openhands"), 1, "{how}");
         // The lock went with the run: a second run starts at once.
         let again = finish(h.command(&["index", "--quiet"]));
         assert!(

@@ -20,7 +20,7 @@ use super::model::ParsedEvent;
 use super::parser::{Ctx, Handled};
 use super::{
     aider, amp, claude, codex, continue_dev, copilot, cursor, gemini, iflow, kimi, kimi_code,
-    opencode, pi, qwen,
+    opencode, openhands, pi, qwen,
 };
 
 /// Which agent wrote a session. Stored (as [`Agent::as_str`]) in each session's `source`.
@@ -43,12 +43,14 @@ pub enum Agent {
     KimiCode,
     Continue,
     Amp,
+    #[serde(rename = "openhands")]
+    OpenHands,
 }
 
 impl Agent {
     /// Every agent, in the order readers are asked to recognise a file (a tie in
     /// [`super::agent::Rank`] goes to the earlier one).
-    pub const ALL: [Agent; 14] = [
+    pub const ALL: [Agent; 15] = [
         Agent::Codex,
         Agent::Gemini,
         Agent::Pi,
@@ -59,6 +61,7 @@ impl Agent {
         Agent::IFlow,
         Agent::Continue,
         Agent::Amp,
+        Agent::OpenHands,
         Agent::Claude,
         Agent::Aider,
         Agent::OpenCode,
@@ -82,6 +85,7 @@ impl Agent {
             Agent::KimiCode => &kimi_code::Reader,
             Agent::Continue => &continue_dev::Reader,
             Agent::Amp => &amp::Reader,
+            Agent::OpenHands => &openhands::Reader,
         }
     }
 
@@ -121,6 +125,7 @@ pub(crate) enum LineState {
     KimiCode(kimi_code::KimiCodeState),
     Continue(continue_dev::ContinueState),
     Amp(amp::AmpState),
+    OpenHands(openhands::OpenHandsState),
     /// An agent whose reader is not line-based (a database, Aider's Markdown): never fed a line.
     NotLines,
 }
@@ -143,6 +148,7 @@ impl LineState {
             Agent::KimiCode => LineState::KimiCode(kimi_code::KimiCodeState::default()),
             Agent::Continue => LineState::Continue(continue_dev::ContinueState::default()),
             Agent::Amp => LineState::Amp(amp::AmpState::default()),
+            Agent::OpenHands => LineState::OpenHands(openhands::OpenHandsState::default()),
         }
     }
 
@@ -187,6 +193,7 @@ impl LineState {
             LineState::KimiCode(st) => kimi_code::feed(cx, st, record, out),
             LineState::Continue(st) => continue_dev::feed(cx, st, record, out),
             LineState::Amp(st) => amp::feed(cx, st, record, out),
+            LineState::OpenHands(st) => openhands::feed(cx, st, record, out),
             LineState::NotLines => Handled::Unknown,
         }
     }

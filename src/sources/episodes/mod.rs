@@ -30,6 +30,7 @@ mod merge;
 pub mod meta_redact;
 pub mod model;
 pub mod opencode;
+pub mod openhands;
 pub mod outcome;
 pub mod parser;
 pub mod pi;
