@@ -695,3 +695,28 @@ fn catalog_names_holding_a_credential_are_stored_redacted() {
         .expect("skill");
     assert!(name.starts_with("deploy-token-"), "{name}");
 }
+
+/// A skill's folder, tags and plugin and an agent's file and tools are named by their author too:
+/// stored as names, a credential in one of them is not kept in clear, and an agent definition
+/// still finds the actor it defines.
+#[test]
+fn catalog_paths_and_lists_holding_a_credential_are_stored_redacted() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let secret = "Qz8wN3vLp5XtR7mK";
+    let skills = dir.path().join("skills");
+    write(
+        &skills.join(format!("token-{secret}/SKILL.md")),
+        &format!("---\ndescription: Deploys.\ntags: [ops, key_{secret}]\n---\nbody\n"),
+    );
+    let agents = dir.path().join("agents");
+    write(
+        &agents.join(format!("password-{secret}.md")),
+        &format!("---\ndescription: Fixes.\ntools: Read, token-{secret}\n---\n"),
+    );
+    let knowledge = dir.path().join("knowledge.sqlite");
+    let missing = dir.path().join("no-episodes.sqlite");
+    ak::build(&knowledge, &missing, &[skills], &[agents]).expect("build");
+    let bytes = std::fs::read(&knowledge).expect("read");
+    let clear = bytes.windows(secret.len()).any(|w| w == secret.as_bytes());
+    assert!(!clear, "the credential reached knowledge.sqlite in clear");
+}

@@ -115,3 +115,23 @@ mod tests {
         assert_eq!(read_limited(&big, 11).expect("at the limit").len(), 11);
     }
 }
+
+/// The file at `path` (device and inode on Unix; size and time elsewhere): what tells a file
+/// another one was renamed over (a store a build replaced) from the one a handle opened.
+pub fn file_id(path: &Path) -> Option<(u64, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let modified = meta
+            .modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?;
+        Some((meta.len(), modified.as_nanos() as u64))
+    }
+}

@@ -63,6 +63,8 @@ pub struct Recorded {
 pub struct AssignmentStore {
     conn: Connection,
     path: std::path::PathBuf,
+    /// The file `conn` opened (a build renames a new store over it).
+    opened: Option<(u64, u64)>,
 }
 
 impl AssignmentStore {
@@ -70,32 +72,46 @@ impl AssignmentStore {
     /// the file for a moment while it copies assignments: the writer waits for it.
     pub fn open(path: &Path) -> rusqlite::Result<Self> {
         crate::sources::sqlite::regular_or_absent(path)?;
+        let opened = crate::sources::regular_file::file_id(path);
         let conn = Connection::open(path)?;
         conn.busy_timeout(Duration::from_secs(10))?;
         conn.execute_batch(ASSIGNMENT_SCHEMA)?;
         Ok(AssignmentStore {
             conn,
             path: path.to_path_buf(),
+            opened,
         })
     }
 
-    /// Runs `f`, once more on the store as it is now when a build renamed a new store over the
-    /// file this one opened while `f` waited for its lock (SQLite then refuses the write).
-    fn retrying<T>(&self, f: impl Fn(&Connection) -> rusqlite::Result<T>) -> rusqlite::Result<T> {
-        match f(&self.conn) {
-            Err(rusqlite::Error::SqliteFailure(e, _))
-                if e.extended_code == rusqlite::ffi::SQLITE_READONLY_DBMOVED =>
-            {
-                f(&AssignmentStore::open(&self.path)?.conn)
+    /// Runs `f`, and once more on the store as it is now when a build renamed a new store over
+    /// the file this one opened: before or while `f` waited for its lock. A write there is
+    /// refused (`SQLITE_READONLY_DBMOVED`), but a read, or a write that found nothing to change,
+    /// answers from the old file, so the file is compared too; a write that did change the old
+    /// file (`done`) landed before the build carried the assignments over, and stands. Every
+    /// call is safe to repeat: a record is kept once, a decision moves a recorded plan only.
+    fn retrying<T>(
+        &self,
+        f: impl Fn(&Connection) -> rusqlite::Result<T>,
+        done: impl Fn(&T) -> bool,
+    ) -> rusqlite::Result<T> {
+        let first = f(&self.conn);
+        let again = match &first {
+            Err(rusqlite::Error::SqliteFailure(e, _)) => {
+                e.extended_code == rusqlite::ffi::SQLITE_READONLY_DBMOVED
             }
-            other => other,
+            Err(_) => false,
+            Ok(v) => !done(v) && crate::sources::regular_file::file_id(&self.path) != self.opened,
+        };
+        if again {
+            return f(&AssignmentStore::open(&self.path)?.conn);
         }
+        first
     }
 
     /// Record a plan once. Repeating it (also from another process at the same moment) finds
     /// the same row and changes nothing.
     pub fn record(&self, a: &NewAssignment<'_>) -> rusqlite::Result<Recorded> {
-        self.retrying(|c| Self::record_in(c, a))
+        self.retrying(|c| Self::record_in(c, a), |r| r.inserted)
     }
 
     fn record_in(conn: &Connection, a: &NewAssignment<'_>) -> rusqlite::Result<Recorded> {
@@ -125,7 +141,10 @@ impl AssignmentStore {
     /// Move a recorded plan to the decision's status. The conditional update is the guard: of two
     /// racing decisions only one moves the row. Returns whether this call moved it.
     pub fn decide(&self, assignment_id: &str, decision: &Review) -> rusqlite::Result<bool> {
-        self.retrying(|c| Self::decide_in(c, assignment_id, decision))
+        self.retrying(
+            |c| Self::decide_in(c, assignment_id, decision),
+            |moved| *moved,
+        )
     }
 
     fn decide_in(
@@ -150,21 +169,24 @@ impl AssignmentStore {
 
     /// The stored review of a plan (only its status while undecided), if the row exists.
     pub fn decision(&self, assignment_id: &str) -> rusqlite::Result<Option<Review>> {
-        self.conn
-            .query_row(
-                "SELECT status, decided_by, decided_at, reason FROM ak_assignment
+        self.retrying(|c| Self::decision_in(c, assignment_id), |_| false)
+    }
+
+    fn decision_in(conn: &Connection, assignment_id: &str) -> rusqlite::Result<Option<Review>> {
+        conn.query_row(
+            "SELECT status, decided_by, decided_at, reason FROM ak_assignment
                  WHERE assignment_id=?1",
-                [assignment_id],
-                |r| {
-                    Ok(Review {
-                        status: r.get(0)?,
-                        decided_by: r.get(1)?,
-                        decided_at: r.get(2)?,
-                        reason: r.get(3)?,
-                    })
-                },
-            )
-            .optional()
+            [assignment_id],
+            |r| {
+                Ok(Review {
+                    status: r.get(0)?,
+                    decided_by: r.get(1)?,
+                    decided_at: r.get(2)?,
+                    reason: r.get(3)?,
+                })
+            },
+        )
+        .optional()
     }
 }
 
@@ -270,6 +292,30 @@ mod tests {
         assert!(!store
             .decide("assign:2", &review("approved", "alice"))
             .unwrap());
+    }
+
+    #[test]
+    fn a_handle_opened_before_a_build_replaced_the_store_reads_and_writes_the_new_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("knowledge.sqlite");
+        let store = AssignmentStore::open(&path).unwrap();
+        // A build writes a new store beside it (holding the plan, as carried over) and renames it.
+        let next = dir.path().join("next.sqlite");
+        AssignmentStore::open(&next)
+            .unwrap()
+            .record(&plan("assign:1", "2026-12-01T01:00:00Z"))
+            .unwrap();
+        std::fs::rename(&next, &path).unwrap();
+        // The old handle finds the plan in the new store, and its decision lands there.
+        assert!(store.decision("assign:1").unwrap().is_some());
+        assert!(store
+            .decide("assign:1", &review("approved", "alice"))
+            .unwrap());
+        let fresh = AssignmentStore::open(&path).unwrap();
+        assert_eq!(
+            fresh.decision("assign:1").unwrap(),
+            Some(review("approved", "alice"))
+        );
     }
 
     #[test]

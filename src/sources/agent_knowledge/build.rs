@@ -135,11 +135,7 @@ pub fn build_from(
         ),
         None => (Vec::new(), None),
     };
-    let catalog_rev = format!(
-        "{}#{}",
-        fingerprint(None, &skills, &agents),
-        code_identity()
-    );
+    let catalog_rev = fingerprint(None, &skills, &agents);
     let content = Content {
         skills: &skills,
         agents: &agents,
@@ -251,8 +247,8 @@ struct Content<'a> {
     agents: &'a [AgentDoc],
     index_rev: &'a str,
     episodes_rev: Option<&'a str>,
-    /// The schema, the catalog and this program (no episodes): an incremental update needs it
-    /// unchanged.
+    /// The schema, the catalog and the derivation's code (no episodes): an incremental update
+    /// needs it unchanged.
     catalog_rev: &'a str,
     /// The source's [`FactsSource::marks_basis`].
     marks_basis: Option<&'a str>,
@@ -376,27 +372,12 @@ fn open_old(path: &Path) -> rusqlite::Result<Connection> {
     Ok(conn)
 }
 
-/// What tells this program from another build of it (size and time of its executable): a store
-/// another build derived (other derivation or redaction rules) is derived again in full once,
-/// not kept family by family by the incremental update.
-fn code_identity() -> String {
-    let exe = std::env::current_exe().and_then(std::fs::metadata);
-    match exe {
-        Ok(m) => {
-            let modified = m
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos());
-            format!("{}:{modified}", m.len())
-        }
-        Err(_) => "unknown".to_string(),
-    }
-}
-
 fn fingerprint(episodes_rev: Option<&str>, skills: &[SkillDoc], agents: &[AgentDoc]) -> String {
     let mut h = Sha256::new();
     h.update(format!("schema:{SCHEMA_VERSION}\n").as_bytes());
+    // The rules that derived the store (build.rs hashes their sources): a store another build
+    // derived is derived again, in full, even when nothing it reads changed.
+    h.update(format!("code:{}\n", env!("KNOWLEDGE_DERIVATION_ID")).as_bytes());
     h.update(format!("episodes:{}\n", episodes_rev.unwrap_or("none")).as_bytes());
     for s in skills {
         h.update(format!("skill:{}:{}\n", s.path.display(), s.content_hash).as_bytes());

@@ -8,10 +8,10 @@
 //! session a fresh mark whenever its row or events are written) lets a build tell which families
 //! changed from the sessions alone: a session whose mark moved, a new one, one gone.
 //!
-//! The old store is copied beside itself under its write lock (so an assignment committed
-//! meanwhile waits, as during a full build's copy), the changed families' rows are deleted and
-//! derived again in the copy, and the copy is renamed over the store: a reader sees the old store
-//! or the new one. The rows equal a full build's; only the row ids of uses and edits differ
+//! The old store is copied beside itself under a read lock, the changed families' rows are
+//! deleted and derived again in the copy, and then, as in a full build, under the old store's
+//! write lock its assignments are carried over again and the copy is renamed over the store: a
+//! reader sees the old store or the new one, and a plan committed meanwhile is kept. The rows equal a full build's; only the row ids of uses and edits differ
 //! (`tests/l3_incremental.rs`). When the store cannot be compared (no marks, another basis, a
 //! changed catalog) or too much changed, the caller builds in full.
 
@@ -27,6 +27,7 @@ use crate::sources::agent_knowledge::derive::{family, SessionIn};
 use crate::sources::agent_knowledge::facts::FactsSource;
 use crate::sources::agent_knowledge::schema::SCHEMA_VERSION;
 use crate::sources::agent_knowledge::AgentKnowledgeError;
+use crate::sources::regular_file::file_id;
 
 /// Above this share of the sessions (1 in N) to derive again, a full build is cheaper.
 const FULL_ABOVE_ONE_IN: usize = 4;
@@ -64,6 +65,7 @@ pub(super) fn update(
     if sessions.iter().any(|s| s.mark.is_none()) {
         return full("a session has no change mark");
     }
+    let opened = file_id(db);
     let Ok(old) = open_old(db) else {
         return full("the store cannot be opened");
     };
@@ -92,9 +94,13 @@ pub(super) fn update(
     }
 
     let tmp = temp_path(db)?;
-    let result = copy_and_update(
-        &old, db, &tmp, facts, sessions, &redo, &purge, content, summary,
-    );
+    let target = Target {
+        old: &old,
+        db,
+        opened,
+        tmp: &tmp,
+    };
+    let result = copy_and_update(&target, facts, sessions, &redo, &purge, content, summary);
     match result {
         Ok(()) => {
             summary.rederived_sessions = Some(redo.len() as u64);
@@ -167,7 +173,7 @@ fn saved(old: &Connection, basis: &str, catalog_rev: &str) -> Result<Saved, &'st
         Some(_) => {}
     }
     if meta("catalog_rev").as_deref() != Some(catalog_rev) {
-        return Err("the skill catalog or the agent definitions changed");
+        return Err("the skill catalog, the agent definitions or the derivation's code changed");
     }
     let read = || -> rusqlite::Result<HashMap<String, (String, i64)>> {
         let mut stmt = old.prepare("SELECT session_id, family, mark FROM ak_session_mark")?;
@@ -205,14 +211,20 @@ fn changed_families(sessions: &[SessionIn], saved: &Saved) -> HashSet<String> {
     changed
 }
 
+/// The store being updated: its open handle, its path, the file that path named when the
+/// handle was opened, and the copy beside it.
+struct Target<'a> {
+    old: &'a Connection,
+    db: &'a Path,
+    opened: Option<(u64, u64)>,
+    tmp: &'a Path,
+}
+
 /// Copies the store to `tmp` (under a read lock: a consistent copy, writers wait), derives the
 /// families of `redo` again in it, then takes the old store's write lock, carries its
 /// assignments over again (one committed meanwhile is kept) and renames the copy over `db`.
-#[allow(clippy::too_many_arguments)]
 fn copy_and_update(
-    old: &Connection,
-    db: &Path,
-    tmp: &Path,
+    target: &Target<'_>,
     facts: &mut dyn FactsSource,
     sessions: &[SessionIn],
     redo: &[&SessionIn],
@@ -220,6 +232,12 @@ fn copy_and_update(
     content: &Content<'_>,
     summary: &mut BuildSummary,
 ) -> Result<(), AgentKnowledgeError> {
+    let &Target {
+        old,
+        db,
+        opened,
+        tmp,
+    } = target;
     let sql_err = |source| AgentKnowledgeError::Sql {
         path: tmp.to_path_buf(),
         source,
@@ -276,10 +294,25 @@ fn copy_and_update(
     };
     old.execute_batch("BEGIN IMMEDIATE").map_err(preserve)?;
     let swapped = (|| {
-        conn.execute("DELETE FROM ak_assignment", [])
+        // The handle must still name the store at `db`: another build may have renamed a new
+        // one over it since it was opened (then that store's assignments are the ones to keep).
+        if file_id(db) != opened {
+            return Err(AgentKnowledgeError::Io {
+                path: db.to_path_buf(),
+                source: std::io::Error::other("the store was replaced during the update"),
+            });
+        }
+        conn.execute_batch("BEGIN; DELETE FROM ak_assignment;")
             .map_err(sql_err)?;
-        let (n, _) = copy_assignments(old, &conn).map_err(preserve)?;
+        let (n, dropped) = copy_assignments(old, &conn).map_err(preserve)?;
+        conn.execute_batch("COMMIT").map_err(sql_err)?;
         summary.assignments_preserved = n;
+        if !dropped.is_empty() {
+            summary.warnings.push(format!(
+                "ak_assignment columns not carried over: {}",
+                dropped.join(", ")
+            ));
+        }
         conn.close().map_err(|(_, e)| sql_err(e))?;
         if let Ok(f) = std::fs::File::open(tmp) {
             let _ = f.sync_all();
@@ -320,8 +353,9 @@ fn delete_families(tx: &rusqlite::Transaction<'_>, purge: &BTreeSet<&str>) -> ru
             ins.execute(params![sid])?;
         }
     }
-    // An actor has a row in `ak_actor_session` for every session it worked in, all of one
-    // family: the purged sessions name every actor of the changed families and no other.
+    // An actor has a row in `ak_actor_session` for every session it worked in, and the changed
+    // families are closed over the actors they share (`close_over_actors`): the purged sessions
+    // name every actor of the changed families and no other.
     tx.execute_batch(
         "DELETE FROM ak_actor WHERE actor_id IN (
              SELECT actor_id FROM ak_actor_session WHERE session_id IN temp.purge);

@@ -71,26 +71,26 @@ fn insert_skills(tx: &Transaction<'_>, skills: &[SkillDoc]) -> rusqlite::Result<
         id += 1;
         // A skill's name comes from its file as its author wrote it: read as a name may hold
         // a credential (`deploy token X`), like every name the store keeps.
-        let name = crate::text::redact::redact_name(&s.name).0;
-        let tags = serde_json::to_string(&s.tags).unwrap_or_else(|_| "[]".to_string());
+        let name = name_of(&s.name);
+        let stored_tags: Vec<String> = s.tags.iter().map(|t| name_of(t)).collect();
+        let tags = serde_json::to_string(&stored_tags).unwrap_or_else(|_| "[]".to_string());
         // Catalog text is stored redacted like everything else: a skill may quote a credential.
         let description = crate::text::redact::redact(&s.description).text;
         let when_to_use = s
             .when_to_use
             .as_deref()
             .map(|w| crate::text::redact::redact(w).text);
-        let qualified = crate::text::redact::redact_name(&s.qualified_name())
-            .0
-            .into_owned();
+        let qualified = name_of(&s.qualified_name());
         ins.execute(params![
             id,
             name,
             qualified,
-            path,
+            // The folder a skill lives in is named by its author too.
+            name_of(&path),
             description,
             when_to_use,
             s.content_hash,
-            s.plugin,
+            s.plugin.as_deref().map(name_of),
             s.kind,
             tags
         ])?;
@@ -101,7 +101,7 @@ fn insert_skills(tx: &Transaction<'_>, skills: &[SkillDoc]) -> rusqlite::Result<
             name_terms,
             tokens::index_text(&description),
             tokens::index_text(when_to_use.as_deref().unwrap_or("")),
-            tokens::index_text(&s.tags.join(" ")),
+            tokens::index_text(&stored_tags.join(" ")),
         ])?;
     }
     Ok(())
@@ -113,17 +113,23 @@ fn insert_agent_defs(tx: &Transaction<'_>, agents: &[AgentDoc]) -> rusqlite::Res
          VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
     for a in agents {
-        let name = |v: &str| crate::text::redact::redact_name(v).0.into_owned();
+        let tools: Vec<String> = a.tools.iter().map(|t| name_of(t)).collect();
         ins.execute(params![
-            name(&a.name),
-            a.path.to_string_lossy(),
+            name_of(&a.name),
+            name_of(&a.path.to_string_lossy()),
             crate::text::redact::redact(&a.description).text,
-            a.model.as_deref().map(name),
-            a.tools.join(", "),
+            a.model.as_deref().map(name_of),
+            tools.join(", "),
             a.content_hash
         ])?;
     }
     Ok(())
+}
+
+/// A name, a tag or a path from a catalog file, as the store keeps every name: its author wrote
+/// it, and it may hold a credential (`deploy-token-X`, `skills/token-X/SKILL.md`).
+fn name_of(text: &str) -> String {
+    crate::text::redact::redact_name(text).0.into_owned()
 }
 
 /// Every session's change mark and family, and what they are relative to (`meta`): what the
@@ -227,9 +233,12 @@ pub(super) fn insert_actors(
         .iter()
         .map(|s| (s.session_id.as_str(), s))
         .collect();
-    let mut defs: HashMap<String, &str> = HashMap::new();
+    let mut defs: HashMap<String, String> = HashMap::new();
     for a in agents {
-        defs.entry(a.name.to_lowercase()).or_insert(a.name.as_str());
+        // Keyed and stored as the actors are named (read as names), so a definition still
+        // finds its actor and names it as the store does.
+        let name = name_of(&a.name);
+        defs.entry(name.to_lowercase()).or_insert(name);
     }
     let mut ins = tx.prepare(
         "INSERT INTO ak_actor(actor_id, name, kind, source, root_session, first_seen, last_seen,
@@ -262,7 +271,7 @@ pub(super) fn insert_actors(
             std::cmp::Ordering::Equal => latest.map_or("unknown", |l| l.2),
         };
         let definition = (key.kind != crate::sources::actor_id::ROOT)
-            .then(|| defs.get(&key.name.to_lowercase()).copied())
+            .then(|| defs.get(&key.name.to_lowercase()).map(String::as_str))
             .flatten();
         ins.execute(params![
             actor_id,

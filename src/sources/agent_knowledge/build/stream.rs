@@ -141,8 +141,10 @@ fn insert_activity(
     facts: &mut dyn FactsSource,
     scope: Scope<'_>,
 ) -> Result<Vec<GroupIn>, StreamError> {
+    // Two sidechain names the store kept apart may read as one once redacted: their hours add up.
     let mut ins = tx.prepare(
-        "INSERT INTO ak_activity(session_id, sidechain_agent, hour, events) VALUES(?1, ?2, ?3, ?4)",
+        "INSERT INTO ak_activity(session_id, sidechain_agent, hour, events) VALUES(?1, ?2, ?3, ?4)
+         ON CONFLICT(session_id, sidechain_agent, hour) DO UPDATE SET events = events + excluded.events",
     )?;
     let mut groups: Vec<GroupIn> = Vec::new();
     let mut failed = None;
