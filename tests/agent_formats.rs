@@ -1,7 +1,8 @@
 //! Format gaps of the agents the episodes lane reads: a renamed Claude Code transcript keeps
 //! its session id, Cursor's plain-text agent transcripts, Kimi CLI, iFlow CLI, Continue and Amp
 //! (whose sessions are JSON documents rewritten whole), the OpenHands CLI (a folder per
-//! conversation: its state file and one file per event). Each has a
+//! conversation: its state file and one file per event), Goose (one SQLite database; its
+//! fixture is SQL text in `fixtures/agents/goose/`). Each has a
 //! synthetic fixture in `fixtures/formats/<agent>/` (the agent's exact on-disk format, with a
 //! subagent where the format has them, a failing tool and a planted secret) and a test on its
 //! real samples in `../shared/realdata` (skipped with a note where absent).
@@ -993,5 +994,115 @@ fn openhands_conversations_with_cwd_times_tool_errors_skills_and_secrets() {
         (torn.lines.skipped_broken, torn.failed.len()),
         (1, 0),
         "{torn:?}"
+    );
+}
+
+#[test]
+fn goose_database_with_cwd_times_a_failing_tool_a_subagent_run_a_bad_row_and_secrets() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path().join("goose-root");
+    let env = knowledge::sources::episodes::agent::Env::of(&[
+        ("HOME", Path::new("/nohome")),
+        ("GOOSE_PATH_ROOT", &root),
+    ]);
+    let roots: Vec<PathBuf> = agents::roots_in(&env)
+        .into_iter()
+        .filter(|(a, _)| *a == Agent::Goose)
+        .map(|(_, r)| r)
+        .collect();
+    let store = root.join("data/sessions/sessions.db");
+    assert_eq!(roots, vec![store.clone()]);
+    std::fs::create_dir_all(store.parent().expect("parent")).expect("mkdir");
+    let writer = rusqlite::Connection::open(&store).expect("db");
+    writer
+        .execute_batch("PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;")
+        .expect("wal");
+    writer
+        .execute_batch(
+            &std::fs::read_to_string(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/agents/goose/sessions.sql"),
+            )
+            .expect("fixture"),
+        )
+        .expect("fixture sql");
+    let db = dir.path().join("episodes.sqlite");
+    let s = index(&db, roots.clone());
+    assert_eq!((s.files_new, s.lines.skipped()), (1, 0), "{s:?}");
+    let got = sessions(&db);
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(
+        (got[0].0.as_str(), got[0].1.as_str()),
+        ("20260904_1", "goose")
+    );
+    assert_eq!(got[0].2.as_deref(), Some("/home/dev/billing"));
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM sessions WHERE session_id='20260904_1'
+             AND created_at='2026-09-04T08:30:00.000Z'
+             AND last_event_at='2026-09-04T08:33:20.000Z'"
+        ),
+        1
+    );
+    assert_eq!(
+        scalar(&db, "SELECT count(*) FROM events WHERE human=1"),
+        1,
+        "the specialist run's task is an agent's prompt, not a person's"
+    );
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE event_type='tool/result' AND is_error=1
+             AND text LIKE '%exit code 101%'"
+        ),
+        1
+    );
+    assert_eq!(
+        scalar(
+            &db,
+            "SELECT count(*) FROM events WHERE event_type='tool/result' AND is_error=0"
+        ),
+        1
+    );
+    for fact in ["/home/dev/billing/src/invoice.rs", "cargo"] {
+        assert!(
+            scalar(
+                &db,
+                &format!("SELECT count(*) FROM events WHERE facts LIKE '%{fact}%'")
+            ) >= 1,
+            "{fact}"
+        );
+    }
+    assert!(!all_text(&db).contains("goose-fixture-s3cr3t-35"));
+    assert_eq!(
+        agents::resume_command("goose", "20260904_1", got[0].2.as_deref()).as_deref(),
+        Some("cd /home/dev/billing && goose session --resume --session-id 20260904_1")
+    );
+    let again = index(&db, roots.clone());
+    assert_eq!((again.files_unchanged, again.events_added), (1, 0));
+
+    // A row written into the WAL (a new message, and one that is not JSON): the session is
+    // read again whole, the bad row counted, never fatal.
+    writer
+        .execute_batch(
+            r#"INSERT INTO messages (message_id, session_id, role, content_json, created_timestamp)
+               VALUES ('msg_u4', '20260904_1', 'user', '[{"type":"text","text":"thanks"}]', 1788510900),
+                      ('msg_u5', '20260904_1', 'user', '[{"type":"text","te', 1788510901);"#,
+        )
+        .expect("rows");
+    let before = scalar(&db, "SELECT count(*) FROM events");
+    let grown = index(&db, roots);
+    assert_eq!(
+        (grown.lines.skipped_broken, grown.failed.len()),
+        (1, 0),
+        "{grown:?}"
+    );
+    assert_eq!(
+        (
+            grown.events_added,
+            scalar(&db, "SELECT count(*) FROM events")
+        ),
+        (8, before + 1),
+        "only the changed session, pushed whole: {grown:?}"
     );
 }

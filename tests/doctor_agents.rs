@@ -56,6 +56,8 @@ fn expected(h: &AgentHome, agent: Agent) -> (PathBuf, u64, u64) {
         Agent::Amp => (home.join(".local/share/amp/threads"), 1, 1),
         // One conversation folder: its `base_state.json` is the store, its event files are not.
         Agent::OpenHands => (home.join(".openhands/conversations"), 1, 1),
+        // One database: a session and a specialist (subagent) run.
+        Agent::Goose => (home.join(".local/share/goose/sessions/sessions.db"), 1, 2),
     }
 }
 

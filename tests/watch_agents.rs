@@ -325,6 +325,21 @@ fn write_in_place(h: &AgentHome, agent: Agent) -> Vec<Expect> {
             std::fs::write(&path, serde_json::to_vec_pretty(&doc).expect("json")).expect("rewrite");
             vec![e("a thread rewritten", "wombatledger", Some(AMP_THREAD))]
         }
+        Agent::Goose => {
+            h.goose
+                .execute_batch(
+                    "INSERT INTO messages (message_id, session_id, role, content_json,
+                       created_timestamp, metadata_json) VALUES ('msg_u9', '20260904_1', 'user',
+                       '[{\"type\":\"text\",\"text\":\"Round the gannetfloor refunds too.\"}]',
+                       1788510900, '{\"userVisible\":true}');",
+                )
+                .expect("Goose writes a message (into its WAL)");
+            vec![e(
+                "a row written to the WAL",
+                "gannetfloor",
+                Some("20260904_1"),
+            )]
+        }
         Agent::OpenHands => {
             // A new event file beside the others; the state file is left as it was.
             let events = home.join(format!(
@@ -476,7 +491,7 @@ fn write_new_session(h: &AgentHome, agent: Agent) -> Vec<Expect> {
                 Some(COPILOT_NEW),
             )]
         }
-        Agent::Aider | Agent::OpenCode => Vec::new(),
+        Agent::Aider | Agent::OpenCode | Agent::Goose => Vec::new(),
         Agent::Cursor => {
             append(
                 &home.join(format!(

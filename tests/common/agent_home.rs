@@ -1,7 +1,7 @@
 //! A home directory holding every agent's store at its default place, built in a temp dir from
 //! the committed fixtures (`fixtures/agents/<agent>/`, `fixtures/formats/{kimi,kimi_code,iflow,continue,amp,openhands}/`,
 //! `fixtures/aider/`): what a user who runs
-//! every agent has. The SQLite stores (OpenCode, Cursor IDE) are built from their SQL text
+//! every agent has. The SQLite stores (OpenCode, Cursor IDE, Goose) are built from their SQL text
 //! and kept open by a writer connection in WAL mode, the way the running agent keeps them.
 //! Commands run against it with [`AgentHome::command`]: only `HOME` and `PATH` set, so the
 //! machine's own agents (and their env overrides) never leak in.
@@ -25,6 +25,7 @@ pub struct AgentHome {
     /// The writers of the database stores, open as long as the home lives.
     pub opencode: Connection,
     pub cursor: Connection,
+    pub goose: Connection,
     _tmp: tempfile::TempDir,
 }
 
@@ -122,6 +123,10 @@ impl AgentHome {
             &home.join(".local/share/opencode/opencode.db"),
             &fixture_sql("opencode/opencode.sql"),
         );
+        let goose = wal_db(
+            &home.join(".local/share/goose/sessions/sessions.db"),
+            &fixture_sql("goose/sessions.sql"),
+        );
         let user = home.join(".config/Cursor/User");
         let cursor = wal_db(
             &user.join("globalStorage/state.vscdb"),
@@ -145,6 +150,7 @@ impl AgentHome {
             home,
             opencode,
             cursor,
+            goose,
             _tmp: tmp,
         }
     }

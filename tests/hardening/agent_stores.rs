@@ -278,12 +278,13 @@ fn an_agents_wal_database_is_read_with_nothing_created_beside_it() {
     let h = AgentHome::new();
     let opencode = h.home.join(".local/share/opencode");
     let user = h.home.join(".config/Cursor/User");
-    // The agents running (-wal and -shm beside OpenCode's and Cursor's global store), and a
-    // workspace store its IDE closed cleanly (the main file alone, still in WAL mode).
+    // The agents running (-wal and -shm beside OpenCode's, Cursor's global and Goose's store),
+    // and a workspace store its IDE closed cleanly (the main file alone, still in WAL mode).
     let dirs = [
         opencode.clone(),
         user.join("globalStorage"),
         user.join("workspaceStorage/0a1b2c3d4e5f"),
+        h.home.join(".local/share/goose/sessions"),
     ];
     let before: Vec<Vec<String>> = dirs.iter().map(|d| entries(d)).collect();
     assert!(
@@ -297,8 +298,13 @@ fn an_agents_wal_database_is_read_with_nothing_created_beside_it() {
         after, before,
         "nothing created beside the agents' databases"
     );
+    assert!(
+        before[3].contains(&"sessions.db-wal".to_string()),
+        "{before:?}"
+    );
     assert_eq!(sessions_of(&h, "opencode"), 2);
     assert_eq!(sessions_of(&h, "cursor"), 4);
+    assert_eq!(sessions_of(&h, "goose"), 2);
 
     // The same stores read by a user who cannot write their folders.
     let data = h.home.parent().expect("tmp").join("data-reader");
@@ -324,6 +330,7 @@ fn an_agents_wal_database_is_read_with_nothing_created_beside_it() {
     let count = |agent: &str| sessions_in(&d, agent);
     assert_eq!(count("opencode"), Some(2), "{d}");
     assert_eq!(count("cursor"), Some(4), "{d}");
+    assert_eq!(count("goose"), Some(2), "{d}");
     assert_eq!(dirs.iter().map(|d| entries(d)).collect::<Vec<_>>(), before);
 }
 

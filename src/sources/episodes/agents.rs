@@ -19,8 +19,8 @@ use super::discover::TranscriptFile;
 use super::model::ParsedEvent;
 use super::parser::{Ctx, Handled};
 use super::{
-    aider, amp, claude, codex, continue_dev, copilot, cursor, gemini, iflow, kimi, kimi_code,
-    opencode, openhands, pi, qwen,
+    aider, amp, claude, codex, continue_dev, copilot, cursor, gemini, goose, iflow, kimi,
+    kimi_code, opencode, openhands, pi, qwen,
 };
 
 /// Which agent wrote a session. Stored (as [`Agent::as_str`]) in each session's `source`.
@@ -45,12 +45,13 @@ pub enum Agent {
     Amp,
     #[serde(rename = "openhands")]
     OpenHands,
+    Goose,
 }
 
 impl Agent {
     /// Every agent, in the order readers are asked to recognise a file (a tie in
     /// [`super::agent::Rank`] goes to the earlier one).
-    pub const ALL: [Agent; 15] = [
+    pub const ALL: [Agent; 16] = [
         Agent::Codex,
         Agent::Gemini,
         Agent::Pi,
@@ -65,6 +66,7 @@ impl Agent {
         Agent::Claude,
         Agent::Aider,
         Agent::OpenCode,
+        Agent::Goose,
         Agent::Cursor,
     ];
 
@@ -86,6 +88,7 @@ impl Agent {
             Agent::Continue => &continue_dev::Reader,
             Agent::Amp => &amp::Reader,
             Agent::OpenHands => &openhands::Reader,
+            Agent::Goose => &goose::Reader,
         }
     }
 
@@ -149,6 +152,7 @@ impl LineState {
             Agent::Continue => LineState::Continue(continue_dev::ContinueState::default()),
             Agent::Amp => LineState::Amp(amp::AmpState::default()),
             Agent::OpenHands => LineState::OpenHands(openhands::OpenHandsState::default()),
+            Agent::Goose => LineState::NotLines,
         }
     }
 

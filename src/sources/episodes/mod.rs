@@ -20,6 +20,7 @@ pub mod discover;
 pub mod failed_stores;
 pub mod gemini;
 pub mod gist;
+pub mod goose;
 mod identity;
 pub mod iflow;
 pub mod index;
