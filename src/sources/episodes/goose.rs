@@ -30,9 +30,11 @@
 //! cannot be read is counted and skipped. Watch mode follows `sessions.db-wal`.
 //!
 //! Read from `FORMATS-next.md` (block/goose `session_manager.rs` @ dbec1655c177, schema v9,
-//! cross-checked against agentsview). Not confirmed against Goose's source here: the JSON of
-//! `toolCall` / `toolResult` (the `status`/`value`/`error` envelope and `isError` inside a
-//! newer result), the tool names read for facts (`developer__shell`,
+//! cross-checked against agentsview) and checked against Goose's `conversation/message.rs` and
+//! `tool_result_serde.rs` @ 05132966 (read, nothing copied): the item tags, `toolCall` /
+//! `toolResult` as `{status:success,value}` | `{status:error,error:<string>}`, a result's value
+//! an rmcp `CallToolResult` or (older sessions) a bare content list. Not confirmed: `isError` as
+//! rmcp spells it on disk, the tool names read for facts (`developer__shell`,
 //! `developer__text_editor{command,path}`, `subagent__execute_task` / `dynamic_task__*`), the
 //! resume command's flags, and `parent_session_id`. The older per-session `<id>.jsonl` files
 //! (before about v1.10, imported into the database by Goose itself) are not read.
