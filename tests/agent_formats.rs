@@ -764,6 +764,46 @@ fn continue_torn_huge_and_fifo_sessions_are_counted_never_fatal() {
     );
 }
 
+/// A JavaScript writer that cut a string inside an emoji writes a lone surrogate escape, and a
+/// stray byte may be invalid UTF-8: each costs its characters, never the session kept as one
+/// document.
+#[test]
+fn a_cut_emoji_or_a_bad_byte_costs_a_character_not_a_continue_session() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = continue_home(dir.path());
+    let ide = root.join(format!("{CONTINUE_IDE}.json"));
+    let whole = std::fs::read(&ide).expect("read");
+    let db = dir.path().join("whole.sqlite");
+    index(&db, vec![root.clone()]);
+    let events = |db: &Path| {
+        scalar(
+            db,
+            &format!("SELECT events FROM sessions WHERE session_id = '{CONTINUE_IDE}'"),
+        )
+    };
+    let expected = events(&db);
+    assert!(expected > 3, "{expected}");
+    let text = String::from_utf8(whole).expect("utf8");
+    let title = "\"title\": \"";
+    assert!(text.contains(title), "the fixture has a title");
+    // A lone high surrogate escape, then a byte that is no UTF-8, both inside the title.
+    let marker = "cut \\ud83d X";
+    let mut cut = text
+        .replacen(title, &format!("{title}{marker}"), 1)
+        .into_bytes();
+    let at = String::from_utf8_lossy(&cut)
+        .find(marker)
+        .expect("the marker")
+        + marker.len()
+        - 1;
+    cut[at] = 0xff;
+    std::fs::write(&ide, cut).expect("write");
+    let db = dir.path().join("cut.sqlite");
+    let s = index(&db, vec![root]);
+    assert_eq!(s.lines.skipped_broken, 0, "{s:?}");
+    assert_eq!(events(&db), expected);
+}
+
 const AMP: &str = "T-019fb1c2-3d4e-7f50-8a6b-7c8d9e0f1a2b";
 
 #[test]

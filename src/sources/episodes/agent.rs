@@ -544,13 +544,9 @@ pub(crate) fn read_json_document(
     list: &str,
     sink: &mut dyn EventSink,
 ) -> io::Result<ReadEnd> {
-    read_document(
-        file,
-        max,
-        parser,
-        sink,
-        |bytes, parser, events| match serde_json::from_slice::<Value>(bytes) {
-            Ok(Value::Object(mut doc)) => {
+    read_document(file, max, parser, sink, |bytes, parser, events| {
+        match super::bounds::json_document(bytes) {
+            Some(Value::Object(mut doc)) => {
                 let records = doc.remove(list);
                 parser.count_line();
                 parser.feed_record(&Value::Object(doc), events);
@@ -565,8 +561,8 @@ pub(crate) fn read_json_document(
                 }
             }
             _ => parser.feed(b"{", events),
-        },
-    )
+        }
+    })
 }
 
 #[cfg(test)]

@@ -208,6 +208,18 @@ pub fn valid_utf8(line: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
+/// A whole JSON document as a line reader would take it: invalid UTF-8 costs its characters
+/// (U+FFFD), a lone surrogate escape is repaired, so one cut emoji does not lose a session kept as
+/// one document (Continue, Amp, OpenHands). `None` when it is still not JSON.
+pub fn json_document(bytes: &[u8]) -> Option<serde_json::Value> {
+    let text = valid_utf8(bytes);
+    match serde_json::from_slice(&text) {
+        Ok(v) => Some(v),
+        Err(e) if e.is_syntax() => serde_json::from_slice(&repair_lone_surrogates(&text)?).ok(),
+        Err(_) => None,
+    }
+}
+
 /// The JSON text with every lone UTF-16 surrogate escape (`\ud83d` not followed by a low
 /// surrogate, a lone `\udc00`) replaced by `\ufffd`; `None` when there is none. JavaScript
 /// writers emit these when they cut a string inside an emoji, and a strict parser rejects them.

@@ -516,8 +516,8 @@ fn read_conversation(
     let mut parser = TranscriptParser::new(Agent::OpenHands);
     let mut out: Vec<ParsedEvent> = Vec::new();
     let state = match crate::sources::regular_file::read_limited(&file.path, MAX_STATE_BYTES) {
-        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
-            Ok(v @ Value::Object(_)) => Some(v),
+        Ok(bytes) => match super::bounds::json_document(&bytes) {
+            Some(v @ Value::Object(_)) => Some(v),
             _ => {
                 parser.feed(b"{", &mut out);
                 None
@@ -536,8 +536,8 @@ fn read_conversation(
         let left = MAX_CONVERSATION_BYTES.saturating_sub(held);
         let limit = (limits.max_line_bytes as u64).min(left);
         match crate::sources::regular_file::read_limited(&path, limit) {
-            Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
-                Ok(v @ Value::Object(_)) => {
+            Ok(bytes) => match super::bounds::json_document(&bytes) {
+                Some(v @ Value::Object(_)) => {
                     held += bytes.len() as u64;
                     events.push(v);
                 }
