@@ -79,7 +79,14 @@ pub fn discover_changed(
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => found
             .unreadable_dirs
             .push((root.to_path_buf(), format!("cannot be reached: {e}"))),
-        _ => walk(root, 0, &mut visited, unchanged, &mut found),
+        _ => {
+            let top = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+            let w = Walk {
+                top: &top,
+                unchanged,
+            };
+            walk(&w, root, 0, &mut visited, &mut found)
+        }
     }
     found.changed.sort_by(|a, b| a.path.cmp(&b.path));
     found.unchanged.sort();
@@ -104,11 +111,21 @@ fn visit_file(
     }
 }
 
+/// One walk of a root (its canonical path: what a link inside it must not lead back to).
+struct Walk<'a> {
+    top: &'a Path,
+    unchanged: &'a dyn Fn(&Path, &fs::Metadata) -> bool,
+}
+
+/// Folders a link inside a root is never followed into: the kernel's (their entries are processes,
+/// devices and the whole machine again through `/proc/<pid>/cwd`).
+const NEVER_FOLLOWED: [&str; 3] = ["/proc", "/sys", "/dev"];
+
 fn walk(
+    w: &Walk<'_>,
     dir: &Path,
     depth: usize,
     visited: &mut HashSet<PathBuf>,
-    unchanged: &dyn Fn(&Path, &fs::Metadata) -> bool,
     found: &mut Discovered,
 ) {
     if depth > MAX_DEPTH {
@@ -117,6 +134,15 @@ fn walk(
     let Ok(canonical) = fs::canonicalize(dir) else {
         return;
     };
+    // A link inside the root to a folder that holds the root (`events -> /`, `x -> ../..`) would
+    // walk the root again and everything beside it, the whole machine for `/`; one into the
+    // kernel's folders reaches everything through them. Neither holds an agent's sessions.
+    if depth > 0
+        && (w.top.starts_with(&canonical)
+            || NEVER_FOLLOWED.iter().any(|k| canonical.starts_with(k)))
+    {
+        return;
+    }
     if !visited.insert(canonical) {
         return;
     }
@@ -152,9 +178,9 @@ fn walk(
             Err(_) => continue,
         };
         if meta.is_dir() {
-            walk(&path, depth + 1, visited, unchanged, found);
+            walk(w, &path, depth + 1, visited, found);
         } else {
-            visit_file(&path, &meta, unchanged, found);
+            visit_file(&path, &meta, w.unchanged, found);
         }
     }
 }
@@ -331,5 +357,59 @@ mod tests {
         let _ = std::os::unix::fs::symlink(root, root.join("a/loop"));
         let found = discover(root);
         assert_eq!(found.len(), 1);
+    }
+}
+
+#[cfg(test)]
+mod link_tests {
+    use super::*;
+
+    /// A link inside a root to a folder that holds the root, or into the kernel's folders, is not
+    /// followed: `events -> /` walked the whole machine (through `/proc/<pid>/cwd` too).
+    #[cfg(unix)]
+    #[test]
+    fn a_link_back_up_or_into_the_kernel_is_not_followed() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let root = tmp.path().join("root");
+        let proj = root.join("-home-me-proj");
+        std::fs::create_dir_all(&proj).expect("mkdir");
+        std::fs::write(
+            proj.join("s1.jsonl"),
+            "{\"type\":\"user\",\"sessionId\":\"s1\"}\n",
+        )
+        .expect("write");
+        // A session beside the root, reachable only through a link back up.
+        let beside = tmp.path().join("-home-me-other");
+        std::fs::create_dir_all(&beside).expect("mkdir");
+        std::fs::write(
+            beside.join("s2.jsonl"),
+            "{\"type\":\"user\",\"sessionId\":\"s2\"}\n",
+        )
+        .expect("write");
+        std::os::unix::fs::symlink("/", proj.join("to-root")).expect("link");
+        std::os::unix::fs::symlink("../..", proj.join("up")).expect("link");
+        std::os::unix::fs::symlink("/proc/self", proj.join("proc")).expect("link");
+        // A link to a folder outside that does not hold the root is still followed.
+        let shared = tmp.path().join("shared/-home-me-shared");
+        std::fs::create_dir_all(&shared).expect("mkdir");
+        std::fs::write(
+            shared.join("s3.jsonl"),
+            "{\"type\":\"user\",\"sessionId\":\"s3\"}\n",
+        )
+        .expect("write");
+        std::os::unix::fs::symlink(&shared, root.join("-home-me-shared")).expect("link");
+        let found = discover_changed(&root, &|_, _| false);
+        let names: Vec<String> = found
+            .changed
+            .iter()
+            .map(|f| {
+                f.path
+                    .file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        assert_eq!(names, vec!["s1.jsonl", "s3.jsonl"], "{:?}", found.changed);
     }
 }
