@@ -80,11 +80,38 @@ pub enum AgentKnowledgeError {
     },
 }
 
-/// Milliseconds since the epoch → RFC 3339 UTC with milliseconds.
+/// Milliseconds since the epoch → RFC 3339 UTC with milliseconds; `None` outside the years RFC
+/// 3339 can write (0000–9999), where chrono writes `+10000-…` or `-0001-…`, which sort and read
+/// as no time does.
 pub fn ms_to_rfc3339(ms: i64) -> Option<String> {
     use chrono::TimeZone;
+    const FIRST: i64 = -62_167_219_200_000; // 0000-01-01T00:00:00.000Z
+    const LAST: i64 = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
+    if !(FIRST..=LAST).contains(&ms) {
+        return None;
+    }
     chrono::Utc
         .timestamp_millis_opt(ms)
         .single()
         .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+}
+
+#[cfg(test)]
+mod time_tests {
+    use super::ms_to_rfc3339;
+
+    #[test]
+    fn times_rfc_3339_cannot_write_are_none() {
+        assert_eq!(
+            ms_to_rfc3339(0).as_deref(),
+            Some("1970-01-01T00:00:00.000Z")
+        );
+        assert_eq!(
+            ms_to_rfc3339(253_402_300_799_999).as_deref(),
+            Some("9999-12-31T23:59:59.999Z")
+        );
+        assert_eq!(ms_to_rfc3339(253_402_300_800_005), None);
+        assert_eq!(ms_to_rfc3339(-62_198_755_200_000), None);
+        assert_eq!(ms_to_rfc3339(i64::MIN), None);
+    }
 }

@@ -107,7 +107,11 @@ fn utc_time(v: Option<&Value>) -> Option<String> {
             .ok()?
             .and_utc(),
     };
-    Some(utc.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+    // A year RFC 3339 cannot write (`-0001`, `+10000`) is no time.
+    let year = chrono::Datelike::year(&utc);
+    (0..=9999)
+        .contains(&year)
+        .then(|| utc.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
 }
 
 /// A conversation folder's name as its id: 32 hex digits (`uuid.hex`) → the dashed uuid;
