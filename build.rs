@@ -2,6 +2,8 @@
 //! table into `OUT_DIR`, so the binary carries it beside the table and no process builds it. A
 //! table the layout cannot be derived from gets an empty layout: the binary still builds, and
 //! opening the table at run time reports what is wrong with it (the lanes then answer lexically).
+//! It also hashes the sources whose rules decide what the agent-knowledge store holds into
+//! `KNOWLEDGE_DERIVATION_ID` (see [`DERIVATION_SOURCES`]).
 
 #[allow(dead_code)]
 #[path = "src/text/embed/layout.rs"]
