@@ -65,6 +65,20 @@ impl AgentDb {
         Self::open_how(path).map(|(db, _)| db)
     }
 
+    /// Runs `read` in one deferred read transaction, so every statement of a reader's pass sees
+    /// one snapshot while the agent goes on writing (a reader never blocks a WAL writer);
+    /// `sql_err` says whose database failed to start it.
+    pub fn snapshot<T>(
+        &self,
+        sql_err: fn(rusqlite::Error) -> std::io::Error,
+        read: impl FnOnce(&Connection) -> std::io::Result<T>,
+    ) -> std::io::Result<T> {
+        self.conn.execute_batch("BEGIN").map_err(sql_err)?;
+        let out = read(&self.conn);
+        let _ = self.conn.execute_batch("COMMIT");
+        out
+    }
+
     /// [`AgentDb::open`], also saying which way it was opened.
     pub fn open_how(path: &Path) -> rusqlite::Result<(AgentDb, Opened)> {
         regular_or_absent(path)?;

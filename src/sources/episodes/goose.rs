@@ -162,11 +162,7 @@ impl AgentReader for Reader {
         sink: &mut dyn EventSink,
     ) -> io::Result<ReadEnd> {
         let conn = AgentDb::open(&file.path).map_err(sql_err)?;
-        // One snapshot for the whole read (a deferred read transaction never blocks a writer).
-        conn.execute_batch("BEGIN").map_err(sql_err)?;
-        let out = read_snapshot(&conn, from, limits, sink);
-        let _ = conn.execute_batch("COMMIT");
-        out
+        conn.snapshot(sql_err, |c| read_snapshot(c, from, limits, sink))
     }
 
     fn resume_command(&self, quoted_session_id: &str) -> Option<String> {

@@ -66,10 +66,7 @@ pub(crate) fn read_vscdb(
             "not a Cursor global store: no cursorDiskKV table",
         ));
     }
-    conn.execute_batch("BEGIN").map_err(sql_err)?;
-    let out = read_snapshot(&conn, path, from, limits, sink);
-    let _ = conn.execute_batch("COMMIT");
-    out
+    conn.snapshot(sql_err, |c| read_snapshot(c, path, from, limits, sink))
 }
 
 fn read_snapshot(
