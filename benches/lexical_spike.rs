@@ -49,19 +49,12 @@ const EXPANSION_WEIGHT: f32 = 0.5;
 const DEPTH: usize = 200;
 const TOKENIZER: &str = "knowledge";
 
-const SETS: [(&str, &str); 4] = [
-    ("questions.toml", "tuning"),
-    ("heldout.toml", "heldout"),
-    ("heldout2.toml", "heldout2"),
-    ("heldout3.toml", "heldout3"),
-];
-
 fn main() {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let work = manifest.join("target/lexical-spike");
     std::fs::create_dir_all(&work).expect("work dir");
     let mut questions = Vec::new();
-    for (file, set) in SETS {
+    for (file, set) in model::SETS {
         let path = manifest.join("benches/relevance").join(file);
         let Ok(text) = std::fs::read_to_string(&path) else {
             println!("lexical_spike: {file} is absent, skipped");

@@ -30,22 +30,7 @@ use knowledge::contract::SearchRequest;
 use knowledge::demo;
 use knowledge::engine::{Engine, EngineConfig};
 use knowledge::indexing::{index_all, IndexPlan};
-use model::{Ranks, Tally};
-
-/// The question files and the set each one is reported as: the tuning set, the first held-out
-/// set, the second one (`heldout2.toml`, written before issue 19's part 2 because the first had
-/// already been run against it), and the third (`heldout3.toml`, written before issue 33's change:
-/// rare-identifier and lexical questions).
-const SETS: [(&str, &str); 5] = [
-    ("questions.toml", "tuning"),
-    ("heldout.toml", "heldout"),
-    ("heldout2.toml", "heldout2"),
-    // Written before issue 33's change (ranked retrieval); never tuned on.
-    ("heldout3.toml", "heldout3"),
-    // Written after issue 33's rare-identifier rule landed, by someone who did not see the rule or
-    // heldout3, to judge it.
-    ("heldout4.toml", "heldout4"),
-];
+use model::{Ranks, Tally, SETS};
 
 fn main() {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));

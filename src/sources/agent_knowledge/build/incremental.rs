@@ -76,8 +76,11 @@ pub(super) fn update(
     let mut changed = changed_families(sessions, &saved);
     // Two families may name one actor (ids join their parts with `:`, which a root or a name
     // may hold): such families are derived again together, as a full build derives them.
-    if let Err(e) = close_over_actors(&old, &saved, &mut changed) {
-        return full(&format!("the store cannot be read: {e}"));
+    let most = sessions.len().max(1) / FULL_ABOVE_ONE_IN;
+    match close_over_actors(&old, &saved, &mut changed, most) {
+        Ok(true) => {}
+        Ok(false) => return full("more than a quarter of the sessions changed"),
+        Err(e) => return full(&format!("the store cannot be read: {e}")),
     }
     let redo: Vec<&SessionIn> = sessions
         .iter()
@@ -117,46 +120,53 @@ pub(super) fn update(
 
 /// Adds to `changed` every family that shares an actor with one in it, until none is left:
 /// the sessions of the changed families name their actors in `ak_actor_session`, and those
-/// actors name every session (so every family) they worked in.
+/// actors name every session (so every family) they worked in. `false` as soon as the changed
+/// families hold more than `most` saved sessions (a full build is cheaper then).
 fn close_over_actors(
     old: &Connection,
     saved: &Saved,
     changed: &mut HashSet<String>,
-) -> rusqlite::Result<()> {
+    most: usize,
+) -> rusqlite::Result<bool> {
+    let mut by_family: HashMap<&str, Vec<&str>> = HashMap::new();
     let mut family_of: HashMap<&str, &str> = HashMap::with_capacity(saved.marks.len());
     for (sid, (fam, _)) in &saved.marks {
         family_of.insert(sid, fam);
+        by_family.entry(fam).or_default().push(sid);
     }
     let mut actors_of = old.prepare(
         "SELECT DISTINCT b.session_id FROM ak_actor_session a
          JOIN ak_actor_session b ON b.actor_id = a.actor_id
          WHERE a.session_id = ?1 AND b.session_id <> ?1",
     )?;
-    let mut queue: Vec<String> = saved
-        .marks
+    let mut queue: Vec<&str> = changed
         .iter()
-        .filter(|(_, (fam, _))| changed.contains(fam))
-        .map(|(sid, _)| sid.clone())
+        .filter_map(|f| by_family.get(f.as_str()))
+        .flatten()
+        .copied()
         .collect();
-    let mut seen: HashSet<String> = queue.iter().cloned().collect();
+    let mut seen: HashSet<&str> = queue.iter().copied().collect();
     while let Some(sid) = queue.pop() {
+        if seen.len() > most {
+            return Ok(false);
+        }
         let others: Vec<String> = actors_of
-            .query_map([&sid], |r| r.get(0))?
+            .query_map([sid], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?;
         for other in others {
-            let Some(fam) = family_of.get(other.as_str()) else {
+            let Some(&fam) = family_of.get(other.as_str()) else {
                 continue;
             };
             if changed.insert(fam.to_string()) {
-                for (s, (f, _)) in &saved.marks {
-                    if f == fam && seen.insert(s.clone()) {
-                        queue.push(s.clone());
+                for &s in by_family.get(fam).into_iter().flatten() {
+                    if seen.insert(s) {
+                        queue.push(s);
                     }
                 }
             }
         }
     }
-    Ok(())
+    Ok(seen.len() <= most)
 }
 
 /// The old store's marks, when they can be compared with the source's now: same basis, same
