@@ -58,6 +58,16 @@ fn expected(h: &AgentHome, agent: Agent) -> (PathBuf, u64, u64) {
         Agent::OpenHands => (home.join(".openhands/conversations"), 1, 1),
         // One database: a session and a specialist (subagent) run.
         Agent::Goose => (home.join(".local/share/goose/sessions/sessions.db"), 1, 2),
+        // The project `projects.json` lists: a session and its subagent (the title-generation
+        // child is not read).
+        Agent::Crush => (
+            home.join(common::agent_home::CRUSH_PROJECT)
+                .join(".crush/crush.db"),
+            1,
+            2,
+        ),
+        // A thread, its subagent and an agent-1 thread.
+        Agent::Zed => (home.join(".local/share/zed/threads/threads.db"), 1, 3),
     }
 }
 

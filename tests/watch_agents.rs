@@ -71,6 +71,8 @@ const CONTINUE_NEW: &str = "4a5b6c7d-0000-4e8f-9a0b-0000000000e5";
 const AMP_THREAD: &str = "T-019fb1c2-3d4e-7f50-8a6b-7c8d9e0f1a2b";
 const AMP_NEW: &str = "T-019fc000-0000-7000-8000-0000000000f6";
 const OPENHANDS_CONVERSATION: &str = "7d3e9f10-2a4b-4c5d-8e6f-0a1b2c3d4e5f";
+const CRUSH_SESSION: &str = "6f1c2d3e-4a5b-4c6d-8e7f-90a1b2c3d4e5";
+const ZED_THREAD: &str = "0f9e8d7c-6b5a-4c3d-8e2f-1a0b9c8d7e6f";
 const OPENHANDS_NEW: &str = "8e4f0a21-0000-4c5d-8e6f-0000000000a7";
 
 /// An OpenHands event file's body, as the SDK writes it.
@@ -340,6 +342,57 @@ fn write_in_place(h: &AgentHome, agent: Agent) -> Vec<Expect> {
                 Some("20260904_1"),
             )]
         }
+        Agent::Crush => {
+            h.crush
+                .execute_batch(&format!(
+                    "INSERT INTO messages (id, session_id, role, parts, created_at, updated_at)
+                     VALUES ('msg-u9', '{CRUSH_SESSION}', 'user',
+                       '[{{\"type\":\"text\",\"data\":{{\"text\":\"Round the pelicanvault refunds too.\"}}}}]',
+                       1788600900, 1788600900);"
+                ))
+                .expect("Crush writes a message (into its WAL)");
+            vec![e(
+                "a row written to the WAL",
+                "pelicanvault",
+                Some(CRUSH_SESSION),
+            )]
+        }
+        Agent::Zed => {
+            // Zed saves the whole thread again, compressed, one message longer.
+            let doc: Vec<u8> = h
+                .zed
+                .query_row(
+                    "SELECT data FROM threads WHERE id = ?1",
+                    [ZED_THREAD],
+                    |r| r.get(0),
+                )
+                .expect("thread");
+            let mut doc: serde_json::Value = serde_json::from_slice(
+                &ruzstd::decoding::StreamingDecoder::new(doc.as_slice())
+                    .map(|d| std::io::Read::bytes(d).collect::<Result<Vec<u8>, _>>())
+                    .expect("zstd")
+                    .expect("read"),
+            )
+            .expect("json");
+            doc["messages"]
+                .as_array_mut()
+                .expect("messages")
+                .push(serde_json::json!({
+                "Agent": {"content": [{"Text": "The marmotledger refunds round half to even."}],
+                    "tool_results": {}, "reasoning_details": null}}));
+            let packed = ruzstd::encoding::compress_to_vec(
+                doc.to_string().as_bytes(),
+                ruzstd::encoding::CompressionLevel::Fastest,
+            );
+            h.zed
+                .execute(
+                    "UPDATE threads SET data = ?2, updated_at = '2026-09-06T10:20:00+00:00'
+                     WHERE id = ?1",
+                    rusqlite::params![ZED_THREAD, packed],
+                )
+                .expect("Zed saves the thread (into its WAL)");
+            vec![e("a thread saved again", "marmotledger", Some(ZED_THREAD))]
+        }
         Agent::OpenHands => {
             // A new event file beside the others; the state file is left as it was.
             let events = home.join(format!(
@@ -491,7 +544,7 @@ fn write_new_session(h: &AgentHome, agent: Agent) -> Vec<Expect> {
                 Some(COPILOT_NEW),
             )]
         }
-        Agent::Aider | Agent::OpenCode | Agent::Goose => Vec::new(),
+        Agent::Aider | Agent::OpenCode | Agent::Goose | Agent::Crush | Agent::Zed => Vec::new(),
         Agent::Cursor => {
             append(
                 &home.join(format!(

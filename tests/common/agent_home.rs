@@ -1,7 +1,7 @@
 //! A home directory holding every agent's store at its default place, built in a temp dir from
 //! the committed fixtures (`fixtures/agents/<agent>/`, `fixtures/formats/{kimi,kimi_code,iflow,continue,amp,openhands}/`,
 //! `fixtures/aider/`): what a user who runs
-//! every agent has. The SQLite stores (OpenCode, Cursor IDE, Goose) are built from their SQL text
+//! every agent has. The SQLite stores (OpenCode, Cursor IDE, Goose, Crush, Zed) are built from their SQL text
 //! and kept open by a writer connection in WAL mode, the way the running agent keeps them.
 //! Commands run against it with [`AgentHome::command`]: only `HOME` and `PATH` set, so the
 //! machine's own agents (and their env overrides) never leak in.
@@ -17,6 +17,8 @@ use super::cli::bin;
 pub const CLAUDE_SESSION: &str = "0a11ce00-0000-4000-8000-00000000c1de";
 /// The Codex rollout written into the home.
 pub const CODEX_SESSION: &str = "0199aaaa-0000-7000-8000-00000000c0de";
+/// The Crush project inside the home (`projects.json` lists it; its `.crush/crush.db`).
+pub const CRUSH_PROJECT: &str = "src/ledger";
 /// The Aider repository (a git work tree) inside the home; commands run in it.
 pub const AIDER_REPO: &str = "src/myrepo";
 
@@ -26,6 +28,8 @@ pub struct AgentHome {
     pub opencode: Connection,
     pub cursor: Connection,
     pub goose: Connection,
+    pub crush: Connection,
+    pub zed: Connection,
     _tmp: tempfile::TempDir,
 }
 
@@ -59,6 +63,29 @@ pub fn wal_db(path: &Path, sql: &str) -> Connection {
 
 fn fixture_sql(rel: &str) -> String {
     std::fs::read_to_string(manifest().join("fixtures/agents").join(rel)).expect("fixture sql")
+}
+
+/// Zed's `0.3.0` thread documents stored zstd-compressed, as current Zed stores them (the
+/// fixture's SQL holds them as JSON text, to be read).
+pub fn zstd_threads(c: &Connection) {
+    let rows: Vec<(String, String)> = c
+        .prepare("SELECT id, data FROM threads WHERE json_extract(data, '$.version') = '0.3.0'")
+        .and_then(|mut st| {
+            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()
+        })
+        .expect("threads");
+    for (id, data) in rows {
+        let packed = ruzstd::encoding::compress_to_vec(
+            data.as_bytes(),
+            ruzstd::encoding::CompressionLevel::Fastest,
+        );
+        c.execute(
+            "UPDATE threads SET data_type = 'zstd', data = ?2 WHERE id = ?1",
+            rusqlite::params![id, packed],
+        )
+        .expect("compress");
+    }
 }
 
 /// A line appended to (or starting) a file.
@@ -127,6 +154,26 @@ impl AgentHome {
             &home.join(".local/share/goose/sessions/sessions.db"),
             &fixture_sql("goose/sessions.sql"),
         );
+        // Crush: a project listed in `projects.json`, its database in the project's `.crush`.
+        let crush_project = home.join(CRUSH_PROJECT);
+        std::fs::create_dir_all(home.join(".local/share/crush")).expect("mkdir");
+        std::fs::write(
+            home.join(".local/share/crush/projects.json"),
+            serde_json::json!({"projects": [{"path": crush_project,
+                "data_dir": crush_project.join(".crush"),
+                "last_accessed": "2026-09-05T09:20:00Z"}]})
+            .to_string(),
+        )
+        .expect("projects.json");
+        let crush = wal_db(
+            &crush_project.join(".crush/crush.db"),
+            &fixture_sql("crush/crush.sql"),
+        );
+        let zed = wal_db(
+            &home.join(".local/share/zed/threads/threads.db"),
+            &fixture_sql("zed/threads.sql"),
+        );
+        zstd_threads(&zed);
         let user = home.join(".config/Cursor/User");
         let cursor = wal_db(
             &user.join("globalStorage/state.vscdb"),
@@ -151,6 +198,8 @@ impl AgentHome {
             opencode,
             cursor,
             goose,
+            crush,
+            zed,
             _tmp: tmp,
         }
     }

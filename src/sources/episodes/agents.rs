@@ -19,8 +19,8 @@ use super::discover::TranscriptFile;
 use super::model::ParsedEvent;
 use super::parser::{Ctx, Handled};
 use super::{
-    aider, amp, claude, codex, continue_dev, copilot, cursor, gemini, goose, iflow, kimi,
-    kimi_code, opencode, openhands, pi, qwen,
+    aider, amp, claude, codex, continue_dev, copilot, crush, cursor, gemini, goose, iflow, kimi,
+    kimi_code, opencode, openhands, pi, qwen, zed,
 };
 
 /// Which agent wrote a session. Stored (as [`Agent::as_str`]) in each session's `source`.
@@ -46,12 +46,14 @@ pub enum Agent {
     #[serde(rename = "openhands")]
     OpenHands,
     Goose,
+    Crush,
+    Zed,
 }
 
 impl Agent {
     /// Every agent, in the order readers are asked to recognise a file (a tie in
     /// [`super::agent::Rank`] goes to the earlier one).
-    pub const ALL: [Agent; 16] = [
+    pub const ALL: [Agent; 18] = [
         Agent::Codex,
         Agent::Gemini,
         Agent::Pi,
@@ -67,6 +69,8 @@ impl Agent {
         Agent::Aider,
         Agent::OpenCode,
         Agent::Goose,
+        Agent::Crush,
+        Agent::Zed,
         Agent::Cursor,
     ];
 
@@ -89,6 +93,8 @@ impl Agent {
             Agent::Amp => &amp::Reader,
             Agent::OpenHands => &openhands::Reader,
             Agent::Goose => &goose::Reader,
+            Agent::Crush => &crush::Reader,
+            Agent::Zed => &zed::Reader,
         }
     }
 
@@ -153,6 +159,7 @@ impl LineState {
             Agent::Amp => LineState::Amp(amp::AmpState::default()),
             Agent::OpenHands => LineState::OpenHands(openhands::OpenHandsState::default()),
             Agent::Goose => LineState::NotLines,
+            Agent::Crush | Agent::Zed => LineState::NotLines,
         }
     }
 
