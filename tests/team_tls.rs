@@ -11,7 +11,8 @@ use std::process::Command;
 
 use common::pg::{cluster, Cluster};
 use common::team_db::{count, free_port, synthetic, tls_server, TlsServer};
-use knowledge::team::{TeamError, TeamUrl};
+use knowledge::team::tls::{RootFileError, TlsError};
+use knowledge::team::{TeamError, TeamUrl, Unreached, UrlError};
 
 const PASSWORD: &str = "Tls-Pw-7319-secret";
 
@@ -233,13 +234,26 @@ fn a_unix_socket_is_never_encrypted_whatever_the_mode() {
 
 /// The refusal of a URL that must not parse, checked to hold no password.
 fn bad_url(url: &str) -> String {
+    refused_url(url).to_string()
+}
+
+/// Why `url` is refused, checking that the refusal does not show its password.
+fn refused_url(url: &str) -> TeamError {
     match TeamUrl::parse(url) {
         Ok(u) => panic!("parsed, but should be refused: {u}"),
         Err(e) => {
             let msg = e.to_string();
             assert!(!msg.contains(PASSWORD), "the password is in: {msg}");
-            msg
+            e
         }
+    }
+}
+
+/// Why the CA file of `url` is refused.
+fn refused_root(url: &str) -> RootFileError {
+    match refused_url(url) {
+        TeamError::BadUrl(UrlError::Tls(TlsError::RootFile { why, .. })) => why,
+        e => panic!("not refused for its CA file: {e}"),
     }
 }
 
@@ -264,12 +278,15 @@ fn an_sslrootcert_fifo_directory_device_or_huge_file_is_refused_without_hanging(
         msg.contains("sslrootcert=") && msg.contains("not a regular file"),
         "{msg}"
     );
-    let msg = bad_url(&url(std::path::Path::new("/dev/zero")));
-    assert!(msg.contains("not a regular file"), "{msg}");
-    let msg = bad_url(&url(dir.path()));
-    assert!(msg.contains("is a directory"), "{msg}");
-    let msg = bad_url(&url(&huge));
-    assert!(msg.contains("over 16 MiB"), "{msg}");
+    let why = refused_root(&url(&fifo));
+    assert!(matches!(why, RootFileError::NotRegular), "{why}");
+    let why = refused_root(&url(std::path::Path::new("/dev/zero")));
+    assert!(matches!(why, RootFileError::NotRegular), "{why}");
+    let why = refused_root(&url(dir.path()));
+    assert!(matches!(why, RootFileError::Directory), "{why}");
+    let why = refused_root(&url(&huge));
+    assert!(matches!(why, RootFileError::TooLarge(_)), "{why}");
+    assert!(why.to_string().contains("over 16 MiB"), "{why}");
 }
 
 #[test]
@@ -289,10 +306,10 @@ fn an_sslrootcert_holding_a_key_or_nothing_says_what_to_give() {
             p.display()
         )
     };
-    let msg = bad_url(&url(&key));
-    assert!(msg.contains("private key, not a certificate"), "{msg}");
-    let msg = bad_url(&url(&empty));
-    assert!(msg.contains("holds no certificate"), "{msg}");
+    let why = refused_root(&url(&key));
+    assert!(matches!(why, RootFileError::PrivateKey), "{why}");
+    let why = refused_root(&url(&empty));
+    assert!(matches!(why, RootFileError::NoCertificate), "{why}");
 }
 
 #[test]
@@ -307,8 +324,12 @@ fn sslmode_typos_and_unknown_options_name_the_field_without_the_password() {
         let msg = bad_url(&format!("{base}{q}"));
         assert!(msg.contains(says), "{q}: {msg}");
     }
-    let msg = bad_url(&format!("host=db password={PASSWORD} sslmode=requre"));
-    assert!(msg.contains("sslmode=\"requre\""), "{msg}");
+    let e = refused_url(&format!("host=db password={PASSWORD} sslmode=requre"));
+    assert!(
+        matches!(&e, TeamError::BadUrl(UrlError::Tls(TlsError::BadMode(m))) if m == "requre"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("sslmode=\"requre\""), "{e}");
 }
 
 #[test]
@@ -336,6 +357,16 @@ fn a_server_that_accepts_and_never_answers_times_out_instead_of_hanging() {
         .connect()
         .err()
         .expect("connected to a silent port");
+    assert!(
+        matches!(
+            e,
+            TeamError::Unreachable {
+                why: Unreached::Silent(_),
+                ..
+            }
+        ),
+        "{e}"
+    );
     let msg = e.to_string();
     assert!(!msg.contains(PASSWORD), "{msg}");
     assert!(msg.contains("no answer within 4 s"), "{msg}");

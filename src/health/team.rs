@@ -124,7 +124,7 @@ pub fn check(target: &Target, lane_timeout: Duration) -> TeamReport {
         Ok(u) => u,
         Err(e) => {
             let why = match &e {
-                crate::team::TeamError::BadUrl(why) => why.clone(),
+                crate::team::TeamError::BadUrl(why) => why.to_string(),
                 e => e.to_string(),
             };
             report.error = Some(e.to_string());
@@ -181,16 +181,15 @@ pub fn probe_within(url: &str, wait: Duration) -> Result<(String, i32), crate::t
         .spawn(move || {
             let _ = tx.send(server::probe(&parsed));
         })
-        .map_err(|e| crate::team::TeamError::Sql(format!("cannot start a probe thread: {e}")))?;
+        .map_err(|source| crate::team::TeamError::Thread {
+            thread: "probe",
+            source,
+        })?;
     match rx.recv_timeout(wait) {
         Ok(found) => found.map(|v| (shown, v)),
         Err(_) => Err(crate::team::TeamError::Unreachable {
             url: shown,
-            why: format!(
-                "no answer within {} ms (`knowledge doctor` waits for the whole connect and \
-                 says more)",
-                wait.as_millis()
-            ),
+            why: crate::team::Unreached::NotWaited(wait),
         }),
     }
 }

@@ -94,17 +94,16 @@ impl TeamConn {
             *guard = Some(self.connected()?);
         }
         let Some((client, version)) = guard.as_mut() else {
-            return Err(fail(TeamError::Sql("no connection".into())));
+            return Err(fail(TeamError::NoConnection));
         };
         match f(client, *version) {
             Ok(v) => Ok(v),
-            Err(e) => {
+            Err(source) => {
                 *guard = None;
-                Err(fail(TeamError::Sql(format!(
-                    "{}: {}",
-                    self.url,
-                    super::describe(&e)
-                ))))
+                Err(fail(TeamError::Query {
+                    url: self.url.to_string(),
+                    source,
+                }))
             }
         }
     }
@@ -122,7 +121,7 @@ impl TeamConn {
             *pending = Some(self.start_connect()?);
         }
         let Some(p) = pending.as_ref() else {
-            return Err(fail(TeamError::Sql("no connection".into())));
+            return Err(fail(TeamError::NoConnection));
         };
         let left = self.patience.saturating_sub(p.started.elapsed());
         match p.result.recv_timeout(left) {
@@ -149,9 +148,7 @@ impl TeamConn {
             )),
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 *pending = None;
-                Err(fail(TeamError::Sql(
-                    "the connection thread stopped unexpectedly".into(),
-                )))
+                Err(fail(TeamError::ConnectionThreadStopped))
             }
         }
     }
@@ -165,10 +162,11 @@ impl TeamConn {
             .spawn(move || {
                 let _ = tx.send(open(&url));
             })
-            .map_err(|e| {
-                fail(TeamError::Sql(format!(
-                    "cannot start a connection thread: {e}"
-                )))
+            .map_err(|source| {
+                fail(TeamError::Thread {
+                    thread: "connection",
+                    source,
+                })
             })?;
         Ok(Pending {
             started: Instant::now(),
@@ -240,7 +238,7 @@ fn open(url: &TeamUrl) -> Result<Connected, SourceFailure> {
     // estimated cost passes `jit_above_cost`, 100,000: the frequency count of a query of 15
     // terms or more is estimated so) costs more than it saves.
     c.batch_execute("SET jit = off")
-        .map_err(|e| fail(TeamError::Sql(super::describe(&e))))?;
+        .map_err(|e| fail(TeamError::Sql(e)))?;
     let v = schema::check(&mut c).map_err(fail)?;
     if v == 0 {
         return Err(SourceFailure::new(

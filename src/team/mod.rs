@@ -19,6 +19,7 @@
 
 mod code;
 mod conn;
+mod error;
 mod mirrors;
 pub mod push;
 pub mod roles;
@@ -33,6 +34,8 @@ pub mod wire;
 
 use std::fmt;
 use std::time::Duration;
+
+pub use error::{describe, TeamError, Unreached, UrlError};
 
 /// How long a connection attempt may take before the team source is unavailable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -51,9 +54,10 @@ impl TeamUrl {
         if let Some(why) = not_a_postgres_url(url) {
             return Err(TeamError::BadUrl(why));
         }
-        let (rest, settings) = tls::split(url).map_err(TeamError::BadUrl)?;
-        let mut config: postgres::Config =
-            rest.parse().map_err(|e| TeamError::BadUrl(describe(&e)))?;
+        let (rest, settings) = tls::split(url).map_err(|e| TeamError::BadUrl(e.into()))?;
+        let mut config: postgres::Config = rest
+            .parse()
+            .map_err(|e| TeamError::BadUrl(UrlError::Parse(e)))?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
@@ -94,7 +98,7 @@ impl TeamUrl {
             && config.get_hostaddrs().is_empty();
         #[cfg(not(unix))]
         let unix_only = false;
-        let tls = tls::prepare(&settings, unix_only).map_err(TeamError::BadUrl)?;
+        let tls = tls::prepare(&settings, unix_only).map_err(|e| TeamError::BadUrl(e.into()))?;
         config.ssl_mode(match (&tls.config, tls.mode) {
             (None, _) => postgres::config::SslMode::Disable,
             (Some(_), tls::SslMode::Prefer) => postgres::config::SslMode::Prefer,
@@ -122,11 +126,15 @@ impl TeamUrl {
                         config.connect(tokio_postgres_rustls::MakeRustlsConnect::new((**c).clone()))
                     }
                 };
-                let _ = tx.send(
-                    connected.map_err(|e| tls::explain(&e, &tls).unwrap_or_else(|| describe(&e))),
-                );
+                let _ = tx.send(connected.map_err(|e| Unreached::Refused {
+                    explained: tls::explain(&e, &tls),
+                    source: e,
+                }));
             })
-            .map_err(|e| TeamError::Sql(format!("cannot start a connection thread: {e}")))?;
+            .map_err(|source| TeamError::Thread {
+                thread: "connection",
+                source,
+            })?;
         let per_host = self
             .config
             .get_connect_timeout()
@@ -134,34 +142,25 @@ impl TeamUrl {
             .unwrap_or(CONNECT_TIMEOUT);
         let hosts = self.config.get_hosts().len().max(1) as u32;
         let budget = per_host * hosts + CONNECT_TIMEOUT;
-        let unreachable = |why: String| TeamError::Unreachable {
+        let unreachable = |why: Unreached| TeamError::Unreachable {
             url: self.shown.clone(),
             why,
         };
         match rx.recv_timeout(budget) {
             Ok(result) => result.map_err(unreachable),
-            Err(_) => Err(unreachable(format!(
-                "no answer within {} s (the host accepted the connection but did not speak \
-                 PostgreSQL): check the host and port, or raise connect_timeout=SECONDS in the \
-                 URL",
-                budget.as_secs()
-            ))),
+            Err(_) => Err(unreachable(Unreached::Silent(budget))),
         }
     }
 }
-
-/// The two forms libpq reads, for an error about a text that is neither.
-const URL_FORMS: &str = "give postgresql://USER@HOST/DATABASE (or postgres://…), or key=value \
-                         pairs (host=HOST dbname=DATABASE user=USER)";
 
 /// Why `url` is not a team URL at all, when it is neither a `postgresql://` URL nor key=value
 /// pairs. Said before either parser sees it: the key=value one would report a detail of its own
 /// syntax ("has no '=' and value") about an `http://` URL, echoing it, password and all. So
 /// nothing of the text is echoed here but a scheme.
-fn not_a_postgres_url(url: &str) -> Option<String> {
+fn not_a_postgres_url(url: &str) -> Option<UrlError> {
     let t = url.trim_start();
     if t.trim_end().is_empty() {
-        return Some(format!("it is empty: {URL_FORMS}"));
+        return Some(UrlError::Empty);
     }
     if t.starts_with("postgresql://") || t.starts_with("postgres://") {
         return None;
@@ -174,22 +173,12 @@ fn not_a_postgres_url(url: &str) -> Option<String> {
     });
     match scheme {
         Some(s) if s.eq_ignore_ascii_case("postgresql") || s.eq_ignore_ascii_case("postgres") => {
-            Some(format!(
-                "{s}:// is not a PostgreSQL URL as libpq reads it: write the scheme in lower \
-                 case ({}://…)",
-                s.to_ascii_lowercase()
-            ))
+            Some(UrlError::SchemeCase(s.to_string()))
         }
-        Some(s) => Some(format!("{s}://… is not a PostgreSQL URL: {URL_FORMS}")),
+        Some(s) => Some(UrlError::OtherScheme(s.to_string())),
         None => {
             let first = t.split_whitespace().next().unwrap_or_default();
-            (!first.contains('=')).then(|| {
-                format!(
-                    "not a PostgreSQL URL (it starts with neither postgresql:// nor \
-                     postgres://) nor key=value pairs (its first word holds no '='): \
-                     {URL_FORMS}"
-                )
-            })
+            (!first.contains('=')).then_some(UrlError::Neither)
         }
     }
 }
@@ -203,69 +192,6 @@ impl fmt::Display for TeamUrl {
 impl fmt::Debug for TeamUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.shown)
-    }
-}
-
-/// A PostgreSQL error in one line, with the server's message when it sent one.
-pub fn describe(e: &postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{} ({})", db.message(), db.code().code()),
-        None => {
-            let mut s = e.to_string();
-            let mut src = std::error::Error::source(e);
-            while let Some(inner) = src {
-                s.push_str(": ");
-                s.push_str(&inner.to_string());
-                src = inner.source();
-            }
-            s
-        }
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum TeamError {
-    #[error("team URL: {0}")]
-    BadUrl(String),
-    #[error("the team index at {url} cannot be reached: {why}")]
-    Unreachable { url: String, why: String },
-    #[error(
-        "the team index has schema version {found}, newer than this knowledge understands \
-         ({known}): upgrade knowledge on this machine"
-    )]
-    NewerSchema { found: i32, known: i32 },
-    #[error(
-        "the team index has no knowledge schema yet and this role cannot create it ({0}): run \
-         `knowledge push` once as the database owner (docs/TEAM.md)"
-    )]
-    CannotMigrate(String),
-    #[error(
-        "the team index has no knowledge schema yet, and its first push creates the group \
-         role(s) {groups}, which role {role} may not do (it has no CREATEROLE): as a superuser, \
-         run `ALTER ROLE {role} CREATEROLE;` and push again, or create the group roles first: \
-         `{create}` (docs/TEAM.md, section 1)",
-        groups = .missing.join(" and "),
-        create = roles::create_sql(.missing)
-    )]
-    CannotCreateRoles { role: String, missing: Vec<String> },
-    #[error(
-        "this role may not push machine {machine}: {why} (the database owner maps each push \
-         role to its machine in kn_pusher, docs/TEAM.md)"
-    )]
-    NotYourMachine { machine: String, why: String },
-    #[error("{name:?} is not a machine name: use 1 to 64 letters, digits, '.', '_' or '-'")]
-    BadMachine { name: String },
-    #[error("another push of machine {0} is running")]
-    Busy(String),
-    #[error("team index: {0}")]
-    Sql(String),
-    #[error("local store {store}: {why}")]
-    Local { store: &'static str, why: String },
-}
-
-impl From<postgres::Error> for TeamError {
-    fn from(e: postgres::Error) -> Self {
-        TeamError::Sql(describe(&e))
     }
 }
 

@@ -203,18 +203,12 @@ fn check_may_push(client: &mut postgres::Client, machine: &str) -> Result<(), Te
     }
     Err(TeamError::NotYourMachine {
         machine: machine.to_string(),
-        why: match mine {
-            Some(m) => format!("it pushes machine {m}"),
-            None => "it is not a push role".to_string(),
-        },
+        pushes: mine,
     })
 }
 
 pub(super) fn local(store: &'static str) -> impl Fn(rusqlite::Error) -> TeamError {
-    move |e| TeamError::Local {
-        store,
-        why: e.to_string(),
-    }
+    move |source| TeamError::Local { store, source }
 }
 
 /// Whether this machine already pushed `store` at revision `rev` (an unknown revision never is).

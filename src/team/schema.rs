@@ -56,14 +56,14 @@ pub fn migrate(client: &mut postgres::Client) -> Result<i32, TeamError> {
         super::roles::check_first_push(&mut tx)?;
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(now as usize) {
-        tx.batch_execute(sql).map_err(|e| {
-            let why = super::describe(&e);
-            match e.code() {
-                Some(c) if *c == postgres::error::SqlState::INSUFFICIENT_PRIVILEGE => {
-                    TeamError::CannotMigrate(why)
-                }
-                _ => TeamError::Sql(format!("migration {}: {why}", i + 1)),
+        tx.batch_execute(sql).map_err(|e| match e.code() {
+            Some(c) if *c == postgres::error::SqlState::INSUFFICIENT_PRIVILEGE => {
+                TeamError::CannotMigrate(e)
             }
+            _ => TeamError::Migration {
+                number: i + 1,
+                source: e,
+            },
         })?;
         if i > 0 {
             tx.execute("UPDATE kn_schema SET version = $1", &[&(i as i32 + 1)])?;

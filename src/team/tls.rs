@@ -22,6 +22,9 @@ use rustls::{
     CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
 };
 
+mod error;
+pub use error::{RootFileError, TlsError};
+
 /// libpq's `sslmode` values this client implements (`allow`, plain first, is refused: nobody
 /// wants a plain connection that only falls back to TLS).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,25 +37,15 @@ pub enum SslMode {
 }
 
 impl SslMode {
-    fn parse(value: &str) -> Result<SslMode, String> {
+    fn parse(value: &str) -> Result<SslMode, TlsError> {
         Ok(match value {
             "disable" => SslMode::Disable,
             "prefer" => SslMode::Prefer,
             "require" => SslMode::Require,
             "verify-ca" => SslMode::VerifyCa,
             "verify-full" => SslMode::VerifyFull,
-            "allow" => {
-                return Err(
-                    "sslmode=allow is not supported: use prefer, require or verify-full"
-                        .to_string(),
-                )
-            }
-            other => {
-                return Err(format!(
-                    "sslmode={other:?} is not one of disable, prefer, require, verify-ca, \
-                     verify-full"
-                ))
-            }
+            "allow" => return Err(TlsError::Allow),
+            other => return Err(TlsError::BadMode(other.to_string())),
         })
     }
 
@@ -94,7 +87,7 @@ pub struct Tls {
 
 /// `url` without its `sslmode` and `sslrootcert` (the text `postgres::Config` parses), and those
 /// settings (from the environment where the URL has none).
-pub fn split(url: &str) -> Result<(String, TlsSettings), String> {
+pub fn split(url: &str) -> Result<(String, TlsSettings), TlsError> {
     let (rest, mode, root) = if let Some(scheme_end) = uri_scheme_end(url) {
         split_uri(url, scheme_end)?
     } else {
@@ -112,7 +105,7 @@ pub fn split(url: &str) -> Result<(String, TlsSettings), String> {
         });
     let mode = match (mode, &root) {
         (Some(m), _) => SslMode::parse(&m).map_err(|e| match from_env {
-            true => format!("PGSSLMODE (the URL has no sslmode): {e}"),
+            true => TlsError::FromEnv(Box::new(e)),
             false => e,
         })?,
         // libpq: the system roots are only worth the host-name check.
@@ -120,11 +113,7 @@ pub fn split(url: &str) -> Result<(String, TlsSettings), String> {
         (None, _) => SslMode::Prefer,
     };
     if matches!(root, Some(RootCert::System)) && mode != SslMode::VerifyFull {
-        return Err(format!(
-            "sslrootcert=system needs sslmode=verify-full (not {}): any publicly signed \
-             certificate passes a CA check alone",
-            mode.name()
-        ));
+        return Err(TlsError::SystemNeedsVerifyFull(mode));
     }
     Ok((rest, TlsSettings { mode, root }))
 }
@@ -138,7 +127,7 @@ fn uri_scheme_end(url: &str) -> Option<usize> {
 
 type Split = (String, Option<String>, Option<String>);
 
-fn split_uri(url: &str, scheme_end: usize) -> Result<Split, String> {
+fn split_uri(url: &str, scheme_end: usize) -> Result<Split, TlsError> {
     // A `?` in the password is the password's, as libpq reads it: the query starts after the
     // credentials (which end at an `@` before the first `/`).
     let after = &url[scheme_end..];
@@ -168,7 +157,7 @@ fn split_uri(url: &str, scheme_end: usize) -> Result<Split, String> {
     Ok((rest, mode, root))
 }
 
-fn percent_decode(s: &str) -> Result<String, String> {
+fn percent_decode(s: &str) -> Result<String, TlsError> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -177,7 +166,7 @@ fn percent_decode(s: &str) -> Result<String, String> {
             let hex = s
                 .get(i + 1..i + 3)
                 .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or("a '%' in the URL is not followed by two hex digits")?;
+                .ok_or(TlsError::BadPercent)?;
             out.push(hex);
             i += 3;
         } else {
@@ -185,12 +174,12 @@ fn percent_decode(s: &str) -> Result<String, String> {
             i += 1;
         }
     }
-    String::from_utf8(out).map_err(|_| "the URL decodes to invalid UTF-8".to_string())
+    String::from_utf8(out).map_err(TlsError::NotUtf8)
 }
 
 /// libpq's `key=value` form (values optionally in single quotes, `\` escaping), rebuilt with
 /// every value quoted so the parser after us reads exactly the values read here.
-fn split_key_values(s: &str) -> Result<Split, String> {
+fn split_key_values(s: &str) -> Result<Split, TlsError> {
     let (mut mode, mut root) = (None, None);
     let mut kept = Vec::new();
     let mut chars = s.chars().peekable();
@@ -205,14 +194,14 @@ fn split_key_values(s: &str) -> Result<Split, String> {
         }
         while chars.next_if(|c| c.is_whitespace()).is_some() {}
         if chars.next() != Some('=') {
-            return Err(format!("{key:?} in the team URL has no '=' and value"));
+            return Err(TlsError::NoValue(key));
         }
         while chars.next_if(|c| c.is_whitespace()).is_some() {}
         let mut value = String::new();
         if chars.next_if_eq(&'\'').is_some() {
             loop {
                 match chars.next() {
-                    None => return Err(format!("the value of {key:?} has no closing quote")),
+                    None => return Err(TlsError::NoClosingQuote(key)),
                     Some('\'') => break,
                     Some('\\') => value.extend(chars.next()),
                     Some(c) => value.push(c),
@@ -241,7 +230,7 @@ fn split_key_values(s: &str) -> Result<Split, String> {
 
 /// The TLS of a connection to hosts that are only unix sockets (`unix_only`: libpq never
 /// encrypts those, whatever the mode) or TCP ones.
-pub fn prepare(settings: &TlsSettings, unix_only: bool) -> Result<Tls, String> {
+pub fn prepare(settings: &TlsSettings, unix_only: bool) -> Result<Tls, TlsError> {
     let mode = settings.mode;
     if mode == SslMode::Disable || unix_only {
         return Ok(Tls {
@@ -262,14 +251,7 @@ pub fn prepare(settings: &TlsSettings, unix_only: bool) -> Result<Tls, String> {
         (SslMode::Disable | SslMode::Prefer, _) | (SslMode::Require, None) => Check::Nothing,
         (SslMode::Require | SslMode::VerifyCa, Some(_)) => Check::Ca,
         (SslMode::VerifyFull, Some(_)) => Check::Full,
-        (_, None) => {
-            return Err(format!(
-                "sslmode={} needs the CA certificate that signed the server's: name it with \
-                 sslrootcert=PATH (or put it at ~/.postgresql/root.crt; sslrootcert=system for \
-                 a publicly signed server)",
-                mode.name()
-            ))
-        }
+        (_, None) => return Err(TlsError::NeedsRoot(mode)),
     };
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let verifier: Arc<dyn ServerCertVerifier> = match (&check, &root) {
@@ -278,7 +260,7 @@ pub fn prepare(settings: &TlsSettings, unix_only: bool) -> Result<Tls, String> {
             let roots = Arc::new(load_roots(root)?);
             let inner = WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
                 .build()
-                .map_err(|e| format!("sslrootcert: {e}"))?;
+                .map_err(TlsError::Verifier)?;
             match check {
                 Check::Ca => Arc::new(CaOnly(inner)),
                 _ => inner,
@@ -287,7 +269,7 @@ pub fn prepare(settings: &TlsSettings, unix_only: bool) -> Result<Tls, String> {
     };
     let mut config = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS: {e}"))?
+        .map_err(TlsError::Protocols)?
         .dangerous()
         .with_custom_certificate_verifier(verifier)
         .with_no_client_auth();
@@ -323,7 +305,7 @@ const SYSTEM_BUNDLES: [&str; 4] = [
     "/etc/ssl/cert.pem",
 ];
 
-fn load_roots(root: &RootCert) -> Result<RootCertStore, String> {
+fn load_roots(root: &RootCert) -> Result<RootCertStore, TlsError> {
     let path = match root {
         RootCert::File(p) => p.clone(),
         RootCert::System => std::env::var_os("SSL_CERT_FILE")
@@ -331,27 +313,25 @@ fn load_roots(root: &RootCert) -> Result<RootCertStore, String> {
             .into_iter()
             .chain(SYSTEM_BUNDLES.iter().map(PathBuf::from))
             .find(|p| p.exists())
-            .ok_or("sslrootcert=system: no CA bundle on this machine (install ca-certificates)")?,
+            .ok_or(TlsError::NoSystemBundle)?,
     };
-    let shown = path.display();
-    let pem = read_bounded(&path).map_err(|e| format!("sslrootcert={shown}: {e}"))?;
+    read_roots(&path).map_err(|why| TlsError::RootFile { path, why })
+}
+
+/// The certificates of the CA file at `path`.
+fn read_roots(path: &Path) -> Result<RootCertStore, RootFileError> {
+    let pem = read_bounded(path)?;
     let mut store = RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(&pem) {
-        let cert = cert.map_err(|e| format!("sslrootcert={shown}: not a PEM certificate ({e})"))?;
         store
-            .add(cert)
-            .map_err(|e| format!("sslrootcert={shown}: {e}"))?;
+            .add(cert.map_err(RootFileError::NotPem)?)
+            .map_err(RootFileError::Refused)?;
     }
     if store.is_empty() && pem.windows(11).any(|w| w == b"PRIVATE KEY") {
-        return Err(format!(
-            "sslrootcert={shown}: holds a private key, not a certificate: give the CA's \
-             certificate (the file with BEGIN CERTIFICATE, e.g. root.crt), never a key"
-        ));
+        return Err(RootFileError::PrivateKey);
     }
     if store.is_empty() {
-        return Err(format!(
-            "sslrootcert={shown}: holds no certificate (a PEM file with BEGIN CERTIFICATE)"
-        ));
+        return Err(RootFileError::NoCertificate);
     }
     Ok(store)
 }
@@ -361,30 +341,24 @@ const MAX_ROOT_FILE: u64 = 16 << 20;
 
 /// A CA file's bytes, refusing before opening anything that is not a regular file (opening a
 /// FIFO blocks until a writer comes; `/dev/zero` never ends) or is too large to be a CA bundle.
-fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
+fn read_bounded(path: &Path) -> Result<Vec<u8>, RootFileError> {
     use std::io::Read;
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    let meta = std::fs::metadata(path).map_err(RootFileError::Io)?;
     if meta.is_dir() {
-        return Err("is a directory: name the CA certificate file in it".to_string());
+        return Err(RootFileError::Directory);
     }
     if !meta.is_file() {
-        return Err("is not a regular file (a FIFO, socket or device): name a PEM file".into());
+        return Err(RootFileError::NotRegular);
     }
-    let too_big = || {
-        format!(
-            "is over {} MiB, not a CA certificate file",
-            MAX_ROOT_FILE >> 20
-        )
-    };
     if meta.len() > MAX_ROOT_FILE {
-        return Err(too_big());
+        return Err(RootFileError::TooLarge(MAX_ROOT_FILE));
     }
     let mut pem = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(MAX_ROOT_FILE + 1).read_to_end(&mut pem))
-        .map_err(|e| e.to_string())?;
+        .map_err(RootFileError::Io)?;
     if pem.len() as u64 > MAX_ROOT_FILE {
-        return Err(too_big());
+        return Err(RootFileError::TooLarge(MAX_ROOT_FILE));
     }
     Ok(pem)
 }
@@ -603,11 +577,15 @@ mod tests {
     #[test]
     fn bad_modes_name_the_field() {
         let e = split("host=db sslmode=verify").unwrap_err();
-        assert!(e.contains("sslmode=\"verify\""), "{e}");
+        assert!(matches!(&e, TlsError::BadMode(m) if m == "verify"), "{e}");
+        assert!(e.to_string().contains("sslmode=\"verify\""), "{e}");
         let e = split("postgresql://db/t?sslmode=allow").unwrap_err();
-        assert!(e.contains("allow"), "{e}");
+        assert!(matches!(e, TlsError::Allow), "{e}");
         let e = split("host=db sslmode=require sslrootcert=system").unwrap_err();
-        assert!(e.contains("verify-full"), "{e}");
+        assert!(
+            matches!(e, TlsError::SystemNeedsVerifyFull(SslMode::Require)),
+            "{e}"
+        );
     }
 
     #[test]
@@ -615,6 +593,19 @@ mod tests {
         let (_, mut s) = split("host=db sslmode=verify-full").unwrap();
         s.root = Some(RootCert::File("/nonexistent/ca.crt".into()));
         let e = prepare(&s, false).err().unwrap();
-        assert!(e.contains("sslrootcert=/nonexistent/ca.crt"), "{e}");
+        assert!(
+            matches!(
+                &e,
+                TlsError::RootFile {
+                    why: RootFileError::Io(_),
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(
+            e.to_string().contains("sslrootcert=/nonexistent/ca.crt"),
+            "{e}"
+        );
     }
 }

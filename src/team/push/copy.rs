@@ -37,7 +37,7 @@ impl<'t> Staged<'t> {
         copy_line(cols, &mut self.line);
         self.w
             .write_all(self.line.as_bytes())
-            .map_err(|e| TeamError::Sql(e.to_string()))?;
+            .map_err(TeamError::Copy)?;
         self.rows += 1;
         Ok(())
     }
@@ -159,8 +159,7 @@ fn copy_in(
 ) -> Result<(), TeamError> {
     let mut w = tx.copy_in(sql)?;
     for part in parts {
-        w.write_all(part)
-            .map_err(|e| TeamError::Sql(e.to_string()))?;
+        w.write_all(part).map_err(TeamError::Copy)?;
     }
     w.finish()?;
     Ok(())

@@ -105,10 +105,7 @@ pub(super) fn push_episodes(
                 Msg::Failed(e) => return Err(e),
             }
         }
-        Err(TeamError::Local {
-            store: "episodes",
-            why: "the reader stopped before the end".to_string(),
-        })
+        Err(TeamError::ReaderStopped { store: "episodes" })
     })
 }
 
