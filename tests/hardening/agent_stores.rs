@@ -278,13 +278,18 @@ fn an_agents_wal_database_is_read_with_nothing_created_beside_it() {
     let h = AgentHome::new();
     let opencode = h.home.join(".local/share/opencode");
     let user = h.home.join(".config/Cursor/User");
-    // The agents running (-wal and -shm beside OpenCode's, Cursor's global and Goose's store),
+    // The agents running (-wal and -shm beside OpenCode's, Cursor's global, Goose's, Crush's and
+    // Zed's store),
     // and a workspace store its IDE closed cleanly (the main file alone, still in WAL mode).
     let dirs = [
         opencode.clone(),
         user.join("globalStorage"),
         user.join("workspaceStorage/0a1b2c3d4e5f"),
         h.home.join(".local/share/goose/sessions"),
+        h.home
+            .join(crate::common::agent_home::CRUSH_PROJECT)
+            .join(".crush"),
+        h.home.join(".local/share/zed/threads"),
     ];
     let before: Vec<Vec<String>> = dirs.iter().map(|d| entries(d)).collect();
     assert!(
@@ -305,6 +310,8 @@ fn an_agents_wal_database_is_read_with_nothing_created_beside_it() {
     assert_eq!(sessions_of(&h, "opencode"), 2);
     assert_eq!(sessions_of(&h, "cursor"), 4);
     assert_eq!(sessions_of(&h, "goose"), 2);
+    assert_eq!(sessions_of(&h, "crush"), 2);
+    assert_eq!(sessions_of(&h, "zed"), 3);
 
     // The same stores read by a user who cannot write their folders.
     let data = h.home.parent().expect("tmp").join("data-reader");
@@ -331,6 +338,8 @@ fn an_agents_wal_database_is_read_with_nothing_created_beside_it() {
     assert_eq!(count("opencode"), Some(2), "{d}");
     assert_eq!(count("cursor"), Some(4), "{d}");
     assert_eq!(count("goose"), Some(2), "{d}");
+    assert_eq!(count("crush"), Some(2), "{d}");
+    assert_eq!(count("zed"), Some(3), "{d}");
     assert_eq!(dirs.iter().map(|d| entries(d)).collect::<Vec<_>>(), before);
 }
 
