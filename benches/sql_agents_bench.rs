@@ -46,7 +46,45 @@ fn build(dir: &Path, a: &Agent) -> (std::path::PathBuf, Connection) {
         c.execute_batch(&copy).expect("rows");
     }
     c.execute_batch("COMMIT").expect("commit");
+    if a.name == "zed" {
+        zstd_threads(&c);
+    }
     (db, c)
+}
+
+/// Zed's `0.3.0` thread documents stored zstd-compressed, as current Zed stores them (the
+/// fixture's SQL holds them as JSON text).
+fn zstd_threads(c: &Connection) {
+    let rows: Vec<(String, String)> = c
+        .prepare("SELECT id, data FROM threads WHERE json_extract(data, '$.version') = '0.3.0'")
+        .and_then(|mut st| {
+            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()
+        })
+        .expect("threads");
+    c.execute_batch("BEGIN").expect("begin");
+    for (id, data) in rows {
+        let packed = ruzstd::encoding::compress_to_vec(
+            data.as_bytes(),
+            ruzstd::encoding::CompressionLevel::Fastest,
+        );
+        c.execute(
+            "UPDATE threads SET data_type = 'zstd', data = ?2 WHERE id = ?1",
+            rusqlite::params![id, packed],
+        )
+        .expect("compress");
+    }
+    c.execute_batch("COMMIT").expect("commit");
+}
+
+/// Sessions one copy of an agent's fixture holds.
+fn sessions_per_copy(agent: &str) -> usize {
+    match agent {
+        // A thread, its subagent and an agent-1 thread.
+        "zed" => 3,
+        // A session and its child (Crush's title-generation child is not read).
+        _ => 2,
+    }
 }
 
 fn size(db: &Path) -> u64 {
@@ -78,10 +116,31 @@ fn main() {
             append: "INSERT INTO cursorDiskKV VALUES ('bubbleId:7a1d4b6c-222200007-4d3e-8f9a-0b1c2d3e4f5a:s-9',
                 '{\"_v\":3,\"type\":2,\"text\":\"one more line\"}');",
         },
+        Agent {
+            name: "crush",
+            sql: "fixtures/agents/crush/crush.sql",
+            data_after: "WHERE id = new.session_id;\nEND;\n",
+            ids: &["90a1b2c3d4e5", "msg-"],
+            db_name: "ledger/.crush/crush.db",
+            append: "INSERT INTO messages (id, session_id, role, parts, created_at, updated_at)
+                VALUES ('msg-bench-new', '6f1c2d3e-4a5b-4c6d-8e7f-90a1b2c3d4e500007', 'user',
+                '[{\"type\":\"text\",\"data\":{\"text\":\"one more line\"}}]',
+                1788600900, 1788600900);",
+        },
+        // Its current threads stored zstd-compressed (`zstd_threads`), as Zed stores them.
+        Agent {
+            name: "zed",
+            sql: "fixtures/agents/zed/threads.sql",
+            data_after: "ALTER TABLE threads ADD COLUMN created_at TEXT;\n",
+            ids: &["1a0b9c8d7e6f", "0e1f2a3b4c5d", "1f2a3b4c5d6e"],
+            db_name: "zed/threads/threads.db",
+            append: "INSERT INTO threads (id, summary, updated_at, data_type, data)
+                VALUES ('bench-new', 'one more', '2026-09-07T00:00:00+00:00', 'json',
+                '{\"title\":\"one more\",\"messages\":[{\"User\":{\"id\":\"u\",
+                \"content\":[{\"Text\":\"one more line\"}]}}],\"version\":\"0.3.0\"}');",
+        },
     ];
-    println!(
-        "sql_agents_bench: {COPIES} copies of each fixture (2 sessions each), median of {RUNS}"
-    );
+    println!("sql_agents_bench: {COPIES} copies of each fixture, median of {RUNS}");
     for a in &agents {
         let tmp = tempfile::tempdir().expect("tmp");
         let (db, writer) = build(tmp.path(), a);
@@ -112,7 +171,7 @@ fn main() {
              unchanged re-run {:.0} ms; one new row {:.0} ms ({} events added)",
             a.name,
             bytes as f64 / 1e6,
-            COPIES * 2,
+            COPIES * sessions_per_copy(a.name),
             bytes as f64 / 1e6 / median,
             events as f64 / median,
             unchanged * 1e3,
