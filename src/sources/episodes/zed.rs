@@ -27,7 +27,8 @@
 //! activity is `updated_at`, as Continue's are read. A thread with `parent_id` (its document's
 //! `subagent_context.parent_thread_id`) is that thread's subagent, spawned by the parent's
 //! `spawn_agent` call `subagent_context.tool_use_id`; its `User` text is the parent agent's
-//! prompt. Zed has no command that opens a thread by id: no resume command.
+//! prompt. No resume command: Zed opens a thread from its agent panel's history, and no command
+//! line taking a thread id was found in its source (not confirmed that none exists).
 //!
 //! The store holds many sessions (`StoreKind::Database`): opened so nothing is created beside it
 //! (`agent_db`), read in one snapshot; a thread whose fingerprint (its `updated_at`, `data_type`
@@ -162,7 +163,8 @@ impl AgentReader for Reader {
         conn.snapshot(sql_err, |c| read_snapshot(c, from, sink))
     }
 
-    /// Zed opens a thread from its agent panel's history; it has no command taking an id.
+    /// Zed opens a thread from its agent panel's history; no command taking a thread id was
+    /// found.
     fn resume_command(&self, _quoted_session_id: &str) -> Option<String> {
         None
     }

@@ -274,3 +274,16 @@ fn a_copy_under_another_name_is_recognised_by_its_tables_and_others_are_not() {
         .expect("other");
     assert!(!has_crush_schema(&other));
 }
+
+#[test]
+fn sessions_naming_the_project_its_crush_folder_or_the_database_find_the_store() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let (path, _conn) = db(dir.path());
+    let project = dir.path().join("ledger");
+    for root in [project.clone(), project.join(DATA_DIR), path.clone()] {
+        let found = crate::sources::episodes::discover::discover(&root);
+        let stores: Vec<(&Path, Agent)> =
+            found.iter().map(|f| (f.path.as_path(), f.kind)).collect();
+        assert_eq!(stores, vec![(path.as_path(), Agent::Crush)], "{root:?}");
+    }
+}
