@@ -79,7 +79,9 @@ impl CodeSource for Slow {
         ))
     }
     fn read(&self, path: &str, _: LineRange, _: Option<&str>) -> Result<CodeLines, ReadCodeError> {
-        Err(ReadCodeError::NotInSource(format!("{path}: not held here")))
+        Err(ReadCodeError::NotInSource(
+            format!("{path}: not held here").into(),
+        ))
     }
     fn stats(&self) -> Result<CodeStats, SourceFailure> {
         Ok(CodeStats::default())

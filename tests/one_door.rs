@@ -13,7 +13,8 @@ use knowledge::engine::lanes::{
     Episode, EpisodeError, EpisodeSession, EpisodesAnswer, EpisodesSource, LaneRequest, LaneStats,
     SessionRow, SourceFailure,
 };
-use knowledge::engine::read_code::{ReadCodeError, MAX_FILE_BYTES};
+use knowledge::engine::read_code::{NotText, ReadCodeError, MAX_FILE_BYTES};
+use knowledge::sources::code::read::TextFileError;
 use serde_json::{json, Value};
 
 #[test]
@@ -49,6 +50,14 @@ fn a_file_outside_every_indexed_repository_is_refused() {
         .is_err());
 }
 
+/// Why a read refused a file under an indexed root, when it is that kind of refusal.
+fn not_text(err: &ReadCodeError) -> Option<&TextFileError> {
+    match err {
+        ReadCodeError::NotReadable(why) => why.cause()?.downcast_ref::<NotText>().map(|n| &n.why),
+        _ => None,
+    }
+}
+
 #[test]
 fn a_new_file_under_an_indexed_root_is_read_redacted_but_not_a_huge_or_binary_one() {
     let fresh = common::world::fresh_demo();
@@ -70,6 +79,10 @@ fn a_new_file_under_an_indexed_root_is_read_redacted_but_not_a_huge_or_binary_on
     let err = engine
         .read_code(&huge.display().to_string(), 1, None, None)
         .expect_err("too large");
+    assert!(
+        matches!(not_text(&err), Some(TextFileError::TooLarge(_))),
+        "{err}"
+    );
     assert!(err.to_string().contains("larger than"), "{err}");
 
     let binary = repo.join("logo.bin");
@@ -77,6 +90,10 @@ fn a_new_file_under_an_indexed_root_is_read_redacted_but_not_a_huge_or_binary_on
     let err = engine
         .read_code(&binary.display().to_string(), 1, None, None)
         .expect_err("binary");
+    assert!(
+        matches!(not_text(&err), Some(TextFileError::Binary)),
+        "{err}"
+    );
     assert!(err.to_string().contains("binary"), "{err}");
 
     // A symlink under the root that leads outside it is outside.

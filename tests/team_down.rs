@@ -134,3 +134,39 @@ fn a_silent_team_host_never_holds_the_answer_past_the_lane_wait() {
     let text = String::from_utf8_lossy(&chart.stdout);
     assert!(text.contains("no answer within 1000 ms"), "{text}");
 }
+
+/// A team lane that cannot connect fails with the connection's error kept as the cause: the
+/// lane's reason is its text, and the kind says what went wrong (no server at the port).
+#[test]
+fn a_lane_that_cannot_connect_keeps_the_teams_error_as_its_cause() {
+    use knowledge::engine::lanes::LaneRequest;
+    use knowledge::team::{TeamError, Unreached};
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let url = format!("postgresql://u@127.0.0.1:{port}/t?sslmode=disable");
+    let (episodes, _, _) =
+        knowledge::team::source::lanes(&url, std::time::Duration::from_secs(10)).expect("lanes");
+    let f = episodes
+        .search(&LaneRequest {
+            query: "anything".into(),
+            terms: vec!["anything".into()],
+            depth: 5,
+            ..Default::default()
+        })
+        .expect_err("nothing listens there");
+    assert_eq!(f.code, Code::SourceUnavailable);
+    let cause = f.cause().and_then(|c| c.downcast_ref::<TeamError>());
+    assert!(
+        matches!(
+            cause,
+            Some(TeamError::Unreachable {
+                why: Unreached::Refused { .. },
+                ..
+            })
+        ),
+        "{f}"
+    );
+    assert!(f.to_string().contains("cannot be reached"), "{f}");
+}

@@ -12,7 +12,7 @@ use super::items::episode_id;
 use super::lanes::{
     ActivityQuery, ActivitySession, CodeAnswer, CodeHit, CodeLines, CodeSource, CodeStats, Episode,
     EpisodeError, EpisodeEvent, EpisodeHit, EpisodeSession, EpisodesAnswer, EpisodesSource,
-    HitSession, LaneRequest, LaneStats, LineRange, ReadCodeError, SessionRow, SkillsSource,
+    HitSession, LaneRequest, LaneStats, LineRange, ReadCodeError, Reason, SessionRow, SkillsSource,
     SourceFailure, Unavailable,
 };
 use crate::contract::Code;
@@ -112,8 +112,8 @@ impl EpisodesSource for BuiltinEpisodes {
 }
 
 /// A store that fails a read degrades the lane: the source is there but cannot answer.
-fn unavailable(e: impl std::fmt::Display) -> SourceFailure {
-    SourceFailure::new(Code::SourceUnavailable, e.to_string())
+fn unavailable(e: impl std::error::Error + Send + Sync + 'static) -> SourceFailure {
+    SourceFailure::caused(Code::SourceUnavailable, e)
 }
 
 /// A row of the episodes index → the lane's hit.
@@ -279,14 +279,23 @@ pub fn read_indexed(
         other => other,
     };
     found.map_err(|e| match e {
-        CodeStoreError::NotIndexed(_) => ReadCodeError::NotInSource(e.to_string()),
+        CodeStoreError::NotIndexed(_) => ReadCodeError::NotInSource(Reason::error(e)),
         CodeStoreError::Missing(_) | CodeStoreError::Sql(_) => {
-            ReadCodeError::Unavailable(e.to_string())
+            ReadCodeError::Unavailable(unavailable(e))
         }
         CodeStoreError::Ambiguous { .. } | CodeStoreError::Io { .. } => {
-            ReadCodeError::NotReadable(e.to_string())
+            ReadCodeError::NotReadable(Reason::error(e))
         }
     })
+}
+
+/// A store that did not open, and how to build it.
+#[derive(Debug, thiserror::Error)]
+#[error("{error} ({hint})")]
+struct WithHint<E: std::error::Error + 'static> {
+    #[source]
+    error: E,
+    hint: String,
 }
 
 /// The episodes lane over `episodes.sqlite`, and the store when it opened.
@@ -327,7 +336,7 @@ pub fn skills_lane(path: &Path) -> (Arc<dyn SkillsSource>, Option<Arc<AgentKnowl
 /// Open a built-in store for its lane. A store that does not open does not fail the engine: its
 /// lane becomes [`Unavailable`], and the error text (with `hint`, how to build the store) is the
 /// lane's degradation reason: a missing file means the index is not ready yet.
-fn open_lane<S, E: std::fmt::Display, L: ?Sized>(
+fn open_lane<S, E: std::error::Error + Send + Sync + 'static, L: ?Sized>(
     path: &Path,
     open: impl FnOnce(&Path) -> Result<S, E>,
     name: &str,
@@ -348,11 +357,16 @@ where
             } else {
                 Code::IndexNotReady
             };
-            let reason = match hint {
-                Some(hint) => format!("{e} ({hint})"),
-                None => e.to_string(),
+            let failure = match hint {
+                Some(hint) => SourceFailure::caused(
+                    code,
+                    WithHint {
+                        error: e,
+                        hint: hint.to_string(),
+                    },
+                ),
+                None => SourceFailure::caused(code, e),
             };
-            let failure = SourceFailure::new(code, reason);
             let name = name.to_string();
             (Arc::from(Unavailable { name, failure }), None)
         }

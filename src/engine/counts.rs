@@ -51,17 +51,17 @@ impl Engine {
         StoreCounts {
             episodes: state(
                 &config.episodes_db(),
-                opened[0].then(|| lanes.episodes.stats().map_err(|f| f.reason)),
+                opened[0].then(|| lanes.episodes.stats().map_err(|f| f.to_string())),
                 |p| crate::sources::episodes::search::EpisodeStore::open(p).err(),
             ),
             code: state(
                 &config.code_db(),
-                opened[1].then(|| lanes.code.stats().map_err(|f| f.reason)),
+                opened[1].then(|| lanes.code.stats().map_err(|f| f.to_string())),
                 |p| crate::sources::code::search::CodeStore::open(p).err(),
             ),
             knowledge: state(
                 &config.knowledge_db(),
-                opened[2].then(|| lanes.skills.stats().map_err(|f| f.reason)),
+                opened[2].then(|| lanes.skills.stats().map_err(|f| f.to_string())),
                 |p| crate::sources::agent_knowledge::AgentKnowledgeStore::open(p).err(),
             ),
         }

@@ -196,7 +196,7 @@ impl Engine {
                          (run `knowledge index`)"
                     ),
                 )]),
-                Err(f) => Err(vec![Issue::new(Code::Internal, f.reason)]),
+                Err(f) => Err(vec![Issue::new(Code::Internal, f.to_string())]),
             };
         }
         if matches!(l3.stats(), Err(ref f) if f.code == Code::IndexNotReady) {

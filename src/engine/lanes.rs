@@ -16,6 +16,8 @@
 //! source on another machine (the team's PostgreSQL) answers all of it the way the built-in
 //! stores do, and `tests/lane_conformance.rs` holds every source to the same rules.
 
+mod failure;
+
 use crate::contract::Code;
 pub use crate::sources::actor_id::ActorKey;
 pub use crate::sources::agent_knowledge::reader::{
@@ -26,6 +28,7 @@ pub use crate::sources::code::CodeLines;
 pub use crate::sources::code::CodeStats;
 pub use crate::sources::episodes::activity::ActivitySession;
 pub use crate::sources::episodes::search::{LaneStats, SessionRow};
+pub use failure::{BothFailed, NeitherRead, NotHeld, ReadCodeError, Reason, SourceFailure};
 
 /// The part of a request a lane needs, already checked.
 #[derive(Debug, Clone, Default)]
@@ -59,22 +62,6 @@ pub struct ActivityQuery {
     pub workspaces: Vec<String>,
     /// `success` or `failure`; `None` for any.
     pub outcome: Option<String>,
-}
-
-/// Why a source could not answer; becomes the lane's degradation.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SourceFailure {
-    pub code: Code,
-    pub reason: String,
-}
-
-impl SourceFailure {
-    pub fn new(code: Code, reason: impl Into<String>) -> Self {
-        SourceFailure {
-            code,
-            reason: reason.into(),
-        }
-    }
 }
 
 /// An event hit from any episodes source: what the engine ranks, cites and attributes.
@@ -267,8 +254,8 @@ pub enum EpisodeError {
         why: String,
     },
     /// The source could not answer at all.
-    #[error("{}", .0.reason)]
-    Source(SourceFailure),
+    #[error("{0}")]
+    Source(#[source] SourceFailure),
     #[error(transparent)]
     Store(#[from] crate::sources::episodes::search::EpisodeStoreError),
 }
@@ -341,19 +328,6 @@ pub trait CodeSource: Send + Sync {
 pub struct LineRange {
     pub start: u64,
     pub end: Option<u64>,
-}
-
-/// Why lines could not be read. `NotReadable` is about the path the caller gave (a person can
-/// fix it); `NotInSource` says this source does not hold the file (the next one may);
-/// `Unavailable` is about the store or server.
-#[derive(Debug, thiserror::Error)]
-pub enum ReadCodeError {
-    #[error("{0}")]
-    NotReadable(String),
-    #[error("{0}")]
-    NotInSource(String),
-    #[error("{0}")]
-    Unavailable(String),
 }
 
 /// A skill hit from the agent-knowledge store.
@@ -461,10 +435,10 @@ impl CodeSource for Unavailable {
     }
     fn read(&self, path: &str, _: LineRange, _: Option<&str>) -> Result<CodeLines, ReadCodeError> {
         // No index holds the file; the engine may still find it on disk under the allowed roots.
-        Err(ReadCodeError::NotInSource(format!(
-            "{path}: {}",
-            self.failure.reason
-        )))
+        Err(ReadCodeError::NotInSource(Reason::error(NotHeld {
+            path: path.to_string(),
+            failure: self.failure.clone(),
+        })))
     }
     fn stats(&self) -> Result<CodeStats, SourceFailure> {
         Err(self.failure.clone())

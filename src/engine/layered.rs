@@ -20,9 +20,9 @@ use std::time::{Duration, Instant};
 
 use super::lanes::{
     ActivityQuery, ActivitySession, ActorFacts, ActorKey, ActorRow, AgentKnowledgeStats,
-    CodeAnswer, CodeLines, CodeSource, CodeStats, Episode, EpisodeError, EpisodesAnswer,
-    EpisodesSource, LaneRequest, LaneStats, LineRange, ReadCodeError, SessionRow, SkillsActivity,
-    SkillsAnswer, SkillsSource, SourceFailure,
+    BothFailed, CodeAnswer, CodeLines, CodeSource, CodeStats, Episode, EpisodeError,
+    EpisodesAnswer, EpisodesSource, LaneRequest, LaneStats, LineRange, ReadCodeError, SessionRow,
+    SkillsActivity, SkillsAnswer, SkillsSource, SourceFailure,
 };
 use crate::contract::Code;
 
@@ -149,9 +149,12 @@ fn combine<A: Partial>(
             a.unanswered().push(f);
             Ok(a)
         }
-        (Err(l), Err(r)) => Err(SourceFailure::new(
+        (Err(l), Err(r)) => Err(SourceFailure::caused(
             r.code,
-            format!("{}; this machine's index: {}", r.reason, l.reason),
+            BothFailed {
+                external: r,
+                local: l,
+            },
         )),
     }
 }

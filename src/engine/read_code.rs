@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 
 pub use super::lanes::ReadCodeError;
-use super::lanes::{CodeLines, LineRange};
+use super::lanes::{CodeLines, LineRange, NeitherRead, Reason, SourceFailure};
 use super::Engine;
 use crate::sources::code::chunk::{file_text_kind, redact_lines};
 use crate::sources::code::read::{read_text_file, window, TextFileError};
@@ -53,7 +53,13 @@ impl Engine {
         // 3. Disk, under the indexed roots.
         self.read_disk(path, range)
             .map_err(|e| match external_failure {
-                Some(why) => ReadCodeError::Unavailable(format!("{why}; and {e}")),
+                Some(external) => ReadCodeError::Unavailable(SourceFailure::caused(
+                    external.code,
+                    NeitherRead {
+                        external,
+                        disk: Box::new(e),
+                    },
+                )),
                 None => e,
             })
     }
@@ -67,21 +73,21 @@ impl Engine {
                 .builtin()
                 .code
                 .stats()
-                .map_err(|e| ReadCodeError::Unavailable(e.reason))?
+                .map_err(ReadCodeError::Unavailable)?
                 .roots
                 .into_iter()
                 .map(PathBuf::from)
                 .collect();
             if roots.is_empty() {
-                return Err(ReadCodeError::NotReadable(format!(
-                    "{path} is not in the code index"
-                )));
+                return Err(ReadCodeError::NotReadable(
+                    format!("{path} is not in the code index").into(),
+                ));
             }
         }
         let (base, roots) = if roots.is_empty() {
             let cwd = std::env::current_dir().map_err(|_| {
                 ReadCodeError::NotReadable(
-                    "no code index and no working directory to read from".to_string(),
+                    "no code index and no working directory to read from".into(),
                 )
             })?;
             (cwd.clone(), vec![cwd])
@@ -92,6 +98,23 @@ impl Engine {
     }
 }
 
+/// A file under an indexed root that is not read: too large, binary, or not a regular file
+/// that can be read (the error under it is its source).
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {}", not_text(.why))]
+pub struct NotText {
+    pub path: String,
+    #[source]
+    pub why: TextFileError,
+}
+
+fn not_text(why: &TextFileError) -> String {
+    match why {
+        TextFileError::Io(_) => "not a regular file that can be read".to_string(),
+        other => other.to_string(),
+    }
+}
+
 /// A file outside the index, under one of `roots` (a relative path is taken from `base`).
 fn read_under(
     path: &str,
@@ -99,7 +122,7 @@ fn read_under(
     base: &Path,
     roots: &[PathBuf],
 ) -> Result<CodeLines, ReadCodeError> {
-    let refuse = |why: &str| ReadCodeError::NotReadable(format!("{path}: {why}"));
+    let refuse = |why: &str| ReadCodeError::NotReadable(format!("{path}: {why}").into());
     let given = Path::new(path);
     let full = if given.is_absolute() {
         given.to_path_buf()
@@ -119,9 +142,11 @@ fn read_under(
              `knowledge index --code ROOT`)",
         ));
     };
-    let bytes = read_text_file(&canon).map_err(|e| match e {
-        TextFileError::Io(_) => refuse("not a regular file that can be read"),
-        other => refuse(&other.to_string()),
+    let bytes = read_text_file(&canon).map_err(|why| {
+        ReadCodeError::NotReadable(Reason::error(NotText {
+            path: path.to_string(),
+            why,
+        }))
     })?;
     let text = String::from_utf8_lossy(&bytes);
     let (all, _) = redact_lines(&text, file_text_kind(path, &text));

@@ -539,7 +539,7 @@ fn probe_sources(sources: &SourcesConfig) -> Vec<SourceReport> {
         lane,
         name,
         reachable: res.is_ok(),
-        error: res.err().map(|f| f.reason),
+        error: res.err().map(|f| f.to_string()),
     };
     if let Some(episodes) = episodes {
         let res = episodes.search(&req).map(|_| ());

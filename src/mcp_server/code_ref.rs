@@ -42,6 +42,8 @@ pub fn read(server: &Inner, args: &Map<String, Value>) -> CallToolResult {
         Err(ReadCodeError::NotReadable(why) | ReadCodeError::NotInSource(why)) => {
             invalid("path", &format!("path: {why}"))
         }
-        Err(ReadCodeError::Unavailable(why)) => failure(Code::SourceUnavailable, None, &why),
+        Err(ReadCodeError::Unavailable(why)) => {
+            failure(Code::SourceUnavailable, None, &why.to_string())
+        }
     }
 }

@@ -257,11 +257,11 @@ impl CodeSource for TeamCode {
                     &[&p, &c],
                 )
             })
-            .map_err(|f| ReadCodeError::Unavailable(f.reason))?;
+            .map_err(ReadCodeError::Unavailable)?;
         let Some(r) = rows.first() else {
-            return Err(ReadCodeError::NotInSource(format!(
-                "{path}: not in the team index"
-            )));
+            return Err(ReadCodeError::NotInSource(
+                format!("{path}: not in the team index").into(),
+            ));
         };
         let first = r.get::<_, i64>(2).max(1) as u64;
         let text = redact::redact(&r.get::<_, String>(4)).text;

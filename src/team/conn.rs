@@ -250,5 +250,5 @@ fn open(url: &TeamUrl) -> Result<Connected, SourceFailure> {
 }
 
 pub(super) fn fail(e: TeamError) -> SourceFailure {
-    SourceFailure::new(Code::SourceUnavailable, e.to_string())
+    SourceFailure::caused(Code::SourceUnavailable, e)
 }

@@ -80,11 +80,9 @@ impl TeamSkills {
                 copy(c, path, &revs)
             }))
         });
-        let held = held.and_then(|r| {
-            r.map_err(|e| SourceFailure::new(Code::Internal, format!("the team's skills: {e}")))
-        })?;
+        let held = held.and_then(|r| r.map_err(|e| SourceFailure::caused(Code::Internal, e)))?;
         let store = AgentKnowledgeStore::open(&held.path)
-            .map_err(|e| SourceFailure::new(Code::Internal, e.to_string()))?;
+            .map_err(|e| SourceFailure::caused(Code::Internal, e))?;
         let m = Arc::new(Mirror {
             revs,
             _held: held,
@@ -97,12 +95,19 @@ impl TeamSkills {
     }
 }
 
+/// Why the team's skills could not be copied into a local store.
+#[derive(Debug, thiserror::Error)]
+enum CopyError {
+    #[error("the team's skills: {0}")]
+    Local(#[from] rusqlite::Error),
+    #[error("the team's skills: {0}")]
+    Team(#[from] postgres::Error),
+    #[error("the team's skills: {0}")]
+    Io(#[from] std::io::Error),
+}
+
 /// Copy every machine's agent-knowledge rows into a new store at `path` (the local layout).
-fn copy(
-    pg: &mut postgres::Client,
-    path: &std::path::Path,
-    revs: &str,
-) -> Result<(), Box<dyn std::error::Error>> {
+fn copy(pg: &mut postgres::Client, path: &std::path::Path, revs: &str) -> Result<(), CopyError> {
     let _ = std::fs::remove_file(path);
     let mut db = rusqlite::Connection::open(path)?;
     // A half-made copy is never read (it is linked into place whole), and a crashed one is

@@ -36,7 +36,7 @@ pub fn attach(engine: &mut Engine) {
             engine.attach_searching(Some(episodes), Some(code), Some(skills), searched);
         }
         Err(e) => {
-            let failure = SourceFailure::new(Code::SourceUnavailable, e.to_string());
+            let failure = SourceFailure::caused(Code::SourceUnavailable, e);
             let lane = |name: &str| {
                 Arc::new(Unavailable {
                     name: name.to_string(),

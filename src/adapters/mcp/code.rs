@@ -67,7 +67,7 @@ impl CodeSource for McpLane<Ragraf> {
         if let Some(end) = range.end {
             args.insert("end_line".into(), json!(end));
         }
-        let unavailable = |f: SourceFailure| ReadCodeError::Unavailable(f.reason);
+        let unavailable = ReadCodeError::Unavailable;
         let result = self
             .client
             .call_within(CODE_TOOL, args, READ_TIMEOUT)
@@ -75,10 +75,9 @@ impl CodeSource for McpLane<Ragraf> {
         let doc = answer::document(self.client.command(), result, &[]).map_err(unavailable)?;
         // `found: false`: the server does not hold the file (the next source may).
         if doc.get("found").and_then(Value::as_bool) == Some(false) {
-            return Err(ReadCodeError::NotInSource(format!(
-                "{path}: not in the external code source {}",
-                self.name
-            )));
+            return Err(ReadCodeError::NotInSource(
+                format!("{path}: not in the external code source {}", self.name).into(),
+            ));
         }
         parse_lines(self.client.command(), path, range, &doc).map_err(unavailable)
     }

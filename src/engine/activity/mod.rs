@@ -120,12 +120,12 @@ impl Engine {
                 .map(|s| (s.session_id.clone(), s))
                 .collect(),
             Err(f) => {
-                warnings.push(format!("episodes: {}", f.reason));
+                warnings.push(format!("episodes: {f}"));
                 HashMap::new()
             }
         };
         let activity = self.skills.activity(&q).unwrap_or_else(|f| {
-            warnings.push(format!("actors: {}", f.reason));
+            warnings.push(format!("actors: {f}"));
             SkillsActivity::default()
         });
         let mut report = count(req, &q, (first_day, end_day), &sessions, &activity);

@@ -87,13 +87,15 @@ impl SkillsSource for BuiltinSkills {
     fn activity(&self, q: &ActivityQuery) -> Result<SkillsActivity, SourceFailure> {
         self.store.activity(q.since_ms, q.until_ms).map_err(|e| {
             // A store written before the activity counts existed: the next index rebuilds it.
-            let why = if e.to_string().contains("no such table") {
-                "the skills-and-actors store predates the activity counts: run `knowledge index`"
-                    .to_string()
+            if e.to_string().contains("no such table") {
+                SourceFailure::new(
+                    Code::SourceUnavailable,
+                    "the skills-and-actors store predates the activity counts: run `knowledge \
+                     index`",
+                )
             } else {
-                e.to_string()
-            };
-            SourceFailure::new(Code::SourceUnavailable, why)
+                SourceFailure::caused(Code::SourceUnavailable, e)
+            }
         })
     }
 }

@@ -82,11 +82,10 @@ impl LaneState {
             return;
         }
         let name = lane.as_str();
-        let reasons: Vec<&str> = unanswered.iter().map(|f| f.reason.as_str()).collect();
+        let reasons: Vec<String> = unanswered.iter().map(|f| f.to_string()).collect();
         let reason = reasons.join("; ");
-        for f in unanswered {
-            self.issues
-                .push((false, Issue::lane(f.code, name, f.reason.clone())));
+        for (f, why) in unanswered.iter().zip(reasons) {
+            self.issues.push((false, Issue::lane(f.code, name, why)));
         }
         self.issues
             .push((false, Issue::lane(Code::LaneDegraded, name, reason.clone())));
@@ -105,8 +104,9 @@ fn lane_state<T>(lane: Lane, source: String, res: &LaneResult<T>, timeout: Durat
         LaneResult::Ok(_, ms) => (false, None, *ms, 0, false),
         LaneResult::Failed(f, ms) => {
             let is_error = !matches!(f.code, Code::IndexNotReady);
-            issues.push((is_error, Issue::lane(f.code, name, f.reason.clone())));
-            (true, Some(f.reason.clone()), *ms, 0, true)
+            let why = f.to_string();
+            issues.push((is_error, Issue::lane(f.code, name, why.clone())));
+            (true, Some(why), *ms, 0, true)
         }
         LaneResult::TimedOut(ms) => {
             let reason = format!("timed out after {} ms", timeout.as_millis());
