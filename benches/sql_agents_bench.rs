@@ -1,5 +1,5 @@
 //! Indexing throughput of the agents whose store is one SQLite database (run with
-//! `cargo bench --bench sql_agents_bench`): the OpenCode and Cursor IDE fixtures
+//! `cargo bench --bench sql_agents_bench`): the OpenCode, Kilo Code and Cursor IDE fixtures
 //! (`fixtures/agents/*/…sql`) copied many times under fresh ids into one database each, in WAL
 //! mode with a writer connection open, as the agent keeps it. Prints, per agent, the from-scratch
 //! index (MB/s of database + WAL, events/s; median of three runs), a re-run with nothing changed
@@ -105,6 +105,16 @@ fn main() {
             db_name: "opencode/opencode.db",
             append: "INSERT INTO part VALUES ('prt_bench_new', 'msg_e5d4c3b000073b001ChildAnswer1',
                 'ses_1a2b3c5e6ffeChildSessionXy00007', 1780000030500, 1780000030500,
+                '{\"type\":\"text\",\"text\":\"one more line\"}');",
+        },
+        Agent {
+            name: "kilo",
+            sql: "fixtures/formats/kilo/kilo.sql",
+            data_after: "'/home/dev/importer', 'git', 'importer', 1785600000000, 1785600000000, '[]');\n",
+            ids: &["KiloRootSession", "KiloChildSessn", "msg_", "prt_"],
+            db_name: "kilo/kilo.db",
+            append: "INSERT INTO part VALUES ('bench_new', 'msg_00007e001KiloChildAnswer000001',
+                'ses_0a1b2c4e5ffeKiloChildSessn00007', 1785600040500, 1785600040500,
                 '{\"type\":\"text\",\"text\":\"one more line\"}');",
         },
         Agent {

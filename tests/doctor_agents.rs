@@ -68,6 +68,20 @@ fn expected(h: &AgentHome, agent: Agent) -> (PathBuf, u64, u64) {
         ),
         // A thread, its subagent and an agent-1 thread.
         Agent::Zed => (home.join(".local/share/zed/threads/threads.db"), 1, 3),
+        // A task of the VS Code extension, an SDK session and its subagent's transcript.
+        Agent::Cline => (
+            home.join(".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks"),
+            3,
+            3,
+        ),
+        // A task and the subtask it delegated, each a folder.
+        Agent::RooCode => (
+            home.join(".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks"),
+            2,
+            2,
+        ),
+        // The database (a session and its child) and a task of the legacy extension.
+        Agent::KiloCode => (home.join(".local/share/kilo/kilo.db"), 2, 3),
     }
 }
 

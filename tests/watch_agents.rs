@@ -74,6 +74,26 @@ const OPENHANDS_CONVERSATION: &str = "7d3e9f10-2a4b-4c5d-8e6f-0a1b2c3d4e5f";
 const CRUSH_SESSION: &str = "6f1c2d3e-4a5b-4c6d-8e7f-90a1b2c3d4e5";
 const ZED_THREAD: &str = "0f9e8d7c-6b5a-4c3d-8e2f-1a0b9c8d7e6f";
 const OPENHANDS_NEW: &str = "8e4f0a21-0000-4c5d-8e6f-0000000000a7";
+/// VS Code's globalStorage in the home, where the extensions keep their task folders.
+const VSCODE: &str = ".config/Code/User/globalStorage";
+const CLINE_TASK: &str = "1785315600000";
+const CLINE_NEW: &str = "1785700000000_w4tch";
+const ROO_TASK: &str = "5f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b";
+const ROO_NEW: &str = "9d0e1f2a-0000-4b5c-8d9e-0000000000b8";
+const KILO_SESSION: &str = "ses_0a1b2c3d4ffeKiloRootSession";
+const KILO_NEW: &str = "0e1f2a3b-0000-4c5d-8e9f-0000000000c9";
+
+/// A task folder's `ui_messages.json` rewritten whole with one more message of the assistant.
+fn rewrite_ui(task: &std::path::Path, text: &str, expect: Expect) -> Expect {
+    let path = task.join("ui_messages.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+    doc.as_array_mut().expect("messages").push(
+        serde_json::json!({"ts": 1785700000000_i64, "type": "say", "say": "text", "text": text}),
+    );
+    std::fs::write(&path, doc.to_string()).expect("rewrite");
+    expect
+}
 
 /// An OpenHands event file's body, as the SDK writes it.
 fn openhands_message(id: &str, parent: &str, source: &str, text: &str) -> String {
@@ -326,6 +346,48 @@ fn write_in_place(h: &AgentHome, agent: Agent) -> Vec<Expect> {
             doc["v"] = 42.into();
             std::fs::write(&path, serde_json::to_vec_pretty(&doc).expect("json")).expect("rewrite");
             vec![e("a thread rewritten", "wombatledger", Some(AMP_THREAD))]
+        }
+        Agent::Cline => {
+            // The extension rewrites the task's UI messages whole.
+            vec![rewrite_ui(
+                &home.join(format!(
+                    "{VSCODE}/saoudrizwan.claude-dev/tasks/{CLINE_TASK}"
+                )),
+                "The marmotinvoice totals round per currency now.",
+                e(
+                    "a task's UI messages rewritten",
+                    "marmotinvoice",
+                    Some(CLINE_TASK),
+                ),
+            )]
+        }
+        Agent::RooCode => vec![rewrite_ui(
+            &home.join(format!(
+                "{VSCODE}/rooveterinaryinc.roo-cline/tasks/{ROO_TASK}"
+            )),
+            "The ocelotbackoff retries stop after five tries.",
+            e(
+                "a task's UI messages rewritten",
+                "ocelotbackoff",
+                Some(ROO_TASK),
+            ),
+        )],
+        Agent::KiloCode => {
+            h.kilo
+                .execute_batch(&format!(
+                    "INSERT INTO message VALUES ('msg_f001KiloWatch0000000001', '{KILO_SESSION}',
+                       1785600095000, 1785600095000,
+                       '{{\"role\":\"user\",\"time\":{{\"created\":1785600095000}},\"agent\":\"code\"}}');
+                     INSERT INTO part VALUES ('prt_f002KiloWatch0000000001', 'msg_f001KiloWatch0000000001',
+                       '{KILO_SESSION}', 1785600095000, 1785600095000,
+                       '{{\"type\":\"text\",\"text\":\"Now import the pangolinrefunds table too.\"}}');"
+                ))
+                .expect("Kilo writes a message (into its WAL)");
+            vec![e(
+                "a row written to kilo.db's WAL",
+                "pangolinrefunds",
+                Some(KILO_SESSION),
+            )]
         }
         Agent::Goose => {
             h.goose
@@ -637,6 +699,47 @@ fn write_new_session(h: &AgentHome, agent: Agent) -> Vec<Expect> {
             )
             .expect("write");
             vec![e("a new thread file", "lynxmargin", Some(AMP_NEW))]
+        }
+        Agent::Cline => {
+            // A new SDK session: its folder, transcript and manifest.
+            let dir = home.join(format!(".cline/data/sessions/{CLINE_NEW}"));
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            let messages = serde_json::json!({"version": 1, "agent": "lead", "sessionId": CLINE_NEW,
+                "messages": [{"id": "m1", "role": "user", "ts": 1785700000000_i64,
+                    "content": [{"type": "text", "text": "Why does the wallabyaudit job time out?"}]}]});
+            std::fs::write(
+                dir.join(format!("{CLINE_NEW}.messages.json")),
+                messages.to_string(),
+            )
+            .expect("messages");
+            let manifest = serde_json::json!({"version": 1, "session_id": CLINE_NEW,
+                "started_at": "2026-08-02T09:06:40.000Z", "cwd": "/home/dev/ledger"});
+            std::fs::write(dir.join(format!("{CLINE_NEW}.json")), manifest.to_string())
+                .expect("manifest");
+            vec![e(
+                "a new SDK session folder",
+                "wallabyaudit",
+                Some(CLINE_NEW),
+            )]
+        }
+        Agent::RooCode | Agent::KiloCode => {
+            // A new task folder: its history item (Roo Code), then its UI messages.
+            let (ext, id, word) = match agent {
+                Agent::RooCode => ("rooveterinaryinc.roo-cline", ROO_NEW, "narwhalqueue"),
+                _ => ("kilocode.kilo-code", KILO_NEW, "tapirexport"),
+            };
+            let dir = home.join(format!("{VSCODE}/{ext}/tasks/{id}"));
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            if agent == Agent::RooCode {
+                let item = serde_json::json!({"id": id, "number": 3, "ts": 1785700000000_i64,
+                    "task": "queue", "tokensIn": 0, "tokensOut": 0, "totalCost": 0,
+                    "workspace": "/home/dev/webhooks"});
+                std::fs::write(dir.join("history_item.json"), item.to_string()).expect("item");
+            }
+            let ui = serde_json::json!([{"ts": 1785700000000_i64, "type": "say", "say": "task",
+                "text": format!("Why does the {word} job stall?")}]);
+            std::fs::write(dir.join("ui_messages.json"), ui.to_string()).expect("ui");
+            vec![e("a new task folder", word, Some(id))]
         }
         Agent::OpenHands => {
             // A new conversation folder: its events, then its state.

@@ -2,7 +2,7 @@
 //! on-disk format and default layout, for the per-agent indexing benchmark: Claude Code and
 //! Codex through `synth.rs`, and Gemini CLI, Pi, Qwen Code, Copilot CLI, Cursor agent
 //! transcripts, Aider, Kimi CLI, Kimi Code, iFlow CLI, Continue and Amp (one JSON document per
-//! session) here. Every session has the same shape whatever the agent (a user
+//! session), and Cline, Roo Code and Kilo Code's VS Code task folders here. Every session has the same shape whatever the agent (a user
 //! prompt, then rounds of a tool call, its result and an answer, one result in ten an error),
 //! with the same Zipf vocabulary, so the agents' MB/s compare readers, not data. Deterministic.
 
@@ -27,6 +27,9 @@ pub const AGENTS: &[&str] = &[
     "iflow",
     "continue",
     "amp",
+    "cline",
+    "roo_code",
+    "kilo_code",
 ];
 
 fn ms(day: usize, i: usize) -> u64 {
@@ -80,6 +83,9 @@ pub fn generate(
             "iflow" => iflow(root, s, &ws, day, events, &mut rng)?,
             "continue" => continue_session(root, s, &ws, day, events, &mut rng)?,
             "amp" => amp(root, s, &ws, day, events, &mut rng)?,
+            "cline" | "roo_code" | "kilo_code" => {
+                vscode_task(agent, root, s, &ws, day, events, &mut rng)?
+            }
             other => panic!("no generator for {other}"),
         };
     }
@@ -546,4 +552,83 @@ fn amp(root: &Path, s: usize, ws: &str, day: usize, n: usize, rng: &mut Rng) -> 
         &root.join(format!("{id}.json")),
         &serde_json::to_string_pretty(&doc).expect("json"),
     )
+}
+
+/// `<globalStorage>/<extension>/tasks/<id>/ui_messages.json` (Cline, Roo Code, Kilo Code's
+/// legacy extension): the task, then rounds of a command, its output (one in ten a failed edit
+/// instead) and an answer; Roo Code's `history_item.json`, Cline's index entry, Kilo's
+/// environment details beside it.
+fn vscode_task(
+    agent: &str,
+    root: &Path,
+    s: usize,
+    ws: &str,
+    day: usize,
+    n: usize,
+    rng: &mut Rng,
+) -> io::Result<u64> {
+    use serde_json::json;
+    let ext = match agent {
+        "cline" => "saoudrizwan.claude-dev",
+        "roo_code" => "rooveterinaryinc.roo-cline",
+        _ => "kilocode.kilo-code",
+    };
+    let id = match agent {
+        "cline" => format!("{}", ms(day, 0) + s as u64),
+        _ => format!("{s:08x}-5f1c-4d5e-8a7b-000000000000"),
+    };
+    let dir = root.join(ext).join("tasks").join(&id);
+    let mut messages = Vec::new();
+    let mut task = String::new();
+    for i in 0..n {
+        let t = ms(day, i);
+        let message = match i % 4 {
+            0 if i == 0 => {
+                task = text(rng, 1);
+                json!({"ts": t, "type": "say", "say": "task", "text": task})
+            }
+            0 => json!({"ts": t, "type": "say", "say": "user_feedback", "text": text(rng, 1)}),
+            1 => json!({"ts": t, "type": "ask", "ask": "command", "text": synth::sentence(rng, 6)}),
+            2 if rng.below(10) == 0 => {
+                json!({"ts": t, "type": "say", "say": "diff_error", "text": text(rng, 2)})
+            }
+            2 => json!({"ts": t, "type": "say", "say": "command_output", "text": text(rng, 2)}),
+            _ => json!({"ts": t, "type": "say", "say": "text", "text": text(rng, 1)}),
+        };
+        messages.push(message);
+    }
+    let mut bytes = write(
+        &dir.join("ui_messages.json"),
+        &serde_json::to_string(&messages).expect("json"),
+    )?;
+    match agent {
+        "roo_code" => {
+            let item = json!({"id": id, "number": s + 1, "ts": ms(day, 0), "task": task,
+                "tokensIn": 1000, "tokensOut": 100, "totalCost": 0.01, "workspace": ws,
+                "mode": "code", "status": "completed"});
+            bytes += write(&dir.join("history_item.json"), &item.to_string())?;
+        }
+        "kilo_code" => {
+            let details = format!(
+                "<environment_details>\n# Current Workspace Directory ({ws}) Files\n</environment_details>"
+            );
+            let api = json!([{"role": "user", "content": [{"type": "text", "text": task},
+                {"type": "text", "text": details}]}]);
+            bytes += write(&dir.join("api_conversation_history.json"), &api.to_string())?;
+        }
+        _ => {
+            // Cline's index of every task, rewritten with each one added.
+            let index = root.join(ext).join("state/taskHistory.json");
+            let mut items: Vec<serde_json::Value> = std::fs::read(&index)
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or_default();
+            items.push(
+                json!({"id": id, "ts": ms(day, 0), "task": task, "tokensIn": 1000,
+                "tokensOut": 100, "totalCost": 0.01, "cwdOnTaskInitialization": ws}),
+            );
+            write(&index, &serde_json::to_string(&items).expect("json"))?;
+        }
+    }
+    Ok(bytes)
 }

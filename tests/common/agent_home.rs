@@ -30,6 +30,8 @@ pub struct AgentHome {
     pub goose: Connection,
     pub crush: Connection,
     pub zed: Connection,
+    /// Kilo Code's `kilo.db` (OpenCode's schema).
+    pub kilo: Connection,
     _tmp: tempfile::TempDir,
 }
 
@@ -146,6 +148,21 @@ impl AgentHome {
         copy_tree(&formats.join("continue"), &home.join(".continue"));
         copy_tree(&formats.join("amp"), &home.join(".local/share/amp"));
         copy_tree(&formats.join("openhands"), &home.join(".openhands"));
+        // Cline, Roo Code and Kilo Code's task folders in VS Code's globalStorage, Cline's SDK
+        // sessions in `~/.cline/data`, Kilo Code's database.
+        let storage = home.join(".config/Code/User/globalStorage");
+        for (agent, ext) in [
+            ("cline", "saoudrizwan.claude-dev"),
+            ("roo", "rooveterinaryinc.roo-cline"),
+            ("kilo", "kilocode.kilo-code"),
+        ] {
+            copy_tree(&formats.join(agent).join(ext), &storage.join(ext));
+        }
+        copy_tree(&formats.join("cline/data"), &home.join(".cline/data"));
+        let kilo = wal_db(
+            &home.join(".local/share/kilo/kilo.db"),
+            &std::fs::read_to_string(formats.join("kilo/kilo.sql")).expect("kilo.sql"),
+        );
         let opencode = wal_db(
             &home.join(".local/share/opencode/opencode.db"),
             &fixture_sql("opencode/opencode.sql"),
@@ -200,6 +217,7 @@ impl AgentHome {
             goose,
             crush,
             zed,
+            kilo,
             _tmp: tmp,
         }
     }

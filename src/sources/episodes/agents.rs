@@ -19,8 +19,8 @@ use super::discover::TranscriptFile;
 use super::model::ParsedEvent;
 use super::parser::{Ctx, Handled};
 use super::{
-    aider, amp, claude, codex, continue_dev, copilot, crush, cursor, gemini, goose, iflow, kimi,
-    kimi_code, opencode, openhands, pi, qwen, zed,
+    aider, amp, claude, codex, continue_dev, copilot, crush, cursor, gemini, goose, iflow, kilo,
+    kimi, kimi_code, opencode, openhands, pi, qwen, vscode_tasks, zed,
 };
 
 /// Which agent wrote a session. Stored (as [`Agent::as_str`]) in each session's `source`.
@@ -48,12 +48,15 @@ pub enum Agent {
     Goose,
     Crush,
     Zed,
+    Cline,
+    RooCode,
+    KiloCode,
 }
 
 impl Agent {
     /// Every agent, in the order readers are asked to recognise a file (a tie in
     /// [`super::agent::Rank`] goes to the earlier one).
-    pub const ALL: [Agent; 18] = [
+    pub const ALL: [Agent; 21] = [
         Agent::Codex,
         Agent::Gemini,
         Agent::Pi,
@@ -72,6 +75,9 @@ impl Agent {
         Agent::Crush,
         Agent::Zed,
         Agent::Cursor,
+        Agent::Cline,
+        Agent::RooCode,
+        Agent::KiloCode,
     ];
 
     /// This agent's reader.
@@ -95,6 +101,9 @@ impl Agent {
             Agent::Goose => &goose::Reader,
             Agent::Crush => &crush::Reader,
             Agent::Zed => &zed::Reader,
+            Agent::Cline => &vscode_tasks::ClineReader,
+            Agent::RooCode => &vscode_tasks::RooReader,
+            Agent::KiloCode => &kilo::Reader,
         }
     }
 
@@ -160,6 +169,7 @@ impl LineState {
             Agent::OpenHands => LineState::OpenHands(openhands::OpenHandsState::default()),
             Agent::Goose => LineState::NotLines,
             Agent::Crush | Agent::Zed => LineState::NotLines,
+            Agent::Cline | Agent::RooCode | Agent::KiloCode => LineState::NotLines,
         }
     }
 

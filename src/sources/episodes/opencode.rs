@@ -6,8 +6,9 @@
 //! `OPENCODE_DB` moves it: an absolute path, or a name inside the data directory), written in
 //! WAL mode while we read it. A session started by another session's `task` tool has
 //! `parent_id` set: it is that session's subagent. Installs before v1.2 (and forks) keep the
-//! same records as a JSON tree under `storage/` ([`tree`]). The formats as read are in
-//! `docs/EVENTS.md`.
+//! same records as a JSON tree under `storage/` ([`tree`]). Kilo Code's `kilo.db` has the same
+//! schema and is read by this reader's database read ([`read_database`], [`DbFlavour`]) for the
+//! Kilo Code agent ([`super::kilo`]). The formats as read are in `docs/EVENTS.md`.
 
 mod db;
 mod events;
@@ -28,24 +29,99 @@ pub struct Reader;
 /// The first bytes of every SQLite database file.
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
-/// `$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode`.
-fn data_dir(env: &Env) -> Option<PathBuf> {
+/// What sets apart the agents that keep OpenCode's database: OpenCode and its fork Kilo Code
+/// (`~/.local/share/kilo/kilo.db`, `KILO_DB`), read by this one reader.
+pub(crate) struct DbFlavour {
+    /// The data directory's name under `$XDG_DATA_HOME` and the database's name (`<dir>.db`,
+    /// a channel's `<dir>-<channel>.db`).
+    pub dir: &'static str,
+    /// The variable naming another database (absolute, or a name inside the data directory).
+    pub env: &'static str,
+}
+
+pub(crate) const OPENCODE: DbFlavour = DbFlavour {
+    dir: "opencode",
+    env: "OPENCODE_DB",
+};
+
+/// `$XDG_DATA_HOME/<dir>`, else `~/.local/share/<dir>`.
+fn data_dir(flavour: &DbFlavour, env: &Env) -> Option<PathBuf> {
     env.dir("XDG_DATA_HOME")
-        .map(|d| d.join("opencode"))
-        .or_else(|| env.home().map(|h| h.join(".local/share/opencode")))
+        .map(|d| d.join(flavour.dir))
+        .or_else(|| env.home().map(|h| h.join(".local/share").join(flavour.dir)))
+}
+
+impl DbFlavour {
+    /// `<dir>.db` or a channel's `<dir>-<channel>.db`.
+    pub(crate) fn is_db_name(&self, name: &str) -> bool {
+        name.strip_suffix(".db").is_some_and(|stem| {
+            stem == self.dir
+                || stem
+                    .strip_prefix(self.dir)
+                    .and_then(|rest| rest.strip_prefix('-'))
+                    .is_some_and(|channel| !channel.is_empty())
+        })
+    }
+
+    /// The variable's database when set (none for `:memory:`), else every `<dir>*.db` in the
+    /// data directory (the default `<dir>.db` when there is none yet).
+    pub(crate) fn db_roots(&self, env: &Env) -> Vec<PathBuf> {
+        let Some(data) = data_dir(self, env) else {
+            return Vec::new();
+        };
+        if let Some(db) = env.dir(self.env) {
+            if db.as_os_str() == ":memory:" {
+                return Vec::new();
+            }
+            return vec![if db.is_absolute() { db } else { data.join(db) }];
+        }
+        let mut dbs: Vec<PathBuf> = std::fs::read_dir(&data)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| self.is_db_name(n))
+            })
+            .collect();
+        if dbs.is_empty() {
+            dbs.push(data.join(format!("{}.db", self.dir)));
+        }
+        dbs.sort();
+        dbs
+    }
 }
 
 /// `opencode.db` or a channel's `opencode-<channel>.db`.
 fn is_opencode_db_name(name: &str) -> bool {
-    name == "opencode.db"
-        || name
-            .strip_prefix("opencode-")
-            .is_some_and(|rest| rest.len() > 3 && rest.ends_with(".db"))
+    OPENCODE.is_db_name(name)
+}
+
+/// Reads every changed session of an OpenCode-layout database (OpenCode's, Kilo Code's).
+pub(crate) fn read_database(
+    path: &Path,
+    from: Option<Resume<'_>>,
+    limits: ReadLimits,
+    sink: &mut dyn EventSink,
+) -> io::Result<ReadEnd> {
+    db::read_db(path, from, limits, sink)
+}
+
+/// A database's write lands in `<db>-wal` first (the database file changes only at a
+/// checkpoint): the `-wal` maps to the database, a `.db` to itself. `-shm` is not followed:
+/// readers (this one included) write it.
+pub(crate) fn db_of_change(changed: &Path) -> Option<PathBuf> {
+    let name = changed.file_name()?.to_str()?;
+    if let Some(db) = name.strip_suffix("-wal").filter(|d| d.ends_with(".db")) {
+        return Some(changed.with_file_name(db));
+    }
+    name.ends_with(".db").then(|| changed.to_path_buf())
 }
 
 /// A `.db` of another name (an `OPENCODE_DB` override, a fork's `kilo.db`) is OpenCode's when
 /// it is SQLite and holds OpenCode's three tables.
-fn has_opencode_schema(path: &Path) -> bool {
+pub(crate) fn has_opencode_schema(path: &Path) -> bool {
     let mut magic = [0u8; 16];
     let is_sqlite = crate::sources::regular_file::open(path)
         .and_then(|mut f| f.read_exact(&mut magic))
@@ -88,34 +164,20 @@ impl AgentReader for Reader {
     }
 
     /// `OPENCODE_DB` when set, else every `opencode*.db` in the data directory (the default
-    /// `opencode.db` when there is none yet).
+    /// `opencode.db` when there is none yet), then the tree's `storage/session`.
     fn roots(&self, env: &Env) -> Vec<PathBuf> {
-        let Some(data) = data_dir(env) else {
+        let Some(data) = data_dir(&OPENCODE, env) else {
             return Vec::new();
         };
-        let tree = data.join("storage").join("session");
-        if let Some(db) = env.dir("OPENCODE_DB") {
-            if db.as_os_str() == ":memory:" {
-                return Vec::new();
-            }
-            return vec![if db.is_absolute() { db } else { data.join(db) }, tree];
+        let mut roots = OPENCODE.db_roots(env);
+        if env
+            .dir(OPENCODE.env)
+            .is_some_and(|d| d.as_os_str() == ":memory:")
+        {
+            return roots;
         }
-        let mut dbs: Vec<PathBuf> = std::fs::read_dir(&data)
-            .into_iter()
-            .flatten()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(is_opencode_db_name)
-            })
-            .collect();
-        if dbs.is_empty() {
-            dbs.push(data.join("opencode.db"));
-        }
-        dbs.sort();
-        dbs.push(tree);
-        dbs
+        roots.push(data.join("storage").join("session"));
+        roots
     }
 
     fn recognise(&self, path: &Path, _head: &mut Head<'_>) -> Option<Recognised> {
@@ -143,7 +205,7 @@ impl AgentReader for Reader {
         if tree::is_tree_session(&file.path) {
             return tree::read_tree_session(&file.path, limits, sink);
         }
-        db::read_db(&file.path, from, limits, sink)
+        read_database(&file.path, from, limits, sink)
     }
 
     fn resume_command(&self, quoted_session_id: &str) -> Option<String> {
@@ -163,20 +225,15 @@ impl AgentReader for Reader {
         tree::storage_beside(root).into_iter().collect()
     }
 
-    /// A tree's message or part maps to its session file (see [`tree::session_of_change`]).
-    /// A write lands in `<db>-wal` first (the database file changes only at a checkpoint).
-    /// `-shm` is not followed: readers (this one included) write it.
+    /// A tree's message or part maps to its session file (see [`tree::session_of_change`]);
+    /// a database's change, see [`db_of_change`].
     fn store_of_change(&self, changed: &Path) -> Option<PathBuf> {
-        let name = changed.file_name()?.to_str()?;
         if tree::is_tree_session(changed) {
             return Some(changed.to_path_buf());
         }
         if let Some(session) = tree::session_of_change(changed) {
             return Some(session);
         }
-        if let Some(db) = name.strip_suffix("-wal").filter(|d| d.ends_with(".db")) {
-            return Some(changed.with_file_name(db));
-        }
-        name.ends_with(".db").then(|| changed.to_path_buf())
+        db_of_change(changed)
     }
 }
