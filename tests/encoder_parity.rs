@@ -92,7 +92,7 @@ fn encoder_matches_the_wheel_on_200_texts() {
         if c < worst.0 {
             worst = (c, case.text.clone());
         }
-        if !(c >= MIN_COSINE) {
+        if c.is_nan() || c < MIN_COSINE {
             failures.push(format!("cosine {c:.6} < {MIN_COSINE} for {:?}", case.text));
         }
     }

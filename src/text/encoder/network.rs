@@ -12,6 +12,8 @@
 
 use std::ops::Range;
 
+use super::matmul::matmul;
+
 /// Width of a piece's row in the table and of the output vector.
 pub const DIMS: usize = 512;
 /// Width of one CNN branch.
@@ -237,39 +239,5 @@ fn layer_norm(row: &mut [f32], g: &[f32], b: &[f32], eps: f32) {
     let inv = 1.0 / (var + eps).sqrt();
     for ((v, g), b) in row.iter_mut().zip(g).zip(b) {
         *v = *v * inv * g + b;
-    }
-}
-
-/// `c (m × n) += a (m × k, row stride lda) · b (k × n, row-major)`.
-fn matmul(m: usize, k: usize, n: usize, a: &[f32], lda: usize, b: &[f32], c: &mut [f32]) {
-    if m == 0 {
-        return;
-    }
-    assert!(
-        lda >= k && a.len() >= (m - 1) * lda + k,
-        "matmul: a too short"
-    );
-    assert!(
-        b.len() >= k * n && c.len() >= m * n,
-        "matmul: b or c too short"
-    );
-    // SAFETY: the asserts above keep every element sgemm reads or writes inside the slices.
-    unsafe {
-        matrixmultiply::sgemm(
-            m,
-            k,
-            n,
-            1.0,
-            a.as_ptr(),
-            lda as isize,
-            1,
-            b.as_ptr(),
-            n as isize,
-            1,
-            1.0,
-            c.as_mut_ptr(),
-            n as isize,
-            1,
-        );
     }
 }
