@@ -11,6 +11,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::fake_mcp::{fake, gone, pid};
+use knowledge::adapters::mcp::error::{McpError, McpFailure};
 use knowledge::config::{McpSource, SourcesConfig};
 use knowledge::engine::{Engine, EngineConfig};
 use serde_json::{json, Value};
@@ -476,4 +477,17 @@ fn a_failing_external_code_read_says_why_and_reads_nothing_outside_the_roots() {
     let msg = err.to_string();
     assert!(msg.contains("exited"), "{msg}");
     assert!(msg.contains("src/db/pool.rs"), "{msg}");
+    // The source's failure is kept under the read's: the server exited during the call.
+    let mcp = std::iter::successors(Some(&err as &dyn std::error::Error), |e| e.source())
+        .find_map(|e| e.downcast_ref::<McpFailure>());
+    assert!(
+        matches!(
+            mcp,
+            Some(McpFailure {
+                why: McpError::Exited(_),
+                ..
+            })
+        ),
+        "{msg}"
+    );
 }

@@ -21,6 +21,8 @@ use crate::config::McpSource;
 use crate::contract::Code;
 use crate::engine::lanes::SourceFailure;
 
+use super::error::{McpError, McpFailure};
+
 /// How long a server may take to start and answer `initialize`.
 pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -115,19 +117,14 @@ impl McpClient {
         deadline: Duration,
     ) -> Result<CallToolResult, SourceFailure> {
         let Some(rt) = &self.runtime else {
-            return Err(self.unavailable("could not start the async runtime for MCP sources"));
+            return Err(self.unavailable(McpError::NoRuntime));
         };
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
         rt.block_on(async {
             let started = Instant::now();
             let conn = match tokio::time::timeout(deadline, self.connection()).await {
                 Ok(conn) => conn?,
-                Err(_) => {
-                    return Err(self.unavailable(format!(
-                        "the server is still starting after {} ms",
-                        deadline.as_millis()
-                    )))
-                }
+                Err(_) => return Err(self.unavailable(McpError::StillStarting(deadline))),
             };
             let remaining = deadline.saturating_sub(started.elapsed());
             let peer = conn.service.peer().clone();
@@ -138,28 +135,22 @@ impl McpClient {
                         || conn.service.is_closed()
                         || child_exited(&conn.child);
                     self.discard(&conn).await;
-                    Err(if exited {
-                        self.unavailable("the server exited (crashed) during the call")
+                    Err(self.unavailable(if exited {
+                        McpError::Exited(e)
                     } else {
-                        self.unavailable(format!("the call failed: {}", short(&e.to_string())))
-                    })
+                        McpError::Call(e)
+                    }))
                 }
                 Err(_) => {
                     self.discard(&conn).await;
-                    Err(self.unavailable(format!(
-                        "no answer within {} ms; the server was stopped",
-                        deadline.as_millis()
-                    )))
+                    Err(self.unavailable(McpError::NoAnswer(deadline)))
                 }
             }
         })
     }
 
-    fn unavailable(&self, what: impl std::fmt::Display) -> SourceFailure {
-        SourceFailure::new(
-            Code::SourceUnavailable,
-            format!("MCP source `{}`: {what}", self.command),
-        )
+    fn unavailable(&self, why: McpError) -> SourceFailure {
+        failure(&self.command, why)
     }
 
     /// The running connection, starting the server when there is none (or it died).
@@ -187,7 +178,7 @@ impl McpClient {
             Ok(v) => v.clone(),
             Err(_) => None,
         };
-        outcome.unwrap_or_else(|| Err(self.unavailable("the server did not start")))
+        outcome.unwrap_or_else(|| Err(self.unavailable(McpError::DidNotStart)))
     }
 
     fn launch(&self) -> Launch {
@@ -249,19 +240,13 @@ async fn startup(
 ) {
     let outcome = match tokio::time::timeout(launch.timeout, connect(&launch, &slot)).await {
         Ok(r) => r,
-        Err(_) => Err(format!(
-            "the server did not finish starting within {} ms",
-            launch.timeout.as_millis()
-        )),
+        Err(_) => Err(McpError::StartTimeout(launch.timeout)),
     };
     let outcome = match outcome {
         Ok(conn) => Ok(Arc::new(conn)),
         Err(why) => {
             kill_and_reap(&slot).await;
-            Err(SourceFailure::new(
-                Code::SourceUnavailable,
-                format!("MCP source `{}`: {why}", launch.command),
-            ))
+            Err(failure(&launch.command, why))
         }
     };
     {
@@ -279,7 +264,18 @@ async fn startup(
     let _ = tx.send(Some(outcome));
 }
 
-async fn connect(launch: &Launch, slot: &ChildSlot) -> Result<Conn, String> {
+/// The lane's failure: the source named by its command, and why.
+fn failure(command: &str, why: McpError) -> SourceFailure {
+    SourceFailure::caused(
+        Code::SourceUnavailable,
+        McpFailure {
+            command: command.to_string(),
+            why,
+        },
+    )
+}
+
+async fn connect(launch: &Launch, slot: &ChildSlot) -> Result<Conn, McpError> {
     let mut cmd = tokio::process::Command::new(&launch.command);
     cmd.args(&launch.args)
         .envs(launch.env.iter().map(|(k, v)| (k, v)))
@@ -287,19 +283,14 @@ async fn connect(launch: &Launch, slot: &ChildSlot) -> Result<Conn, String> {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start the server: {}", short(&e.to_string())))?;
+    let mut child = cmd.spawn().map_err(McpError::Spawn)?;
     let pid = child.id();
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         *lock(slot) = Some(child);
-        return Err("the server's stdio could not be opened".to_string());
+        return Err(McpError::NoStdio);
     };
     *lock(slot) = Some(child);
-    let service = ()
-        .serve((stdout, stdin))
-        .await
-        .map_err(|e| format!("the MCP handshake failed: {}", short(&e.to_string())))?;
+    let service = ().serve((stdout, stdin)).await.map_err(|e| McpError::Handshake(Box::new(e)))?;
     Ok(Conn {
         service,
         child: slot.clone(),
@@ -348,14 +339,4 @@ fn child_exited(slot: &ChildSlot) -> bool {
 /// A lock that survives a panicked holder (the state stays usable).
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// One line of at most 200 characters, for messages built from errors.
-fn short(text: &str) -> String {
-    let line = crate::text::sanitize::one_line(text);
-    let mut out: String = line.chars().take(200).collect();
-    if line.chars().count() > 200 {
-        out.push('…');
-    }
-    out
 }

@@ -13,6 +13,7 @@ pub mod answer;
 pub mod client;
 pub mod code;
 pub mod episodes;
+pub mod error;
 
 use std::marker::PhantomData;
 use std::sync::Arc;
