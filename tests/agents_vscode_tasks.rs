@@ -172,7 +172,23 @@ fn the_three_agents_are_found_at_their_default_places_and_read_end_to_end() {
         ),
         1
     );
-    assert_eq!(h.events_of(CLINE_TASK, "event_type='tool/result'"), 3);
+    assert_eq!(h.events_of(CLINE_TASK, "event_type='tool/result'"), 4);
+    // Cline's subagents: the call naming their prompts, their results once completed.
+    assert_eq!(
+        h.events_of(
+            CLINE_TASK,
+            "event_type='assistant/tool_use' AND tool_name='use_subagents'
+             AND facts LIKE '%\"spawn\"%' AND facts LIKE '%minor unit is not 2%'"
+        ),
+        1
+    );
+    assert_eq!(
+        h.events_of(
+            CLINE_TASK,
+            "event_type='tool/result' AND tool_name='use_subagents' AND text LIKE '%BHD, KWD%'"
+        ),
+        1
+    );
     for fact in ["src/rates.py", "pytest", "release-notes"] {
         assert!(
             h.events_of(CLINE_TASK, &format!("facts LIKE '%{fact}%'")) >= 1,

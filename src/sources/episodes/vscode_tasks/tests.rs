@@ -413,3 +413,32 @@ fn sdk_session_reads_manifest_tools_results_and_its_subagent() {
     assert_eq!(c.meta.parent_session_id.as_deref(), Some("17_abcde"));
     assert_eq!(c.meta.agent_description.as_deref(), Some("audit sums"));
 }
+
+#[test]
+fn cline_subagents_are_a_spawning_call_and_their_results_once_done() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let running = json!({"status": "running", "items": [{"prompt": "a", "status": "running"}]});
+    let done = json!({"status": "failed", "items": [
+        {"prompt": "a", "status": "completed", "result": "found 3"},
+        {"prompt": "b", "status": "failed", "error": "timed out"}]});
+    let ui = json!([
+        {"ts": 1, "type": "say", "say": "task", "text": "audit"},
+        {"ts": 2, "type": "ask", "ask": "use_subagents", "text": "{\"prompts\":[\"a\",\"b\"]}"},
+        {"ts": 3, "type": "say", "say": "subagent", "text": running.to_string(), "partial": true},
+        {"ts": 4, "type": "say", "say": "subagent", "text": done.to_string()},
+        {"ts": 5, "type": "say", "say": "subagent_usage", "text": "{}"}
+    ]);
+    let path = task(dir.path(), CLINE_EXT, "9", &ui, &[]);
+    let (sink, end) = read_whole(&recognise(&path).expect("recognised")).expect("read");
+    let ev = &sink.sessions[0].events;
+    assert_eq!(
+        types(ev),
+        ["user/message", "assistant/tool_use", "tool/result"]
+    );
+    assert_eq!(ev[1].facts.len(), 2);
+    assert!(matches!(&ev[1].facts[1], Fact::Spawn { description: Some(d), .. } if d == "b"));
+    assert_eq!(ev[2].text, "found 3\n\ntimed out");
+    assert!(ev[2].is_error);
+    assert_eq!(ev[2].tool_use_id.as_deref(), Some("2"));
+    assert_eq!(end.lines.skipped(), 0);
+}

@@ -14,6 +14,8 @@
 //! | `ask`/`say:use_mcp_server` (`{serverName, toolName, arguments}`), `say:browser_action`, `ask`/`say:browser_action_launch` | a tool call |
 //! | `say:diff_error`, `say:clineignore_error`, `say:rooignore_error`, `say:command_permission_denied`, `say:error` right after a call | a failed result |
 //! | `say:error` elsewhere, `ask:api_req_failed`, `ask:mistake_limit_reached` | an error |
+//! | `ask`/`say:use_subagents` (`{prompts[]}`) | a call spawning Cline's subagents |
+//! | `say:subagent` (`{status, items[{prompt, status, result?, error?}]}`) once `completed` or `failed` | the subagents' results (failed when one failed) |
 //! | `say:condense_context` (`contextCondense.summary`) | a summary |
 //! | `say:api_req_started` with a `cancelReason` | an aborted turn |
 
@@ -64,9 +66,7 @@ const QUIET: &[&str] = &[
     "new_task",
     "report_bug",
     "summarize_task",
-    "subagent",
     "subagent_usage",
-    "use_subagents",
     "plan_completion_result",
     "generate_explanation",
 ];
@@ -237,6 +237,51 @@ fn message(
             call(cx, calls, &id, "browser_action", &mut ev);
             push(cx, ev);
             call_made = true;
+        }
+        "use_subagents" => {
+            let prompts: Vec<String> = json_text(&text)
+                .and_then(|v| v.get("prompts").cloned())
+                .and_then(|p| serde_json::from_value(p).ok())
+                .unwrap_or_default();
+            let name = "use_subagents";
+            let mut ev = said(
+                EventType::AssistantToolUse,
+                format!("{name}\n{}", prompts.join("\n")),
+            );
+            ev.facts = prompts
+                .iter()
+                .map(|p| Fact::Spawn {
+                    tool_use_id: Some(id.clone()),
+                    subagent_type: None,
+                    name: None,
+                    description: Some(cap_chars(p, 500)),
+                    team_name: None,
+                })
+                .collect();
+            call(cx, calls, &id, name, &mut ev);
+            push(cx, ev);
+            call_made = true;
+        }
+        "subagent" => {
+            let Some(status) = json_text(&text) else {
+                return Handled::Broken;
+            };
+            let overall = str_of(&status, "status").unwrap_or("");
+            let partial = msg.get("partial").and_then(Value::as_bool) == Some(true);
+            // Running: progress, not yet a result.
+            if matches!(overall, "completed" | "failed") && !partial {
+                let items = status.get("items").and_then(Value::as_array);
+                let shown: Vec<String> = items
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|item| {
+                        nonblank_of(item, "result").or_else(|| nonblank_of(item, "error"))
+                    })
+                    .collect();
+                let ev = said(EventType::ToolResult, shown.join("\n\n"));
+                let ev = result(calls, ev, "use_subagents", overall == "failed");
+                push(cx, ev);
+            }
         }
         "command_output" | "mcp_server_response" | "subtask_result" => {
             let ev = result(calls, said(EventType::ToolResult, text), kind, false);
