@@ -96,10 +96,7 @@ impl<S: ?Sized + Send + Sync + 'static> Layered<S> {
             });
         let local = call(&*self.builtin, req);
         let remote = match spawned {
-            Err(e) => Err(SourceFailure::new(
-                Code::Internal,
-                format!("could not start the external source's worker thread: {e}"),
-            )),
+            Err(e) => Err(SourceFailure::caused(Code::Internal, NoWorker(e))),
             Ok(_) => match rx.recv_timeout(both.wait.saturating_sub(started.elapsed())) {
                 Ok(answer) => answer,
                 Err(mpsc::RecvTimeoutError::Timeout) => Err(SourceFailure::new(
@@ -158,6 +155,11 @@ fn combine<A: Partial>(
         )),
     }
 }
+
+/// The thread that asks the external source could not be started.
+#[derive(Debug, thiserror::Error)]
+#[error("could not start the external source's worker thread: {0}")]
+struct NoWorker(#[source] std::io::Error);
 
 /// Two rankings fused by reciprocal rank with equal weights (the lanes' own RRF, k = 60): rank
 /// r of either list scores 1 / (60 + r), so the lists alternate, the built-in one first on a
