@@ -3,7 +3,8 @@
 //!
 //! - a side file an agent keeps beside its transcripts (Kimi's `kimi.json`, Gemini's
 //!   `projects.json`, Cursor's `workspace.json`, Continue's `sessions.json`, an OpenHands
-//!   event file, a `.meta.json` sidecar) replaced by a FIFO or
+//!   event file, a `.meta.json` sidecar, Cline, Roo Code and Kilo Code's task sidecars and a
+//!   Cline SDK manifest) replaced by a FIFO or
 //!   a symlink to `/dev/zero` never hangs `index` nor fills memory;
 //! - one bad row of an agent's database (a cell of the wrong type, invalid UTF-8) costs that
 //!   row, never the store;
@@ -49,6 +50,7 @@ fn replace_side_files(h: &AgentHome, how: &str) {
     let ws = h
         .home
         .join(".config/Cursor/User/workspaceStorage/0a1b2c3d4e5f/workspace.json");
+    let vscode = h.home.join(".config/Code/User/globalStorage");
     for side in [
         h.home.join(".kimi/kimi.json"),
         h.home.join(".gemini/projects.json"),
@@ -59,6 +61,20 @@ fn replace_side_files(h: &AgentHome, how: &str) {
              event-00005-e0000000-0000-4000-8000-000000000005.json",
         ),
         ws,
+        // Cline, Roo Code and Kilo Code's sidecars beside a task's UI messages: Cline's
+        // index, a task's metadata, Roo's history item, Kilo's model conversation (read for
+        // its environment details), and a Cline SDK session's manifest.
+        vscode.join("saoudrizwan.claude-dev/state/taskHistory.json"),
+        vscode.join("saoudrizwan.claude-dev/tasks/1785315600000/task_metadata.json"),
+        vscode.join(
+            "rooveterinaryinc.roo-cline/tasks/5f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b/history_item.json",
+        ),
+        vscode.join(
+            "kilocode.kilo-code/tasks/7b3e4c5d-6f70-4182-9c9d-1e2f3a4b5c6d/\
+             api_conversation_history.json",
+        ),
+        h.home
+            .join(".cline/data/sessions/1785402000123_k7qzp/1785402000123_k7qzp.json"),
     ] {
         let _ = std::fs::remove_file(&side);
         match how {
@@ -83,6 +99,9 @@ fn a_side_file_that_is_a_fifo_or_dev_zero_never_hangs_index() {
         assert_eq!(sessions_of(&h, "cursor"), 4, "{how}");
         assert_eq!(sessions_of(&h, "continue"), 2, "{how}");
         assert_eq!(sessions_of(&h, "openhands"), 1, "{how}");
+        assert_eq!(sessions_of(&h, "cline"), 3, "{how}");
+        assert_eq!(sessions_of(&h, "roo_code"), 2, "{how}");
+        assert_eq!(sessions_of(&h, "kilo_code"), 3, "{how}");
         // The lock went with the run: a second run starts at once.
         let again = finish(h.command(&["index", "--quiet"]));
         assert!(
