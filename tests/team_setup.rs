@@ -426,19 +426,35 @@ fn push_names_a_url_that_is_not_postgresql_and_a_machine_name_by_its_source() {
     assert!(!said.contains("has no '='"), "{said}");
 
     // Every other kind of text says what it is, and never echoes a password.
-    for (url, says) in [
-        ("https://lead:s3cret-pw@db.internal/team", "https://"),
-        ("mysql://lead:s3cret-pw@db.internal/team", "mysql://"),
-        ("jdbc:postgresql://db.internal/team", "jdbc:postgresql://"),
-        ("POSTGRESQL://lead:s3cret-pw@db.internal/team", "lower case"),
-        ("lead:s3cret-pw@db.internal/team", "key=value"),
-        ("postgresql:/db.internal/team", "key=value"),
-        ("", "empty"),
-        ("   ", "empty"),
+    use knowledge::team::{TeamError, UrlError};
+    let other: fn(&UrlError) -> bool = |e| matches!(e, UrlError::OtherScheme(_));
+    let neither: fn(&UrlError) -> bool = |e| matches!(e, UrlError::Neither);
+    let empty: fn(&UrlError) -> bool = |e| matches!(e, UrlError::Empty);
+    let case: fn(&UrlError) -> bool = |e| matches!(e, UrlError::SchemeCase(_));
+    for (url, says, kind) in [
+        ("https://lead:s3cret-pw@db.internal/team", "https://", other),
+        ("mysql://lead:s3cret-pw@db.internal/team", "mysql://", other),
+        (
+            "jdbc:postgresql://db.internal/team",
+            "jdbc:postgresql://",
+            other,
+        ),
+        (
+            "POSTGRESQL://lead:s3cret-pw@db.internal/team",
+            "lower case",
+            case,
+        ),
+        ("lead:s3cret-pw@db.internal/team", "key=value", neither),
+        ("postgresql:/db.internal/team", "key=value", neither),
+        ("", "empty", empty),
+        ("   ", "empty", empty),
     ] {
-        let e = knowledge::team::TeamUrl::parse(url)
-            .expect_err(url)
-            .to_string();
+        let err = knowledge::team::TeamUrl::parse(url).expect_err(url);
+        assert!(
+            matches!(&err, TeamError::BadUrl(why) if kind(why)),
+            "{url:?}: {err}"
+        );
+        let e = err.to_string();
         assert!(
             e.contains(says) && !e.contains("has no '='") && !e.contains("s3cret-pw"),
             "{url:?}: {e}"
