@@ -11,7 +11,7 @@ use std::process::Command;
 
 use common::pg::{cluster, Cluster};
 use common::team_db::{count, free_port, synthetic, tls_server, TlsServer};
-use knowledge::team::tls::{RootFileError, TlsError};
+use knowledge::team::tls::{Refusal, RootFileError, TlsError};
 use knowledge::team::{TeamError, TeamUrl, Unreached, UrlError};
 
 const PASSWORD: &str = "Tls-Pw-7319-secret";
@@ -47,6 +47,11 @@ fn encrypted(c: &mut postgres::Client) -> bool {
 }
 
 fn refusal(url: &str) -> String {
+    refused(url).to_string()
+}
+
+/// Why `url` could not connect, checking that the error does not show its password.
+fn refused(url: &str) -> TeamError {
     match connect(url) {
         Ok(_) => panic!("connected, but should be refused: {url}"),
         Err(e) => {
@@ -56,7 +61,7 @@ fn refusal(url: &str) -> String {
                 !msg.contains(PASSWORD),
                 "the password is in the error: {msg}"
             );
-            msg
+            e
         }
     }
 }
@@ -100,7 +105,21 @@ fn verify_full_with_another_ca_is_refused_naming_the_ca_file() {
     let db = owner_db(s, "tls_wrongca");
     let other = s.other_ca.display().to_string();
     let tls = format!("sslmode=verify-full sslrootcert={other}");
-    let msg = refusal(&s.url("localhost", "tls_wrongca", PASSWORD, &db, &tls));
+    let e = refused(&s.url("localhost", "tls_wrongca", PASSWORD, &db, &tls));
+    assert!(
+        matches!(
+            &e,
+            TeamError::Unreachable {
+                why: Unreached::Refused {
+                    explained: Some(Refusal::UnknownIssuer { ca, .. }),
+                    ..
+                },
+                ..
+            } if *ca == other
+        ),
+        "{e}"
+    );
+    let msg = e.to_string();
     assert!(msg.contains("not signed by the CA in"), "{msg}");
     assert!(msg.contains(&other), "names the CA file: {msg}");
     assert!(

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::roles;
-use super::tls::TlsError;
+use super::tls::{Refusal, TlsError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TeamError {
@@ -129,7 +129,7 @@ pub enum Unreached {
     /// when they explain it.
     #[error("{}", refused(.explained, .source))]
     Refused {
-        explained: Option<String>,
+        explained: Option<Refusal>,
         #[source]
         source: postgres::Error,
     },
@@ -155,8 +155,11 @@ fn pushes_what(pushes: &Option<String>) -> String {
     }
 }
 
-fn refused(explained: &Option<String>, e: &postgres::Error) -> String {
-    explained.clone().unwrap_or_else(|| describe(e))
+fn refused(explained: &Option<Refusal>, e: &postgres::Error) -> String {
+    match explained {
+        Some(why) => why.to_string(),
+        None => describe(e),
+    }
 }
 
 /// A PostgreSQL error in one line, with the server's message when it sent one.

@@ -23,7 +23,7 @@ use rustls::{
 };
 
 mod error;
-pub use error::{RootFileError, TlsError};
+pub use error::{Refusal, RootFileError, TlsError};
 
 /// libpq's `sslmode` values this client implements (`allow`, plain first, is refused: nobody
 /// wants a plain connection that only falls back to TLS).
@@ -457,63 +457,54 @@ impl ServerCertVerifier for CaOnly {
     }
 }
 
-/// A connection error's TLS cause in words, with the fix; `None` when it is not about TLS.
-pub fn explain(e: &postgres::Error, tls: &Tls) -> Option<String> {
-    let mode = tls.mode.name();
-    let ca = tls.checked_against.as_deref().unwrap_or("sslrootcert");
+/// A connection error's TLS cause, with the fix; `None` when it is not about TLS.
+pub fn explain(e: &postgres::Error, tls: &Tls) -> Option<Refusal> {
+    let ssl = tls.mode;
     if let Some(db) = e.as_db_error() {
         // The server's pg_hba.conf has only `hostssl` lines for this client.
         if db.code().code() == "28000" && db.message().contains("no encryption") {
-            return Some(format!(
-                "{} ({}): the server accepts only TLS connections from here (hostssl in \
-                 pg_hba.conf); use sslmode=verify-full with sslrootcert=CA.crt (or \
-                 sslmode=require) instead of sslmode={mode}",
-                db.message(),
-                db.code().code()
-            ));
+            return Some(Refusal::TlsOnly {
+                message: db.message().to_string(),
+                code: db.code().code().to_string(),
+                ssl,
+            });
         }
         return None;
     }
     if let Some(r) = rustls_error(e) {
-        let cause = match r {
-            rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) => format!(
-                "the server's certificate is not signed by the CA in {ca} (sslmode={mode}): give \
-                 the CA certificate that signed it (the server's ssl_cert_file issuer) with \
-                 sslrootcert=PATH"
-            ),
+        return Some(match r {
+            rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) => {
+                let ca = tls.checked_against.as_deref().unwrap_or("sslrootcert");
+                Refusal::UnknownIssuer {
+                    ca: ca.to_string(),
+                    ssl,
+                }
+            }
             rustls::Error::InvalidCertificate(CertificateError::NotValidForNameContext {
                 expected,
                 presented,
-            }) => {
-                format!(
-                "the server's certificate is for {}, not for host {} (sslmode={mode}): connect \
-                 with a host name the certificate names, or reissue it with this name in its \
-                 subjectAltName (sslmode=verify-ca checks the CA only)",
-                presented.iter().map(|p| bare_name(p)).collect::<Vec<_>>().join(", "),
-                expected.to_str()
-            )
+            }) => Refusal::OtherNames {
+                presented: presented.iter().map(|p| bare_name(p).to_string()).collect(),
+                expected: expected.to_str().to_string(),
+                ssl,
+            },
+            rustls::Error::InvalidCertificate(CertificateError::NotValidForName) => {
+                Refusal::NotForHost { ssl }
             }
-            rustls::Error::InvalidCertificate(CertificateError::NotValidForName) => format!(
-                "the server's certificate is not for the host in the URL (sslmode={mode}): \
-                 connect with a host name the certificate names, or reissue it with this name in \
-                 its subjectAltName"
-            ),
             rustls::Error::InvalidCertificate(
                 CertificateError::Expired | CertificateError::ExpiredContext { .. },
-            ) => "the server's certificate has expired: renew the server's ssl_cert_file".into(),
+            ) => Refusal::Expired,
             rustls::Error::InvalidCertificate(
                 CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. },
-            ) => "the server's certificate is not valid yet: check this machine's clock".into(),
-            other => format!("TLS handshake failed (sslmode={mode}): {other}"),
-        };
-        return Some(cause);
+            ) => Refusal::NotValidYet,
+            other => Refusal::Handshake {
+                ssl,
+                error: other.clone(),
+            },
+        });
     }
     if super::describe(e).contains("server does not support TLS") {
-        return Some(format!(
-            "the server does not accept TLS (sslmode={mode}): turn on ssl in its \
-             postgresql.conf (docs/TEAM.md) or, on a trusted network only, use sslmode=prefer \
-             (any other answer than PostgreSQL's reads the same: check the host and port too)"
-        ));
+        return Some(Refusal::NoTls { ssl });
     }
     None
 }

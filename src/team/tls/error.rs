@@ -73,3 +73,65 @@ pub enum RootFileError {
     #[error("holds no certificate (a PEM file with BEGIN CERTIFICATE)")]
     NoCertificate,
 }
+
+/// Why the server refused a connection, as the URL's TLS settings explain it, with the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// The server's pg_hba.conf has only `hostssl` lines for this client.
+    #[error(
+        "{message} ({code}): the server accepts only TLS connections from here (hostssl in \
+         pg_hba.conf); use sslmode=verify-full with sslrootcert=CA.crt (or \
+         sslmode=require) instead of sslmode={mode}",
+        mode = .ssl.name()
+    )]
+    TlsOnly {
+        message: String,
+        code: String,
+        ssl: SslMode,
+    },
+    /// `ca`: the CA file the certificate was checked against.
+    #[error(
+        "the server's certificate is not signed by the CA in {ca} (sslmode={mode}): give \
+         the CA certificate that signed it (the server's ssl_cert_file issuer) with \
+         sslrootcert=PATH",
+        mode = .ssl.name()
+    )]
+    UnknownIssuer { ca: String, ssl: SslMode },
+    #[error(
+        "the server's certificate is for {names}, not for host {expected} (sslmode={mode}): \
+         connect with a host name the certificate names, or reissue it with this name in its \
+         subjectAltName (sslmode=verify-ca checks the CA only)",
+        names = .presented.join(", "),
+        mode = .ssl.name()
+    )]
+    OtherNames {
+        presented: Vec<String>,
+        expected: String,
+        ssl: SslMode,
+    },
+    #[error(
+        "the server's certificate is not for the host in the URL (sslmode={mode}): \
+         connect with a host name the certificate names, or reissue it with this name in \
+         its subjectAltName",
+        mode = .ssl.name()
+    )]
+    NotForHost { ssl: SslMode },
+    #[error("the server's certificate has expired: renew the server's ssl_cert_file")]
+    Expired,
+    #[error("the server's certificate is not valid yet: check this machine's clock")]
+    NotValidYet,
+    #[error("TLS handshake failed (sslmode={mode}): {error}", mode = .ssl.name())]
+    Handshake {
+        ssl: SslMode,
+        #[source]
+        error: rustls::Error,
+    },
+    /// The server answered the TLS request with no (or with something that is not PostgreSQL).
+    #[error(
+        "the server does not accept TLS (sslmode={mode}): turn on ssl in its \
+         postgresql.conf (docs/TEAM.md) or, on a trusted network only, use sslmode=prefer \
+         (any other answer than PostgreSQL's reads the same: check the host and port too)",
+        mode = .ssl.name()
+    )]
+    NoTls { ssl: SslMode },
+}
