@@ -275,8 +275,8 @@ pub fn is_damaged_store(err: &IndexAllError) -> bool {
     false
 }
 
-/// Removes the episodes and code stores (every row in them is derived from files on disk) and
-/// moves an agent-knowledge store that does not open aside as `<name>.damaged` (its dispatch
+/// Removes the episodes and code stores and the episodes' full-text index (every row in them is
+/// derived from files on disk) and moves an agent-knowledge store that does not open aside as `<name>.damaged` (its dispatch
 /// assignments are not derived; the outbox packages hold them too).
 fn clear_for_rebuild(dir: &DataDir) -> Result<(), IndexAllError> {
     for db in [dir.episodes_db(), dir.code_db()] {
@@ -289,6 +289,14 @@ fn clear_for_rebuild(dir: &DataDir) -> Result<(), IndexAllError> {
                 _ => {}
             }
         }
+    }
+    // The episodes' full-text index goes with its store (a new store would make it anew anyway).
+    let lexical = crate::sources::lexical::dir_for(&dir.episodes_db());
+    match std::fs::remove_dir_all(&lexical) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(IndexAllError::Rebuild(lexical, e))
+        }
+        _ => {}
     }
     let knowledge = dir.knowledge_db();
     let opens = |p: &Path| {

@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use knowledge::sources::episodes::store::SCHEMA_VERSION;
 use serde_json::{json, Value};
 
 fn bin() -> Command {
@@ -137,12 +138,13 @@ impl Home {
 }
 
 /// Indexes `home` with its transcripts gone, so whatever the store keeps comes from the store
-/// alone: the old store is upgraded to schema 4, nothing is read or embedded again.
+/// alone: the old store is upgraded to the current schema and its full-text index made from its
+/// rows; nothing is read or embedded again.
 fn upgrade_without_the_transcripts(home: &Home) {
     std::fs::remove_dir_all(&home.root).expect("remove transcripts");
     std::fs::create_dir_all(&home.root).expect("empty root");
     let v = home.index();
-    assert_eq!(user_version(&home.db()), 4, "upgraded");
+    assert_eq!(user_version(&home.db()), SCHEMA_VERSION, "upgraded");
     assert_eq!(
         v["episodes"]["events_added"],
         json!(0),
@@ -385,7 +387,7 @@ fn long_texts_are_stored_packed_and_read_back_exactly() {
     let (home, texts) = Home::new();
     let v = home.index();
     assert_eq!(v["episodes"]["events_added"], json!(texts.len()));
-    assert_eq!(user_version(&home.db()), 4);
+    assert_eq!(user_version(&home.db()), SCHEMA_VERSION);
     assert!(
         !has_time_index(&home.db()),
         "a fresh store has no time index"

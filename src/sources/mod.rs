@@ -6,6 +6,7 @@ pub mod agent_knowledge;
 pub mod code;
 pub mod episodes;
 pub mod fts;
+pub mod lexical;
 pub mod packed;
 pub mod pid;
 pub mod regular_file;

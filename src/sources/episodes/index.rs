@@ -5,8 +5,9 @@
 //! rewritten one (a change that is not an append: the bytes at the resume point differ, or the
 //! size did not grow). A session's identity is its id, not its path: a file that moved takes its
 //! session over with the same ids, a copy stores nothing twice (see `identity`). Event text
-//! is redacted before it is stored, and the stemmed terms that FTS5 indexes are made from the
-//! redacted text, so a secret can be found by neither value nor query. With semantic search on,
+//! is redacted before it is stored, and the stemmed terms of the full-text index
+//! (`sources::lexical`, kept in step by `lexical_sync`) are made from the redacted text, so a
+//! secret can be found by neither value nor query. With semantic search on,
 //! each stored event's text is also handed to the vector builder, which embeds it beside the
 //! writer (see `vectors::Builder`).
 
@@ -36,8 +37,8 @@ use crate::text::{embed, redact};
 pub use super::prepare::parse_time_ms;
 
 mod write;
-pub(super) use write::append_events;
 use write::write_file;
+pub(super) use write::{append_events, Sinks, WriteError};
 /// How the indexer behaves; the defaults suit real machines.
 #[derive(Debug, Clone)]
 pub struct IndexOptions {
@@ -104,6 +105,12 @@ pub enum IndexError {
         #[source]
         source: rusqlite::Error,
     },
+    #[error("cannot keep the full-text index of {path} in step: {source}")]
+    Lexical {
+        path: PathBuf,
+        #[source]
+        source: super::lexical_sync::SyncError,
+    },
 }
 
 /// Index every transcript under `opts.roots` into the store at `db_path`.
@@ -118,6 +125,11 @@ pub fn index_episodes(
         source,
     };
     let mut conn = store::open_rw(db_path).map_err(store_err)?;
+    let lexical_err = |source| IndexError::Lexical {
+        path: db_path.to_path_buf(),
+        source,
+    };
+    let lexical = super::lexical_sync::open(db_path, &conn).map_err(lexical_err)?;
     let olds = load_file_rows(&conn).map_err(store_err)?;
     let (mut files, unchanged, unreadable_dirs) = discover_all(&opts.roots, &olds);
     let links = drop_hard_links(&mut files, &olds);
@@ -158,7 +170,7 @@ pub fn index_episodes(
     let next = AtomicUsize::new(0);
     let written = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    let mut failure: Option<rusqlite::Error> = None;
+    let mut failure: Option<WriteError> = None;
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::sync_channel::<(usize, std::io::Result<Prepared>)>(workers * 2);
         for _ in 0..workers {
@@ -197,8 +209,12 @@ pub fn index_episodes(
                     Ok(Prepared::Unchanged) => summary.files_unchanged += 1,
                     Ok(Prepared::Changed(work)) => {
                         let old = olds.get(&key);
-                        let vecs = vectors.as_mut();
-                        if let Err(e) = write_file(&mut conn, file, old, *work, &mut summary, vecs)
+                        let mut sinks = Sinks {
+                            vectors: vectors.as_mut(),
+                            lexical: &lexical,
+                        };
+                        if let Err(e) =
+                            write_file(&mut conn, file, old, *work, &mut summary, &mut sinks)
                         {
                             failure = Some(e);
                             stop.store(true, Ordering::SeqCst);
@@ -222,9 +238,13 @@ pub fn index_episodes(
             }
         }
     });
-    if let Some(e) = failure {
-        return Err(store_err(e));
+    match failure {
+        Some(WriteError::Sql(e)) => return Err(store_err(e)),
+        Some(WriteError::Lexical(e)) => return Err(lexical_err(e.into())),
+        None => {}
     }
+    // Readers see the run's events once both the store and its full-text index hold them.
+    super::lexical_sync::commit(lexical, &conn).map_err(lexical_err)?;
     if let Some(v) = vectors {
         v.finish(&mut conn).map_err(store_err)?;
     }
@@ -238,14 +258,8 @@ pub fn index_episodes(
         .query_row("SELECT count(*) FROM sessions", [], |r| r.get::<_, i64>(0))
         .map_err(store_err)? as u64;
     summary.index_rev = rev;
-    // Fewer FTS segments for every later lookup to open (see `fts::segments`).
-    let tidied = crate::sources::fts::segments::tidy(&conn, "events_fts").map_err(store_err)?;
-    // A whole rewrite leaves the old segments' pages free; give them back (see `sqlite`).
-    let rewrote = matches!(
-        tidied,
-        crate::sources::fts::segments::Tidied::Optimized { .. }
-    );
-    crate::sources::sqlite::give_back_free_pages(&conn, rewrote).map_err(store_err)?;
+    // Deleted and replaced sessions leave pages free; give them back (see `sqlite`).
+    crate::sources::sqlite::give_back_free_pages(&conn, false).map_err(store_err)?;
     // Fold the WAL into the main file: readers then see one self-contained, unchanging file.
     let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
     summary.elapsed_ms = started.elapsed().as_millis() as u64;

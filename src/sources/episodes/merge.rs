@@ -14,10 +14,9 @@ use std::collections::{HashMap, VecDeque};
 
 use rusqlite::Transaction;
 
-use super::index::append_events;
+use super::index::{append_events, Sinks, WriteError};
 use super::parser::text_hash;
 use super::prepare::PreparedEvent;
-use crate::sources::vectors::Builder;
 
 /// Stores `events` as the whole of `session_id` without changing what any stored `seq` names.
 /// An event already stored takes the facts the re-read gave it (a Pi branch left, a Gemini
@@ -26,8 +25,8 @@ pub(super) fn merge_events<'a>(
     tx: &Transaction<'_>,
     session_id: &str,
     events: impl Iterator<Item = &'a PreparedEvent>,
-    vectors: Option<&mut Builder>,
-) -> rusqlite::Result<u64> {
+    sinks: &mut Sinks<'_>,
+) -> Result<u64, WriteError> {
     // Identity → the stored copies (row id, facts), in seq order.
     let mut stored: HashMap<u64, VecDeque<(i64, Option<String>)>> = HashMap::new();
     {
@@ -51,7 +50,7 @@ pub(super) fn merge_events<'a>(
     if stored.is_empty() {
         // A session read for the first time: every event is new, and hashing each text for an
         // identity nothing is compared with was 2 % of a fresh index (docs/PERFORMANCE.md).
-        return append_events(tx, session_id, events, vectors);
+        return append_events(tx, session_id, events, sinks);
     }
     let mut refacts: Vec<(i64, Option<String>)> = Vec::new();
     let fresh = events.filter(|p| {
@@ -77,7 +76,7 @@ pub(super) fn merge_events<'a>(
             update.execute(rusqlite::params![id, facts])?;
         }
     }
-    append_events(tx, session_id, fresh.into_iter(), vectors)
+    append_events(tx, session_id, fresh.into_iter(), sinks)
 }
 
 /// What makes two events the same event: type, time and (stored, redacted) text.

@@ -323,11 +323,7 @@ impl EventSink for PrepareSink {
             Fact::Command { program } => red.count == 0 || has_word(&ev.text, program),
             _ => true,
         });
-        let mut terms = tokens::index_text(&ev.text);
-        if let Some(tool) = &ev.tool_name {
-            terms.push(' ');
-            terms.push_str(&tokens::index_text(tool));
-        }
+        let terms = event_terms(&ev.text, ev.tool_name.as_deref());
         let prepared = PreparedEvent {
             time_ms: ev.time.as_deref().and_then(parse_time_ms),
             facts: (!ev.facts.is_empty())
@@ -389,4 +385,15 @@ fn has_word(text: &str, word: &str) -> bool {
         let after = text[i + word.len()..].chars().next();
         !before.is_some_and(part) && !after.is_some_and(part)
     })
+}
+
+/// The terms an event is found by: its (redacted) text's and its tool name's, as the full-text
+/// index holds them (`lexical_sync` makes them again from the store with this same function).
+pub(crate) fn event_terms(text: &str, tool_name: Option<&str>) -> String {
+    let mut terms = tokens::index_text(text);
+    if let Some(tool) = tool_name {
+        terms.push(' ');
+        terms.push_str(&tokens::index_text(tool));
+    }
+    terms
 }

@@ -11,65 +11,75 @@
 //! that holds it is the answer before anything that is merely near.
 //!
 //! Only identifiers count (`tokens::identifier_terms`: a compound, a word of letters and digits,
-//! or words joined as a file name, a path or a flag, matched as a phrase, as the question spells
-//! it): in a history of a few dozen sessions every ordinary word
+//! or words joined as a file name, a path or a flag, all of whose words one event holds, as the
+//! question spells it): in a history of a few dozen sessions every ordinary word
 //! of a paraphrase is held by one session or two, so rarity alone promoted the wrong sessions
 //! (tuning split: paraphrase MRR 0.43 → 0.39, cross-lingual 0.63 → 0.58). Rare is counted in
 //! root sessions, not events (an identifier recurs through its one session and its subagents):
 //! at most [`MAX_EVENTS`] events hold it, and they belong to at most one root session in
 //! [`SESSIONS_PER_RARE`] (at least one).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
-use crate::sources::fts;
+use super::search::{EpisodeStoreError, LexicalHits};
 
 /// Identifiers held by more events than this are not rare (their matches are walked no further).
-const MAX_EVENTS: u64 = 500;
+const MAX_EVENTS: usize = 500;
 
 /// A rare term's sessions: at most one in this many of the index's sessions (at least one).
 const SESSIONS_PER_RARE: u64 = 200;
 
-/// The ids of `lexical` that hold a rare identifier of the query (see the module docs).
+/// The ids of the lexical hits that hold a rare identifier of the query (see the module docs).
 pub(super) fn rare_term_events(
     c: &Connection,
+    lex: &LexicalHits<'_>,
     own_terms: &[String],
     identifiers: &[String],
-    lexical: &[(i64, f64)],
-) -> rusqlite::Result<HashSet<i64>> {
+) -> Result<HashSet<i64>, EpisodeStoreError> {
     let mut out = HashSet::new();
     // With one word every lexical match holds all of the question: nothing to protect.
-    if own_terms.len() < 2 || identifiers.is_empty() || lexical.is_empty() {
+    if own_terms.len() < 2 || identifiers.is_empty() || lex.ranked.is_empty() {
         return Ok(out);
     }
     let sessions: i64 = c.query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))?;
     let allowed = (sessions.max(0) as u64 / SESSIONS_PER_RARE).max(1) as usize;
-    let wanted: HashSet<i64> = lexical.iter().map(|(id, _)| *id).collect();
+    let wanted: HashSet<i64> = lex.ranked.iter().map(|r| r.id).collect();
     // A subagent's events are its root session's: an identifier its parent passed on to it is
     // still held by one session.
-    // At most one event past the limit is read: a common identifier costs no more than that.
-    let mut stmt = c.prepare_cached(
-        "SELECT f.rowid, coalesce(s.parent_session_id, e.session_id)
-         FROM (SELECT rowid FROM events_fts WHERE events_fts MATCH ?1 LIMIT ?2) f
-              JOIN events e ON e.id = f.rowid
-              LEFT JOIN sessions s ON s.session_id = e.session_id",
+    let mut root_of = c.prepare_cached(
+        "SELECT coalesce(s.parent_session_id, k.session_id)
+         FROM session_keys k LEFT JOIN sessions s ON s.session_id = k.session_id
+         WHERE k.key = ?1",
     )?;
+    let mut roots: HashMap<u64, String> = HashMap::new();
     for term in identifiers {
-        let mut held: Vec<i64> = Vec::new();
+        // At most one event past the limit is read: a common identifier costs no more than that.
+        let held = lex.index.rows_holding(lex.searcher, term, MAX_EVENTS + 1)?;
+        if held.len() > MAX_EVENTS {
+            continue;
+        }
         let mut in_sessions: HashSet<String> = HashSet::new();
-        let mut rows = stmt.query(rusqlite::params![fts::quote(term), MAX_EVENTS + 1])?;
-        while let Some(r) = rows.next()? {
-            held.push(r.get(0)?);
-            let session: String = r.get(1)?;
-            let root = session.split('/').next().unwrap_or(&session);
-            in_sessions.insert(root.to_string());
+        for (_, key) in &held {
+            if !roots.contains_key(key) {
+                let session: Option<String> =
+                    root_of.query_row([*key as i64], |r| r.get(0)).optional()?;
+                let session = session.unwrap_or_default();
+                let root = session.split('/').next().unwrap_or(&session).to_string();
+                roots.insert(*key, root);
+            }
+            in_sessions.insert(roots[key].clone());
             if in_sessions.len() > allowed {
                 break;
             }
         }
-        if in_sessions.len() <= allowed && held.len() as u64 <= MAX_EVENTS {
-            out.extend(held.into_iter().filter(|id| wanted.contains(id)));
+        if in_sessions.len() <= allowed {
+            out.extend(
+                held.into_iter()
+                    .map(|(id, _)| id)
+                    .filter(|id| wanted.contains(id)),
+            );
         }
     }
     Ok(out)

@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 use rusqlite::{params_from_iter, types::Value as SqlValue, Connection, OptionalExtension};
 
 use super::gist::{self, Gists};
-use super::search::{push_filters, EpisodeQuery};
+use super::search::{push_filters, EpisodeQuery, EpisodeStoreError, LexicalHits};
 use super::store;
 use crate::sources::vectors::{slot, Fused, MIN_COSINE};
 
@@ -45,12 +45,14 @@ pub(super) enum Reranked {
 pub(super) fn rerank(
     c: &Connection,
     q: &EpisodeQuery,
-    lexical: &[(i64, f64)],
+    lex: &LexicalHits<'_>,
     nearest: &[(i64, f32)],
     gists: Option<&Gists>,
-) -> rusqlite::Result<Reranked> {
-    let full = full_matches(c, &q.own_terms, lexical)?;
-    let rare = super::rare::rare_term_events(c, &q.own_terms, &q.identifiers, lexical)?;
+) -> Result<Reranked, EpisodeStoreError> {
+    let pairs = lex.pairs();
+    let lexical = pairs.as_slice();
+    let full = full_matches(lex, &q.own_terms)?;
+    let rare = super::rare::rare_term_events(c, lex, &q.own_terms, &q.identifiers)?;
     let session_gists = match (gists, q.vector.as_deref()) {
         (Some(g), Some(v)) if !g.is_empty() => g.cosines(v),
         _ => Vec::new(),
@@ -68,7 +70,7 @@ pub(super) fn rerank(
         } else {
             gist::MIN_GIST_COSINE
         };
-        if best < needed && rare.is_empty() && !holds_most_words(c, &q.own_terms, lexical)? {
+        if best < needed && rare.is_empty() && !holds_most_words(lex, &q.own_terms)? {
             return Ok(Reranked::NothingRelevant(format!(
                 "{}: no event holds most of the query's words; nearest gist {best:.2} < {needed:.2}",
                 crate::sources::NOTHING_RELEVANT
@@ -158,60 +160,27 @@ fn order_score(id: i64, lexical: &[(i64, f64)]) -> f64 {
 
 /// The lexical hits that hold every one of the query's own terms (not its cross-lingual
 /// expansions): the matches no other evidence may push down or drop.
-///
-/// When one of the terms is rare, a single statement over the candidates' rowid range finds them
-/// (FTS5 walks the rarest term's short doclist and seeks the others); otherwise each candidate
-/// is looked up by rowid, since walking long doclists costs more than the point lookups. Both
-/// ask FTS5 the same question, so the set is the same.
 fn full_matches(
-    c: &Connection,
+    lex: &LexicalHits<'_>,
     own_terms: &[String],
-    lexical: &[(i64, f64)],
-) -> rusqlite::Result<HashSet<i64>> {
-    if own_terms.is_empty() || lexical.is_empty() {
+) -> Result<HashSet<i64>, EpisodeStoreError> {
+    if own_terms.is_empty() || lex.ranked.is_empty() {
         return Ok(HashSet::new());
     }
-    let expr = own_terms
-        .iter()
-        .map(|t| crate::sources::fts::quote(t))
-        .collect::<Vec<_>>()
-        .join(" AND ");
-    let rarest = crate::sources::fts::document_counts(c, "events_fts", own_terms)
-        .and_then(|dfs| dfs.into_iter().min());
-    if rarest.is_some_and(|df| df <= RANGE_SCAN_MAX_DF) {
-        let lo = lexical.iter().map(|(id, _)| *id).min().unwrap_or(0);
-        let hi = lexical.iter().map(|(id, _)| *id).max().unwrap_or(0);
-        let wanted: HashSet<i64> = lexical.iter().map(|(id, _)| *id).collect();
-        let mut stmt = c.prepare_cached(
-            "SELECT rowid FROM events_fts WHERE events_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3",
-        )?;
-        let rows = stmt.query_map(rusqlite::params![expr, lo, hi], |r| r.get::<_, i64>(0))?;
-        let mut out = HashSet::new();
-        for id in rows {
-            let id = id?;
-            if wanted.contains(&id) {
-                out.insert(id);
-            }
+    let mut out: Option<HashSet<i64>> = None;
+    for t in own_terms {
+        let held = lex.index.holders(lex.searcher, t, lex.ranked)?;
+        let both: HashSet<i64> = match out {
+            None => held,
+            Some(prev) => prev.intersection(&held).copied().collect(),
+        };
+        if both.is_empty() {
+            return Ok(both);
         }
-        return Ok(out);
+        out = Some(both);
     }
-    let mut stmt =
-        c.prepare_cached("SELECT 1 FROM events_fts WHERE events_fts MATCH ?1 AND rowid = ?2")?;
-    let mut out = HashSet::new();
-    for (id, _) in lexical {
-        let hit: Option<i64> = stmt
-            .query_row(rusqlite::params![expr, id], |r| r.get(0))
-            .optional()?;
-        if hit.is_some() {
-            out.insert(*id);
-        }
-    }
-    Ok(out)
+    Ok(out.unwrap_or_default())
 }
-
-/// The largest document count of the rarest own term for which [`full_matches`] walks the
-/// matches in one statement instead of looking up each candidate.
-const RANGE_SCAN_MAX_DF: u64 = 5_000;
 
 /// Lexical candidates looked at for [`holds_most_words`]: the best of the lane's ranking.
 const MOST_WORDS_CANDIDATES: usize = 50;
@@ -221,33 +190,22 @@ const MOST_WORDS_CANDIDATES: usize = 50;
 /// and the gists are far (small or terse histories: a few sessions, an Aider log), so the lane
 /// is not declared empty for it.
 fn holds_most_words(
-    c: &Connection,
+    lex: &LexicalHits<'_>,
     own_terms: &[String],
-    lexical: &[(i64, f64)],
-) -> rusqlite::Result<bool> {
+) -> Result<bool, EpisodeStoreError> {
     let n = own_terms.len();
-    if n < 2 || lexical.is_empty() {
+    if n < 2 || lex.ranked.is_empty() {
         return Ok(false);
     }
     let needed = n.div_ceil(2).max(2);
-    let mut stmt =
-        c.prepare_cached("SELECT 1 FROM events_fts WHERE events_fts MATCH ?1 AND rowid = ?2")?;
-    let exprs: Vec<String> = own_terms
-        .iter()
-        .map(|t| crate::sources::fts::quote(t))
-        .collect();
-    for (id, _) in lexical.iter().take(MOST_WORDS_CANDIDATES) {
-        let mut held = 0;
-        for e in &exprs {
-            if stmt
-                .query_row(rusqlite::params![e, id], |r| r.get::<_, i64>(0))
-                .optional()?
-                .is_some()
-            {
-                held += 1;
-                if held >= needed {
-                    return Ok(true);
-                }
+    let best = &lex.ranked[..lex.ranked.len().min(MOST_WORDS_CANDIDATES)];
+    let mut held: HashMap<i64, usize> = HashMap::new();
+    for t in own_terms {
+        for id in lex.index.holders(lex.searcher, t, best)? {
+            let n = held.entry(id).or_default();
+            *n += 1;
+            if *n >= needed {
+                return Ok(true);
             }
         }
     }

@@ -1,19 +1,23 @@
 //! Read-only search over `episodes.sqlite`: the built-in episodes source.
 //!
-//! The query arrives as already-stemmed terms and is always quoted into a literal FTS5
-//! expression; filters (workspace roots at a path boundary, session ids with their subagents,
-//! time range, outcome) are SQL conditions on the joined session row. When the query has a
+//! The query arrives as already-stemmed terms, ranked by the full-text index beside the store
+//! (`sources::lexical`: a disjunction of the terms, BM25); filters (workspace roots at a path
+//! boundary, session ids with their subagents, outcome) select the sessions in SQL, and the index
+//! applies them and the time range to its candidates. When the query has a
 //! vector and the store holds event vectors, a vector arm ranks events by meaning under the same
 //! filters and the two rankings are fused inside this lane ([`vectors::fuse`]).
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rusqlite::{params_from_iter, types::Value as SqlValue, Connection, OptionalExtension};
+use tantivy::Searcher;
 
 use super::gist::GistIndex;
 use super::rerank::{rerank, Reranked};
 use super::{meta_redact, semantic, store};
-use crate::sources::fts;
+use crate::sources::lexical::{LexicalError, LexicalIndex, LexicalQuery, Ranked, TermGroup};
 use crate::sources::sqlite::ReadPool;
 use crate::sources::vectors::{self, VectorIndex};
 use crate::text::{embed, snippet};
@@ -79,8 +83,8 @@ pub struct EpisodeHit {
     pub event_type: String,
     pub time: Option<String>,
     pub time_ms: Option<i64>,
-    /// BM25 from FTS5 (higher is better here: the sign is flipped); 0 when only the vector
-    /// arm found the event.
+    /// BM25 from the full-text index (higher is better); 0 when only the vector arm found the
+    /// event.
     pub bm25: f64,
     /// Whether the lexical arm found the event.
     pub lexical: bool,
@@ -122,6 +126,8 @@ pub enum EpisodeStoreError {
     Missing(PathBuf),
     #[error("the episodes index cannot be read: {0}")]
     Sql(#[from] rusqlite::Error),
+    #[error(transparent)]
+    Lexical(#[from] LexicalError),
 }
 
 /// The built-in episodes source: a small pool of read-only connections.
@@ -129,6 +135,8 @@ pub struct EpisodeStore {
     pool: ReadPool,
     vectors: VectorIndex,
     gists: GistIndex,
+    /// The full-text index, opened on the first search (other calls never need it).
+    lexical: Mutex<Option<Arc<LexicalIndex>>>,
 }
 
 const SESSION_COLS: &str = "s.session_id, s.source, s.path, s.cwd, s.created_at, s.last_event_at,
@@ -168,7 +176,20 @@ impl EpisodeStore {
             pool: ReadPool::open(path, "SELECT count(*) FROM sessions")?,
             vectors: VectorIndex::new(vectors::EVENTS),
             gists: GistIndex::default(),
+            lexical: Mutex::new(None),
         })
+    }
+
+    /// The full-text index beside the store, checked to be this store's.
+    fn lexical(&self, c: &Connection) -> Result<Arc<LexicalIndex>, EpisodeStoreError> {
+        let mut slot = self.lexical.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(index) = slot.as_ref() {
+            return Ok(index.clone());
+        }
+        let store_id = super::lexical_sync::stored_id(c);
+        let index = Arc::new(LexicalIndex::open(self.path(), store_id.as_deref())?);
+        *slot = Some(index.clone());
+        Ok(index)
     }
 
     pub fn path(&self) -> &Path {
@@ -213,44 +234,31 @@ impl EpisodeStore {
             && q.since_ms.is_none()
             && q.until_ms.is_none()
             && q.outcome.is_none());
-        // Stage 1 ranks on (id, session, score) only, so the sorter never carries event text;
-        // without filters the ranking runs on the FTS table alone. The per-session cap may need
-        // more candidates: deepen until enough survive or the matches run out.
-        let (mut sql, mut args) = if filtered {
-            let mut sql = "SELECT e.id, e.session_id, -kbm25(events_fts, ?1) FROM events_fts
-                 JOIN events e ON e.id = events_fts.rowid
-                 JOIN sessions s ON s.session_id = e.session_id
-                 WHERE events_fts MATCH ?"
-                .to_string();
-            let mut args = vec![SqlValue::Null, SqlValue::Null];
-            push_filters(&mut sql, &mut args, q);
-            sql.push_str(" ORDER BY kbm25(events_fts, ?1) LIMIT ?");
-            (sql, args)
-        } else {
-            (
-                "SELECT t.id, e.session_id, -t.r FROM (
-                     SELECT rowid AS id, kbm25(events_fts, ?1) AS r FROM events_fts
-                     WHERE events_fts MATCH ? ORDER BY r LIMIT ?) t
-                 JOIN events e ON e.id = t.id ORDER BY t.r"
-                    .to_string(),
-                vec![SqlValue::Null, SqlValue::Null],
-            )
-        };
-        sql.shrink_to_fit();
-        let limit_at = args.len();
-        args.push(SqlValue::Null);
         self.with_conn(|c| {
-            let tiers = fts::bounded_match_tiers(c, "events_fts", &q.terms, fts::DEFAULT_CAP);
-            let mut lexical: Vec<(i64, f64)> = Vec::new();
-            for (tier, m) in tiers.iter().enumerate() {
-                // ?1: the phrases' document counts for `kbm25` (`fts::rank`), ?2: the expression.
-                args[0] = m.counts.clone().map_or(SqlValue::Null, SqlValue::Blob);
-                args[1] = SqlValue::Text(m.expr.clone());
-                lexical = rank(c, &sql, &mut args, limit_at, q)?;
-                if lexical.len() >= q.limit || tier + 1 == tiers.len() {
-                    break;
-                }
-            }
+            // One snapshot of the store for every read of this search: the full-text index may
+            // be a commit ahead or behind it, and its rows are checked against this snapshot.
+            let _snapshot = c.unchecked_transaction()?;
+            let index = self.lexical(c)?;
+            let searcher = index.searcher()?;
+            let ranked = if q.terms.is_empty() {
+                Vec::new()
+            } else {
+                let query = LexicalQuery {
+                    groups: term_groups(q),
+                    keys: session_filter(c, q)?.map(Arc::new),
+                    since_ms: q.since_ms,
+                    until_ms: q.until_ms,
+                    per_key: PER_SESSION_CAP,
+                    limit: q.limit,
+                };
+                stored_now(c, index.rank(&searcher, &query)?)?
+            };
+            let lex = LexicalHits {
+                index: &index,
+                searcher: &searcher,
+                ranked: &ranked,
+            };
+            let lexical = lex.pairs();
             let nearest = match q.vector.as_deref().map(|v| (v, embed::shared())) {
                 Some((v, Ok(emb))) if self.vectors.present(c)? => {
                     semantic::ranking(c, &self.vectors, emb, v, q, filtered)?
@@ -265,7 +273,7 @@ impl EpisodeStore {
                 // Without gists (semantic search off, an index built before them) the two arms
                 // are fused as before.
                 None => vectors::fuse(&lexical, &nearest),
-                Some(g) => match rerank(c, q, &lexical, &nearest, Some(&g))? {
+                Some(g) => match rerank(c, q, &lex, &nearest, Some(&g))? {
                     Reranked::Ranked(f) => f,
                     Reranked::NothingRelevant(why) => {
                         return Ok(EpisodeSearch {
@@ -505,36 +513,79 @@ pub(super) fn push_filters(sql: &mut String, args: &mut Vec<SqlValue>, q: &Episo
     }
 }
 
-/// Stage 1 of a search: (id, score) of the best events, at most [`PER_SESSION_CAP`] per session,
-/// deepening the candidate list until enough survive the cap or the matches run out.
-fn rank(
+/// The lexical arm's terms as the index asks them: each a group of its own, a question's own
+/// term at full weight, a cross-lingual expansion at [`EXPANSION_WEIGHT`].
+fn term_groups(q: &EpisodeQuery) -> Vec<TermGroup> {
+    q.terms
+        .iter()
+        .map(|t| TermGroup {
+            terms: vec![t.clone()],
+            weight: if q.own_terms.is_empty() || q.own_terms.contains(t) {
+                1.0
+            } else {
+                EXPANSION_WEIGHT
+            },
+        })
+        .collect()
+}
+
+/// The weight of a cross-lingual expansion term against a question's own term (issue 33's
+/// spike, docs/RANKING.md).
+const EXPANSION_WEIGHT: f32 = 0.5;
+
+/// The keys of the sessions the request's workspace, session and outcome filters allow
+/// (`None`: no such filter); the time filter is the index's own.
+fn session_filter(
     c: &Connection,
-    sql: &str,
-    args: &mut [SqlValue],
-    limit_at: usize,
     q: &EpisodeQuery,
-) -> Result<Vec<(i64, f64)>, EpisodeStoreError> {
-    let mut depth = (q.limit * 8).max(64);
-    loop {
-        args[limit_at] = SqlValue::Integer(depth as i64);
-        let mut stmt = c.prepare_cached(sql)?;
-        let ranked: Vec<(i64, String, f64)> = stmt
-            .query_map(params_from_iter(args.iter()), |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })?
-            .collect::<Result<_, _>>()?;
-        let mut per_session: std::collections::HashMap<&str, usize> = Default::default();
-        let mut picked: Vec<(i64, f64)> = Vec::new();
-        for (id, sid, score) in &ranked {
-            let n = per_session.entry(sid.as_str()).or_default();
-            if *n < PER_SESSION_CAP && picked.len() < q.limit {
-                *n += 1;
-                picked.push((*id, *score));
-            }
+) -> Result<Option<HashSet<u64>>, EpisodeStoreError> {
+    if q.workspaces.is_empty() && q.session_ids.is_empty() && q.outcome.is_none() {
+        return Ok(None);
+    }
+    let mut sql = "SELECT k.key FROM session_keys k JOIN sessions s ON s.session_id = k.session_id
+                   WHERE 1"
+        .to_string();
+    let mut args: Vec<SqlValue> = Vec::new();
+    let only_sessions = EpisodeQuery {
+        since_ms: None,
+        until_ms: None,
+        ..q.clone()
+    };
+    push_filters(&mut sql, &mut args, &only_sessions);
+    let sql = sql.replace("e.session_id", "k.session_id");
+    let mut stmt = c.prepare_cached(&sql)?;
+    let keys = stmt
+        .query_map(params_from_iter(args.iter()), |r| r.get::<_, i64>(0))?
+        .map(|k| k.map(|k| k as u64))
+        .collect::<Result<HashSet<u64>, _>>()?;
+    Ok(Some(keys))
+}
+
+/// The ranked rows that are events of their session in this snapshot of the store (the index
+/// may be a commit ahead of it, or behind it while the writer commits).
+fn stored_now(c: &Connection, ranked: Vec<Ranked>) -> Result<Vec<Ranked>, EpisodeStoreError> {
+    let mut stmt = c.prepare_cached("SELECT session_key FROM event_rows WHERE id = ?1")?;
+    let mut out = Vec::with_capacity(ranked.len());
+    for r in ranked {
+        let key: Option<i64> = stmt.query_row([r.id], |row| row.get(0)).optional()?;
+        if key == Some(r.key as i64) {
+            out.push(r);
         }
-        if picked.len() >= q.limit || ranked.len() < depth || depth >= 1 << 20 {
-            return Ok(picked);
-        }
-        depth *= 4;
+    }
+    Ok(out)
+}
+
+/// The lexical arm's answer and the index it came from, for the rerank's questions about which
+/// of its rows hold which words.
+pub(super) struct LexicalHits<'a> {
+    pub index: &'a LexicalIndex,
+    pub searcher: &'a Searcher,
+    pub ranked: &'a [Ranked],
+}
+
+impl LexicalHits<'_> {
+    /// (event id, BM25) of each row, best first.
+    pub fn pairs(&self) -> Vec<(i64, f64)> {
+        self.ranked.iter().map(|r| (r.id, r.score)).collect()
     }
 }

@@ -1,8 +1,8 @@
 //! The `episodes.sqlite` schema and how it is opened.
 //!
 //! One owner writes it (the indexer); everyone else opens it read-only, so the coordinator can
-//! never change L1 (KC-13). Raw transcripts are never touched: the store holds redacted event text
-//! and the stemmed terms used by FTS5.
+//! never change L1 (KC-13). Raw transcripts are never touched: the store holds redacted event text;
+//! its full-text index is Tantivy's, beside the file (`sources::lexical`, schema 5).
 //!
 //! Event rows live in `event_rows` in as few bytes as they can be given back from: long texts
 //! packed (`sources::packed`, schema 2), the session id and the event type as integer keys into
@@ -22,9 +22,9 @@ use rusqlite::{Connection, OptionalExtension};
 use crate::sources::sqlite;
 
 /// Bumped when the schema changes; an older store is rebuilt from the transcripts, except
-/// schemas 1, 2 and 3, which are upgraded in place (see [`upgrade_from_1`], [`upgrade_from_2`],
-/// [`upgrade_from_3`]).
-pub const SCHEMA_VERSION: i64 = 4;
+/// schemas 1 to 4, which are upgraded in place (see [`upgrade_from_1`], [`upgrade_from_2`],
+/// [`upgrade_from_3`], [`upgrade_from_4`]).
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// The physical events table (the indexer writes it; readers read the view `events`).
 pub const EVENT_ROWS: &str = "event_rows";
@@ -102,9 +102,7 @@ CREATE TABLE IF NOT EXISTS sessions(
     mark INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS sessions_cwd ON sessions(cwd);
-CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5(
-    terms, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 0'
-);
+CREATE TABLE IF NOT EXISTS lexical_pending(key INTEGER PRIMARY KEY);
 "#;
 
 /// The events table, its keys and its reading views (schema 3; schema 4 without `events_time`). `text` holds the packed value
@@ -165,9 +163,11 @@ pub fn open_rw(path: &Path) -> rusqlite::Result<Connection> {
             (1, upgrade_from_1 as sqlite::Upgrade),
             (2, upgrade_from_2 as sqlite::Upgrade),
             (3, upgrade_from_3 as sqlite::Upgrade),
+            (4, upgrade_from_4 as sqlite::Upgrade),
         ],
         "DROP VIEW IF EXISTS events; DROP VIEW IF EXISTS events_packed;
-         DROP TABLE IF EXISTS events_fts; DROP TABLE IF EXISTS events;
+         DROP TABLE IF EXISTS events_fts; DROP TABLE IF EXISTS lexical_pending;
+         DROP TABLE IF EXISTS events;
          DROP TABLE IF EXISTS event_rows; DROP TABLE IF EXISTS session_keys;
          DROP TABLE IF EXISTS event_types;
          DROP TABLE IF EXISTS sessions; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS meta;",
@@ -267,6 +267,17 @@ fn upgrade_from_3(conn: &Connection) -> rusqlite::Result<()> {
     )?;
     conn.execute_batch(&events_schema())?;
     share_tool_ids(conn)
+}
+
+/// Schema 4 → 5: the full-text index leaves the store for Tantivy beside it
+/// (`sources::lexical`), which the next index run builds from the stored events (the store it
+/// was built from has no id yet, so it is made anew); `lexical_pending` names the sessions whose
+/// events changed since that index's last commit.
+fn upgrade_from_4(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "DROP TABLE IF EXISTS events_fts;
+         CREATE TABLE IF NOT EXISTS lexical_pending(key INTEGER PRIMARY KEY);",
+    )
 }
 
 /// Stores [`SAME_TOOL_ID`] for every tool id that is the previous event's, by the rule the

@@ -36,11 +36,36 @@ pub struct World {
     pub data_dir: PathBuf,
 }
 
+/// A temp dir named by this process and a counter (`kn<pid>x<n>`), not by random letters: the
+/// demo transcripts hold the path they are materialised at, so random letters would put a
+/// different number of terms into the indexed events and move BM25 scores from run to run.
+fn plain_temp_dir() -> tempfile::TempDir {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    loop {
+        let name = format!(
+            "kn{}x{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        match tempfile::Builder::new()
+            .prefix(&name)
+            .rand_bytes(0)
+            .tempdir()
+        {
+            Ok(dir) => return dir,
+            // A dir left by a killed run whose pid this one reuses: take the next number.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => panic!("temp dir: {e}"),
+        }
+    }
+}
+
 /// The demo world, materialised and fully indexed once per test binary.
 pub fn world() -> &'static World {
     static W: OnceLock<World> = OnceLock::new();
     W.get_or_init(|| {
-        let tmp = tempfile::tempdir().expect("temp dir");
+        let tmp = plain_temp_dir();
         let w = knowledge::demo::materialize(
             &knowledge::demo::bundled_world(),
             &tmp.path().join("world"),
@@ -65,11 +90,16 @@ pub fn episodes_only() -> &'static World {
         let tmp = tempfile::tempdir().expect("temp dir");
         let data_dir = tmp.path().join("data");
         std::fs::create_dir_all(&data_dir).expect("data dir");
-        std::fs::copy(
-            full.data_dir.join("episodes.sqlite"),
-            data_dir.join("episodes.sqlite"),
-        )
-        .expect("copy the episodes index");
+        let store = full.data_dir.join("episodes.sqlite");
+        std::fs::copy(&store, data_dir.join("episodes.sqlite")).expect("copy the episodes index");
+        // Its full-text index beside it.
+        let lexical = knowledge::sources::lexical::dir_for(&store);
+        let copy = knowledge::sources::lexical::dir_for(&data_dir.join("episodes.sqlite"));
+        std::fs::create_dir_all(&copy).expect("lexical dir");
+        for e in std::fs::read_dir(&lexical).expect("lexical index") {
+            let e = e.expect("entry");
+            std::fs::copy(e.path(), copy.join(e.file_name())).expect("copy the full-text index");
+        }
         World {
             root: full.root.clone(),
             data_dir,
@@ -256,7 +286,7 @@ pub fn render(app: &App) -> String {
 
 /// A fresh copy of the demo world, indexed, for tests that write (dispatch commits).
 pub fn writable_world() -> World {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = plain_temp_dir();
     let w =
         knowledge::demo::materialize(&knowledge::demo::bundled_world(), &tmp.path().join("world"))
             .expect("materialise the demo world");

@@ -3,6 +3,25 @@
 //! apart from the run's orchestration in `index.rs`.
 
 use super::*;
+use crate::sources::episodes::lexical_sync;
+use crate::sources::lexical::{LexicalDoc, LexicalError, LexicalWriter};
+use rusqlite::OptionalExtension;
+
+/// Where stored events go besides the store: the vector builder (semantic search on) and the
+/// full-text index.
+pub(in crate::sources::episodes) struct Sinks<'a> {
+    pub vectors: Option<&'a mut Builder>,
+    pub lexical: &'a LexicalWriter,
+}
+
+/// A write that failed: in the store, or in its full-text index.
+#[derive(Debug, thiserror::Error)]
+pub(in crate::sources::episodes) enum WriteError {
+    #[error(transparent)]
+    Sql(#[from] rusqlite::Error),
+    #[error(transparent)]
+    Lexical(#[from] LexicalError),
+}
 
 /// Store one prepared store in one transaction.
 pub(super) fn write_file(
@@ -11,16 +30,16 @@ pub(super) fn write_file(
     old: Option<&FileRow>,
     work: Work,
     summary: &mut IndexSummary,
-    vectors: Option<&mut Builder>,
-) -> rusqlite::Result<()> {
+    sinks: &mut Sinks<'_>,
+) -> Result<(), WriteError> {
     let path_str = file.path.to_string_lossy().to_string();
     summary.bytes_read += work.end.saturating_sub(work.start);
     summary.lines.add(&work.lines);
     let tx = conn.transaction()?;
     let (session_id, state) = if work.many_sessions() {
-        write_sessions(&tx, file, old, &work, summary, vectors)?
+        write_sessions(&tx, file, old, &work, summary, sinks)?
     } else {
-        write_file_session(&tx, file, old, &work, summary, vectors)?
+        write_file_session(&tx, file, old, &work, summary, sinks)?
     };
     let stats = work.total;
     tx.execute(
@@ -45,7 +64,8 @@ pub(super) fn write_file(
             work.resume_hash,
         ],
     )?;
-    tx.commit()
+    tx.commit()?;
+    Ok(())
 }
 
 /// The one session of a one-session file: appended to, or claimed (see `identity`) and stored
@@ -56,8 +76,8 @@ fn write_file_session(
     old: Option<&FileRow>,
     work: &Work,
     summary: &mut IndexSummary,
-    vectors: Option<&mut Builder>,
-) -> rusqlite::Result<(String, String)> {
+    sinks: &mut Sinks<'_>,
+) -> Result<(String, String), WriteError> {
     let path_str = file.path.to_string_lossy().to_string();
     let (meta, outcome) = work.file_session();
     let moved_before = summary.files_moved;
@@ -84,10 +104,10 @@ fn write_file_session(
         Claim::Own(session_id) => {
             let events = work.sessions.iter().flat_map(|s| &s.events);
             let added = if work.appended {
-                append_events(tx, &session_id, events, vectors)?
+                append_events(tx, &session_id, events, sinks)?
             } else {
                 // A re-read keeps every stored event's seq; only what is new is added.
-                merge_events(tx, &session_id, events, vectors)?
+                merge_events(tx, &session_id, events, sinks)?
             };
             if !work.appended {
                 match old {
@@ -114,8 +134,8 @@ fn write_sessions(
     old: Option<&FileRow>,
     work: &Work,
     summary: &mut IndexSummary,
-    mut vectors: Option<&mut Builder>,
-) -> rusqlite::Result<(String, String)> {
+    sinks: &mut Sinks<'_>,
+) -> Result<(String, String), WriteError> {
     let path_str = file.path.to_string_lossy().to_string();
     // A database pushes a changed session whole, as it is now; a file holding many sessions
     // (Aider) is re-read whole only when it is not an append, and then merges like any file.
@@ -123,14 +143,13 @@ fn write_sessions(
     let mut added = 0;
     for s in &work.sessions {
         let Some(start) = &s.start else { continue };
-        let vecs = vectors.as_deref_mut();
         added += match (start.replace, database) {
             (true, true) => {
-                delete_session(tx, &start.session_id)?;
-                append_events(tx, &start.session_id, s.events.iter(), vecs)?
+                delete_session(tx, &start.session_id, sinks)?;
+                append_events(tx, &start.session_id, s.events.iter(), sinks)?
             }
-            (true, false) => merge_events(tx, &start.session_id, s.events.iter(), vecs)?,
-            (false, _) => append_events(tx, &start.session_id, s.events.iter(), vecs)?,
+            (true, false) => merge_events(tx, &start.session_id, s.events.iter(), sinks)?,
+            (false, _) => append_events(tx, &start.session_id, s.events.iter(), sinks)?,
         };
         upsert_session(
             tx,
@@ -183,8 +202,8 @@ pub(in crate::sources::episodes) fn append_events<'a>(
     tx: &Transaction<'_>,
     session_id: &str,
     events: impl Iterator<Item = &'a PreparedEvent>,
-    vectors: Option<&mut Builder>,
-) -> rusqlite::Result<u64> {
+    sinks: &mut Sinks<'_>,
+) -> Result<u64, WriteError> {
     let next_seq: i64 = tx
         .query_row(
             "SELECT coalesce(max(seq), 0) FROM events WHERE session_id=?1",
@@ -192,7 +211,7 @@ pub(in crate::sources::episodes) fn append_events<'a>(
             |r| r.get(0),
         )
         .unwrap_or(0);
-    insert_events(tx, session_id, next_seq, events, vectors)
+    insert_events(tx, session_id, next_seq, events, sinks)
 }
 
 /// The session id a file's events are stored under.
@@ -234,11 +253,19 @@ fn session_key(file: &TranscriptFile, meta: &SessionMeta) -> String {
 pub(in crate::sources::episodes) fn delete_session(
     tx: &Transaction<'_>,
     session_id: &str,
-) -> rusqlite::Result<()> {
-    tx.execute(
-        "DELETE FROM events_fts WHERE rowid IN (SELECT id FROM events WHERE session_id=?1)",
-        [session_id],
-    )?;
+    sinks: &mut Sinks<'_>,
+) -> Result<(), WriteError> {
+    let key: Option<i64> = tx
+        .query_row(
+            "SELECT key FROM session_keys WHERE session_id=?1",
+            [session_id],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if let Some(key) = key {
+        sinks.lexical.delete_key(key as u64)?;
+        lexical_sync::mark(tx, key)?;
+    }
     tx.execute(
         "DELETE FROM event_rows
          WHERE session_key = (SELECT key FROM session_keys WHERE session_id=?1)",
@@ -253,9 +280,10 @@ fn insert_events<'a>(
     session_id: &str,
     last_seq: i64,
     events: impl Iterator<Item = &'a PreparedEvent>,
-    mut vectors: Option<&mut Builder>,
-) -> rusqlite::Result<u64> {
+    sinks: &mut Sinks<'_>,
+) -> Result<u64, WriteError> {
     let session = store::session_key(tx, session_id)?;
+    lexical_sync::mark(tx, session)?;
     let mut types = store::EventTypes::default();
     let mut tool_ids = store::ToolIds::after(tx, session, last_seq)?;
     let mut ins = tx.prepare_cached(&format!(
@@ -264,7 +292,6 @@ fn insert_events<'a>(
          VALUES(?1, ?2, ?3, {}, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         store::stored_time_sql("?4", "?5")
     ))?;
-    let mut fts = tx.prepare_cached("INSERT INTO events_fts(rowid, terms) VALUES(?1, ?2)")?;
     let mut n = 0u64;
     for (i, p) in events.enumerate() {
         n += 1;
@@ -293,8 +320,13 @@ fn insert_events<'a>(
             p.facts,
         ])?;
         let id = tx.last_insert_rowid();
-        fts.execute(params![id, p.terms])?;
-        if let Some(v) = vectors.as_deref_mut() {
+        sinks.lexical.add(LexicalDoc {
+            id,
+            key: session as u64,
+            time_ms: p.time_ms,
+            terms: &p.terms,
+        })?;
+        if let Some(v) = sinks.vectors.as_deref_mut() {
             v.add(id, ev.text.clone());
         }
     }

@@ -1,0 +1,141 @@
+//! The one writer of a full-text index: adds rows, deletes a group's rows, commits with the
+//! payload that names its version and store.
+//!
+//! The Tantivy writer (its threads and memory arena) is started only when something is written,
+//! so an index run that changes nothing costs an open of `meta.json` and no more.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use tantivy::{Index, IndexWriter, TantivyDocument, Term};
+
+use super::{analyzer, dir_for, Fields, LexicalError, Payload, TOKENIZER, VERSION};
+
+/// The writer's memory arena: one indexing thread, flushed to a segment when full. Small enough
+/// for the peak a full index may take (docs/PERFORMANCE.md), large enough for few segments.
+const ARENA_BYTES: usize = 48_000_000;
+
+/// One row as the index holds it.
+#[derive(Debug, Clone, Copy)]
+pub struct LexicalDoc<'a> {
+    pub id: i64,
+    pub key: u64,
+    pub time_ms: Option<i64>,
+    pub terms: &'a str,
+}
+
+pub struct LexicalWriter {
+    dir: PathBuf,
+    index: Index,
+    fields: Fields,
+    store_id: String,
+    writer: OnceLock<IndexWriter>,
+    /// Made anew by this writer: committed even when no row is added, so readers can open it.
+    fresh: bool,
+}
+
+impl LexicalWriter {
+    /// The index of `store` for writing. It is made anew (empty: [`LexicalWriter::is_fresh`],
+    /// every row must be added again) when it is missing, does not open, or is of another
+    /// version or another store than `store_id`.
+    pub fn open(store: &Path, store_id: &str) -> Result<LexicalWriter, LexicalError> {
+        let dir = dir_for(store);
+        let existing = Index::open_in_dir(&dir).ok().filter(|index| {
+            Payload::read(index).is_some_and(|p| p.version == VERSION && p.store_id == store_id)
+                && Fields::of(&index.schema()).is_ok()
+        });
+        let (index, fresh) = match existing {
+            Some(index) => (index, false),
+            None => (create(&dir)?, true),
+        };
+        index.tokenizers().register(TOKENIZER, analyzer());
+        let fields = Fields::of(&index.schema())?;
+        Ok(LexicalWriter {
+            dir,
+            index,
+            fields,
+            store_id: store_id.to_string(),
+            writer: OnceLock::new(),
+            fresh,
+        })
+    }
+
+    /// Whether the index was made anew by [`LexicalWriter::open`] (it holds no row).
+    pub fn is_fresh(&self) -> bool {
+        self.fresh
+    }
+
+    fn writer(&self) -> Result<&IndexWriter, LexicalError> {
+        if let Some(w) = self.writer.get() {
+            return Ok(w);
+        }
+        let w = self
+            .index
+            .writer_with_num_threads::<TantivyDocument>(1, ARENA_BYTES)?;
+        Ok(self.writer.get_or_init(|| w))
+    }
+
+    pub fn add(&self, doc: LexicalDoc<'_>) -> Result<(), LexicalError> {
+        let mut d = TantivyDocument::default();
+        d.add_text(self.fields.terms, doc.terms);
+        d.add_u64(self.fields.id, doc.id.max(0) as u64);
+        d.add_u64(self.fields.key, doc.key);
+        if let Some(t) = doc.time_ms {
+            d.add_i64(self.fields.time, t);
+        }
+        self.writer()?.add_document(d)?;
+        Ok(())
+    }
+
+    /// Deletes every row of group `key` added before this call (rows added after it stay).
+    pub fn delete_key(&self, key: u64) -> Result<(), LexicalError> {
+        self.writer()?
+            .delete_term(Term::from_field_u64(self.fields.key, key));
+        Ok(())
+    }
+
+    /// Whether anything was written (or the index is new and must be committed to exist).
+    pub fn has_changes(&self) -> bool {
+        self.fresh || self.writer.get().is_some()
+    }
+
+    /// Makes everything written visible to readers, in one commit, and waits for the merges it
+    /// started (a one-shot run must not leave them half done).
+    pub fn commit(mut self) -> Result<(), LexicalError> {
+        if !self.has_changes() {
+            return Ok(());
+        }
+        self.writer()?;
+        let Some(mut writer) = self.writer.take() else {
+            return Ok(());
+        };
+        let payload = serde_json::to_string(&Payload {
+            version: VERSION,
+            store_id: self.store_id.clone(),
+        })
+        .unwrap_or_default();
+        let mut prepared = writer.prepare_commit()?;
+        prepared.set_payload(&payload);
+        prepared.commit()?;
+        writer.wait_merging_threads()?;
+        Ok(())
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+/// A new, empty index in `dir` (whatever was there goes: it is derived data).
+fn create(dir: &Path) -> Result<Index, LexicalError> {
+    let io = |source| LexicalError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+        _ => {}
+    }
+    std::fs::create_dir_all(dir).map_err(io)?;
+    Ok(Index::create_in_dir(dir, super::schema())?)
+}
