@@ -362,8 +362,9 @@ fn next_item_to_drop(resp: &SearchResponse, primary: &str) -> Option<Candidate> 
         let ids = resp.lane_ids(lane);
         // The lowest-scored item of the lane, preferring one no actor cites as evidence (an
         // actor whose evidence is gone leaves the ranking; docs/RANKING.md), but never the
-        // lane's best item before the others: what the question is about goes last.
-        let Some(index) = (1..scores.len())
+        // primary lane's best item before its others: what the question is about goes last.
+        let first = usize::from(*lane == primary);
+        let Some(index) = (first..scores.len())
             .rev()
             .find(|i| !cited.contains(&(*lane, ids[*i])))
             .or(scores.len().checked_sub(1))
