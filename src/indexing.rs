@@ -279,6 +279,11 @@ pub fn is_damaged_store(err: &IndexAllError) -> bool {
 /// derived from files on disk) and moves an agent-knowledge store that does not open aside as `<name>.damaged` (its dispatch
 /// assignments are not derived; the outbox packages hold them too).
 fn clear_for_rebuild(dir: &DataDir) -> Result<(), IndexAllError> {
+    // The episodes' full-text index first (whatever it is: a folder, a file in its place), so a
+    // failure leaves the stores it is derived from.
+    let lexical = crate::sources::lexical::dir_for(&dir.episodes_db());
+    crate::sources::lexical::remove(&dir.episodes_db())
+        .map_err(|e| IndexAllError::Rebuild(lexical, e))?;
     for db in [dir.episodes_db(), dir.code_db()] {
         for suffix in ["", "-wal", "-shm"] {
             let path = PathBuf::from(format!("{}{suffix}", db.display()));
@@ -289,14 +294,6 @@ fn clear_for_rebuild(dir: &DataDir) -> Result<(), IndexAllError> {
                 _ => {}
             }
         }
-    }
-    // The episodes' full-text index goes with its store (a new store would make it anew anyway).
-    let lexical = crate::sources::lexical::dir_for(&dir.episodes_db());
-    match std::fs::remove_dir_all(&lexical) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            return Err(IndexAllError::Rebuild(lexical, e))
-        }
-        _ => {}
     }
     let knowledge = dir.knowledge_db();
     let opens = |p: &Path| {

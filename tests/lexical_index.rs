@@ -411,3 +411,98 @@ fn a_reader_searching_while_the_writer_commits_sees_whole_sessions_only() {
     assert!(hits.iter().any(|h| h.session_id == "growing"));
     let _ = seen_rounds;
 }
+
+#[test]
+fn a_damaged_segment_is_made_anew_by_the_next_run_that_changes_nothing() {
+    let w = World::new();
+    common_world(&w, 6);
+    w.write(
+        "rare-one",
+        "/work/app",
+        50,
+        &["raise qzvorbl_retry_budget", "done"],
+    );
+    w.index();
+    let before = answers(&w.store(), &ASKED);
+    let dir = lexical::dir_for(&w.db);
+    for e in std::fs::read_dir(&dir).expect("index dir") {
+        let path = e.expect("entry").path();
+        if path.extension().is_some_and(|x| x == "term") {
+            let len = std::fs::metadata(&path).expect("size").len();
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .expect("open");
+            f.set_len(len / 2).expect("truncate");
+        }
+    }
+    assert!(
+        w.store().search(&query("deploy")).is_err(),
+        "a truncated segment cannot be searched"
+    );
+    w.index();
+    assert_eq!(answers(&w.store(), &ASKED), before);
+}
+
+#[test]
+fn a_store_rolled_back_behind_its_index_never_answers_an_event_twice() {
+    let w = World::new();
+    common_world(&w, 3);
+    w.index();
+    // The store as a restored backup (or a lost WAL) leaves it: before the next run's events.
+    let saved = w._tmp.path().join("saved-store.sqlite");
+    std::fs::copy(&w.db, &saved).expect("save the store");
+    w.write(
+        "common-01",
+        "/work/app",
+        1,
+        &[
+            COMMON,
+            "now florbix one",
+            "and florbix two",
+            "florbix three",
+        ],
+    );
+    w.index();
+    std::fs::copy(&saved, &w.db).expect("roll the store back");
+    // The same transcripts again: the events are stored anew, and must be found once each.
+    w.index();
+    let hits = w.store().search(&query("florbix")).expect("search");
+    let mut seqs: Vec<u64> = hits.iter().map(|h| h.seq).collect();
+    seqs.sort_unstable();
+    let n = seqs.len();
+    seqs.dedup();
+    assert_eq!(seqs.len(), n, "an event found twice: {hits:?}");
+    assert_eq!(n, 3, "{hits:?}");
+}
+
+#[test]
+fn a_file_in_place_of_the_index_is_replaced_and_the_index_is_readable_as_the_store() {
+    let w = World::new();
+    common_world(&w, 2);
+    let dir = lexical::dir_for(&w.db);
+    std::fs::create_dir_all(dir.parent().expect("data")).expect("data dir");
+    std::fs::write(&dir, "not an index").expect("a file in its place");
+    w.index();
+    assert!(dir.is_dir());
+    assert!(!w
+        .store()
+        .search(&query("deploy"))
+        .expect("search")
+        .is_empty());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let store = std::fs::metadata(&w.db)
+            .expect("store")
+            .permissions()
+            .mode()
+            & 0o666;
+        let meta = std::fs::metadata(dir.join("meta.json"))
+            .expect("meta.json")
+            .permissions()
+            .mode()
+            & 0o666;
+        assert_eq!(meta, store, "meta.json {meta:o}, store {store:o}");
+    }
+}

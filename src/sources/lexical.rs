@@ -154,6 +154,8 @@ pub struct LexicalIndex {
     dir: PathBuf,
     reader: IndexReader,
     fields: Fields,
+    /// The store's id the index must carry (`None`: not checked).
+    store_id: Option<String>,
     /// The identity of `meta.json` the reader last loaded (the writer replaces it on commit).
     loaded: Mutex<Option<MetaStamp>>,
 }
@@ -212,6 +214,7 @@ impl LexicalIndex {
             dir,
             reader,
             fields,
+            store_id: expected_store_id.map(str::to_string),
             loaded: Mutex::new(stamp),
         })
     }
@@ -222,6 +225,18 @@ impl LexicalIndex {
         let mut loaded = self.loaded.lock().unwrap_or_else(PoisonError::into_inner);
         if *loaded != now {
             self.reader.reload()?;
+            // The commit may be of an index made anew: for another version or another store.
+            let searcher = self.reader.searcher();
+            match Payload::read(searcher.index()) {
+                Some(p)
+                    if p.version == VERSION
+                        && self.store_id.as_ref().is_none_or(|id| *id == p.store_id) => {}
+                _ => {
+                    return Err(LexicalError::Version {
+                        path: self.dir.clone(),
+                    })
+                }
+            }
             *loaded = now;
         }
         Ok(self.reader.searcher())
@@ -247,4 +262,20 @@ pub fn size_on_disk(store: &Path) -> u64 {
                 .sum()
         })
         .unwrap_or(0)
+}
+
+/// Removes `path` whatever it is (a folder and what it holds, a file, a link, a FIFO); gone
+/// already is fine.
+pub(crate) fn remove_any(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+        Ok(_) => std::fs::remove_file(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Removes the full-text index of `store` (`knowledge index --rebuild`).
+pub fn remove(store: &Path) -> std::io::Result<()> {
+    remove_any(&dir_for(store))
 }

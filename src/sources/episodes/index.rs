@@ -243,7 +243,11 @@ pub fn index_episodes(
         Some(WriteError::Lexical(e)) => return Err(lexical_err(e.into())),
         None => {}
     }
-    // Readers see the run's events once both the store and its full-text index hold them.
+    // Readers see the run's events once both the store and its full-text index hold them. The
+    // store's commits are made durable first (WAL with `synchronous=NORMAL` defers that to a
+    // checkpoint): an index must never hold rows a power loss could take from the store.
+    conn.execute_batch("PRAGMA wal_checkpoint(FULL);")
+        .map_err(store_err)?;
     super::lexical_sync::commit(lexical, &conn).map_err(lexical_err)?;
     if let Some(v) = vectors {
         v.finish(&mut conn).map_err(store_err)?;

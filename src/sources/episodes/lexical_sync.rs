@@ -55,7 +55,20 @@ pub enum SyncError {
 /// event when it has to be, else with the sessions a killed run left named re-added.
 pub(super) fn open(db_path: &Path, conn: &Connection) -> Result<LexicalWriter, SyncError> {
     let id = store_id(conn)?;
-    let writer = LexicalWriter::open(db_path, &id)?;
+    // With nothing pending, the index holds exactly the stored events; a count that differs
+    // (a store rolled back behind a committed index: a restored backup, a lost WAL) rebuilds it.
+    let nothing_pending: bool = conn.query_row(
+        "SELECT NOT EXISTS (SELECT 1 FROM lexical_pending)",
+        [],
+        |r| r.get(0),
+    )?;
+    let expected = match nothing_pending {
+        true => Some(conn.query_row("SELECT count(*) FROM event_rows", [], |r| {
+            r.get::<_, i64>(0)
+        })? as u64),
+        false => None,
+    };
+    let writer = LexicalWriter::open(db_path, &id, expected)?;
     if writer.is_fresh() {
         conn.execute_batch(
             "DELETE FROM lexical_pending;

@@ -26,9 +26,14 @@ pub struct LexicalDoc<'a> {
 
 pub struct LexicalWriter {
     dir: PathBuf,
+    /// Where this writer writes: `dir`, or for an index made anew a folder beside it that
+    /// replaces `dir` only once committed, so readers never see it half built.
+    build_dir: PathBuf,
     index: Index,
     fields: Fields,
     store_id: String,
+    /// The store file, whose permissions the index's files take.
+    store: PathBuf,
     writer: OnceLock<IndexWriter>,
     /// Made anew by this writer: committed even when no row is added, so readers can open it.
     fresh: bool,
@@ -36,25 +41,40 @@ pub struct LexicalWriter {
 
 impl LexicalWriter {
     /// The index of `store` for writing. It is made anew (empty: [`LexicalWriter::is_fresh`],
-    /// every row must be added again) when it is missing, does not open, or is of another
-    /// version or another store than `store_id`.
-    pub fn open(store: &Path, store_id: &str) -> Result<LexicalWriter, LexicalError> {
+    /// every row must be added again) when it is missing, is not a folder, does not open (every
+    /// segment is opened), is of another version or another store than `store_id`, or holds
+    /// another number of rows than `expected_rows` (when the caller knows it: a store rolled
+    /// back behind its index, a row added twice).
+    pub fn open(
+        store: &Path,
+        store_id: &str,
+        expected_rows: Option<u64>,
+    ) -> Result<LexicalWriter, LexicalError> {
         let dir = dir_for(store);
         let existing = Index::open_in_dir(&dir).ok().filter(|index| {
             Payload::read(index).is_some_and(|p| p.version == VERSION && p.store_id == store_id)
                 && Fields::of(&index.schema()).is_ok()
+                && index
+                    .reader()
+                    .map(|r| r.searcher().num_docs())
+                    .is_ok_and(|n| expected_rows.is_none_or(|want| want == n))
         });
-        let (index, fresh) = match existing {
-            Some(index) => (index, false),
-            None => (create(&dir)?, true),
+        let (index, build_dir, fresh) = match existing {
+            Some(index) => (index, dir.clone(), false),
+            None => {
+                let build_dir = building_dir(store);
+                (create(&build_dir)?, build_dir, true)
+            }
         };
         index.tokenizers().register(TOKENIZER, analyzer());
         let fields = Fields::of(&index.schema())?;
         Ok(LexicalWriter {
             dir,
+            build_dir,
             index,
             fields,
             store_id: store_id.to_string(),
+            store: store.to_path_buf(),
             writer: OnceLock::new(),
             fresh,
         })
@@ -118,6 +138,14 @@ impl LexicalWriter {
         prepared.set_payload(&payload);
         prepared.commit()?;
         writer.wait_merging_threads()?;
+        let io = |source| LexicalError::Io {
+            path: self.dir.clone(),
+            source,
+        };
+        same_permissions(&self.store, &self.build_dir).map_err(io)?;
+        if self.fresh {
+            put_in_place(&self.build_dir, &self.dir).map_err(io)?;
+        }
         Ok(())
     }
 
@@ -126,16 +154,55 @@ impl LexicalWriter {
     }
 }
 
+/// Where an index made anew is built before it replaces the index of `store`.
+fn building_dir(store: &Path) -> PathBuf {
+    store.with_extension("lexical-new")
+}
+
 /// A new, empty index in `dir` (whatever was there goes: it is derived data).
 fn create(dir: &Path) -> Result<Index, LexicalError> {
     let io = |source| LexicalError::Io {
         path: dir.to_path_buf(),
         source,
     };
-    match std::fs::remove_dir_all(dir) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
-        _ => {}
-    }
+    super::remove_any(dir).map_err(io)?;
     std::fs::create_dir_all(dir).map_err(io)?;
     Ok(Index::create_in_dir(dir, super::schema())?)
+}
+
+/// `new` (a committed index) becomes `dir`: whatever `dir` was (an old index, a file, a link) is
+/// moved aside first and removed after, so a reader finds either the old index or the new one.
+fn put_in_place(new: &Path, dir: &Path) -> std::io::Result<()> {
+    let old = dir.with_extension("lexical-old");
+    super::remove_any(&old)?;
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if m.is_dir() => std::fs::rename(dir, &old)?,
+        Ok(_) => std::fs::remove_file(dir)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    std::fs::rename(new, dir)?;
+    super::remove_any(&old)
+}
+
+/// The index's files readable by whoever may read the store (Tantivy writes `meta.json` as 0600).
+#[cfg(unix)]
+fn same_permissions(store: &Path, dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(meta) = std::fs::metadata(store) else {
+        return Ok(());
+    };
+    let mode = meta.permissions().mode() & 0o666;
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        if e.file_type()?.is_file() {
+            std::fs::set_permissions(e.path(), std::fs::Permissions::from_mode(mode))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn same_permissions(_store: &Path, _dir: &Path) -> std::io::Result<()> {
+    Ok(())
 }
