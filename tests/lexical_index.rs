@@ -506,3 +506,33 @@ fn a_file_in_place_of_the_index_is_replaced_and_the_index_is_readable_as_the_sto
         assert_eq!(meta, store, "meta.json {meta:o}, store {store:o}");
     }
 }
+
+#[test]
+fn doctor_names_a_missing_full_text_index_and_the_run_that_makes_it() {
+    let w = World::new();
+    common_world(&w, 2);
+    w.index();
+    let data = w.db.parent().expect("data dir").to_path_buf();
+    let doctor = || {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_knowledge"))
+            .arg("--data-dir")
+            .arg(&data)
+            .arg("doctor")
+            .output()
+            .expect("doctor runs");
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    assert!(!doctor().contains("full-text index"), "{}", doctor());
+    std::fs::remove_dir_all(lexical::dir_for(&w.db)).expect("remove the index");
+    let said = doctor();
+    assert!(
+        said.contains("full-text index") && said.contains("knowledge index"),
+        "{said}"
+    );
+    w.index_roots(Vec::new());
+    assert!(!doctor().contains("full-text index"), "{}", doctor());
+}

@@ -196,6 +196,19 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
         None => Transcripts::default(),
     };
     indexed.transcript_files = transcript_files;
+    // The store reads but its full-text index does not: the episodes lane answers nothing.
+    if episodes_read {
+        let checked = crate::sources::episodes::search::EpisodeStore::open(&files.episodes_db())
+            .and_then(|store| store.check_lexical());
+        if let Err(e) = checked {
+            problems.push(Problem {
+                problem: format!("episodes: {e}"),
+                fix: "run `knowledge index`: it makes the full-text index anew from the stored \
+                      events (no transcript is read again)"
+                    .into(),
+            });
+        }
+    }
     if changed_transcripts.count > 0 {
         problems.push(Problem {
             problem: format!(

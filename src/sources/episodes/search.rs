@@ -180,6 +180,15 @@ impl EpisodeStore {
         })
     }
 
+    /// Whether the full-text index beside the store opens as this store's, every segment of it
+    /// (`doctor`): the episodes lane cannot search without it.
+    pub fn check_lexical(&self) -> Result<(), EpisodeStoreError> {
+        self.with_conn(|c| {
+            self.lexical(c)?.searcher()?;
+            Ok(())
+        })
+    }
+
     /// The full-text index beside the store, checked to be this store's.
     fn lexical(&self, c: &Connection) -> Result<Arc<LexicalIndex>, EpisodeStoreError> {
         let mut slot = self.lexical.lock().unwrap_or_else(PoisonError::into_inner);
