@@ -1,7 +1,7 @@
 //! Our own token stream in PostgreSQL's text search types: a `tsvector` literal of an indexed
 //! text's terms with their positions, and a `tsquery` of the query terms, both cast from text
 //! (no PostgreSQL parser or dictionary touches them, so the team matches exactly the stems the
-//! local FTS5 index matches).
+//! local full-text index holds: `sources::lexical`, checked by a test below).
 
 use crate::text::tokens;
 
@@ -157,6 +157,49 @@ pub fn tier(t: &crate::sources::fts::Tier) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 33: the team index and the local full-text index (Tantivy) hold the same terms of
+    /// an event, so a question finds the same events in both.
+    #[test]
+    fn the_team_holds_the_terms_the_local_full_text_index_holds() {
+        let events: [(&str, Option<&str>); 6] = [
+            (
+                "Кто чинил доступ к MySQL на 176.99.5.35? Проверил права пользователя",
+                None,
+            ),
+            (
+                "fixed getUserName() in src/user/profile.ts; see config.toml and --dry-run",
+                Some("Edit"),
+            ),
+            (
+                "ERROR E0308 mismatched types at src/lib.rs:42:7 (cargo build --release)",
+                Some("Bash"),
+            ),
+            (
+                "the deploy pipeline failed while integration tests ran on staging",
+                None,
+            ),
+            (
+                "HTTP_PROXY=http://proxy:3128 npm ci && node_modules/.bin/jest --runInBand",
+                Some("bash"),
+            ),
+            (
+                "обновил зависимости: serde 1.0.219, tokio 1.45; тесты зелёные",
+                None,
+            ),
+        ];
+        for (text, tool) in events {
+            let mut team: Vec<String> = Vec::new();
+            each_entry(&index_terms(text, tool), |t, _| team.push(t.to_string()));
+            let mut local = crate::sources::lexical::query::tokens_of(
+                &crate::sources::episodes::prepare::event_terms(text, tool),
+            );
+            local.sort();
+            local.dedup();
+            team.sort();
+            assert_eq!(team, local, "{text}");
+        }
+    }
 
     #[test]
     fn terms_are_quoted_and_positioned() {
