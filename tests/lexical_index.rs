@@ -536,3 +536,31 @@ fn doctor_names_a_missing_full_text_index_and_the_run_that_makes_it() {
     w.index_roots(Vec::new());
     assert!(!doctor().contains("full-text index"), "{}", doctor());
 }
+
+#[test]
+fn an_event_holding_only_words_every_event_holds_is_not_a_lexical_hit() {
+    let w = World::new();
+    for i in 0..20 {
+        w.write(
+            &format!("plain-{i:02}"),
+            "/work/app",
+            i,
+            &["status update about the service", "the service is fine"],
+        );
+    }
+    w.write(
+        "the-one",
+        "/work/app",
+        40,
+        &[
+            "status update: the service hit qqvorpal again",
+            "the service is fine",
+        ],
+    );
+    w.index();
+    let hits = w
+        .store()
+        .search(&query("service qqvorpal"))
+        .expect("search");
+    assert_eq!(sessions(&hits), ["the-one"], "{:?}", sessions(&hits));
+}

@@ -28,6 +28,7 @@ pub mod index;
 pub mod kilo;
 pub mod kimi;
 pub mod kimi_code;
+mod lexical_arm;
 mod lexical_sync;
 pub mod lines;
 mod merge;

@@ -7,17 +7,17 @@
 //! vector and the store holds event vectors, a vector arm ranks events by meaning under the same
 //! filters and the two rankings are fused inside this lane ([`vectors::fuse`]).
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use rusqlite::{params_from_iter, types::Value as SqlValue, Connection, OptionalExtension};
-use tantivy::Searcher;
+use rusqlite::{types::Value as SqlValue, Connection, OptionalExtension};
 
 use super::gist::GistIndex;
+pub(super) use super::lexical_arm::LexicalHits;
+use super::lexical_arm::{session_filter, stored_now, term_groups, NOISE_FLOOR};
 use super::rerank::{rerank, Reranked};
 use super::{meta_redact, semantic, store};
-use crate::sources::lexical::{LexicalError, LexicalIndex, LexicalQuery, Ranked, TermGroup};
+use crate::sources::lexical::{LexicalError, LexicalIndex, LexicalQuery};
 use crate::sources::sqlite::ReadPool;
 use crate::sources::vectors::{self, VectorIndex};
 use crate::text::{embed, snippet};
@@ -260,7 +260,9 @@ impl EpisodeStore {
                     per_key: PER_SESSION_CAP,
                     limit: q.limit,
                 };
-                stored_now(c, index.rank(&searcher, &query)?)?
+                let ranked = index.rank(&searcher, &query)?;
+                let floor = ranked.first().map_or(0.0, |r| r.score * NOISE_FLOOR);
+                stored_now(c, ranked.into_iter().filter(|r| r.score >= floor).collect())?
             };
             let lex = LexicalHits {
                 index: &index,
@@ -519,82 +521,5 @@ pub(super) fn push_filters(sql: &mut String, args: &mut Vec<SqlValue>, q: &Episo
     if let Some(outcome) = &q.outcome {
         sql.push_str(" AND s.outcome = ?");
         args.push(SqlValue::Text(outcome.clone()));
-    }
-}
-
-/// The lexical arm's terms as the index asks them: each a group of its own, a question's own
-/// term at full weight, a cross-lingual expansion at [`EXPANSION_WEIGHT`].
-fn term_groups(q: &EpisodeQuery) -> Vec<TermGroup> {
-    q.terms
-        .iter()
-        .map(|t| TermGroup {
-            terms: vec![t.clone()],
-            weight: if q.own_terms.is_empty() || q.own_terms.contains(t) {
-                1.0
-            } else {
-                EXPANSION_WEIGHT
-            },
-        })
-        .collect()
-}
-
-/// The weight of a cross-lingual expansion term against a question's own term (issue 33's
-/// spike, docs/RANKING.md).
-const EXPANSION_WEIGHT: f32 = 0.5;
-
-/// The keys of the sessions the request's workspace, session and outcome filters allow
-/// (`None`: no such filter); the time filter is the index's own.
-fn session_filter(
-    c: &Connection,
-    q: &EpisodeQuery,
-) -> Result<Option<HashSet<u64>>, EpisodeStoreError> {
-    if q.workspaces.is_empty() && q.session_ids.is_empty() && q.outcome.is_none() {
-        return Ok(None);
-    }
-    let mut sql = "SELECT k.key FROM session_keys k JOIN sessions s ON s.session_id = k.session_id
-                   WHERE 1"
-        .to_string();
-    let mut args: Vec<SqlValue> = Vec::new();
-    let only_sessions = EpisodeQuery {
-        since_ms: None,
-        until_ms: None,
-        ..q.clone()
-    };
-    push_filters(&mut sql, &mut args, &only_sessions);
-    let sql = sql.replace("e.session_id", "k.session_id");
-    let mut stmt = c.prepare_cached(&sql)?;
-    let keys = stmt
-        .query_map(params_from_iter(args.iter()), |r| r.get::<_, i64>(0))?
-        .map(|k| k.map(|k| k as u64))
-        .collect::<Result<HashSet<u64>, _>>()?;
-    Ok(Some(keys))
-}
-
-/// The ranked rows that are events of their session in this snapshot of the store (the index
-/// may be a commit ahead of it, or behind it while the writer commits).
-fn stored_now(c: &Connection, ranked: Vec<Ranked>) -> Result<Vec<Ranked>, EpisodeStoreError> {
-    let mut stmt = c.prepare_cached("SELECT session_key FROM event_rows WHERE id = ?1")?;
-    let mut out = Vec::with_capacity(ranked.len());
-    for r in ranked {
-        let key: Option<i64> = stmt.query_row([r.id], |row| row.get(0)).optional()?;
-        if key == Some(r.key as i64) {
-            out.push(r);
-        }
-    }
-    Ok(out)
-}
-
-/// The lexical arm's answer and the index it came from, for the rerank's questions about which
-/// of its rows hold which words.
-pub(super) struct LexicalHits<'a> {
-    pub index: &'a LexicalIndex,
-    pub searcher: &'a Searcher,
-    pub ranked: &'a [Ranked],
-}
-
-impl LexicalHits<'_> {
-    /// (event id, BM25) of each row, best first.
-    pub fn pairs(&self) -> Vec<(i64, f64)> {
-        self.ranked.iter().map(|r| (r.id, r.score)).collect()
     }
 }
