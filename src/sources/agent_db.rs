@@ -299,6 +299,35 @@ fn remove_stale_copies(dir: &Path) {
     }
 }
 
+/// A SQLite file's first bytes.
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// Whether `path` is a SQLite database for which `count_sql` (a query giving one count, e.g. of
+/// an agent's tables and columns) gives `want`: how a database agent's reader recognises its
+/// store away from its own place. The header is read first, so no other file is opened as one.
+pub fn has_schema(path: &Path, count_sql: &str, want: i64) -> bool {
+    let mut magic = [0u8; 16];
+    let is_sqlite = crate::sources::regular_file::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok()
+        && &magic == SQLITE_MAGIC;
+    if !is_sqlite {
+        return false;
+    }
+    let Ok(conn) = AgentDb::open(path) else {
+        return false;
+    };
+    conn.query_row(count_sql, [], |r| r.get::<_, i64>(0))
+        .is_ok_and(|n| n == want)
+}
+
+/// The column names of `table` (a store written by an older release may lack later ones).
+pub fn columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
+    let mut st = conn.prepare(&format!("PRAGMA table_info({table})"))?;
+    let rows = st.query_map([], |r| r.get::<_, String>(1))?;
+    rows.collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -40,7 +40,7 @@
 //! (before about v1.10, imported into the database by Goose itself) are not read.
 
 use std::collections::HashMap;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{params, Connection};
@@ -54,15 +54,12 @@ use super::agents::Agent;
 use super::discover::{Layout, TranscriptFile};
 use super::model::{EventType, Fact, ParseStats, ParsedEvent};
 use super::parser::{cap_chars, command_program, content_text, render_tool_input, str_of, Ctx};
-use crate::sources::agent_db::AgentDb;
+use crate::sources::agent_db::{columns, AgentDb};
 use crate::sources::agent_knowledge::ms_to_rfc3339;
 use crate::sources::sql_cell::{col, exact_text, int, lossy_text};
 
 /// The Goose reader.
 pub struct Reader;
-
-/// The first bytes of every SQLite database file.
-const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
 /// The database's file name.
 const DB_NAME: &str = "sessions.db";
@@ -74,24 +71,12 @@ fn sql_err(e: rusqlite::Error) -> io::Error {
 /// A `sessions.db` that is SQLite and holds Goose's `sessions` and `messages` tables (with
 /// `content_json`, which no other agent's `messages` has).
 fn has_goose_schema(path: &Path) -> bool {
-    let mut magic = [0u8; 16];
-    let is_sqlite = crate::sources::regular_file::open(path)
-        .and_then(|mut f| f.read_exact(&mut magic))
-        .is_ok()
-        && &magic == SQLITE_MAGIC;
-    if !is_sqlite {
-        return false;
-    }
-    let Ok(conn) = AgentDb::open(path) else {
-        return false;
-    };
-    conn.query_row(
+    crate::sources::agent_db::has_schema(
+        path,
         "SELECT (SELECT count(*) FROM sqlite_master WHERE type='table' AND name='sessions')
               + (SELECT count(*) FROM pragma_table_info('messages') WHERE name='content_json')",
-        [],
-        |r| r.get::<_, i64>(0),
+        2,
     )
-    .is_ok_and(|n| n == 2)
 }
 
 /// `<…>/goose/sessions/sessions.db` or `<…>/data/sessions/sessions.db`: Goose's own place.
@@ -192,12 +177,6 @@ struct SessionRow {
     title: Option<String>,
     created: Option<String>,
     updated: Option<String>,
-}
-
-fn columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
-    let mut st = conn.prepare(&format!("PRAGMA table_info({table})"))?;
-    let rows = st.query_map([], |r| r.get::<_, String>(1))?;
-    rows.collect()
 }
 
 fn read_snapshot(
