@@ -20,7 +20,7 @@ use rusqlite::{params, Connection};
 use serde_json::Value;
 
 use super::events::{child_description, message_events, ms_time, spawned_session, Speaker};
-use crate::sources::agent_db::AgentDb;
+use crate::sources::agent_db::{columns, AgentDb};
 use crate::sources::episodes::agent::{
     EventSink, ReadEnd, ReadLimits, Resume, SessionFingerprints, SessionStart,
 };
@@ -93,12 +93,6 @@ fn read_snapshot(
 fn table_names(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     let mut st = conn.prepare("SELECT name FROM sqlite_master WHERE type='table'")?;
     let rows = st.query_map([], |r| r.get::<_, String>(0))?;
-    rows.collect()
-}
-
-fn columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
-    let mut st = conn.prepare(&format!("PRAGMA table_info({table})"))?;
-    let rows = st.query_map([], |r| r.get::<_, String>(1))?;
     rows.collect()
 }
 
