@@ -275,15 +275,16 @@ pub fn is_damaged_store(err: &IndexAllError) -> bool {
     false
 }
 
-/// Removes the episodes and code stores and the episodes' full-text index (every row in them is
+/// Removes the episodes and code stores and their full-text indexes (every row in them is
 /// derived from files on disk) and moves an agent-knowledge store that does not open aside as `<name>.damaged` (its dispatch
 /// assignments are not derived; the outbox packages hold them too).
 fn clear_for_rebuild(dir: &DataDir) -> Result<(), IndexAllError> {
-    // The episodes' full-text index first (whatever it is: a folder, a file in its place), so a
-    // failure leaves the stores it is derived from.
-    let lexical = crate::sources::lexical::dir_for(&dir.episodes_db());
-    crate::sources::lexical::remove(&dir.episodes_db())
-        .map_err(|e| IndexAllError::Rebuild(lexical, e))?;
+    // The full-text indexes first (whatever they are: a folder, a file in its place), so a
+    // failure leaves the stores they are derived from.
+    for db in [dir.episodes_db(), dir.code_db()] {
+        crate::sources::lexical::remove(&db)
+            .map_err(|e| IndexAllError::Rebuild(crate::sources::lexical::dir_for(&db), e))?;
+    }
     for db in [dir.episodes_db(), dir.code_db()] {
         for suffix in ["", "-wal", "-shm"] {
             let path = PathBuf::from(format!("{}{suffix}", db.display()));

@@ -280,7 +280,7 @@ pub fn read_indexed(
     };
     found.map_err(|e| match e {
         CodeStoreError::NotIndexed(_) => ReadCodeError::NotInSource(Reason::error(e)),
-        CodeStoreError::Missing(_) | CodeStoreError::Sql(_) => {
+        CodeStoreError::Missing(_) | CodeStoreError::Sql(_) | CodeStoreError::Lexical(_) => {
             ReadCodeError::Unavailable(unavailable(e))
         }
         CodeStoreError::Ambiguous { .. } | CodeStoreError::Io { .. } => {

@@ -209,6 +209,19 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
             });
         }
     }
+    // The same for the code store: the code lane answers nothing without its full-text index.
+    if files.code_db().is_file() {
+        let checked = crate::sources::code::CodeStore::open(&files.code_db())
+            .and_then(|store| store.check_lexical());
+        if let Err(e) = checked {
+            problems.push(Problem {
+                problem: format!("code: {e}"),
+                fix: "run `knowledge index`: it makes the full-text index anew from the stored \
+                      chunks (no repository is read again)"
+                    .into(),
+            });
+        }
+    }
     if changed_transcripts.count > 0 {
         problems.push(Problem {
             problem: format!(

@@ -11,11 +11,11 @@
 //! P95 4 ms against 100 ms.
 //!
 //! What it holds per document: the text's terms (the project's own token stream, already
-//! stemmed: `tokens::index_text`) in one or more text fields, as the store's [`Layout`] names
-//! them (an event has one; a code chunk three, weighed apart: its body, its symbol, its path),
-//! the row id in the store (`id`), the group the row belongs to (`key`: a session, a file), by
-//! which a group is deleted and filtered, and the row's time in milliseconds (`time`) for time
-//! filters. Nothing is stored: the text stays in SQLite, and a hit is read back from there by id.
+//! stemmed: `tokens::index_text`; a field that weighs more, such as a code chunk's symbol, is
+//! repeated in it, BM25F's way: `sources::code::lexical_docs`), the row id in the store (`id`), the group the row belongs to
+//! (`key`: a session, a file), by which a group is deleted and filtered, and the row's time in
+//! milliseconds (`time`) for time filters. Nothing is stored: the text stays in SQLite, and a
+//! hit is read back from there by id.
 //!
 //! One writer (the indexer, under the data dir's index lock) and any number of readers, each
 //! reloading when the writer has committed ([`LexicalIndex::searcher`]). The store says in its
@@ -57,28 +57,10 @@ pub fn dir_for(store: &Path) -> PathBuf {
     store.with_extension("lexical")
 }
 
-/// The text fields of one kind of store's documents. The first holds every term of the row (a
-/// row's other fields repeat some of them to weigh them apart), so whether a row holds a term is
-/// asked of it alone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Layout {
-    pub texts: &'static [&'static str],
-}
-
-impl Layout {
-    /// An event: the terms of its text and tool name.
-    pub const EPISODES: Layout = Layout { texts: &["terms"] };
-    /// A code chunk: its body (with its symbol and path), its symbol alone, its path alone.
-    pub const CODE: Layout = Layout {
-        texts: &["body", "sym", "path"],
-    };
-}
-
 /// The fields every document has.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Fields {
-    /// The layout's text fields, in its order.
-    pub texts: Vec<Field>,
+    pub terms: Field,
     pub id: Field,
     pub key: Field,
     pub time: Field,
@@ -89,50 +71,30 @@ impl Fields {
     pub(crate) const KEY: &'static str = "key";
     pub(crate) const TIME: &'static str = "time";
 
-    fn of(schema: &Schema, layout: &Layout) -> Result<Fields, LexicalError> {
+    fn of(schema: &Schema) -> Result<Fields, LexicalError> {
         let field = |name: &str| {
             schema
                 .get_field(name)
                 .map_err(|_| LexicalError::Schema(name.to_string()))
         };
-        let texts = layout
-            .texts
-            .iter()
-            .map(|name| field(name))
-            .collect::<Result<Vec<_>, _>>()?;
-        // An index with other text fields than the layout's is another kind of index.
-        let text_fields = schema
-            .fields()
-            .filter(|(_, entry)| matches!(entry.field_type(), tantivy::schema::FieldType::Str(_)))
-            .count();
-        if text_fields != texts.len() {
-            return Err(LexicalError::Schema(layout.texts.join(",")));
-        }
         Ok(Fields {
-            texts,
+            terms: field("terms")?,
             id: field(Self::ID)?,
             key: field(Self::KEY)?,
             time: field(Self::TIME)?,
         })
     }
-
-    /// The field that holds every term of a row.
-    pub(crate) fn all_terms(&self) -> Field {
-        self.texts[0]
-    }
 }
 
-pub(crate) fn schema(layout: &Layout) -> Schema {
+pub(crate) fn schema() -> Schema {
     let mut b = Schema::builder();
     let indexing = TextFieldIndexing::default()
         .set_tokenizer(TOKENIZER)
         .set_index_option(IndexRecordOption::WithFreqs);
-    for name in layout.texts {
-        b.add_text_field(
-            name,
-            TextOptions::default().set_indexing_options(indexing.clone()),
-        );
-    }
+    b.add_text_field(
+        "terms",
+        TextOptions::default().set_indexing_options(indexing),
+    );
     b.add_u64_field(Fields::ID, FAST);
     b.add_u64_field(Fields::KEY, FAST | INDEXED);
     b.add_i64_field(Fields::TIME, FAST);
@@ -223,18 +185,9 @@ fn meta_stamp(dir: &Path) -> Option<MetaStamp> {
 }
 
 impl LexicalIndex {
-    /// Opens the index of the episodes store `store` for reading; `expected_store_id` is the
-    /// store's own id (`None`: not checked).
+    /// Opens the index of `store` for reading; `expected_store_id` is the store's own id
+    /// (`None`: not checked).
     pub fn open(store: &Path, expected_store_id: Option<&str>) -> Result<Self, LexicalError> {
-        Self::open_layout(store, expected_store_id, &Layout::EPISODES)
-    }
-
-    /// Opens the index of `store`, whose documents are laid out as `layout`, for reading.
-    pub fn open_layout(
-        store: &Path,
-        expected_store_id: Option<&str>,
-        layout: &Layout,
-    ) -> Result<Self, LexicalError> {
         let dir = dir_for(store);
         if !dir.join("meta.json").is_file() {
             return Err(LexicalError::Missing(dir));
@@ -252,7 +205,7 @@ impl LexicalIndex {
                     && expected_store_id.is_none_or(|want| want == p.store_id) => {}
             _ => return Err(LexicalError::Version { path: dir }),
         }
-        let fields = Fields::of(&index.schema(), layout)?;
+        let fields = Fields::of(&index.schema())?;
         let stamp = meta_stamp(&dir);
         let reader = index
             .reader_builder()
@@ -291,8 +244,8 @@ impl LexicalIndex {
         Ok(self.reader.searcher())
     }
 
-    pub(crate) fn fields(&self) -> &Fields {
-        &self.fields
+    pub(crate) fn fields(&self) -> Fields {
+        self.fields
     }
 
     pub fn dir(&self) -> &Path {

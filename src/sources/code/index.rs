@@ -4,7 +4,10 @@
 //! A file whose size and mtime match the index is not read; one whose content hash matches is
 //! only re-stamped; anything else is re-chunked, and its old chunks are replaced. Files of a
 //! walked root that are gone (or no longer indexable) are removed. Chunk text is redacted before
-//! it is stored, and the FTS terms are made from the redacted text, the path and the symbol.
+//! it is stored, and the full-text terms are made from the redacted text, the path and the
+//! symbol. Each chunk stored is added to the full-text index (`sources::lexical`) at once, its
+//! file named in `lexical_pending` in the same transaction; the index commits once at the end
+//! (`lexical::sync`).
 //! With semantic search on, each stored chunk is also handed to the vector builder, which embeds
 //! it on other threads while the walk goes on (see `vectors::Builder`).
 
@@ -15,9 +18,11 @@ use std::time::Instant;
 use rusqlite::{params, Connection, Transaction};
 
 use super::chunk::{chunk_file, ChunkedFile};
+use super::lexical_docs;
 use super::model::{Chunk, CodeIndexError, CodeIndexOptions, CodeIndexProgress, CodeIndexSummary};
 use super::store;
 use super::walk::{walk_root, WalkedFile};
+use crate::sources::lexical::{sync, LexicalDoc, LexicalError, LexicalWriter};
 use crate::sources::vectors::{self, Builder};
 use crate::text::{embed, tokens};
 
@@ -25,6 +30,15 @@ use crate::text::{embed, tokens};
 const BATCH: usize = 256;
 /// Bytes inspected for a NUL to call a file binary.
 const BINARY_PROBE: usize = 8 * 1024;
+
+/// Why writing one file's rows failed: the store or its full-text index.
+#[derive(Debug, thiserror::Error)]
+enum WriteError {
+    #[error(transparent)]
+    Store(#[from] rusqlite::Error),
+    #[error(transparent)]
+    Lexical(#[from] LexicalError),
+}
 
 /// What the index knows about a file.
 struct Known {
@@ -47,6 +61,15 @@ pub fn index_code(
         source,
     };
     let mut conn = store::open_rw(db).map_err(store_err)?;
+    let lexical_err = |source| CodeIndexError::Lexical {
+        path: db.to_path_buf(),
+        source,
+    };
+    let write_err = |e| match e {
+        WriteError::Store(source) => store_err(source),
+        WriteError::Lexical(source) => lexical_err(sync::SyncError::Lexical(source)),
+    };
+    let lexical = sync::open(db, &conn, &lexical_docs::DERIVATION).map_err(lexical_err)?;
     let mut vectors = match opts.semantic.then(embed::shared) {
         Some(Ok(emb)) => Some(Builder::start(&conn, vectors::CHUNKS, emb).map_err(store_err)?),
         _ => None,
@@ -83,14 +106,16 @@ pub fn index_code(
             let root = &roots[*k].0;
             let keep = index_file(
                 &tx,
-                root,
-                file,
+                (root, file),
                 known[*k].get(&file.rel),
                 opts,
                 &mut summary,
-                vectors.as_mut(),
+                Sinks {
+                    lexical: &lexical,
+                    vectors: vectors.as_mut(),
+                },
             )
-            .map_err(store_err)?;
+            .map_err(write_err)?;
             if keep {
                 kept[*k].insert(file.rel.clone());
             }
@@ -111,7 +136,7 @@ pub fn index_code(
     for (k, (root, _)) in roots.iter().enumerate() {
         for (rel, old) in &known[k] {
             if !kept[k].contains(rel) {
-                delete_file(&tx, old.id).map_err(store_err)?;
+                delete_file(&tx, old.id, &lexical).map_err(write_err)?;
                 summary.files_deleted += 1;
             }
         }
@@ -136,17 +161,18 @@ pub fn index_code(
     let rev = store::compute_index_rev(&tx).map_err(store_err)?;
     store::meta_set(&tx, "index_rev", &rev).map_err(store_err)?;
     tx.commit().map_err(store_err)?;
+    // Readers see the run's chunks once both the store and its full-text index hold them; the
+    // store's commits are made durable first, so the index never holds rows a power loss could
+    // take from the store.
+    if lexical.has_changes() {
+        conn.execute_batch("PRAGMA wal_checkpoint(FULL);")
+            .map_err(store_err)?;
+    }
+    sync::commit(lexical, &conn).map_err(lexical_err)?;
     if let Some(v) = vectors {
         v.finish(&mut conn).map_err(store_err)?;
     }
-    // Fewer FTS segments for every later lookup to open (see `fts::segments`).
-    let tidied = crate::sources::fts::segments::tidy(&conn, "chunks_fts").map_err(store_err)?;
-    // A whole rewrite leaves the old segments' pages free; give them back (see `sqlite`).
-    let rewrote = matches!(
-        tidied,
-        crate::sources::fts::segments::Tidied::Optimized { .. }
-    );
-    crate::sources::sqlite::give_back_free_pages(&conn, rewrote).map_err(store_err)?;
+    crate::sources::sqlite::give_back_free_pages(&conn, false).map_err(store_err)?;
     // Fold the WAL into the main file: readers then see one self-contained, unchanging file.
     let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
     summary.index_rev = rev;
@@ -214,16 +240,21 @@ fn bump(skipped: &mut BTreeMap<String, u64>, reason: &str) {
     *skipped.entry(reason.to_string()).or_default() += 1;
 }
 
+/// Where a stored chunk goes besides its table.
+struct Sinks<'a> {
+    lexical: &'a LexicalWriter,
+    vectors: Option<&'a mut Builder>,
+}
+
 /// Index one file; returns whether it stays in the index.
 fn index_file(
     tx: &Transaction<'_>,
-    root: &str,
-    file: &WalkedFile,
+    (root, file): (&str, &WalkedFile),
     known: Option<&Known>,
     opts: &CodeIndexOptions,
     summary: &mut CodeIndexSummary,
-    vectors: Option<&mut Builder>,
-) -> rusqlite::Result<bool> {
+    sinks: Sinks<'_>,
+) -> Result<bool, WriteError> {
     if let Some(k) = known {
         if k.size == file.size && k.mtime_ns == file.mtime_ns {
             summary.files_unchanged += 1;
@@ -273,15 +304,21 @@ fn index_file(
     if chunked.parse_fallback {
         summary.parse_fallbacks += 1;
     }
-    let file_id = upsert_file(tx, root, file, known, (size, &sha), &chunked, summary)?;
+    let file_id = upsert_file(
+        tx,
+        (root, file),
+        known,
+        (size, &sha),
+        &chunked,
+        summary,
+        sinks.lexical,
+    )?;
     insert_chunks(
         tx,
-        root,
-        &file.rel,
-        file_id,
+        (root, &file.rel, file_id),
         &chunked.chunks,
         summary,
-        vectors,
+        sinks,
     )?;
     Ok(true)
 }
@@ -289,16 +326,16 @@ fn index_file(
 /// The file's row, written new or updated in place (its old chunks deleted); returns its id.
 fn upsert_file(
     tx: &Transaction<'_>,
-    root: &str,
-    file: &WalkedFile,
+    (root, file): (&str, &WalkedFile),
     known: Option<&Known>,
     (size, sha): (i64, &str),
     chunked: &ChunkedFile,
     summary: &mut CodeIndexSummary,
-) -> rusqlite::Result<i64> {
+    lexical: &LexicalWriter,
+) -> Result<i64, WriteError> {
     Ok(match known {
         Some(k) => {
-            delete_chunks(tx, k.id)?;
+            delete_chunks(tx, k.id, lexical)?;
             tx.execute(
                 "UPDATE files SET size=?1, mtime_ns=?2, sha256=?3, chunks=?4, lines=?5 WHERE id=?6",
                 params![
@@ -337,22 +374,22 @@ fn upsert_file(
 /// the vector builder; a chunk id already stored (the same text elsewhere) is kept once.
 fn insert_chunks(
     tx: &Transaction<'_>,
-    root: &str,
-    rel: &str,
-    file_id: i64,
+    (root, rel, file_id): (&str, &str, i64),
     chunks: &[Chunk],
     summary: &mut CodeIndexSummary,
-    vectors: Option<&mut Builder>,
-) -> rusqlite::Result<()> {
+    sinks: Sinks<'_>,
+) -> Result<(), WriteError> {
+    sync::mark(tx, file_id)?;
     let path_terms = tokens::index_text(rel);
     let mut insert = tx.prepare_cached(
         "INSERT OR IGNORE INTO chunks(chunk_id, file_id, root, path, start_line, end_line,
             source_kind, symbol, symbol_kind, text, terms, sym_terms, path_terms)
          VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )?;
-    let mut fts =
-        tx.prepare_cached("INSERT INTO chunks_fts(rowid, body, sym, path) VALUES(?1, ?2, ?3, ?4)")?;
-    let mut vectors = vectors;
+    let Sinks {
+        lexical,
+        mut vectors,
+    } = sinks;
     for c in chunks {
         let sym_terms = c
             .symbol
@@ -360,7 +397,6 @@ fn insert_chunks(
             .map(tokens::index_text)
             .unwrap_or_default();
         let text_terms = tokens::index_text(&c.text);
-        let body = format!("{text_terms} {sym_terms} {path_terms}");
         let inserted = insert.execute(params![
             c.chunk_id,
             file_id,
@@ -378,7 +414,12 @@ fn insert_chunks(
         ])?;
         if inserted == 1 {
             let id = tx.last_insert_rowid();
-            fts.execute(params![id, body, sym_terms, path_terms])?;
+            lexical.add(LexicalDoc {
+                id,
+                key: file_id as u64,
+                time_ms: None,
+                terms: &lexical_docs::terms(&text_terms, &sym_terms, &path_terms),
+            })?;
             if let Some(v) = vectors.as_deref_mut() {
                 v.add(
                     id,
@@ -391,17 +432,23 @@ fn insert_chunks(
     Ok(())
 }
 
-fn delete_chunks(tx: &Transaction<'_>, file_id: i64) -> rusqlite::Result<()> {
-    tx.execute(
-        "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id=?1)",
-        [file_id],
-    )?;
+fn delete_chunks(
+    tx: &Transaction<'_>,
+    file_id: i64,
+    lexical: &LexicalWriter,
+) -> Result<(), WriteError> {
+    lexical.delete_key(file_id as u64)?;
+    sync::mark(tx, file_id)?;
     tx.execute("DELETE FROM chunks WHERE file_id=?1", [file_id])?;
     Ok(())
 }
 
-fn delete_file(tx: &Transaction<'_>, file_id: i64) -> rusqlite::Result<()> {
-    delete_chunks(tx, file_id)?;
+fn delete_file(
+    tx: &Transaction<'_>,
+    file_id: i64,
+    lexical: &LexicalWriter,
+) -> Result<(), WriteError> {
+    delete_chunks(tx, file_id, lexical)?;
     tx.execute("DELETE FROM files WHERE id=?1", [file_id])?;
     Ok(())
 }

@@ -119,6 +119,12 @@ pub enum CodeIndexError {
         #[source]
         source: rusqlite::Error,
     },
+    #[error("cannot keep the full-text index of {path} in step: {source}")]
+    Lexical {
+        path: PathBuf,
+        #[source]
+        source: crate::sources::lexical::sync::SyncError,
+    },
 }
 
 /// What the code lane asks the store.
@@ -230,6 +236,8 @@ pub enum CodeStoreError {
     Missing(PathBuf),
     #[error("the code index cannot be read: {0}")]
     Sql(#[from] rusqlite::Error),
+    #[error(transparent)]
+    Lexical(#[from] crate::sources::lexical::LexicalError),
     #[error("{0} is not in the code index")]
     NotIndexed(String),
     #[error("{path} is indexed under several roots ({roots}); give an absolute path")]

@@ -1,34 +1,30 @@
 //! Read-only search over `code.sqlite`: the built-in code source.
 //!
-//! Terms are always quoted into a literal FTS5 expression. BM25 weighs the symbol column 8× and
-//! the path column 2× over the body; on top of that a hit is boosted when query terms name its
-//! symbol (most when they spell the symbol's own last segment: the definition of `getUserName`
-//! beats its callers) and, a little, its path. Filters (workspaces at a path boundary, path
-//! prefixes, file mtime) are SQL conditions. Freshness is checked only for the files of the hits
-//! returned: size + mtime against the index, then the content hash when those differ.
+//! The lexical arm asks the store's full-text index (`sources::lexical`, beside the store) for a
+//! disjunction of the query's terms: BM25, a chunk's symbol and path weighing more than its text
+//! (`lexical_docs`), and a rare term dominating through its IDF. On top of that a hit is boosted when
+//! query terms name its symbol (most when they spell the symbol's own last segment: the
+//! definition of `getUserName` beats its callers) and, a little, its path. Filters (workspaces
+//! at a path boundary, path prefixes, file mtime) select files in SQL; the index ranks only the
+//! chunks of those files. Freshness is checked only for the files of the hits returned: size +
+//! mtime against the index, then the content hash when those differ.
 //! When the query has a vector and the store holds chunk vectors, a vector arm finds chunks by
 //! meaning under the same filters, fused with the lexical ranking inside this lane
 //! ([`vectors::fuse`]); the lane's capability is then `full`.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
 
-use rusqlite::{params_from_iter, types::Value as SqlValue, Connection};
+use rusqlite::{params_from_iter, types::Value as SqlValue, Connection, OptionalExtension};
 
 use super::model::{ChunkHit, CodeQuery, CodeSearch, CodeStats, CodeStoreError};
 use super::read::{file_is_stale, FileRow};
 use super::{relevant, semantic, store};
-use crate::sources::fts;
+use crate::sources::lexical::{self, LexicalIndex, LexicalQuery, TermGroup};
 use crate::sources::sqlite::ReadPool;
 use crate::sources::vectors::{self, VectorIndex};
 use crate::text::{embed, snippet, tokens};
-
-/// Rows BM25 may score per code query: chunks are scored with name boosts on top, so the cap is
-/// tighter than the episodes lane's (`fts::DEFAULT_CAP`).
-const CODE_MATCH_CAP: u64 = 6_000;
-
-/// BM25 column weights: body, symbol, path; ?1 is the phrases' document counts (`fts::rank`).
-const BM25: &str = "kbm25(chunks_fts, ?1, 1.0, 8.0, 2.0)";
 
 /// The built-in code source: a small pool of read-only connections.
 pub struct CodeStore {
@@ -36,6 +32,8 @@ pub struct CodeStore {
     vectors: VectorIndex,
     /// The unrelated-cosine distribution of the compiled-in table, measured on first need.
     unrelated: std::sync::OnceLock<Option<relevant::Unrelated>>,
+    /// The full-text index beside the store, opened on first need.
+    lexical: Mutex<Option<Arc<LexicalIndex>>>,
 }
 
 impl CodeStore {
@@ -47,7 +45,29 @@ impl CodeStore {
             pool: ReadPool::open(path, "SELECT count(*) FROM files")?,
             vectors: VectorIndex::new(vectors::CHUNKS),
             unrelated: std::sync::OnceLock::new(),
+            lexical: Mutex::new(None),
         })
+    }
+
+    /// Whether the full-text index beside the store opens as this store's, every segment of it
+    /// (`doctor`): the code lane cannot search without it.
+    pub fn check_lexical(&self) -> Result<(), CodeStoreError> {
+        self.with_conn(|c| {
+            self.lexical(c)?.searcher()?;
+            Ok(())
+        })
+    }
+
+    /// The full-text index beside the store, checked to be this store's.
+    fn lexical(&self, c: &Connection) -> Result<Arc<LexicalIndex>, CodeStoreError> {
+        let mut slot = self.lexical.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(index) = slot.as_ref() {
+            return Ok(index.clone());
+        }
+        let store_id = lexical::sync::stored_id(c);
+        let index = Arc::new(LexicalIndex::open(self.path(), store_id.as_deref())?);
+        *slot = Some(index.clone());
+        Ok(index)
     }
 
     pub fn path(&self) -> &Path {
@@ -107,14 +127,12 @@ impl CodeStore {
         let mut files: Vec<FileRow> = Vec::new();
         self.with_conn(|c| {
             out.index_rev = store::meta_get(c, "index_rev");
-            let tiers = fts::bounded_match_tiers(c, "chunks_fts", &terms, CODE_MATCH_CAP);
-            let mut cands = Vec::new();
-            for (tier, m) in tiers.iter().enumerate() {
-                cands = candidates(c, q, m, &terms, limit)?;
-                if cands.len() >= limit || tier + 1 == tiers.len() {
-                    break;
-                }
-            }
+            let mut cands = if terms.is_empty() {
+                Vec::new()
+            } else {
+                let index = self.lexical(c)?;
+                candidates(c, &index, q, &terms, limit)?
+            };
             let mut arms: HashMap<i64, vectors::Fused> = HashMap::new();
             if let Some((v, Ok(emb))) = q.vector.as_deref().map(|v| (v, embed::shared())) {
                 if self.vectors.present(c)? {
@@ -231,51 +249,50 @@ pub(super) struct Candidate {
     file: FileRow,
 }
 
-/// The best `limit` chunks for `expr` under the filters, rescored with the name boosts.
+/// The best `limit` chunks for `terms` under the filters, rescored with the name boosts.
 fn candidates(
     c: &Connection,
+    index: &LexicalIndex,
     q: &CodeQuery,
-    m: &fts::Match,
     terms: &[String],
     limit: usize,
 ) -> Result<Vec<Candidate>, CodeStoreError> {
-    let (cols, tail) = (CAND_COLS, CAND_TAIL);
-    let filtered = !(q.workspaces.is_empty()
-        && q.paths.is_empty()
-        && q.since_ms.is_none()
-        && q.until_ms.is_none());
-    let counts = m.counts.clone().map_or(SqlValue::Null, SqlValue::Blob);
-    // Fetch deeper than the limit so the boosts can reorder.
-    let depth = SqlValue::Integer((limit * 4).max(60) as i64);
-    let (sql, args) = if filtered {
-        let mut sql = format!(
-            "SELECT {cols}, -{BM25}, {tail}
-             FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
-             JOIN files f ON f.id = c.file_id
-             WHERE chunks_fts MATCH ?"
-        );
-        let mut args: Vec<SqlValue> = vec![counts, SqlValue::Text(m.expr.clone())];
-        push_filters(&mut sql, &mut args, q);
-        sql.push_str(&format!(" ORDER BY {BM25} LIMIT ?"));
-        args.push(depth);
-        (sql, args)
-    } else {
-        // Without filters the ranking runs on the FTS table alone; only the winners are joined.
-        let sql = format!(
-            "SELECT {cols}, t.r, {tail}
-             FROM (SELECT rowid AS id, -{BM25} AS r FROM chunks_fts
-                   WHERE chunks_fts MATCH ? ORDER BY {BM25} LIMIT ?) t
-             JOIN chunks c ON c.id = t.id JOIN files f ON f.id = c.file_id
-             ORDER BY t.r DESC"
-        );
-        (sql, vec![counts, SqlValue::Text(m.expr.clone()), depth])
+    let files = filtered_files(c, q)?;
+    if files.as_ref().is_some_and(HashSet::is_empty) {
+        return Ok(Vec::new());
+    }
+    let searcher = index.searcher()?;
+    let query = LexicalQuery {
+        groups: terms
+            .iter()
+            .map(|t| TermGroup {
+                terms: vec![t.clone()],
+                weight: 1.0,
+            })
+            .collect(),
+        keys: files.map(Arc::new),
+        // Deeper than the limit so the boosts can reorder.
+        limit: (limit * 4).max(60),
+        ..LexicalQuery::default()
     };
-    let mut stmt = c.prepare_cached(&sql)?;
-    let mut rows = stmt.query(params_from_iter(args.iter()))?;
+    let ranked = index.rank(&searcher, &query)?;
+    let mut row = c.prepare_cached(&format!(
+        "SELECT {CAND_COLS}, ?2, {CAND_TAIL}
+         FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1"
+    ))?;
     let qset: HashSet<&str> = terms.iter().map(String::as_str).collect();
     let mut cands: Vec<Candidate> = Vec::new();
-    while let Some(r) = rows.next()? {
-        cands.push(candidate_row(r, &qset)?);
+    for r in ranked {
+        // A chunk the index holds but this read's snapshot of the store does not (the writer
+        // committed in between) is left out.
+        if let Some(cand) = row
+            .query_row(rusqlite::params![r.id, r.score], |row| {
+                candidate_row(row, &qset)
+            })
+            .optional()?
+        {
+            cands.push(cand);
+        }
     }
     cands.sort_by(|a, b| {
         b.hit
@@ -289,6 +306,26 @@ fn candidates(
     });
     cands.truncate(limit);
     Ok(cands)
+}
+
+/// The ids of the files the request's filters let through (`None`: no filter, every file).
+fn filtered_files(c: &Connection, q: &CodeQuery) -> Result<Option<HashSet<u64>>, CodeStoreError> {
+    let filtered = !(q.workspaces.is_empty()
+        && q.paths.is_empty()
+        && q.since_ms.is_none()
+        && q.until_ms.is_none());
+    if !filtered {
+        return Ok(None);
+    }
+    let mut sql = "SELECT f.id FROM files f WHERE 1".to_string();
+    let mut args = Vec::new();
+    push_filters(&mut sql, &mut args, q, "f");
+    let mut stmt = c.prepare_cached(&sql)?;
+    let ids = stmt
+        .query_map(params_from_iter(args.iter()), |r| r.get::<_, i64>(0))?
+        .map(|id| id.map(|id| id as u64))
+        .collect::<rusqlite::Result<HashSet<u64>>>()?;
+    Ok(Some(ids))
 }
 
 /// The columns of a candidate row: `CAND_COLS`, the score, `CAND_TAIL`.
@@ -468,9 +505,11 @@ fn workspace_forms(w: &str) -> Vec<String> {
     forms
 }
 
-/// Adds the request's filters as SQL conditions (never string-interpolating user values).
-pub(super) fn push_filters(sql: &mut String, args: &mut Vec<SqlValue>, q: &CodeQuery) {
-    let abs = "(c.root || '/' || c.path)";
+/// Adds the request's filters as SQL conditions (never string-interpolating user values) on the
+/// table aliased `row`, which has the file's `root` and `path`, and the files table `f`.
+pub(super) fn push_filters(sql: &mut String, args: &mut Vec<SqlValue>, q: &CodeQuery, row: &str) {
+    let abs = format!("({row}.root || '/' || {row}.path)");
+    let abs = abs.as_str();
     if !q.workspaces.is_empty() {
         let mut parts = Vec::new();
         for w in q.workspaces.iter().flat_map(|w| workspace_forms(w)) {
@@ -480,8 +519,8 @@ pub(super) fn push_filters(sql: &mut String, args: &mut Vec<SqlValue>, q: &CodeQ
             }
             // The root is W or under W; or W is a folder inside the root and the file under W.
             parts.push(format!(
-                "(c.root = ? OR substr(c.root, 1, length(?) + 1) IN (? || '/', ? || '\\')
-                  OR (substr(?, 1, length(c.root) + 1) IN (c.root || '/', c.root || '\\')
+                "({row}.root = ? OR substr({row}.root, 1, length(?) + 1) IN (? || '/', ? || '\\')
+                  OR (substr(?, 1, length({row}.root) + 1) IN ({row}.root || '/', {row}.root || '\\')
                       AND substr({abs}, 1, length(?) + 1) = ? || '/'))"
             ));
             for _ in 0..7 {
@@ -504,7 +543,8 @@ pub(super) fn push_filters(sql: &mut String, args: &mut Vec<SqlValue>, q: &CodeQ
                 parts.push("1".to_string());
                 continue;
             }
-            let col = if absolute { abs } else { "c.path" };
+            let rel = format!("{row}.path");
+            let col = if absolute { abs } else { rel.as_str() };
             parts.push(format!(
                 "({col} = ? OR substr({col}, 1, length(?) + 1) = ? || '/')"
             ));

@@ -24,7 +24,7 @@ fn by_id_sql(q: &CodeQuery, extra: &str) -> (String, Vec<SqlValue>) {
          JOIN files f ON f.id = c.file_id WHERE c.id = ?"
     );
     let mut args = vec![SqlValue::Null];
-    push_filters(&mut sql, &mut args, q);
+    push_filters(&mut sql, &mut args, q, "c");
     (sql, args)
 }
 

@@ -1,9 +1,11 @@
 //! The `code.sqlite` schema and how it is opened.
 //!
 //! The indexer is its only writer; the engine opens it read-only, so the coordinator can never
-//! change L2 (KC-13). Chunk text is stored redacted. The FTS5 table is contentless and indexes
-//! three columns of stemmed terms: the chunk body (plus path and symbol), the symbol name alone
-//! and the path alone, so BM25 can weigh a name match above a mention.
+//! change L2 (KC-13). Chunk text is stored redacted, with its stemmed terms in three columns: the
+//! chunk body (plus path and symbol), the symbol name alone and the path alone. The full-text
+//! index (`sources::lexical`, `code.lexical/` beside the store) is derived from those columns,
+//! one document per chunk with a field per column, so BM25 can weigh a name match above a
+//! mention; `lexical_pending` names the files whose chunks changed since its last commit.
 
 use std::path::Path;
 
@@ -12,8 +14,9 @@ use sha2::{Digest, Sha256};
 
 use crate::sources::sqlite;
 
-/// Bumped when the schema changes; an older store is rebuilt from the repositories.
-pub const SCHEMA_VERSION: i64 = 1;
+/// Bumped when the schema changes; an older store is upgraded in place where a step below says
+/// how, else rebuilt from the repositories.
+pub const SCHEMA_VERSION: i64 = 2;
 
 pub const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -47,10 +50,17 @@ CREATE TABLE IF NOT EXISTS chunks(
 );
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id, start_line);
 CREATE INDEX IF NOT EXISTS files_path ON files(path);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    body, sym, path, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 0'
-);
+CREATE TABLE IF NOT EXISTS lexical_pending(key INTEGER PRIMARY KEY);
 "#;
+
+/// Schema 1 → 2: the full-text index leaves FTS5 for Tantivy (`sources::lexical`), made anew
+/// from the stored chunks on the next run.
+fn upgrade_from_1(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "DROP TABLE IF EXISTS chunks_fts;
+         CREATE TABLE IF NOT EXISTS lexical_pending(key INTEGER PRIMARY KEY);",
+    )
+}
 
 /// Open (creating if needed) the store for writing. Only the indexer calls this.
 pub fn open_rw(path: &Path) -> rusqlite::Result<Connection> {
@@ -58,9 +68,10 @@ pub fn open_rw(path: &Path) -> rusqlite::Result<Connection> {
         path,
         SCHEMA,
         SCHEMA_VERSION,
-        &[],
+        &[(1, upgrade_from_1)],
         "DROP TABLE IF EXISTS chunks_fts; DROP TABLE IF EXISTS chunks;
-         DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS roots; DROP TABLE IF EXISTS meta;",
+         DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS roots; DROP TABLE IF EXISTS meta;
+         DROP TABLE IF EXISTS lexical_pending;",
     )
 }
 

@@ -12,9 +12,9 @@ use rusqlite::{Connection, Row};
 
 use super::prepare::event_terms;
 use crate::sources::lexical::sync::{self, Derivation, DerivedDoc};
-use crate::sources::lexical::{Layout, LexicalWriter};
+use crate::sources::lexical::LexicalWriter;
 
-pub(crate) use crate::sources::lexical::sync::{commit, mark, store_id, stored_id, SyncError};
+pub(crate) use crate::sources::lexical::sync::{commit, mark, stored_id, SyncError};
 
 /// The writer of the store's index, brought in step with the store first.
 pub(super) fn open(db_path: &Path, conn: &Connection) -> Result<LexicalWriter, SyncError> {
@@ -23,7 +23,6 @@ pub(super) fn open(db_path: &Path, conn: &Connection) -> Result<LexicalWriter, S
 
 /// How an event becomes a document.
 const DERIVATION: Derivation = Derivation {
-    layout: Layout::EPISODES,
     count_rows: "SELECT count(*) FROM event_rows",
     all_keys: "SELECT key FROM session_keys",
     rows_of_key: "SELECT e.id, e.time_ms,
@@ -39,6 +38,6 @@ fn event_doc(r: &Row<'_>) -> rusqlite::Result<DerivedDoc> {
     Ok(DerivedDoc {
         id: r.get(0)?,
         time_ms: r.get(1)?,
-        texts: vec![event_terms(&text, tool.as_deref())],
+        terms: event_terms(&text, tool.as_deref()),
     })
 }

@@ -254,7 +254,6 @@ impl EpisodeStore {
             } else {
                 let query = LexicalQuery {
                     groups: term_groups(q),
-                    field_weights: Vec::new(),
                     keys: session_filter(c, q)?.map(Arc::new),
                     since_ms: q.since_ms,
                     until_ms: q.until_ms,

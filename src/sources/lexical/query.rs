@@ -33,9 +33,6 @@ pub struct TermGroup {
 #[derive(Debug, Clone, Default)]
 pub struct LexicalQuery {
     pub groups: Vec<TermGroup>,
-    /// Each text field's weight, in the layout's order (missing or empty: 1.0; 0: not searched):
-    /// a term's BM25 in each field, times its weight, add up.
-    pub field_weights: Vec<f32>,
     /// Only rows of these groups (`None`: every group).
     pub keys: Option<Arc<HashSet<u64>>>,
     /// Only rows at or after / at or before this time (ms); a row without a time is then left out.
@@ -165,20 +162,14 @@ impl LexicalIndex {
                     if !seen.insert(tok.clone()) {
                         continue;
                     }
-                    for (i, field) in fields.texts.iter().enumerate() {
-                        let weight = q.field_weights.get(i).copied().unwrap_or(1.0);
-                        if weight <= 0.0 {
-                            continue;
-                        }
-                        let term = TermQuery::new(
-                            Term::from_field_text(*field, &tok),
-                            IndexRecordOption::WithFreqs,
-                        );
-                        clauses.push((
-                            Occur::Should,
-                            Box::new(BoostQuery::new(Box::new(term), g.weight * weight)),
-                        ));
-                    }
+                    let term = TermQuery::new(
+                        Term::from_field_text(fields.terms, &tok),
+                        IndexRecordOption::WithFreqs,
+                    );
+                    clauses.push((
+                        Occur::Should,
+                        Box::new(BoostQuery::new(Box::new(term), g.weight)),
+                    ));
                 }
             }
         }
@@ -254,7 +245,7 @@ impl LexicalIndex {
                 .or_default()
                 .push((r.addr.doc_id, r.id));
         }
-        let field = self.fields().all_terms();
+        let field = self.fields().terms;
         for (seg, mut docs) in by_segment {
             docs.sort_unstable();
             let reader = searcher.segment_reader(seg);
@@ -306,7 +297,7 @@ impl LexicalIndex {
             return Ok(out);
         }
         let cols = Columns::of(searcher)?;
-        let field = self.fields().all_terms();
+        let field = self.fields().terms;
         for (ord, reader) in searcher.segment_readers().iter().enumerate() {
             let inverted = reader.inverted_index(field)?;
             let mut lists = Vec::new();

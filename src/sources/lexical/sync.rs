@@ -7,7 +7,7 @@
 //! index commits once at the end of the run, and only then is `lexical_pending` emptied
 //! ([`commit`]). So a run killed between the two commits leaves its groups named, and the next
 //! run first deletes and re-adds them from the store ([`open`]). An index that is missing,
-//! damaged, of another version or layout, built from another store (the store's
+//! damaged, of another version, built from another store (the store's
 //! `lexical_store_id`) or holding another number of rows than the store (with nothing pending)
 //! is made anew from every stored row: nothing the store was built from is read again.
 
@@ -15,7 +15,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, Row};
 
-use super::{Layout, LexicalError, LexicalWriter};
+use super::{LexicalDoc, LexicalError, LexicalWriter};
 use crate::sources::sqlite::{meta_get, meta_set};
 
 /// The store's meta key holding the id its full-text index is built from.
@@ -28,7 +28,6 @@ pub const PENDING_TABLE_SQL: &str =
 /// How a store's rows become the index's documents.
 #[derive(Debug, Clone, Copy)]
 pub struct Derivation {
-    pub layout: Layout,
     /// SQL: how many rows the index holds when it is in step.
     pub count_rows: &'static str,
     /// SQL: every group's key (a `SELECT` of one column).
@@ -44,8 +43,8 @@ pub struct Derivation {
 pub struct DerivedDoc {
     pub id: i64,
     pub time_ms: Option<i64>,
-    /// The layout's text fields, in its order.
-    pub texts: Vec<String>,
+    /// The terms the row is found by.
+    pub terms: String,
 }
 
 /// Why the full-text index could not be kept in step.
@@ -99,7 +98,7 @@ pub fn open(
         true => Some(conn.query_row(derivation.count_rows, [], |r| r.get::<_, i64>(0))? as u64),
         false => None,
     };
-    let writer = LexicalWriter::open_layout(db_path, &id, expected, &derivation.layout)?;
+    let writer = LexicalWriter::open(db_path, &id, expected)?;
     if writer.is_fresh() {
         conn.execute("DELETE FROM lexical_pending", [])?;
         conn.execute(
@@ -122,8 +121,12 @@ pub fn open(
         let mut rows = rows_of.query([key])?;
         while let Some(r) = rows.next()? {
             let doc = (derivation.doc)(r)?;
-            let texts: Vec<&str> = doc.texts.iter().map(String::as_str).collect();
-            writer.add_texts(doc.id, key as u64, doc.time_ms, &texts)?;
+            writer.add(LexicalDoc {
+                id: doc.id,
+                key: key as u64,
+                time_ms: doc.time_ms,
+                terms: &doc.terms,
+            })?;
         }
     }
     Ok(writer)

@@ -9,13 +9,13 @@ use std::sync::OnceLock;
 
 use tantivy::{Index, IndexWriter, TantivyDocument, Term};
 
-use super::{analyzer, dir_for, Fields, Layout, LexicalError, Payload, TOKENIZER, VERSION};
+use super::{analyzer, dir_for, Fields, LexicalError, Payload, TOKENIZER, VERSION};
 
 /// The writer's memory arena: one indexing thread, flushed to a segment when full. Small enough
 /// for the peak a full index may take (docs/PERFORMANCE.md), large enough for few segments.
 const ARENA_BYTES: usize = 48_000_000;
 
-/// One row of a one-field layout ([`Layout::EPISODES`]) as the index holds it.
+/// One row as the index holds it.
 #[derive(Debug, Clone, Copy)]
 pub struct LexicalDoc<'a> {
     pub id: i64,
@@ -40,30 +40,20 @@ pub struct LexicalWriter {
 }
 
 impl LexicalWriter {
-    /// The index of the episodes store `store` for writing ([`LexicalWriter::open_layout`]).
+    /// The index of `store` for writing. It is made anew (empty: [`LexicalWriter::is_fresh`],
+    /// every row must be added again) when it is missing, is not a folder, does not open (every
+    /// segment is opened), is of another version or another store than `store_id`, or holds
+    /// another number of rows than `expected_rows` (when the caller knows it: a store rolled
+    /// back behind its index, a row added twice).
     pub fn open(
         store: &Path,
         store_id: &str,
         expected_rows: Option<u64>,
     ) -> Result<LexicalWriter, LexicalError> {
-        Self::open_layout(store, store_id, expected_rows, &Layout::EPISODES)
-    }
-
-    /// The index of `store` for writing, its documents laid out as `layout`. It is made anew
-    /// (empty: [`LexicalWriter::is_fresh`], every row must be added again) when it is missing,
-    /// is not a folder, does not open (every segment is opened), is of another version, layout
-    /// or store than `store_id`, or holds another number of rows than `expected_rows` (when the
-    /// caller knows it: a store rolled back behind its index, a row added twice).
-    pub fn open_layout(
-        store: &Path,
-        store_id: &str,
-        expected_rows: Option<u64>,
-        layout: &Layout,
-    ) -> Result<LexicalWriter, LexicalError> {
         let dir = dir_for(store);
         let existing = Index::open_in_dir(&dir).ok().filter(|index| {
             Payload::read(index).is_some_and(|p| p.version == VERSION && p.store_id == store_id)
-                && Fields::of(&index.schema(), layout).is_ok()
+                && Fields::of(&index.schema()).is_ok()
                 && index
                     .reader()
                     .map(|r| r.searcher().num_docs())
@@ -73,11 +63,11 @@ impl LexicalWriter {
             Some(index) => (index, dir.clone(), false),
             None => {
                 let build_dir = building_dir(store);
-                (create(&build_dir, layout)?, build_dir, true)
+                (create(&build_dir)?, build_dir, true)
             }
         };
         index.tokenizers().register(TOKENIZER, analyzer());
-        let fields = Fields::of(&index.schema(), layout)?;
+        let fields = Fields::of(&index.schema())?;
         Ok(LexicalWriter {
             dir,
             build_dir,
@@ -106,25 +96,11 @@ impl LexicalWriter {
     }
 
     pub fn add(&self, doc: LexicalDoc<'_>) -> Result<(), LexicalError> {
-        self.add_texts(doc.id, doc.key, doc.time_ms, &[doc.terms])
-    }
-
-    /// Adds a row whose text fields hold `texts`, in the layout's order (a missing one is
-    /// empty, one beyond the layout's is ignored).
-    pub fn add_texts(
-        &self,
-        id: i64,
-        key: u64,
-        time_ms: Option<i64>,
-        texts: &[&str],
-    ) -> Result<(), LexicalError> {
         let mut d = TantivyDocument::default();
-        for (field, text) in self.fields.texts.iter().zip(texts) {
-            d.add_text(*field, text);
-        }
-        d.add_u64(self.fields.id, id.max(0) as u64);
-        d.add_u64(self.fields.key, key);
-        if let Some(t) = time_ms {
+        d.add_text(self.fields.terms, doc.terms);
+        d.add_u64(self.fields.id, doc.id.max(0) as u64);
+        d.add_u64(self.fields.key, doc.key);
+        if let Some(t) = doc.time_ms {
             d.add_i64(self.fields.time, t);
         }
         self.writer()?.add_document(d)?;
@@ -184,14 +160,14 @@ fn building_dir(store: &Path) -> PathBuf {
 }
 
 /// A new, empty index in `dir` (whatever was there goes: it is derived data).
-fn create(dir: &Path, layout: &Layout) -> Result<Index, LexicalError> {
+fn create(dir: &Path) -> Result<Index, LexicalError> {
     let io = |source| LexicalError::Io {
         path: dir.to_path_buf(),
         source,
     };
     super::remove_any(dir).map_err(io)?;
     std::fs::create_dir_all(dir).map_err(io)?;
-    Ok(Index::create_in_dir(dir, super::schema(layout))?)
+    Ok(Index::create_in_dir(dir, super::schema())?)
 }
 
 /// `new` (a committed index) becomes `dir`: whatever `dir` was (an old index, a file, a link) is
