@@ -190,8 +190,8 @@ fn print_summary(data_dir: &Path, s: &IndexAllSummary) {
         let l = &e.lines;
         eprintln!(
             "sessions: {} files ({} new, {} appended, {} rewritten, {} unchanged, {} moved, {} \
-             copies stored once, {} gone from disk and kept) in {} ms; {} sessions, {} events \
-             added",
+             copies stored once, {} gone from disk and kept, {} gone while indexing) in {} ms; \
+             {} sessions, {} events added",
             e.files_seen,
             e.files_new,
             e.files_appended,
@@ -200,6 +200,7 @@ fn print_summary(data_dir: &Path, s: &IndexAllSummary) {
             e.files_moved,
             e.files_copies,
             e.files_gone,
+            e.files_vanished,
             e.elapsed_ms,
             e.sessions,
             e.events_added

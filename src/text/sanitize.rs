@@ -68,7 +68,7 @@ fn needs_work(c: char) -> bool {
 }
 
 /// Bidi controls and tag characters that can make displayed text differ from its content.
-fn is_invisible_format(c: char) -> bool {
+pub fn is_invisible_format(c: char) -> bool {
     matches!(
         c,
         '\u{202a}'..='\u{202e}'

@@ -17,6 +17,9 @@
 //! - `mcp`: requests that reuse an id, a key given twice inside `arguments`.
 //! - `agent_stores`: an agent's side file that is a FIFO or `/dev/zero`, a bad row in an
 //!   agent's database, a WAL database in a read-only directory, an unreadable directory.
+//! - `documents`: a session kept as one JSON document tens of MB large (read a record at a
+//!   time, in bounded memory), escape sequences in the ids, names and titles a store chooses.
+//! - `vanished`: a store deleted or renamed mid-run is counted, not a failure.
 //! - `fuzz`: properties over the line parser and the request validator, bounded in time.
 
 #[path = "../common/mod.rs"]
@@ -24,9 +27,11 @@ mod common;
 
 mod agent_stores;
 mod data;
+mod documents;
 mod earlier;
 mod fuzz;
 mod hangs;
 mod limits;
 mod mcp;
 mod stores;
+mod vanished;

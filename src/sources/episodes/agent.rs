@@ -333,9 +333,14 @@ pub trait AgentReader: Sync {
         })
     }
 
-    /// The session id of a one-session file's main session; `None` falls back to the file stem.
-    fn file_session_id(&self, _file: &TranscriptFile, meta: &SessionMeta) -> Option<String> {
-        meta.session_id.clone()
+    /// The session id of a one-session file's main session; by default the one the records
+    /// name, else the file stem made safe ([`super::bounds::safe_id`]: a file name may hold an
+    /// escape sequence).
+    fn file_session_id(&self, file: &TranscriptFile, meta: &SessionMeta) -> Option<String> {
+        meta.session_id.clone().or_else(|| {
+            let stem = file.path.file_stem()?.to_string_lossy();
+            Some(super::bounds::safe_id(&stem).into_owned())
+        })
     }
 
     /// The command that resumes a root session in the agent (copied, never run); `None` when
@@ -532,38 +537,8 @@ pub(crate) fn read_document(
     })
 }
 
-/// Reads a store that is one JSON document holding a list of records (a legacy Gemini CLI
-/// session's `messages`, a Continue session's `history`, an Amp thread's `messages`) through
-/// [`read_document`]: the document without `list` is fed first, as the header record, then each
-/// element of `list`, each counted as a line. A file that is not a JSON object (torn mid-write,
-/// not a session) is one broken line; nothing is fatal.
-pub(crate) fn read_json_document(
-    file: &TranscriptFile,
-    max: u64,
-    parser: super::parser::TranscriptParser,
-    list: &str,
-    sink: &mut dyn EventSink,
-) -> io::Result<ReadEnd> {
-    read_document(file, max, parser, sink, |bytes, parser, events| {
-        match super::bounds::json_document(bytes) {
-            Some(Value::Object(mut doc)) => {
-                let records = doc.remove(list);
-                parser.count_line();
-                parser.feed_record(&Value::Object(doc), events);
-                for record in records
-                    .as_ref()
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    parser.count_line();
-                    parser.feed_record(record, events);
-                }
-            }
-            _ => parser.feed(b"{", events),
-        }
-    })
-}
+// A store that is one JSON document holding a list of records, read a record at a time.
+pub(crate) use super::bounds::records::read_json_document;
 
 #[cfg(test)]
 mod tests {

@@ -415,11 +415,12 @@ impl AgentReader for Reader {
         &self,
         file: &TranscriptFile,
         _from: Option<Resume<'_>>,
-        _limits: ReadLimits,
+        limits: ReadLimits,
         sink: &mut dyn EventSink,
     ) -> std::io::Result<ReadEnd> {
         let parser = TranscriptParser::new(Agent::Amp);
-        read_json_document(file, MAX_JSON_BYTES, parser, "messages", sink)
+        let max_record = limits.max_line_bytes;
+        read_json_document(file, MAX_JSON_BYTES, max_record, parser, "messages", sink)
     }
 
     fn resume_command(&self, quoted_session_id: &str) -> Option<String> {

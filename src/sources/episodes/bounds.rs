@@ -13,6 +13,8 @@ use serde_json::Value;
 use super::model::{Fact, ParsedEvent, SessionMeta};
 use super::parser::cap_in_place;
 
+pub mod records;
+
 /// Longest id (session, agent, tool call, record) kept; real ids are UUIDs or ~40-byte tokens.
 pub const MAX_ID_BYTES: usize = 200;
 /// Longest working directory kept; a longer one is dropped (cut, it would name another folder).
@@ -69,6 +71,72 @@ pub fn has_absurd_id(record: &Value) -> bool {
     payload.is_some_and(|p| check(p) || p.get("id").is_some_and(too_long))
 }
 
+/// True for a character a terminal may act on or that hides or disguises text: a control
+/// character (C0, DEL, C1) or an invisible format character (bidi, zero-width, tag).
+pub fn is_unsafe_char(c: char) -> bool {
+    c.is_control() || crate::text::sanitize::is_invisible_format(c)
+}
+
+/// True when `s` holds an [`is_unsafe_char`]; printable ASCII is told by its bytes alone.
+pub fn has_unsafe_char(s: &str) -> bool {
+    s.bytes().any(|b| !(0x20..0x7f).contains(&b)) && s.chars().any(is_unsafe_char)
+}
+
+/// An id with every [`is_unsafe_char`] replaced by U+FFFD: an id is shown, copied into a resume
+/// command and stored as a key, so an escape sequence in one (a session id or a file name a
+/// hostile transcript chose) must never reach a terminal or a shell; replaced rather than
+/// removed, so the id cannot become another session's clean one.
+pub fn safe_id(id: &str) -> Cow<'_, str> {
+    if has_unsafe_char(id) {
+        Cow::Owned(
+            id.chars()
+                .map(|c| if is_unsafe_char(c) { '\u{fffd}' } else { c })
+                .collect(),
+        )
+    } else {
+        Cow::Borrowed(id)
+    }
+}
+
+/// Makes a session's fields safe to show, key and copy, once per session (the indexer's sink):
+/// ids holding control or invisible characters get [`safe_id`]; a working directory holding
+/// such characters is dropped (no real folder is named so, and it would never match a
+/// workspace); titles, names and descriptions lose escape sequences and such characters
+/// ([`crate::text::sanitize`]).
+pub fn sanitize_meta(meta: &mut SessionMeta) {
+    for id in [
+        &mut meta.session_id,
+        &mut meta.agent_id,
+        &mut meta.parent_session_id,
+        &mut meta.spawn_tool_use_id,
+    ] {
+        if let Some(Cow::Owned(safe)) = id.as_deref().map(safe_id) {
+            *id = Some(safe);
+        }
+    }
+    if meta.cwd.as_deref().is_some_and(has_unsafe_char) {
+        meta.cwd = None;
+    }
+    for text in [
+        &mut meta.title,
+        &mut meta.agent_description,
+        &mut meta.agent_preset,
+        &mut meta.version,
+        &mut meta.git_branch,
+        &mut meta.entrypoint,
+        &mut meta.model,
+        &mut meta.agent_name,
+        &mut meta.team_name,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if has_unsafe_char(text) {
+            *text = crate::text::sanitize::one_line(text);
+        }
+    }
+}
+
 /// Cuts or drops the session fields a parser filled from the records.
 pub fn bound_meta(meta: &mut SessionMeta) {
     for id in [
@@ -108,13 +176,22 @@ pub fn bound_meta(meta: &mut SessionMeta) {
 }
 
 /// Cuts an event's names and drops an absurd tool call id or fact (its text is capped
-/// elsewhere).
+/// elsewhere); its ids and tool name are made safe to show ([`safe_id`]).
 pub fn bound_event(ev: &mut ParsedEvent) {
     if let Some(name) = ev.tool_name.as_mut() {
         cap_in_place(name, MAX_NAME_BYTES);
+        if has_unsafe_char(name) {
+            *name = crate::text::sanitize::one_line(name);
+        }
     }
     if let Some(agent) = ev.sidechain_agent.as_mut() {
         cap_in_place(agent, MAX_ID_BYTES);
+        if let Cow::Owned(safe) = safe_id(agent) {
+            *agent = safe;
+        }
+    }
+    if let Some(Cow::Owned(safe)) = ev.tool_use_id.as_deref().map(safe_id) {
+        ev.tool_use_id = Some(safe);
     }
     if ev
         .tool_use_id

@@ -58,6 +58,7 @@ use super::agent::{
     Recognised, Resume, SessionStart, StoreKind,
 };
 use super::agents::Agent;
+use super::bounds::records::{with_records, Record};
 use super::discover::{Layout, TranscriptFile};
 use super::model::{EventType, Fact, ParsedEvent, SessionMeta};
 use super::outcome::Outcome;
@@ -410,7 +411,7 @@ impl AgentReader for Reader {
         &self,
         file: &TranscriptFile,
         _from: Option<Resume<'_>>,
-        _limits: ReadLimits,
+        limits: ReadLimits,
         sink: &mut dyn EventSink,
     ) -> io::Result<ReadEnd> {
         let mut sink = SessionTimes {
@@ -419,7 +420,15 @@ impl AgentReader for Reader {
             mtime: file_mtime(&file.path),
         };
         let parser = TranscriptParser::new(Agent::Continue);
-        read_json_document(file, MAX_JSON_BYTES, parser, "history", &mut sink)
+        let max_record = limits.max_line_bytes;
+        read_json_document(
+            file,
+            MAX_JSON_BYTES,
+            max_record,
+            parser,
+            "history",
+            &mut sink,
+        )
     }
 
     /// `cn --resume` opens only the latest session; `--fork` continues the given one.
@@ -503,19 +512,23 @@ fn created_by_id(index: &Path) -> Option<Arc<HashMap<String, i64>>> {
             return Some(map.clone());
         }
     }
-    let text = crate::sources::regular_file::read_side_file(index).ok()?;
-    // Entry by entry: one of another shape costs itself, not the index.
-    let entries: Vec<Value> = serde_json::from_str(&text).unwrap_or_default();
-    let map: HashMap<String, i64> = entries
-        .iter()
-        .filter_map(|e| {
-            let ms = match e.get("dateCreated")? {
-                Value::String(s) => s.trim().parse::<i64>().ok()?,
-                v => v.as_i64()?,
-            };
-            Some((str_of(e, "sessionId")?.to_string(), ms))
-        })
-        .collect();
+    let bytes = crate::sources::regular_file::read_limited(index, MAX_JSON_BYTES).ok()?;
+    // Entry by entry (`bounds::records`: parsed whole, a large index costs many times its size),
+    // one of another shape or over the line limit costing itself, not the index.
+    let max = super::lines::DEFAULT_MAX_LINE_BYTES;
+    let map: HashMap<String, i64> = with_records(&bytes, "", max, |r| {
+        r.parsed(max)
+            .filter_map(|e| {
+                let Record::Parsed(e) = e else { return None };
+                let ms = match e.get("dateCreated")? {
+                    Value::String(s) => s.trim().parse::<i64>().ok()?,
+                    v => v.as_i64()?,
+                };
+                Some((str_of(&e, "sessionId")?.to_string(), ms))
+            })
+            .collect()
+    })
+    .unwrap_or_default();
     let map = Arc::new(map);
     *last = Some((index.to_path_buf(), id, len, modified, map.clone()));
     Some(map)

@@ -300,7 +300,7 @@ impl AgentReader for Reader {
             } else {
                 file.path.file_stem()?
             };
-            Some(named.to_string_lossy().to_string())
+            Some(crate::sources::episodes::bounds::safe_id(&named.to_string_lossy()).into_owned())
         })
     }
 

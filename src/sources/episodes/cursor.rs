@@ -165,7 +165,7 @@ impl AgentReader for Reader {
     fn file_session_id(&self, file: &TranscriptFile, _meta: &SessionMeta) -> Option<String> {
         file.path
             .file_stem()
-            .map(|s| s.to_string_lossy().to_string())
+            .map(|s| crate::sources::episodes::bounds::safe_id(&s.to_string_lossy()).into_owned())
             .filter(|s| !s.is_empty())
     }
 

@@ -33,11 +33,14 @@
 //! cross-checked against agentsview) and checked against Goose's `conversation/message.rs` and
 //! `tool_result_serde.rs` @ 05132966 (read, nothing copied): the item tags, `toolCall` /
 //! `toolResult` as `{status:success,value}` | `{status:error,error:<string>}`, a result's value
-//! an rmcp `CallToolResult` or (older sessions) a bare content list. Not confirmed: `isError` as
-//! rmcp spells it on disk, the tool names read for facts (`developer__shell`,
-//! `developer__text_editor{command,path}`, `subagent__execute_task` / `dynamic_task__*`), the
-//! resume command's flags, and `parent_session_id`. The older per-session `<id>.jsonl` files
-//! (before about v1.10, imported into the database by Goose itself) are not read.
+//! an rmcp `CallToolResult` or (older sessions) a bare content list. The resume command was
+//! checked against the CLI's `cli.rs` (`Identifier`: `--session-id`, alias `--id`, "a session ID
+//! to resume. Requires --resume"; a bare `--resume` takes the latest session), and the shell
+//! tool's name and input (`developer__shell{command}`) against Goose's own tests. Not
+//! confirmed: `isError` as rmcp spells it on disk, the other tool names read for facts
+//! (`developer__text_editor{command,path}`, `subagent__execute_task` / `dynamic_task__*`) and
+//! `parent_session_id`. The older per-session `<id>.jsonl` files (before about v1.10, imported
+//! into the database by Goose itself) are not read.
 
 use std::collections::HashMap;
 use std::io;

@@ -76,6 +76,9 @@ pub struct IndexSummary {
     /// Indexed files no longer on disk: their sessions stay searchable (Claude Code deletes old
     /// transcripts), and a file with the same session id found elsewhere takes them over.
     pub files_gone: u64,
+    /// Stores gone between discovery and reading (deleted, or renamed: the next run finds them
+    /// by their new name): skipped and counted, not a failure.
+    pub files_vanished: u64,
     /// Stores that could not be read and folders that could not be listed, with why.
     pub failed: Vec<(String, String)>,
     pub events_added: u64,
@@ -221,6 +224,7 @@ pub fn index_episodes(
                             return;
                         }
                     }
+                    Err(_) if super::prepare::vanished(&file.path) => summary.files_vanished += 1,
                     Err(e) => summary
                         .failed
                         .push((file.path.display().to_string(), e.to_string())),

@@ -15,8 +15,9 @@
 //! resumes them (the `kilo` CLI only opens sessions of its database).
 //!
 //! Checked against Kilo-Org/kilocode `packages/opencode/src/storage/db.ts` through the shared
-//! facts in `FORMATS-next.md` (the repository was not fetched) and third-party launchers that
-//! resume with `kilo --session`. Not confirmed: the legacy extension's own writer.
+//! facts in `FORMATS-next.md`, and the resume command against its TUI command
+//! (`packages/opencode/src/cli/cmd/tui/thread.ts` @ 0c35781b: `--session`, alias `-s`, "session
+//! id to continue"; read, nothing copied). Not confirmed: the legacy extension's own writer.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -99,7 +100,7 @@ impl AgentReader for Reader {
         if file.path.extension().is_some_and(|e| e == "db") {
             return read_database(&file.path, from, limits, sink);
         }
-        read_task(file, sink)
+        read_task(file, limits, sink)
     }
 
     /// `kilo --session <id>` for a session of the database (`ses_…`); a legacy task has none.

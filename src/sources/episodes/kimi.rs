@@ -346,7 +346,8 @@ impl AgentReader for Reader {
         } else {
             file.path.file_stem()?
         };
-        Some(named.to_string_lossy().to_string()).filter(|s| !s.is_empty())
+        Some(crate::sources::episodes::bounds::safe_id(&named.to_string_lossy()).into_owned())
+            .filter(|s| !s.is_empty())
     }
 
     fn resume_command(&self, quoted_session_id: &str) -> Option<String> {

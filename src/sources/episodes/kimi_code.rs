@@ -375,7 +375,11 @@ impl AgentReader for Reader {
     /// The `session_<uuid>` folder's name.
     fn file_session_id(&self, file: &TranscriptFile, _meta: &SessionMeta) -> Option<String> {
         let (dir, _) = place(&file.path)?;
-        Some(dir.file_name()?.to_string_lossy().to_string()).filter(|s| !s.is_empty())
+        Some(
+            crate::sources::episodes::bounds::safe_id(&dir.file_name()?.to_string_lossy())
+                .into_owned(),
+        )
+        .filter(|s| !s.is_empty())
     }
 
     fn resume_command(&self, quoted_session_id: &str) -> Option<String> {

@@ -85,8 +85,9 @@ const BASE_STATE: &str = "base_state.json";
 const EVENTS_DIR: &str = "events";
 /// Largest `base_state.json` read (a few KB in practice; its `stats` grow with use).
 const MAX_STATE_BYTES: u64 = 16 * 1024 * 1024;
-/// Most event bytes held for one conversation; the event files past it are counted oversized.
-const MAX_CONVERSATION_BYTES: u64 = 512 * 1024 * 1024;
+/// Most event bytes held for one conversation, as the bytes read (an event is parsed only while
+/// it is fed); the event files past it are counted oversized.
+const MAX_CONVERSATION_BYTES: u64 = 256 * 1024 * 1024;
 /// The SDK's `ROOT_PARENT_ID`: a `parent_id` that says "a root", not a parent's id.
 const ROOT_PARENT: &str = "__root__";
 
@@ -193,8 +194,11 @@ pub(crate) use records::feed;
 /// The ids of the events off the branch that ends at `leaf` (the SDK's `path_to_root`: an
 /// event's parent is its `parent_id`, `__root__` none, and an event without one follows the
 /// event before it). Empty when `leaf` is not among the events.
-fn off_branch(events: &[Value], leaf: &str) -> BTreeSet<String> {
-    let ids: Vec<Option<&str>> = events.iter().map(|e| str_of(e, "id")).collect();
+fn off_branch(events: &[Link], leaf: &str) -> BTreeSet<String> {
+    let ids: Vec<Option<&str>> = events
+        .iter()
+        .map(|e| e.id.as_ref().and_then(Value::as_str))
+        .collect();
     let index: HashMap<&str, usize> = ids
         .iter()
         .enumerate()
@@ -210,7 +214,7 @@ fn off_branch(events: &[Value], leaf: &str) -> BTreeSet<String> {
             break; // a cycle
         }
         on[i] = true;
-        cur = match events[i].get("parent_id") {
+        cur = match &events[i].parent_id {
             Some(Value::String(p)) if p == ROOT_PARENT => None,
             Some(Value::String(p)) => index.get(p.as_str()).copied(),
             _ => i.checked_sub(1),
@@ -223,7 +227,36 @@ fn off_branch(events: &[Value], leaf: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// Reads one conversation: its state, then its events in index order.
+/// What the event tree needs of an event, read without parsing the rest of it.
+#[derive(Debug, Default, Deserialize)]
+struct Link {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    parent_id: Option<Value>,
+}
+
+impl Link {
+    /// The event's id and parent, `None` when the file is not a JSON object (torn, empty).
+    fn of(bytes: &[u8]) -> Option<Link> {
+        let text = super::bounds::valid_utf8(bytes);
+        if text.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+            return None;
+        }
+        serde_json::from_slice(&text).ok().or_else(|| {
+            // A lone surrogate escape (a string cut inside an emoji), repaired.
+            let v = super::bounds::json_document(&text)?;
+            Some(Link {
+                id: v.get("id").cloned(),
+                parent_id: v.get("parent_id").cloned(),
+            })
+        })
+    }
+}
+
+/// Reads one conversation: its state, then its events in index order. The events are held as
+/// the bytes read, their tree read from their ids alone ([`Link`]), and each is parsed only while
+/// it is fed: a conversation costs its bytes, not a parsed tree many times their size.
 fn read_conversation(
     file: &TranscriptFile,
     limits: ReadLimits,
@@ -249,16 +282,18 @@ fn read_conversation(
         Err(e) => return Err(e),
     };
     let dir = file.path.parent().unwrap_or(Path::new("."));
-    let mut events: Vec<Value> = Vec::new();
+    let mut events: Vec<Vec<u8>> = Vec::new();
+    let mut links: Vec<Link> = Vec::new();
     let mut held: u64 = 0;
     for (_, path) in event_files(&dir.join(EVENTS_DIR)) {
         let left = MAX_CONVERSATION_BYTES.saturating_sub(held);
         let limit = (limits.max_line_bytes as u64).min(left);
         match crate::sources::regular_file::read_limited(&path, limit) {
-            Ok(bytes) => match super::bounds::json_document(&bytes) {
-                Some(v @ Value::Object(_)) => {
+            Ok(bytes) => match Link::of(&bytes) {
+                Some(link) => {
                     held += bytes.len() as u64;
-                    events.push(v);
+                    links.push(link);
+                    events.push(bytes);
                 }
                 // Torn (a writer still filling it), empty or not an object.
                 _ => parser.feed(b"{", &mut out),
@@ -269,7 +304,7 @@ fn read_conversation(
         }
     }
     if let Some(leaf) = state.as_ref().and_then(|s| str_of(s, "leaf_event_id")) {
-        let off = off_branch(&events, leaf);
+        let off = off_branch(&links, leaf);
         if let LineState::OpenHands(st) = parser.line_state_mut() {
             st.off_branch = off;
         }
@@ -278,9 +313,15 @@ fn read_conversation(
         parser.count_line();
         parser.feed_record(state, &mut out);
     }
-    for ev in &events {
-        parser.count_line();
-        parser.feed_record(ev, &mut out);
+    drop(links);
+    for bytes in events {
+        match super::bounds::json_document(&bytes) {
+            Some(ev @ Value::Object(_)) => {
+                parser.count_line();
+                parser.feed_record(&ev, &mut out);
+            }
+            _ => parser.feed(b"{", &mut out),
+        }
     }
     for ev in out {
         sink.event(ev);

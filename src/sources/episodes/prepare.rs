@@ -215,6 +215,13 @@ impl FileRow {
     }
 }
 
+/// True when the store at `path` is gone: deleted, or renamed (an agent rotating or archiving
+/// it; the next run finds it by its new name), between discovery and reading. A read that
+/// failed so is not a failure of the run: the store is skipped and counted.
+pub fn vanished(path: &Path) -> bool {
+    matches!(std::fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+}
+
 /// Prepare one store against what the index knows of it.
 pub fn prepare(
     file: &TranscriptFile,
@@ -302,7 +309,11 @@ impl PrepareSink {
 }
 
 impl EventSink for PrepareSink {
-    fn session(&mut self, start: SessionStart) {
+    fn session(&mut self, mut start: SessionStart) {
+        // A database reader names the session by its row's id: the key it is stored under.
+        if let std::borrow::Cow::Owned(safe) = bounds::safe_id(&start.session_id) {
+            start.session_id = safe;
+        }
         self.sessions.push(SessionWork {
             start: Some(start),
             events: Vec::new(),
@@ -339,6 +350,7 @@ impl EventSink for PrepareSink {
 
     fn end_session(&mut self, mut meta: SessionMeta, outcome: Outcome) {
         bounds::bound_meta(&mut meta);
+        bounds::sanitize_meta(&mut meta);
         self.secrets += meta_redact::session(&mut meta) as u64;
         let s = self.current();
         s.meta = meta;

@@ -258,7 +258,11 @@ fn task_info(item: &Value) -> TaskInfo {
 }
 
 /// Reads a task folder's `ui_messages.json` (and its sidecars) into `sink`: one session.
-pub(crate) fn read_task(file: &TranscriptFile, sink: &mut dyn EventSink) -> io::Result<ReadEnd> {
+pub(crate) fn read_task(
+    file: &TranscriptFile,
+    limits: ReadLimits,
+    sink: &mut dyn EventSink,
+) -> io::Result<ReadEnd> {
     let path = &file.path;
     let id = path
         .parent()
@@ -307,7 +311,7 @@ pub(crate) fn read_task(file: &TranscriptFile, sink: &mut dyn EventSink) -> io::
     let child = info.parent.is_some();
     let mut events = Vec::new();
     if !bytes.is_empty() {
-        ui::read_messages(&mut cx, &bytes, child, &mut events);
+        ui::read_messages(&mut cx, &bytes, limits.max_line_bytes, child, &mut events);
     }
     if let Some(parent) = info.parent.filter(|p| *p != id) {
         cx.meta.parent_session_id = Some(parent);
@@ -339,9 +343,14 @@ pub(crate) fn read_task(file: &TranscriptFile, sink: &mut dyn EventSink) -> io::
     })
 }
 
-/// A small JSON side file, parsed; `None` when absent or not JSON.
+/// The most a side file holding one object (a history item, task metadata, an SDK manifest) may
+/// hold: a JSONL line's limit. Real ones are a few KB; parsed whole, a large one would cost many
+/// times its size.
+const SIDE_JSON_BYTES: u64 = super::lines::DEFAULT_MAX_LINE_BYTES as u64;
+
+/// A small JSON side file, parsed; `None` when absent, over [`SIDE_JSON_BYTES`] or not JSON.
 fn read_json(path: &Path) -> Option<Value> {
-    let bytes = crate::sources::regular_file::read_limited(path, MAX_JSON_BYTES).ok()?;
+    let bytes = crate::sources::regular_file::read_limited(path, SIDE_JSON_BYTES).ok()?;
     super::bounds::json_document(&bytes)
 }
 
@@ -408,15 +417,23 @@ fn index_by_id(index: &Path) -> Option<Arc<HashMap<String, TaskInfo>>> {
             return Some(map.clone());
         }
     }
-    let entries = match read_json(index) {
-        Some(Value::Array(entries)) => entries,
-        _ => Vec::new(),
-    };
-    // Entry by entry: one of another shape costs itself, not the index.
-    let map: HashMap<String, TaskInfo> = entries
-        .iter()
-        .filter_map(|e| Some((nonblank(e, "id")?, task_info(e))))
-        .collect();
+    // Entry by entry (`bounds::records`: an index of every task can be large), one of another
+    // shape or over the line limit costing itself, not the index.
+    let bytes =
+        crate::sources::regular_file::read_limited(index, MAX_JSON_BYTES).unwrap_or_default();
+    let max = super::lines::DEFAULT_MAX_LINE_BYTES;
+    let map: HashMap<String, TaskInfo> =
+        super::bounds::records::with_records(&bytes, "", max, |r| {
+            r.parsed(max)
+                .filter_map(|e| match e {
+                    super::bounds::records::Record::Parsed(e) => {
+                        Some((nonblank(&e, "id")?, task_info(&e)))
+                    }
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     let map = Arc::new(map);
     *last = Some((index.to_path_buf(), id, len, modified, map.clone()));
     Some(map)
@@ -464,13 +481,13 @@ impl AgentReader for ClineReader {
         &self,
         file: &TranscriptFile,
         _from: Option<Resume<'_>>,
-        _limits: ReadLimits,
+        limits: ReadLimits,
         sink: &mut dyn EventSink,
     ) -> io::Result<ReadEnd> {
         if sdk::is_messages_file(&file.path) {
-            return sdk::read_session(file, sink);
+            return sdk::read_session(file, limits, sink);
         }
-        read_task(file, sink)
+        read_task(file, limits, sink)
     }
 
     /// `cline --id <session-id>` ("Resume an existing session by ID"); for a task of the VS
@@ -528,10 +545,10 @@ impl AgentReader for RooReader {
         &self,
         file: &TranscriptFile,
         _from: Option<Resume<'_>>,
-        _limits: ReadLimits,
+        limits: ReadLimits,
         sink: &mut dyn EventSink,
     ) -> io::Result<ReadEnd> {
-        read_task(file, sink)
+        read_task(file, limits, sink)
     }
 
     /// The Roo Code CLI's `roo --session-id <id>` ("Resume a specific task by session ID").

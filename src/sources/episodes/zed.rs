@@ -141,11 +141,13 @@ impl AgentReader for Reader {
         &self,
         file: &TranscriptFile,
         from: Option<Resume<'_>>,
-        _limits: ReadLimits,
+        limits: ReadLimits,
         sink: &mut dyn EventSink,
     ) -> io::Result<ReadEnd> {
         let conn = AgentDb::open(&file.path).map_err(sql_err)?;
-        conn.snapshot(sql_err, |c| read_snapshot(c, from, sink))
+        conn.snapshot(sql_err, |c| {
+            read_snapshot(c, from, limits.max_line_bytes, sink)
+        })
     }
 
     /// Zed opens a thread from its agent panel's history; no command taking a thread id was
@@ -182,6 +184,7 @@ struct ThreadRow {
 fn read_snapshot(
     conn: &Connection,
     from: Option<Resume<'_>>,
+    max_record: usize,
     sink: &mut dyn EventSink,
 ) -> io::Result<ReadEnd> {
     let cols = columns(conn, "threads").map_err(sql_err)?;
@@ -207,7 +210,7 @@ fn read_snapshot(
         if !fingerprints.changed(&t.id, fp) {
             continue;
         }
-        let st = push_thread(conn, t, sink).map_err(sql_err)?;
+        let st = push_thread(conn, t, max_record, sink).map_err(sql_err)?;
         stats.add(&st);
     }
     Ok(fingerprints.finish(stats))
@@ -293,15 +296,14 @@ enum Refused {
     Broken,
 }
 
-/// The thread's document, decompressed and parsed, bounded by `cap` bytes
-/// ([`MAX_DOCUMENT_BYTES`]).
-fn document(data_type: Option<&str>, data: &[u8], cap: u64) -> Result<Value, Refused> {
-    let json = match data_type {
-        Some("json") => data.to_vec(),
-        Some("zstd") => decompress(data, cap)?,
-        _ => return Err(Refused::Broken),
-    };
-    serde_json::from_slice::<Value>(&json).map_err(|_| Refused::Broken)
+/// The thread's document as JSON text, decompressed, bounded by `cap` bytes
+/// ([`MAX_DOCUMENT_BYTES`]); it is parsed a message at a time (`bounds::records`).
+fn document(data_type: Option<&str>, data: Vec<u8>, cap: u64) -> Result<Vec<u8>, Refused> {
+    match data_type {
+        Some("json") => Ok(data),
+        Some("zstd") => decompress(&data, cap),
+        _ => Err(Refused::Broken),
+    }
 }
 
 /// A zstd frame's content, at most `cap` bytes of it (a larger one is refused before more is

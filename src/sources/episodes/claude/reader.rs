@@ -114,7 +114,7 @@ impl AgentReader for Reader {
         let stem = file
             .path
             .file_stem()
-            .map(|s| s.to_string_lossy().to_string())
+            .map(|s| crate::sources::episodes::bounds::safe_id(&s.to_string_lossy()).into_owned())
             .filter(|s| !s.is_empty());
         match stem {
             Some(stem) if is_uuid(&stem) || meta.session_id.is_none() => Some(stem),

@@ -116,7 +116,7 @@ impl AgentReader for Reader {
             cwd: project_root(&file.path),
         };
         match self.store_kind(&file.path) {
-            StoreKind::Rewritten => read_legacy(file, &mut sink),
+            StoreKind::Rewritten => read_legacy(file, limits, &mut sink),
             _ => read_conversation(file, from, limits, &mut sink, || {
                 TranscriptParser::new(Agent::Gemini)
             }),
@@ -136,9 +136,14 @@ impl AgentReader for Reader {
 
 /// A legacy session: one JSON document `{sessionId, projectHash, startTime, messages:[…]}`, fed
 /// record by record through the same rules as the JSONL form.
-fn read_legacy(file: &TranscriptFile, sink: &mut dyn EventSink) -> io::Result<ReadEnd> {
+fn read_legacy(
+    file: &TranscriptFile,
+    limits: ReadLimits,
+    sink: &mut dyn EventSink,
+) -> io::Result<ReadEnd> {
     let parser = TranscriptParser::new(Agent::Gemini);
-    read_json_document(file, MAX_JSON_BYTES, parser, "messages", sink)
+    let max_record = limits.max_line_bytes;
+    read_json_document(file, MAX_JSON_BYTES, max_record, parser, "messages", sink)
 }
 
 /// The project directory of the slot holding `path` (`<root>/tmp/<slot>/chats/…`).

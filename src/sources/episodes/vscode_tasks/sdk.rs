@@ -22,7 +22,9 @@ use std::time::SystemTime;
 use serde_json::Value;
 
 use crate::sources::agent_knowledge::ms_to_rfc3339;
-use crate::sources::episodes::agent::{file_mtime, EventSink, Rank, ReadEnd, Recognised};
+use crate::sources::episodes::agent::{
+    file_mtime, EventSink, Rank, ReadEnd, ReadLimits, Recognised,
+};
 use crate::sources::episodes::discover::{Layout, TranscriptFile};
 use crate::sources::episodes::model::{EventType, Fact, ParsedEvent};
 use crate::sources::episodes::parser::{
@@ -120,7 +122,12 @@ pub(super) fn session_of_change(changed: &Path) -> Option<PathBuf> {
 }
 
 /// Reads one transcript (and, for a root session, its manifest) into `sink`.
-pub(super) fn read_session(file: &TranscriptFile, sink: &mut dyn EventSink) -> io::Result<ReadEnd> {
+pub(super) fn read_session(
+    file: &TranscriptFile,
+    limits: ReadLimits,
+    sink: &mut dyn EventSink,
+) -> io::Result<ReadEnd> {
+    use crate::sources::episodes::bounds::records::{with_records, Record};
     let path = &file.path;
     let f = crate::sources::regular_file::open(path)?;
     let size = f.metadata()?.len();
@@ -128,38 +135,33 @@ pub(super) fn read_session(file: &TranscriptFile, sink: &mut dyn EventSink) -> i
     let (dir, stem) = names(path).unwrap_or_default();
     let subagent = dir != stem;
     let mut events = Vec::new();
+    let max_record = limits.max_line_bytes;
     if size > MAX_JSON_BYTES {
         cx.stats.lines += 1;
         cx.stats.skipped_oversized += 1;
     } else {
         let mut bytes = Vec::new();
         f.take(MAX_JSON_BYTES).read_to_end(&mut bytes)?;
-        match crate::sources::episodes::bounds::json_document(&bytes) {
-            Some(Value::Object(mut doc)) => {
-                let messages = doc.remove("messages");
+        // `{…, messages: […]}`, or the contract's older form: the messages alone.
+        let read = with_records(&bytes, "messages", max_record, |mut records| {
+            if let Some(doc) = records.header.take() {
                 cx.stats.lines += 1;
                 header(&mut cx, &Value::Object(doc), subagent);
-                let list = messages.as_ref().and_then(Value::as_array);
-                for msg in list.into_iter().flatten() {
-                    cx.stats.lines += 1;
-                    if !message(&mut cx, msg, subagent, &mut events) {
-                        cx.stats.skipped_broken += 1;
-                    }
-                }
             }
-            // The contract's older form: the messages alone.
-            Some(Value::Array(list)) => {
-                for msg in &list {
-                    cx.stats.lines += 1;
-                    if !message(&mut cx, msg, subagent, &mut events) {
-                        cx.stats.skipped_broken += 1;
-                    }
-                }
-            }
-            _ => {
+            cx.stats.lines += records.oversized;
+            cx.stats.skipped_oversized += records.oversized;
+            for record in records.parsed(max_record) {
                 cx.stats.lines += 1;
-                cx.stats.skipped_broken += 1;
+                match record {
+                    Record::Parsed(msg) if message(&mut cx, &msg, subagent, &mut events) => {}
+                    Record::Oversized => cx.stats.skipped_oversized += 1,
+                    Record::Parsed(_) | Record::Broken => cx.stats.skipped_broken += 1,
+                }
             }
+        });
+        if read.is_none() {
+            cx.stats.lines += 1;
+            cx.stats.skipped_broken += 1;
         }
     }
     if let Some(manifest) = manifest_path(path).and_then(|m| super::read_json(&m)) {

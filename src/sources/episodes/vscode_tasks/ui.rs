@@ -82,29 +82,54 @@ struct Calls {
 
 /// Reads the `ClineMessage[]` in `bytes` into `out`; a child task's first `say:task` is its
 /// parent agent's prompt. A file that is not a JSON array is one broken record.
-pub(super) fn read_messages(cx: &mut Ctx, bytes: &[u8], child: bool, out: &mut Vec<ParsedEvent>) {
-    let messages = match crate::sources::episodes::bounds::json_document(bytes) {
-        Some(Value::Array(messages)) => messages,
-        _ => {
+pub(super) fn read_messages(
+    cx: &mut Ctx,
+    bytes: &[u8],
+    max_record: usize,
+    child: bool,
+    out: &mut Vec<ParsedEvent>,
+) {
+    use crate::sources::episodes::bounds::records::{with_records, Record};
+    let read = with_records(bytes, "", max_record, |records| {
+        // An object is not a message list.
+        if records.header.is_some() {
+            return false;
+        }
+        let mut calls = Calls::default();
+        for record in records.parsed(max_record) {
             cx.stats.lines += 1;
-            cx.stats.skipped_broken += 1;
-            return;
+            match record {
+                Record::Parsed(msg) => read_message(cx, &mut calls, &msg, child, out),
+                Record::Oversized => cx.stats.skipped_oversized += 1,
+                Record::Broken => cx.stats.skipped_broken += 1,
+            }
         }
-    };
-    let mut calls = Calls::default();
-    for msg in &messages {
+        true
+    });
+    if read != Some(true) {
         cx.stats.lines += 1;
-        if crate::sources::episodes::bounds::has_absurd_id(msg) {
-            cx.stats.skipped_bad_id += 1;
-            continue;
-        }
-        let before = out.len();
-        match message(cx, &mut calls, msg, child, out) {
-            Handled::Known if out.len() == before => cx.stats.ignored += 1,
-            Handled::Known => {}
-            Handled::Unknown => cx.stats.skipped_unknown += 1,
-            Handled::Broken => cx.stats.skipped_broken += 1,
-        }
+        cx.stats.skipped_broken += 1;
+    }
+}
+
+/// One message of the list, counted by what became of it.
+fn read_message(
+    cx: &mut Ctx,
+    calls: &mut Calls,
+    msg: &Value,
+    child: bool,
+    out: &mut Vec<ParsedEvent>,
+) {
+    if crate::sources::episodes::bounds::has_absurd_id(msg) {
+        cx.stats.skipped_bad_id += 1;
+        return;
+    }
+    let before = out.len();
+    match message(cx, calls, msg, child, out) {
+        Handled::Known if out.len() == before => cx.stats.ignored += 1,
+        Handled::Known => {}
+        Handled::Unknown => cx.stats.skipped_unknown += 1,
+        Handled::Broken => cx.stats.skipped_broken += 1,
     }
 }
 

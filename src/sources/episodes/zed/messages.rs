@@ -15,8 +15,10 @@ pub(super) enum Speaker {
 pub(super) fn push_thread(
     conn: &Connection,
     t: &ThreadRow,
+    max_record: usize,
     sink: &mut dyn EventSink,
 ) -> rusqlite::Result<ParseStats> {
+    use crate::sources::episodes::bounds::records::{with_records, Record};
     sink.session(SessionStart {
         session_id: t.id.clone(),
         replace: true,
@@ -32,7 +34,7 @@ pub(super) fn push_thread(
     }
     cx.stats.lines += 1;
     let mut out = Vec::new();
-    let doc = if t.size as u64 > MAX_DOCUMENT_BYTES {
+    let json = if t.size as u64 > MAX_DOCUMENT_BYTES {
         cx.stats.skipped_oversized += 1;
         None
     } else {
@@ -47,8 +49,8 @@ pub(super) fn push_thread(
                 })
             })
             .unwrap_or(None);
-        match data.map(|d| document(t.data_type.as_deref(), &d, MAX_DOCUMENT_BYTES)) {
-            Some(Ok(doc)) => Some(doc),
+        match data.map(|d| document(t.data_type.as_deref(), d, MAX_DOCUMENT_BYTES)) {
+            Some(Ok(json)) => Some(json),
             Some(Err(Refused::Oversized)) => {
                 cx.stats.skipped_oversized += 1;
                 None
@@ -59,41 +61,72 @@ pub(super) fn push_thread(
             }
         }
     };
-    let subagent = doc.as_ref().and_then(|d| d.get("subagent_context"));
-    let parent = t.parent_id.clone().or_else(|| {
-        subagent
-            .and_then(|s| str_of(s, "parent_thread_id"))
-            .map(str::to_string)
-    });
-    let speaker = if parent.is_some() {
-        Speaker::ParentAgent
-    } else {
-        Speaker::Person
-    };
-    if let Some(doc) = &doc {
-        if let Some(model) = doc.get("model").and_then(|m| str_of(m, "model")) {
-            cx.meta.model = Some(cap_chars(model, 200));
-        }
-        if let Some(title) = str_of(doc, "title").or_else(|| str_of(doc, "summary")) {
-            cx.set_title(title, 1);
-        }
-        let messages = doc.get("messages").and_then(Value::as_array);
-        let current = str_of(doc, "version") == Some("0.3.0")
-            || messages.is_some_and(|m| m.iter().any(|m| !is_agent1_message(m)));
-        for m in messages.into_iter().flatten() {
-            if current {
-                current_message(&mut cx, m, speaker, &mut out);
+    // The document a message at a time (`bounds::records`): parsed whole, one costs many times
+    // its size.
+    let mut header: Option<serde_json::Map<String, Value>> = None;
+    let mut parent = t.parent_id.clone();
+    if let Some(json) = json {
+        let read = with_records(&json, "messages", max_record, |mut records| {
+            let Some(doc) = records.header.take() else {
+                return false;
+            };
+            let subagent = doc.get("subagent_context");
+            parent = parent.take().or_else(|| {
+                subagent
+                    .and_then(|s| str_of(s, "parent_thread_id"))
+                    .map(str::to_string)
+            });
+            let speaker = if parent.is_some() {
+                Speaker::ParentAgent
             } else {
-                agent1_message(&mut cx, m, speaker, &mut out);
+                Speaker::Person
+            };
+            if let Some(model) = doc.get("model").and_then(|m| str_of(m, "model")) {
+                cx.meta.model = Some(cap_chars(model, 200));
             }
-            for ev in out.drain(..) {
-                sink.event(ev);
+            let text = |key: &str| doc.get(key).and_then(Value::as_str);
+            if let Some(title) = text("title").or_else(|| text("summary")) {
+                cx.set_title(title, 1);
             }
+            cx.stats.lines += records.oversized;
+            cx.stats.skipped_oversized += records.oversized;
+            // Agent-1 documents (every message an object with a `role`) predate the version
+            // field: told apart by a first look at each message.
+            let current = text("version") == Some("0.3.0")
+                || records.parsed(max_record).any(|r| match r {
+                    Record::Parsed(m) => !is_agent1_message(&m),
+                    _ => false,
+                });
+            for record in records.parsed(max_record) {
+                match record {
+                    Record::Parsed(m) if current => current_message(&mut cx, &m, speaker, &mut out),
+                    Record::Parsed(m) => agent1_message(&mut cx, &m, speaker, &mut out),
+                    Record::Oversized => {
+                        cx.stats.lines += 1;
+                        cx.stats.skipped_oversized += 1;
+                    }
+                    Record::Broken => {
+                        cx.stats.lines += 1;
+                        cx.stats.skipped_broken += 1;
+                    }
+                }
+                for ev in out.drain(..) {
+                    sink.event(ev);
+                }
+            }
+            header = Some(doc);
+            true
+        });
+        if read != Some(true) {
+            cx.stats.skipped_broken += 1;
         }
     }
+    let subagent = header.as_ref().and_then(|d| d.get("subagent_context"));
     let updated = t.updated.as_deref().and_then(zed_time).or_else(|| {
-        doc.as_ref()
-            .and_then(|d| str_of(d, "updated_at"))
+        header
+            .as_ref()
+            .and_then(|d| d.get("updated_at"))
+            .and_then(Value::as_str)
             .and_then(zed_time)
     });
     cx.meta.created_at = t.created.as_deref().and_then(zed_time).or(updated.clone());
