@@ -10,6 +10,7 @@
 mod activity;
 mod flows;
 mod live;
+mod new_agents;
 mod snapshots;
 
 use std::collections::VecDeque;
