@@ -5,7 +5,6 @@ pub mod agent_db;
 pub mod agent_knowledge;
 pub mod code;
 pub mod episodes;
-pub mod fts;
 pub mod lexical;
 pub mod packed;
 pub mod pid;

@@ -123,11 +123,9 @@ pub fn give_back_free_pages(conn: &Connection, rewrote: bool) -> rusqlite::Resul
     Ok(GaveBack::Vacuumed { pages: free })
 }
 
-/// The SQL functions every store connection has: the views over packed text read through them,
-/// and the FTS5 ranking that takes known document counts (`fts::rank`).
+/// The SQL functions every store connection has: the views over packed text read through them.
 fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
-    crate::sources::packed::register(conn)?;
-    crate::sources::fts::rank::register(conn)
+    crate::sources::packed::register(conn)
 }
 
 /// Open an existing store for its writer without touching its schema (a step that only adds

@@ -27,6 +27,7 @@ pub mod schema;
 pub mod server;
 mod skills;
 pub mod source;
+pub mod tiers;
 pub mod tls;
 pub mod tsv;
 mod vectors;

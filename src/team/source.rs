@@ -14,6 +14,7 @@ use std::time::Duration;
 pub use super::code::TeamCode;
 pub use super::conn::TeamConn;
 pub use super::skills::TeamSkills;
+use super::tiers;
 use super::{tsv, vectors, TeamError, TeamUrl};
 use crate::engine::items::episode_id;
 use crate::engine::lanes::{
@@ -22,7 +23,6 @@ use crate::engine::lanes::{
 };
 use crate::sources::episodes::meta_redact;
 use crate::sources::episodes::search::PER_SESSION_CAP;
-use crate::sources::fts;
 use crate::text::{embed, redact, snippet};
 
 /// The episodes lane over the team index.
@@ -165,8 +165,8 @@ fn found(r: &postgres::Row) -> (EventKey, Found) {
 
 impl TeamEpisodes {
     /// The lexical arm: (event, `ts_rank`) best first, at most [`PER_SESSION_CAP`] a session and
-    /// `depth` in all; the rows go to `rows`. The match is bounded as locally (`sources::fts`):
-    /// when the terms together match more than [`fts::DEFAULT_CAP`] events, rare terms stay
+    /// `depth` in all; the rows go to `rows`. The match is bounded (`team::tiers`):
+    /// when the terms together match more than [`tiers::DEFAULT_CAP`] events, rare terms stay
     /// alternatives and common ones are required together, widened only when too few are found.
     fn lexical(
         &self,
@@ -178,12 +178,12 @@ impl TeamEpisodes {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let dfs = self.0.frequencies("kn_event", &terms, fts::DEFAULT_CAP)?;
-        let tiers = fts::bounded_tiers(&terms, &dfs, fts::DEFAULT_CAP);
+        let dfs = self.0.frequencies("kn_event", &terms, tiers::DEFAULT_CAP)?;
+        let bounded = tiers::bounded_tiers(&terms, &dfs, tiers::DEFAULT_CAP);
         let mut out = Vec::new();
-        for (i, tier) in tiers.iter().enumerate() {
+        for (i, tier) in bounded.iter().enumerate() {
             out = self.lexical_tier(req, &tsv::tier(tier), depth, rows)?;
-            if out.len() >= depth || i + 1 == tiers.len() {
+            if out.len() >= depth || i + 1 == bounded.len() {
                 break;
             }
         }

@@ -148,9 +148,9 @@ pub fn term(t: &str) -> String {
     out
 }
 
-/// The `tsquery` text of a bounded tier (`sources::fts`): any of its rare terms, or all of one
+/// The `tsquery` text of a bounded tier (`team::tiers`): any of its rare terms, or all of one
 /// group of its common terms.
-pub fn tier(t: &crate::sources::fts::Tier) -> String {
+pub fn tier(t: &super::tiers::Tier) -> String {
     t.render(&term, " | ", " & ")
 }
 
