@@ -302,6 +302,15 @@ fn remove_stale_copies(dir: &Path) {
 /// A SQLite file's first bytes.
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
+/// The database named `db_name` that a change at `changed` is a write to: the database itself
+/// or its `-wal`, where a write lands first (the database changes only at a checkpoint); `-shm`,
+/// which readers write too, names none.
+pub fn changed_db(changed: &Path, db_name: &str) -> Option<PathBuf> {
+    let name = changed.file_name()?.to_str()?;
+    (name == db_name || name.strip_suffix("-wal") == Some(db_name))
+        .then(|| changed.with_file_name(db_name))
+}
+
 /// Whether `path` is a SQLite database for which `count_sql` (a query giving one count, e.g. of
 /// an agent's tables and columns) gives `want`: how a database agent's reader recognises its
 /// store away from its own place. The header is read first, so no other file is opened as one.

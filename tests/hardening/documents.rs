@@ -6,9 +6,9 @@
 //!   line limit are counted as oversized, the rest is searchable;
 //! - a message of Cline's `ui_messages.json` over the line limit costs itself, not the task;
 //! - escape sequences, bells and bidi overrides in a Continue session id, its file name, title
-//!   and workspace, a Cline task folder's name and an Amp thread's id never reach the output:
-//!   ids keep a visible replacement character (Amp's is refused), the workspace is dropped, the
-//!   title cleaned.
+//!   and workspace, a Cline task folder's name, a Cline SDK subagent's file name and an Amp
+//!   thread's id never reach the output: ids keep a visible replacement character (Amp's is
+//!   refused), the workspace is dropped, the title cleaned.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -191,8 +191,25 @@ fn escape_sequences_in_ids_titles_and_workspaces_never_reach_the_output() {
         "content": [{"type": "text", "text": "payroll rounding drift in June"}]}]});
     std::fs::write(threads.join("T-0001.json"), thread.to_string()).expect("write");
 
+    // A Cline SDK subagent's file named with an escape sequence (its id comes from the name).
+    let sdk = home.join(".cline/data/sessions");
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/formats/cline/data/sessions");
+    crate::common::agent_home::copy_tree(&fixture, &sdk);
+    let session = sdk.join("1785402000123_k7qzp");
+    std::fs::rename(
+        session.join("agent_audit1.messages.json"),
+        session.join("agent_\u{1b}[31maudit1.messages.json"),
+    )
+    .expect("rename");
+
     let data = tmp.path().join("data");
-    for root in [&sessions, &storage.join("saoudrizwan.claude-dev"), &threads] {
+    for root in [
+        &sessions,
+        &storage.join("saoudrizwan.claude-dev"),
+        &threads,
+        &sdk,
+    ] {
         let out = finish(index(&data, root, &[]));
         assert!(
             out.status.success(),
@@ -226,6 +243,14 @@ fn escape_sequences_in_ids_titles_and_workspaces_never_reach_the_output() {
     // Amp takes a thread id only of its own shape (`T-` and letters, digits, `-`, `_`): not
     // that one, so the thread is its file's.
     assert!(ids.contains(&"T-0001"), "{ids:?}");
+    let audit = search(&data, "ledger sums money with floats");
+    for bad in UNSAFE {
+        assert!(!audit.contains(bad), "{bad:?} in the output: {audit}");
+    }
+    assert!(
+        audit.contains("1785402000123_k7qzp/agent-agent_\u{fffd}[31maudit1"),
+        "{audit}"
+    );
     // A workspace holding an escape names no real folder: dropped, never shown.
     assert!(!hits.contains("[1mpayroll"), "{hits}");
     // The title keeps its words.

@@ -153,6 +153,30 @@ pub struct Recognised {
     pub rank: Rank,
 }
 
+impl Recognised {
+    /// A database store's claim (Goose, Crush, Zed, OpenCode): by its own place
+    /// ([`Rank::Name`]), else any `.db` file holding the agent's tables (`has_schema`: a moved
+    /// data folder, a copy named with `--sessions`), opened only then.
+    pub fn database(
+        path: &Path,
+        in_place: bool,
+        has_schema: impl FnOnce(&Path) -> bool,
+    ) -> Option<Recognised> {
+        let name = path.file_name()?.to_str()?;
+        let rank = if in_place {
+            Rank::Name
+        } else if name.ends_with(".db") && has_schema(path) {
+            Rank::Record(0)
+        } else {
+            return None;
+        };
+        Some(Recognised {
+            layout: Layout::Main,
+            rank,
+        })
+    }
+}
+
 /// The head of a file, read and parsed only when a reader asks (most claims go by name).
 pub struct Head<'a> {
     path: &'a Path,

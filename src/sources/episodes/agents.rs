@@ -239,7 +239,7 @@ pub fn recognise(path: &Path) -> Option<TranscriptFile> {
     best.map(|(kind, claim)| TranscriptFile {
         path: path.to_path_buf(),
         kind,
-        layout: claim.layout,
+        layout: claim.layout.with_safe_hints(),
     })
 }
 

@@ -51,14 +51,14 @@ use rusqlite::{params, Connection};
 use serde_json::Value;
 
 use super::agent::{
-    AgentReader, Env, EventSink, Head, Rank, ReadEnd, ReadLimits, Recognised, Resume,
+    AgentReader, Env, EventSink, Head, ReadEnd, ReadLimits, Recognised, Resume,
     SessionFingerprints, SessionStart, StoreKind,
 };
 use super::agents::Agent;
-use super::discover::{Layout, TranscriptFile};
+use super::discover::TranscriptFile;
 use super::model::{EventType, Fact, ParseStats, ParsedEvent};
 use super::parser::{cap_chars, command_program, render_tool_input, str_of, Ctx};
-use crate::sources::agent_db::{columns, AgentDb};
+use crate::sources::agent_db::{changed_db, columns, AgentDb};
 use crate::sources::agent_knowledge::ms_to_rfc3339;
 use crate::sources::sql_cell::{col, exact_text, int, lossy_text};
 
@@ -196,18 +196,7 @@ impl AgentReader for Reader {
     /// Crush's database by its place (`.crush/crush.db`), or any `.db` holding Crush's tables
     /// (a moved data directory, a copy named with `--sessions`).
     fn recognise(&self, path: &Path, _head: &mut Head<'_>) -> Option<Recognised> {
-        let name = path.file_name()?.to_str()?;
-        let rank = if is_in_crush_place(path) {
-            Rank::Name
-        } else if name.ends_with(".db") && has_crush_schema(path) {
-            Rank::Record(0)
-        } else {
-            return None;
-        };
-        Some(Recognised {
-            layout: Layout::Main,
-            rank,
-        })
+        Recognised::database(path, is_in_crush_place(path), has_crush_schema)
     }
 
     fn read(
@@ -231,12 +220,7 @@ impl AgentReader for Reader {
     /// A write lands in `crush.db-wal` first (the database changes only at a checkpoint);
     /// `-shm` is not followed (readers write it).
     fn store_of_change(&self, changed: &Path) -> Option<PathBuf> {
-        let db = match changed.file_name()?.to_str()? {
-            "crush.db-wal" => changed.with_file_name(DB_NAME),
-            DB_NAME => changed.to_path_buf(),
-            _ => return None,
-        };
-        is_in_crush_place(&db).then_some(db)
+        changed_db(changed, DB_NAME).filter(|db| is_in_crush_place(db))
     }
 }
 

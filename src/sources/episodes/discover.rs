@@ -32,6 +32,31 @@ pub enum Layout {
     },
 }
 
+impl Layout {
+    /// The layout with the ids its hints take from folder and file names made safe to key and
+    /// show ([`super::bounds::safe_id`]: a name may hold an escape sequence).
+    pub fn with_safe_hints(self) -> Layout {
+        let safe = |hint: Option<String>| {
+            hint.map(|h| match super::bounds::safe_id(&h) {
+                std::borrow::Cow::Owned(safe) => safe,
+                std::borrow::Cow::Borrowed(_) => h,
+            })
+        };
+        match self {
+            Layout::Main => Layout::Main,
+            Layout::Subagent {
+                parent_session_hint,
+                agent_id_hint,
+                sidecar,
+            } => Layout::Subagent {
+                parent_session_hint: safe(parent_session_hint),
+                agent_id_hint: safe(agent_id_hint),
+                sidecar,
+            },
+        }
+    }
+}
+
 /// One transcript found on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TranscriptFile {

@@ -50,14 +50,14 @@ use rusqlite::{params, Connection};
 use serde_json::Value;
 
 use super::agent::{
-    AgentReader, Env, EventSink, Head, Rank, ReadEnd, ReadLimits, Recognised, Resume,
+    AgentReader, Env, EventSink, Head, ReadEnd, ReadLimits, Recognised, Resume,
     SessionFingerprints, SessionStart, StoreKind,
 };
 use super::agents::Agent;
-use super::discover::{Layout, TranscriptFile};
+use super::discover::TranscriptFile;
 use super::model::{EventType, Fact, ParseStats, ParsedEvent};
 use super::parser::{cap_chars, command_program, content_text, render_tool_input, str_of, Ctx};
-use crate::sources::agent_db::{columns, AgentDb};
+use crate::sources::agent_db::{changed_db, columns, AgentDb};
 use crate::sources::agent_knowledge::ms_to_rfc3339;
 use crate::sources::sql_cell::{col, exact_text, int, lossy_text};
 
@@ -122,24 +122,13 @@ impl AgentReader for Reader {
     /// Goose's database by its default place (`goose/sessions/sessions.db`), or any `.db`
     /// holding Goose's tables (a `$GOOSE_PATH_ROOT` one, a copy named with `--sessions`).
     fn recognise(&self, path: &Path, _head: &mut Head<'_>) -> Option<Recognised> {
-        let name = path.file_name()?.to_str()?;
         let in_xdg_place = is_in_goose_place(path)
             && path
                 .parent()
                 .and_then(Path::parent)
                 .and_then(Path::file_name)
                 .is_some_and(|n| n == "goose");
-        let rank = if in_xdg_place {
-            Rank::Name
-        } else if name.ends_with(".db") && has_goose_schema(path) {
-            Rank::Record(0)
-        } else {
-            return None;
-        };
-        Some(Recognised {
-            layout: Layout::Main,
-            rank,
-        })
+        Recognised::database(path, in_xdg_place, has_goose_schema)
     }
 
     fn read(
@@ -162,12 +151,7 @@ impl AgentReader for Reader {
     /// A write lands in `sessions.db-wal` first (the database changes only at a checkpoint);
     /// `-shm` is not followed (readers write it).
     fn store_of_change(&self, changed: &Path) -> Option<PathBuf> {
-        let db = match changed.file_name()?.to_str()? {
-            "sessions.db-wal" => changed.with_file_name(DB_NAME),
-            DB_NAME => changed.to_path_buf(),
-            _ => return None,
-        };
-        is_in_goose_place(&db).then_some(db)
+        changed_db(changed, DB_NAME).filter(|db| is_in_goose_place(db))
     }
 }
 

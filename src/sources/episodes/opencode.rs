@@ -18,10 +18,10 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use crate::sources::episodes::agent::{
-    AgentReader, Env, EventSink, Head, Rank, ReadEnd, ReadLimits, Recognised, Resume, StoreKind,
+    AgentReader, Env, EventSink, Head, ReadEnd, ReadLimits, Recognised, Resume, StoreKind,
 };
 use crate::sources::episodes::agents::Agent;
-use crate::sources::episodes::discover::{Layout, TranscriptFile};
+use crate::sources::episodes::discover::TranscriptFile;
 
 /// The OpenCode reader.
 pub struct Reader;
@@ -182,17 +182,8 @@ impl AgentReader for Reader {
 
     fn recognise(&self, path: &Path, _head: &mut Head<'_>) -> Option<Recognised> {
         let name = path.file_name()?.to_str()?;
-        let rank = if tree::is_tree_session(path) || is_opencode_db_name(name) {
-            Rank::Name
-        } else if name.ends_with(".db") && has_opencode_schema(path) {
-            Rank::Record(0)
-        } else {
-            return None;
-        };
-        Some(Recognised {
-            layout: Layout::Main,
-            rank,
-        })
+        let in_place = tree::is_tree_session(path) || is_opencode_db_name(name);
+        Recognised::database(path, in_place, has_opencode_schema)
     }
 
     fn read(
