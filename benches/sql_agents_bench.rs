@@ -1,7 +1,7 @@
 //! Indexing throughput of the agents whose store is one SQLite database (run with
-//! `cargo bench --bench sql_agents_bench`): the OpenCode, Kilo Code and Cursor IDE fixtures
-//! (`fixtures/agents/*/…sql`) copied many times under fresh ids into one database each, in WAL
-//! mode with a writer connection open, as the agent keeps it. Prints, per agent, the from-scratch
+//! `cargo bench --bench sql_agents_bench`): the OpenCode, Kilo Code, Cursor IDE, Crush, Goose and
+//! Zed fixtures (`fixtures/agents/*/…sql`) copied many times under fresh ids into one database
+//! each, in WAL mode with a writer connection open, as the agent keeps it. Prints, per agent, the from-scratch
 //! index (MB/s of database + WAL, events/s; median of three runs), a re-run with nothing changed
 //! (the fingerprint check) and a re-run after one new row (the per-session fingerprint scan plus
 //! one session re-read).
@@ -136,6 +136,18 @@ fn main() {
                 VALUES ('msg-bench-new', '6f1c2d3e-4a5b-4c6d-8e7f-90a1b2c3d4e500007', 'user',
                 '[{\"type\":\"text\",\"data\":{\"text\":\"one more line\"}}]',
                 1788600900, 1788600900);",
+        },
+        // A CLI session and a specialist (subagent) run a copy.
+        Agent {
+            name: "goose",
+            sql: "fixtures/agents/goose/sessions.sql",
+            data_after: "CREATE INDEX idx_sessions_updated ON sessions(updated_at DESC);\n",
+            ids: &["20260904_", "msg_", "toolu_0"],
+            db_name: "goose/sessions/sessions.db",
+            append: "INSERT INTO messages (message_id, session_id, role, content_json,
+                created_timestamp, metadata_json) VALUES ('msg-bench-new', '20260904_000071',
+                'user', '[{\"type\":\"text\",\"text\":\"one more line\"}]', 1788510900,
+                '{\"userVisible\":true,\"agentVisible\":true}');",
         },
         // Its current threads stored zstd-compressed (`zstd_threads`), as Zed stores them.
         Agent {

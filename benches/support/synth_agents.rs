@@ -2,7 +2,8 @@
 //! on-disk format and default layout, for the per-agent indexing benchmark: Claude Code and
 //! Codex through `synth.rs`, and Gemini CLI, Pi, Qwen Code, Copilot CLI, Cursor agent
 //! transcripts, Aider, Kimi CLI, Kimi Code, iFlow CLI, Continue and Amp (one JSON document per
-//! session), and Cline, Roo Code and Kilo Code's VS Code task folders here. Every session has the same shape whatever the agent (a user
+//! session), Cline, Roo Code and Kilo Code's VS Code task folders and OpenHands conversation
+//! folders (an event a file) here. Every session has the same shape whatever the agent (a user
 //! prompt, then rounds of a tool call, its result and an answer, one result in ten an error),
 //! with the same Zipf vocabulary, so the agents' MB/s compare readers, not data. Deterministic.
 
@@ -30,6 +31,7 @@ pub const AGENTS: &[&str] = &[
     "cline",
     "roo_code",
     "kilo_code",
+    "openhands",
 ];
 
 fn ms(day: usize, i: usize) -> u64 {
@@ -86,6 +88,7 @@ pub fn generate(
             "cline" | "roo_code" | "kilo_code" => {
                 vscode_task(agent, root, s, &ws, day, events, &mut rng)?
             }
+            "openhands" => openhands(root, s, &ws, day, events, &mut rng)?,
             other => panic!("no generator for {other}"),
         };
     }
@@ -630,5 +633,73 @@ fn vscode_task(
             write(&index, &serde_json::to_string(&items).expect("json"))?;
         }
     }
+    Ok(bytes)
+}
+
+/// `~/.openhands/conversations/<hex>/`: `base_state.json` and `events/event-<idx:05>-<id>.json`,
+/// one event a file as the software-agent-sdk writes them: the user's message, then rounds of a
+/// terminal action, its observation (exit code 1 one time in ten) and the agent's answer.
+fn openhands(
+    root: &Path,
+    s: usize,
+    ws: &str,
+    day: usize,
+    n: usize,
+    rng: &mut Rng,
+) -> io::Result<u64> {
+    use serde_json::json;
+    let id = format!("{s:08x}-2a4b-4c5d-8e6f-0a1b2c3d4e5f");
+    let dir = root.join(id.replace('-', ""));
+    let event_id = |i: usize| format!("e{s:07x}-0000-4000-8000-{i:012x}");
+    // The writer's local time, no zone.
+    let time = |i: usize| ts(day, i).trim_end_matches('Z').to_string();
+    let mut bytes = 0;
+    for i in 0..n {
+        let parent = if i == 0 {
+            "__root__".to_string()
+        } else {
+            event_id(i - 1)
+        };
+        let call = format!("toolu_{s}_{}", i - i % 4 + 1);
+        let text_block = |t: String| json!([{"cache_prompt": false, "type": "text", "text": t}]);
+        let event = match i % 4 {
+            0 => json!({"kind": "MessageEvent", "source": "user",
+                "llm_message": {"role": "user", "content": text_block(text(rng, 1))},
+                "activated_skills": [], "extended_content": []}),
+            1 => {
+                let command = synth::sentence(rng, 6);
+                json!({"kind": "ActionEvent", "source": "agent",
+                    "thought": text_block(synth::sentence(rng, 8)), "thinking_blocks": [],
+                    "action": {"kind": "TerminalAction", "command": command, "is_input": false},
+                    "tool_name": "terminal", "tool_call_id": call,
+                    "tool_call": {"id": call, "name": "terminal",
+                        "arguments": json!({"command": command}).to_string()}})
+            }
+            2 => {
+                let exit = i32::from(rng.below(10) == 0);
+                json!({"kind": "ObservationEvent", "source": "environment",
+                    "observation": {"kind": "TerminalObservation",
+                        "content": text_block(text(rng, 2)), "is_error": false, "exit_code": exit},
+                    "action_id": event_id(i - 1), "tool_name": "terminal", "tool_call_id": call})
+            }
+            _ => json!({"kind": "MessageEvent", "source": "agent",
+                "llm_message": {"role": "assistant", "content": text_block(text(rng, 1))},
+                "activated_skills": []}),
+        };
+        let mut event = event;
+        event["id"] = json!(event_id(i));
+        event["timestamp"] = json!(time(i));
+        event["parent_id"] = json!(parent);
+        bytes += write(
+            &dir.join(format!("events/event-{i:05}-{}.json", event_id(i))),
+            &event.to_string(),
+        )?;
+    }
+    let state = json!({"id": id, "agent": {"kind": "Agent",
+            "llm": {"model": "litellm_proxy/anthropic/claude-sonnet-4-5", "usage_id": "agent"}},
+        "workspace": {"kind": "LocalWorkspace", "working_dir": ws},
+        "max_iterations": 500, "execution_status": "finished",
+        "leaf_event_id": event_id(n.saturating_sub(1)), "stats": {}});
+    bytes += write(&dir.join("base_state.json"), &state.to_string())?;
     Ok(bytes)
 }
