@@ -32,6 +32,8 @@ pub enum Stage {
     Sessions,
     Code,
     AgentKnowledge,
+    /// The sentence vectors of the sessions' messages (after everything is searchable).
+    Messages,
 }
 
 impl Stage {
@@ -40,6 +42,15 @@ impl Stage {
             Stage::Sessions => "sessions",
             Stage::Code => "code",
             Stage::AgentKnowledge => "skills and actors",
+            Stage::Messages => "message vectors",
+        }
+    }
+
+    /// What the stage counts.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Stage::Messages => "messages",
+            _ => "files",
         }
     }
 }
@@ -62,6 +73,8 @@ pub struct IndexAllSummary {
     pub agent_knowledge: Option<BuildSummary>,
     /// Rows given text vectors in this run (none when semantic search is off).
     pub vectors: Option<VectorSummary>,
+    /// Messages given sentence vectors in this run (none when semantic search is off).
+    pub messages: Option<crate::sources::episodes::messages::embed::EmbedSummary>,
 }
 
 /// What the vector step did: rows embedded from stored text per store (rows the indexers did not
@@ -101,6 +114,8 @@ pub enum IndexAllError {
     AgentKnowledge(#[from] crate::sources::agent_knowledge::AgentKnowledgeError),
     #[error("cannot store text vectors in {0}: {1}")]
     Vectors(PathBuf, rusqlite::Error),
+    #[error(transparent)]
+    Messages(#[from] crate::sources::episodes::messages::embed::EmbedError),
 }
 
 /// Index everything the plan names into `data_dir`.
@@ -178,6 +193,20 @@ pub fn index_all(
         bytes_done: 0,
         bytes_total: 0,
     });
+    // Last: everything above is searchable while the messages are embedded.
+    out.messages = crate::sources::episodes::messages::embed::embed_if_on(
+        &dir.episodes_db(),
+        semantic,
+        &mut |done, total| {
+            progress(Progress {
+                stage: Stage::Messages,
+                done,
+                total,
+                bytes_done: 0,
+                bytes_total: 0,
+            })
+        },
+    )?;
     Ok(out)
 }
 

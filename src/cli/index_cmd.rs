@@ -149,8 +149,9 @@ pub fn run_plan(data_dir: &Path, plan: &IndexPlan, quiet: bool) -> Result<IndexA
             let b = ProgressBar::new(0);
             b.set_style(
                 ProgressStyle::with_template(&format!(
-                    "{{spinner}} indexing {} [{{bar:30}}] {{pos}}/{{len}} files {{msg}}",
-                    p.stage.label()
+                    "{{spinner}} indexing {} [{{bar:30}}] {{pos}}/{{len}} {} {{msg}}",
+                    p.stage.label(),
+                    p.stage.unit()
                 ))
                 .unwrap_or_else(|_| ProgressStyle::default_bar())
                 .progress_chars("=> "),
@@ -275,6 +276,12 @@ fn print_summary(data_dir: &Path, s: &IndexAllSummary) {
         for w in &k.warnings {
             eprintln!("  {}", render::clean(w));
         }
+    }
+    if let Some(m) = &s.messages {
+        eprintln!(
+            "message vectors: {} messages of {} sessions embedded ({} vectors) in {} ms",
+            m.messages, m.sessions, m.vectors, m.elapsed_ms
+        );
     }
     eprintln!("data dir: {}", data_dir.display());
 }

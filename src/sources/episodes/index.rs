@@ -128,6 +128,7 @@ pub fn index_episodes(
         source,
     };
     let mut conn = store::open_rw(db_path).map_err(store_err)?;
+    super::messages::ensure_schema(&conn).map_err(store_err)?;
     let lexical_err = |source| IndexError::Lexical {
         path: db_path.to_path_buf(),
         source,

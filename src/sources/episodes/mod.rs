@@ -32,6 +32,7 @@ mod lexical_arm;
 mod lexical_sync;
 pub mod lines;
 mod merge;
+pub mod messages;
 pub mod meta_redact;
 pub mod model;
 pub mod opencode;

@@ -9,14 +9,18 @@
 //! ([`super::gist`]) is near the query each add a reciprocal-rank share, so an event of the
 //! session the question is about rises above events that merely share a word. An event that holds
 //! a rare word the question names ([`super::rare`]) stays above everything only those arms
-//! reached. When no event holds every word of the query or a rare one of them and no session's
-//! gist is near it, the lane is empty and says why.
+//! reached. A message whose sentence vector is near the query (`messages`, its score the cosine
+//! minus its hub term) adds its own share, and from [`STRONG_MESSAGE_SCORE`] stands above every
+//! partial lexical match, so many weak lexical matches never bury a strong semantic one. When no
+//! event holds every word of the query or a rare one of them, no message is strongly near it and
+//! no session's gist is near it, the lane is empty and says why.
 
 use std::collections::{HashMap, HashSet};
 
 use rusqlite::{params_from_iter, types::Value as SqlValue, Connection, OptionalExtension};
 
 use super::gist::{self, Gists};
+use super::messages::arm::MessageHit;
 use super::search::{push_filters, EpisodeQuery, EpisodeStoreError, LexicalHits};
 use super::store;
 use crate::sources::vectors::{slot, Fused, MIN_COSINE};
@@ -30,6 +34,23 @@ const GIST_WEIGHT: f64 = 1.0;
 
 /// Weight of an event's vector rank relative to a partial lexical match's rank.
 const VECTOR_WEIGHT: f64 = 0.8;
+
+/// Weight of an event's message-arm rank (its sentence vector's score, `messages`) relative to a
+/// partial lexical match's rank.
+const MESSAGE_WEIGHT: f64 = 1.0;
+
+/// A message-arm score (cosine − hub term) from which the event counts at all: below it the
+/// arm's ranks are noise (a neighbouring session's filler outranked the session a paraphrase
+/// was about, `tests/session_gists.rs`).
+const MIN_MESSAGE_SCORE: f32 = 0.3;
+
+/// A message-arm score from which the event stands above every partial lexical match: a strong
+/// semantic match is not buried under many weak lexical ones.
+const STRONG_MESSAGE_SCORE: f32 = 0.35;
+
+/// What a strong message-arm match adds: more than every partial share together, far less than
+/// the rare-word tier (1e3).
+const STRONG_TIER: f64 = 10.0;
 
 /// Sessions taken from the gist ranking (each brings its best event when no arm found one).
 const GIST_DEPTH: usize = 10;
@@ -47,6 +68,7 @@ pub(super) fn rerank(
     q: &EpisodeQuery,
     lex: &LexicalHits<'_>,
     nearest: &[(i64, f32)],
+    messages: &[MessageHit],
     gists: Option<&Gists>,
 ) -> Result<Reranked, EpisodeStoreError> {
     let pairs = lex.pairs();
@@ -70,7 +92,10 @@ pub(super) fn rerank(
         } else {
             gist::MIN_GIST_COSINE
         };
-        if best < needed && rare.is_empty() && !holds_most_words(lex, &q.own_terms)? {
+        let strong = messages
+            .first()
+            .is_some_and(|m| m.score >= STRONG_MESSAGE_SCORE);
+        if best < needed && !strong && rare.is_empty() && !holds_most_words(lex, &q.own_terms)? {
             return Ok(Reranked::NothingRelevant(format!(
                 "{}: no event holds most of the query's words; nearest gist {best:.2} < {needed:.2}",
                 crate::sources::NOTHING_RELEVANT
@@ -109,6 +134,21 @@ pub(super) fn rerank(
         f.cosine = Some(*cos);
         if !protected(id) {
             f.score += VECTOR_WEIGHT / (K + rank as f64 + 1.0);
+        }
+    }
+    for (rank, m) in messages
+        .iter()
+        .filter(|m| m.score >= MIN_MESSAGE_SCORE)
+        .enumerate()
+    {
+        let strong = m.score >= STRONG_MESSAGE_SCORE;
+        let f = slot(&mut by_id, &mut order, m.id);
+        f.cosine = Some(f.cosine.map_or(m.cosine, |c| c.max(m.cosine)));
+        if !protected(&m.id) {
+            f.score += MESSAGE_WEIGHT / (K + rank as f64 + 1.0);
+            if strong {
+                f.score += STRONG_TIER;
+            }
         }
     }
     // Every candidate's session adds its gist share; a session near the query that no arm

@@ -5,7 +5,9 @@
 //! boundary, session ids with their subagents, outcome) select the sessions in SQL, and the index
 //! applies them and the time range to its candidates. When the query has a
 //! vector and the store holds event vectors, a vector arm ranks events by meaning under the same
-//! filters and the two rankings are fused inside this lane ([`vectors::fuse`]).
+//! filters and the two rankings are fused inside this lane ([`vectors::fuse`]). When the query
+//! also has a sentence vector, the message arm (`messages::arm`: every user prompt and assistant
+//! message embedded by the full encoder) adds its ranking to the rerank.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -15,6 +17,8 @@ use rusqlite::{types::Value as SqlValue, Connection, OptionalExtension};
 use super::gist::GistIndex;
 pub(super) use super::lexical_arm::LexicalHits;
 use super::lexical_arm::{session_filter, stored_now, term_groups, NOISE_FLOOR};
+use super::messages::arm::{self as message_arm, SentenceQuery};
+use super::messages::scan::MessageIndex;
 use super::rerank::{rerank, Reranked};
 use super::{meta_redact, semantic, store};
 use crate::sources::lexical::{LexicalError, LexicalIndex, LexicalQuery};
@@ -45,6 +49,8 @@ pub struct EpisodeQuery {
     /// The terms of the identifiers the query names as written (`tokens::identifier_terms`): an
     /// event holding a rare one stays above what only the vector arms found (`rare`).
     pub identifiers: Vec<String>,
+    /// The query's sentence vector for the message arm (`messages`); `None` skips that arm.
+    pub sentence: Option<Arc<SentenceQuery>>,
 }
 
 /// What a search found: the hits, or why nothing is relevant.
@@ -135,6 +141,8 @@ pub struct EpisodeStore {
     pool: ReadPool,
     vectors: VectorIndex,
     gists: GistIndex,
+    /// The message vectors beside the store, mapped on the first search that has a sentence.
+    messages: MessageIndex,
     /// The full-text index, opened on the first search (other calls never need it).
     lexical: Mutex<Option<Arc<LexicalIndex>>>,
 }
@@ -176,6 +184,7 @@ impl EpisodeStore {
             pool: ReadPool::open(path, "SELECT count(*) FROM sessions")?,
             vectors: VectorIndex::new(vectors::EVENTS),
             gists: GistIndex::default(),
+            messages: MessageIndex::default(),
             lexical: Mutex::new(None),
         })
     }
@@ -276,6 +285,17 @@ impl EpisodeStore {
                 }
                 _ => Vec::new(),
             };
+            let messages = match q.sentence.as_deref() {
+                Some(sq) => {
+                    let keys = if filtered {
+                        session_filter(c, q)?
+                    } else {
+                        None
+                    };
+                    message_arm::ranking(c, &self.messages, self.path(), sq, q, keys.as_ref())?
+                }
+                None => Vec::new(),
+            };
             let gists = match q.vector {
                 Some(_) => self.gists.load(c)?,
                 None => None,
@@ -283,8 +303,8 @@ impl EpisodeStore {
             let fused = match gists {
                 // Without gists (semantic search off, an index built before them) the two arms
                 // are fused as before.
-                None => vectors::fuse(&lexical, &nearest),
-                Some(g) => match rerank(c, q, &lex, &nearest, Some(&g))? {
+                None if messages.is_empty() => vectors::fuse(&lexical, &nearest),
+                g => match rerank(c, q, &lex, &nearest, &messages, g.as_deref())? {
                     Reranked::Ranked(f) => f,
                     Reranked::NothingRelevant(why) => {
                         return Ok(EpisodeSearch {

@@ -3,7 +3,7 @@
 //! apart from the run's orchestration in `index.rs`.
 
 use super::*;
-use crate::sources::episodes::lexical_sync;
+use crate::sources::episodes::{lexical_sync, messages};
 use crate::sources::lexical::{LexicalDoc, LexicalError, LexicalWriter};
 use rusqlite::OptionalExtension;
 
@@ -265,6 +265,7 @@ pub(in crate::sources::episodes) fn delete_session(
     if let Some(key) = key {
         sinks.lexical.delete_key(key as u64)?;
         lexical_sync::mark(tx, key)?;
+        messages::mark(tx, key, 0)?;
     }
     tx.execute(
         "DELETE FROM event_rows
@@ -284,6 +285,7 @@ fn insert_events<'a>(
 ) -> Result<u64, WriteError> {
     let session = store::session_key(tx, session_id)?;
     lexical_sync::mark(tx, session)?;
+    messages::mark(tx, session, last_seq + 1)?;
     let mut types = store::EventTypes::default();
     let mut tool_ids = store::ToolIds::after(tx, session, last_seq)?;
     let mut ins = tx.prepare_cached(&format!(
