@@ -273,3 +273,43 @@ fn a_file_beside_another_store_is_made_anew() {
     assert_eq!(s.messages, 7, "made anew from the store");
     assert_eq!(w.live_events().len(), 7);
 }
+
+#[test]
+fn a_lane_answered_while_messages_wait_says_so() {
+    use knowledge::contract::SearchRequest;
+    use knowledge::engine::{Engine, EngineConfig};
+    let w = World::new();
+    topics(&w);
+    w.index();
+    w.embed();
+    let data = w.db.parent().expect("data dir").to_path_buf();
+    let engine = |dir: &std::path::Path| {
+        Engine::open(EngineConfig {
+            semantic: true,
+            lane_timeout: std::time::Duration::from_secs(20),
+            ..EngineConfig::new(dir)
+        })
+    };
+    let warned = |e: &Engine| {
+        let resp = e.search(&SearchRequest::new("log rotation size cap"));
+        resp.warnings
+            .iter()
+            .map(|w| w.message.clone())
+            .find(|m| m.contains("vectors:"))
+    };
+    assert_eq!(warned(&engine(&data)), None, "every message has its vector");
+    w.write(
+        "charts",
+        &[
+            "make the sales chart on the dashboard show weekly totals",
+            "the chart now groups orders by ISO week and draws a bar per week",
+            "also export the weekly totals as a CSV file",
+            "done: a download button writes the CSV",
+        ],
+    );
+    w.index();
+    let said = warned(&engine(&data)).expect("a warning");
+    assert!(said.contains("vectors: 7 of 9 messages"), "{said}");
+    w.embed();
+    assert_eq!(warned(&engine(&data)), None);
+}

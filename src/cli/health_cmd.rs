@@ -138,6 +138,9 @@ fn doctor_text(r: &DoctorReport, team: &str) -> String {
         "episodes: {} transcript files, {} sessions ({} live), {} events",
         i.transcript_files, i.sessions, i.live_sessions, i.events
     );
+    if let Some(c) = &i.message_vectors {
+        let _ = writeln!(o, "          {}", c.describe());
+    }
     let _ = writeln!(o, "code:     {} files, {} chunks", i.code_files, i.chunks);
     let _ = writeln!(
         o,

@@ -52,10 +52,15 @@ impl EpisodesSource for BuiltinEpisodes {
                 .and_then(|_| SentenceQuery::of(&req.query)),
         };
         let found = self.store.search_ranked(&q).map_err(unavailable)?;
+        // The message arm saw only the messages embedded so far: the lane says so.
+        let partial = match q.sentence {
+            Some(_) => self.store.partial_message_coverage().ok().flatten(),
+            None => None,
+        };
         Ok(EpisodesAnswer {
             stats,
             hits: found.hits.into_iter().map(lane_hit).collect(),
-            unanswered: Vec::new(),
+            unanswered: partial.map(not_embedded).into_iter().collect(),
             nothing_relevant: found.nothing_relevant,
         })
     }
@@ -114,6 +119,17 @@ impl EpisodesSource for BuiltinEpisodes {
     fn warm(&self) {
         let _ = self.store.warm_vectors();
     }
+}
+
+/// The lane's warning when some messages wait for their sentence vectors.
+fn not_embedded(c: crate::sources::episodes::messages::Coverage) -> SourceFailure {
+    SourceFailure::new(
+        Code::IndexNotReady,
+        format!(
+            "{}; questions in other words may miss the rest until `knowledge index` embeds them",
+            c.describe()
+        ),
+    )
 }
 
 /// A store that fails a read degrades the lane: the source is there but cannot answer.

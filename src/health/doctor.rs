@@ -58,6 +58,8 @@ pub struct Indexed {
     pub sessions: u64,
     pub live_sessions: u64,
     pub events: u64,
+    /// How many stored messages have sentence vectors (`None`: the store cannot tell).
+    pub message_vectors: Option<crate::sources::episodes::messages::Coverage>,
     pub code_files: u64,
     pub chunks: u64,
     pub skills: u64,
@@ -198,8 +200,9 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
     indexed.transcript_files = transcript_files;
     // The store reads but its full-text index does not: the episodes lane answers nothing.
     if episodes_read {
-        let checked = crate::sources::episodes::search::EpisodeStore::open(&files.episodes_db())
-            .and_then(|store| store.check_lexical());
+        let store = crate::sources::episodes::search::EpisodeStore::open(&files.episodes_db());
+        indexed.message_vectors = store.as_ref().ok().and_then(|s| s.message_coverage().ok());
+        let checked = store.and_then(|store| store.check_lexical());
         if let Err(e) = checked {
             problems.push(Problem {
                 problem: format!("episodes: {e}"),

@@ -20,7 +20,7 @@ use super::lexical_arm::{session_filter, stored_now, term_groups, NOISE_FLOOR};
 use super::messages::arm::{self as message_arm, SentenceQuery};
 use super::messages::scan::MessageIndex;
 use super::rerank::{rerank, Reranked};
-use super::{meta_redact, semantic, store};
+use super::{messages, meta_redact, semantic, store};
 use crate::sources::lexical::{LexicalError, LexicalIndex, LexicalQuery};
 use crate::sources::sqlite::ReadPool;
 use crate::sources::vectors::{self, VectorIndex};
@@ -349,6 +349,25 @@ impl EpisodeStore {
                 hits,
                 nothing_relevant: None,
             })
+        })
+    }
+
+    /// How many stored messages have sentence vectors (`doctor`).
+    pub fn message_coverage(&self) -> Result<messages::Coverage, EpisodeStoreError> {
+        self.with_conn(|c| Ok(messages::coverage(c)?))
+    }
+
+    /// The coverage of the message vectors when an embed pass has run on this store and some
+    /// messages still wait for theirs: a lane answered then says its semantic arm saw only part.
+    pub fn partial_message_coverage(
+        &self,
+    ) -> Result<Option<messages::Coverage>, EpisodeStoreError> {
+        self.with_conn(|c| {
+            if messages::stored_id(c).is_none() || !messages::any_pending(c)? {
+                return Ok(None);
+            }
+            let cov = messages::coverage(c)?;
+            Ok((!cov.complete()).then_some(cov))
         })
     }
 
