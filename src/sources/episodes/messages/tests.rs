@@ -61,7 +61,8 @@ fn records_round_trip_and_tombstones_kill_only_earlier_records() {
     out.append(Some((8, 0)), std::slice::from_ref(&r3)).unwrap();
     // Session 7 re-embedded from seq 2: its old seq 2 dies, seq 1 stays, the new one lives.
     let r2b = record(9, 7, 2, &unit(4));
-    out.append(Some((7, 2)), std::slice::from_ref(&r2b)).unwrap();
+    out.append(Some((7, 2)), std::slice::from_ref(&r2b))
+        .unwrap();
     out.sync().unwrap();
     let m = Mapped::open(&db, "store-a").unwrap().expect("mapped");
     assert_eq!(m.len(), 7);
