@@ -203,27 +203,13 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
         let store = crate::sources::episodes::search::EpisodeStore::open(&files.episodes_db());
         indexed.message_vectors = store.as_ref().ok().and_then(|s| s.message_coverage().ok());
         let checked = store.and_then(|store| store.check_lexical());
-        if let Err(e) = checked {
-            problems.push(Problem {
-                problem: format!("episodes: {e}"),
-                fix: "run `knowledge index`: it makes the full-text index anew from the stored \
-                      events (no transcript is read again)"
-                    .into(),
-            });
-        }
+        problems.extend(unsearchable("episodes", checked, ("events", "transcript")));
     }
     // The same for the code store: the code lane answers nothing without its full-text index.
     if files.code_db().is_file() {
         let checked = crate::sources::code::CodeStore::open(&files.code_db())
             .and_then(|store| store.check_lexical());
-        if let Err(e) = checked {
-            problems.push(Problem {
-                problem: format!("code: {e}"),
-                fix: "run `knowledge index`: it makes the full-text index anew from the stored \
-                      chunks (no repository is read again)"
-                    .into(),
-            });
-        }
+        problems.extend(unsearchable("code", checked, ("chunks", "repository")));
     }
     if changed_transcripts.count > 0 {
         problems.push(Problem {
@@ -579,4 +565,21 @@ fn probe_sources(sources: &SourcesConfig) -> Vec<SourceReport> {
         out.push(report("code", code.name(), res));
     }
     out
+}
+
+/// A lane's full-text index that does not open as its store's: what `knowledge index` does
+/// about it (made anew from the stored `rows`; no `source` they came from is read again).
+fn unsearchable<E: std::fmt::Display>(
+    lane: &str,
+    checked: Result<(), E>,
+    (rows, source): (&str, &str),
+) -> Option<Problem> {
+    let e = checked.err()?;
+    Some(Problem {
+        problem: format!("{lane}: {e}"),
+        fix: format!(
+            "run `knowledge index`: it makes the full-text index anew from the stored {rows} \
+             (no {source} is read again)"
+        ),
+    })
 }

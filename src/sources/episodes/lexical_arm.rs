@@ -55,7 +55,6 @@ pub(super) fn session_filter(
         ..q.clone()
     };
     push_filters(&mut sql, &mut args, &only_sessions);
-    let sql = sql.replace("e.session_id", "k.session_id");
     let mut stmt = c.prepare_cached(&sql)?;
     let keys = stmt
         .query_map(params_from_iter(args.iter()), |r| r.get::<_, i64>(0))?

@@ -524,7 +524,8 @@ fn cap_fused(
     Ok(out)
 }
 
-/// Adds the request's filters as SQL conditions (never string-interpolating user values).
+/// Adds the request's filters as SQL conditions (never string-interpolating user values) on
+/// the sessions table `s` and, for the time range, the events `e`.
 pub(super) fn push_filters(sql: &mut String, args: &mut Vec<SqlValue>, q: &EpisodeQuery) {
     if !q.workspaces.is_empty() {
         let mut parts = Vec::new();
@@ -542,7 +543,7 @@ pub(super) fn push_filters(sql: &mut String, args: &mut Vec<SqlValue>, q: &Episo
     if !q.session_ids.is_empty() {
         let mut parts = Vec::new();
         for s in &q.session_ids {
-            parts.push("(e.session_id = ? OR substr(e.session_id, 1, length(?) + 1) = ? || '/')");
+            parts.push("(s.session_id = ? OR substr(s.session_id, 1, length(?) + 1) = ? || '/')");
             for _ in 0..3 {
                 args.push(SqlValue::Text(s.clone()));
             }
