@@ -24,7 +24,7 @@
 //! (`sources::episodes::lexical_sync`).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use tantivy::directory::MmapDirectory;
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
@@ -280,4 +280,26 @@ pub(crate) fn remove_any(path: &Path) -> std::io::Result<()> {
 /// Removes the full-text index of `store` (`knowledge index --rebuild`).
 pub fn remove(store: &Path) -> std::io::Result<()> {
     remove_any(&dir_for(store))
+}
+
+/// A store's full-text index, opened on its first search and kept: the one way the episodes
+/// and code stores reach theirs.
+#[derive(Default)]
+pub struct LexicalSlot(Mutex<Option<Arc<LexicalIndex>>>);
+
+impl LexicalSlot {
+    /// The index of `store`, checked to be built from it (its id read through `conn`).
+    pub fn get(
+        &self,
+        store: &Path,
+        conn: &rusqlite::Connection,
+    ) -> Result<Arc<LexicalIndex>, LexicalError> {
+        let mut slot = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(index) = slot.as_ref() {
+            return Ok(index.clone());
+        }
+        let index = Arc::new(LexicalIndex::open(store, sync::stored_id(conn).as_deref())?);
+        *slot = Some(index.clone());
+        Ok(index)
+    }
 }

@@ -14,14 +14,14 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use rusqlite::{params_from_iter, types::Value as SqlValue, Connection, OptionalExtension};
 
 use super::model::{ChunkHit, CodeQuery, CodeSearch, CodeStats, CodeStoreError};
 use super::read::{file_is_stale, FileRow};
 use super::{relevant, semantic, store};
-use crate::sources::lexical::{self, LexicalIndex, LexicalQuery, TermGroup};
+use crate::sources::lexical::{LexicalIndex, LexicalQuery, LexicalSlot, TermGroup};
 use crate::sources::sqlite::ReadPool;
 use crate::sources::vectors::{self, VectorIndex};
 use crate::text::{embed, snippet, tokens};
@@ -33,7 +33,7 @@ pub struct CodeStore {
     /// The unrelated-cosine distribution of the compiled-in table, measured on first need.
     unrelated: std::sync::OnceLock<Option<relevant::Unrelated>>,
     /// The full-text index beside the store, opened on first need.
-    lexical: Mutex<Option<Arc<LexicalIndex>>>,
+    lexical: LexicalSlot,
 }
 
 impl CodeStore {
@@ -45,7 +45,7 @@ impl CodeStore {
             pool: ReadPool::open(path, "SELECT count(*) FROM files")?,
             vectors: VectorIndex::new(vectors::CHUNKS),
             unrelated: std::sync::OnceLock::new(),
-            lexical: Mutex::new(None),
+            lexical: LexicalSlot::default(),
         })
     }
 
@@ -60,14 +60,7 @@ impl CodeStore {
 
     /// The full-text index beside the store, checked to be this store's.
     fn lexical(&self, c: &Connection) -> Result<Arc<LexicalIndex>, CodeStoreError> {
-        let mut slot = self.lexical.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(index) = slot.as_ref() {
-            return Ok(index.clone());
-        }
-        let store_id = lexical::sync::stored_id(c);
-        let index = Arc::new(LexicalIndex::open(self.path(), store_id.as_deref())?);
-        *slot = Some(index.clone());
-        Ok(index)
+        Ok(self.lexical.get(self.path(), c)?)
     }
 
     pub fn path(&self) -> &Path {

@@ -14,7 +14,7 @@ use super::prepare::event_terms;
 use crate::sources::lexical::sync::{self, Derivation, DerivedDoc};
 use crate::sources::lexical::LexicalWriter;
 
-pub(crate) use crate::sources::lexical::sync::{commit, mark, stored_id, SyncError};
+pub(crate) use crate::sources::lexical::sync::{commit, mark, SyncError};
 
 /// The writer of the store's index, brought in step with the store first.
 pub(super) fn open(db_path: &Path, conn: &Connection) -> Result<LexicalWriter, SyncError> {

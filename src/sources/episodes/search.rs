@@ -10,7 +10,7 @@
 //! message embedded by the full encoder) adds its ranking to the rerank.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use rusqlite::{types::Value as SqlValue, Connection, OptionalExtension};
 
@@ -21,7 +21,7 @@ use super::messages::arm::{self as message_arm, SentenceQuery};
 use super::messages::scan::MessageIndex;
 use super::rerank::{rerank, Reranked};
 use super::{messages, meta_redact, semantic, store};
-use crate::sources::lexical::{LexicalError, LexicalIndex, LexicalQuery};
+use crate::sources::lexical::{LexicalError, LexicalIndex, LexicalQuery, LexicalSlot};
 use crate::sources::sqlite::ReadPool;
 use crate::sources::vectors::{self, VectorIndex};
 use crate::text::{embed, snippet};
@@ -144,7 +144,7 @@ pub struct EpisodeStore {
     /// The message vectors beside the store, mapped on the first search that has a sentence.
     messages: MessageIndex,
     /// The full-text index, opened on the first search (other calls never need it).
-    lexical: Mutex<Option<Arc<LexicalIndex>>>,
+    lexical: LexicalSlot,
 }
 
 const SESSION_COLS: &str = "s.session_id, s.source, s.path, s.cwd, s.created_at, s.last_event_at,
@@ -185,7 +185,7 @@ impl EpisodeStore {
             vectors: VectorIndex::new(vectors::EVENTS),
             gists: GistIndex::default(),
             messages: MessageIndex::default(),
-            lexical: Mutex::new(None),
+            lexical: LexicalSlot::default(),
         })
     }
 
@@ -200,14 +200,7 @@ impl EpisodeStore {
 
     /// The full-text index beside the store, checked to be this store's.
     fn lexical(&self, c: &Connection) -> Result<Arc<LexicalIndex>, EpisodeStoreError> {
-        let mut slot = self.lexical.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(index) = slot.as_ref() {
-            return Ok(index.clone());
-        }
-        let store_id = super::lexical_sync::stored_id(c);
-        let index = Arc::new(LexicalIndex::open(self.path(), store_id.as_deref())?);
-        *slot = Some(index.clone());
-        Ok(index)
+        Ok(self.lexical.get(self.path(), c)?)
     }
 
     pub fn path(&self) -> &Path {
