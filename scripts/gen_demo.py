@@ -914,7 +914,7 @@ CANARIES = [
     ("jwt", CANARY_JWT, CANARY_JWT),
     ("rsa-private-key", "-----BEGIN RSA PRIVATE KEY----- … " + CANARY_RSA_MARK + " …", CANARY_RSA_MARK),
     ("ru-password", CANARY_RU, "Канарейка-42"),
-]
+] + [(kind, planted, sub) for kind, planted, sub, _where in gen_demo_agents.CANARIES]
 
 # ---------------------------------------------------------------------------------------------
 # repositories
@@ -3343,6 +3343,7 @@ def readme() -> str:
         "rsa-private-key": "C10 Bash result of `cat ~/.ssh/backup_rsa` (full BEGIN/END block)",
         "ru-password": "C2 first user prompt (Russian free text)",
     }
+    where.update({kind: w_ for kind, _planted, _sub, w_ in gen_demo_agents.CANARIES})
     for kind, planted, sub in CANARIES:
         w(f"| {kind} | `{planted}` | `{sub}` | {where[kind]} |")
     w("\n## Questions this world answers (expected top answers, used by tests)\n")
@@ -3608,6 +3609,7 @@ def check() -> list[str]:
         problems.append(f"codex sessions: {len(codex_main)}")
     if len(other_main) != 3:
         problems.append(f"other agents' sessions: {len(other_main)}")
+    problems += gen_demo_agents.check(OUT)
     for p in sorted(OUT.rglob("*.meta.json")):
         json.loads(p.read_text("utf-8"))
     # canaries: present in the world, absent from skills/agents/README-free zones

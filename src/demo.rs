@@ -31,6 +31,8 @@ impl DemoWorld {
             "gemini/tmp",
             "pi/sessions",
             "copilot/session-state",
+            "vscode/User/globalStorage/saoudrizwan.claude-dev/tasks",
+            "openhands/conversations",
         ]
         .iter()
         .map(|r| self.root.join(r))

@@ -525,37 +525,39 @@ fn copilot_and_qwen_shape_fixtures_read_without_broken_records() {
     assert!(result.text.contains("file1"));
 }
 
+/// The demo world's newsletter-unsubscribe work was done by five agents besides Claude Code and
+/// Codex (issues 18 and 35): one question finds each of them, in its own workspace.
 #[test]
-fn one_demo_question_returns_evidence_from_three_new_agents() {
+fn one_demo_question_returns_evidence_from_five_other_agents() {
     use knowledge::contract::SearchRequest;
     let engine = common::world::demo().engine();
     let resp = engine.search(&SearchRequest::new("newsletter unsubscribe"));
-    let mut agents_seen: Vec<&str> = resp
-        .lanes
-        .episodes
-        .items
+    let items = &resp.lanes.episodes.items;
+    let mut agents_seen: Vec<&str> = items
         .iter()
         .filter_map(|it| Agent::from_source(&it.surface))
         .map(|a| a.as_str())
         .collect();
     agents_seen.sort();
     agents_seen.dedup();
-    for want in ["copilot", "gemini", "pi"] {
+    for want in ["cline", "copilot", "gemini", "openhands", "pi"] {
         assert!(
             agents_seen.contains(&want),
             "{want} missing from {agents_seen:?}"
         );
     }
-    let gemini = resp
-        .lanes
-        .episodes
-        .items
-        .iter()
-        .find(|it| it.surface == "gemini")
-        .expect("a Gemini episode");
-    assert!(gemini
-        .session
-        .cwd
-        .as_deref()
-        .is_some_and(|c| c.ends_with("/repos/webshop")));
+    for surface in ["gemini", "cline", "openhands"] {
+        let item = items
+            .iter()
+            .find(|it| it.surface == surface)
+            .unwrap_or_else(|| panic!("a {surface} episode"));
+        assert!(
+            item.session
+                .cwd
+                .as_deref()
+                .is_some_and(|c| c.ends_with("/repos/webshop")),
+            "{surface}: {:?}",
+            item.session.cwd
+        );
+    }
 }

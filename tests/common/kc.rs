@@ -463,6 +463,8 @@ const CANARIES: &[&str] = &[
     "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJzdmMtb3JkZXJzIiwiY2FuYXJ5Ijoiand0LTQ0MTgiLCJpYXQiOjE3OTEwMDAwMDAsImV4cCI6MTc5MzAwMDAwMH0",
     "CANARYRSAKEY8842",
     "Канарейка-42",
+    "canary-smtp-6620",
+    "CANARYMG5d1e8f2a9b3c7046",
 ];
 
 fn assert_no_canary(what: &str, text: &str) {
@@ -487,6 +489,10 @@ pub fn kc11_secret_canaries_never_appear_in_responses_logs_or_stores(w: &dyn Wor
         "AKIACANARY0000000000",
         "Канарейка-42",
         "CANARYRSAKEY8842",
+        "SMTP_PASSWORD newsletter worker",
+        "MAILGUN_API_KEY env",
+        "canary-smtp-6620",
+        "CANARYMG5d1e8f2a9b3c7046",
     ];
     for q in queries.iter().chain(QUERIES.iter()) {
         let mut req = SearchRequest::new(*q);

@@ -235,12 +235,17 @@ fn screens() {
 }
 
 /// One demo question, evidence from several agents, and each episode row names its agent, even
-/// in the three-pane layout where the row is cut.
+/// in the three-pane layout where the row is cut. The rows each size has room for: at 80×24 the
+/// first four (the OpenHands CLI and Cline sessions, issue 35, rank first); at 120×40 ten, where
+/// an `OpenHands CLI` row is cut inside its label (see the test below).
 #[test]
 fn the_episodes_list_names_each_events_agent() {
-    for (w, h) in SIZES {
+    for ((w, h), labels) in SIZES.into_iter().zip([
+        &["Gemini CLI", "Pi", "Copilot CLI", "Cline"][..],
+        &["OpenHands CLI", "Cline"][..],
+    ]) {
         let screen = state("agents", w, h).screen();
-        for label in ["Gemini CLI", "Pi", "Copilot CLI"] {
+        for label in labels {
             // Right after an episode's `session:seq` locator.
             let shown = screen.lines().any(|l| {
                 l.split(':').skip(1).any(|rest| {
@@ -286,7 +291,7 @@ fn no_state_panics_or_spills_at_any_size() {
 }
 
 /// The demo question whose evidence comes from several agents: every event row of the episodes
-/// pane names the agent that wrote it, and at least three agents answer (issue 18).
+/// pane names the agent that wrote it, and the five agents of that work answer (issues 18, 35).
 #[test]
 fn the_agents_question_names_each_events_agent() {
     use knowledge::sources::episodes::agents::Agent;
@@ -317,20 +322,28 @@ fn the_agents_question_names_each_events_agent() {
             continue;
         }
         rows += 1;
-        let label = labels
-            .iter()
-            .find(|l| {
-                // The label is whole: followed by the event's type, or cut off by the pane.
-                rest.strip_prefix(**l)
-                    .is_some_and(|r| r.starts_with(' ') || r.starts_with('…'))
-            })
+        let whole = labels.iter().find(|l| {
+            // The label is whole: followed by the event's type, or cut off by the pane.
+            rest.strip_prefix(**l)
+                .is_some_and(|r| r.starts_with(' ') || r.starts_with('…'))
+        });
+        // A long label (`OpenHands CLI`) cut by the pane still names one agent alone.
+        let cut = || {
+            let shown = rest.trim_end().strip_suffix('…')?;
+            let mut named = labels.iter().filter(|l| l.starts_with(shown));
+            named
+                .next()
+                .filter(|_| shown.len() >= 3 && named.next().is_none())
+        };
+        let label = whole
+            .or_else(cut)
             .unwrap_or_else(|| panic!("no agent named on the row {line:?}"));
         if !seen.contains(label) {
             seen.push(label);
         }
     }
     assert!(rows >= 5, "{screen}");
-    for want in ["Gemini CLI", "Copilot CLI", "Pi"] {
+    for want in ["Gemini CLI", "Copilot CLI", "Pi", "Cline", "OpenHands CLI"] {
         assert!(seen.contains(&want), "{want} not among {seen:?}:\n{screen}");
     }
 }
