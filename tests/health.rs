@@ -123,8 +123,9 @@ fn doctor_is_healthy_on_the_demo_world_and_finds_what_breaks() {
     ] {
         assert!(i[key].as_u64().unwrap() > 0, "{key}: {i}");
     }
-    // One root per agent the demo world holds: Claude Code, Codex, Gemini CLI, Pi, Copilot CLI.
-    assert_eq!(i["session_roots"].as_array().unwrap().len(), 5);
+    // One root per agent the demo world holds: Claude Code, Codex, Gemini CLI, Pi, Copilot CLI,
+    // Cline and the OpenHands CLI.
+    assert_eq!(i["session_roots"].as_array().unwrap().len(), 7);
     let agents = d["agents"].as_array().unwrap();
     let sessions = |name: &str| {
         agents
@@ -132,7 +133,7 @@ fn doctor_is_healthy_on_the_demo_world_and_finds_what_breaks() {
             .find(|a| a["agent"] == name)
             .and_then(|a| a["sessions"].as_u64())
     };
-    for name in ["gemini", "pi", "copilot"] {
+    for name in ["gemini", "pi", "copilot", "cline", "openhands"] {
         assert_eq!(sessions(name), Some(1), "{name}: {agents:?}");
     }
     assert_eq!(sessions("qwen"), Some(0));
