@@ -10,7 +10,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use knowledge::sources::agent_knowledge::{
-    self as ak, audit, AgentKnowledgeError, AgentKnowledgeStore,
+    self as ak, audit, AgentKnowledgeError, AgentKnowledgeStore, SkillSearch,
 };
 use knowledge::sources::episodes::index::{index_episodes, IndexOptions};
 use knowledge::text::tokens::query_terms;
@@ -321,8 +321,14 @@ fn skill_search_ranks_named_skills_by_use() {
     let store = AgentKnowledgeStore::open(&fx.knowledge).expect("open");
     let search = |q: &str, f: &[&str]| {
         let f: Vec<String> = f.iter().map(|s| s.to_string()).collect();
+        let terms = query_terms(q);
         store
-            .search_skills(&query_terms(q), &f, 10)
+            .search_skills(&SkillSearch {
+                terms: &terms,
+                filter: &f,
+                limit: 10,
+                ..SkillSearch::default()
+            })
             .expect("search")
     };
     let rows = search("who used mysql-access", &[]);
@@ -550,8 +556,13 @@ fn marot_spotter_skill_use_goes_to_the_root_session() {
     assert_eq!(child.map(|k| k.actor_id), Some(sub.clone()));
     let a = store.actor(&sub).expect("q").expect("actor");
     assert!(a.sessions == 2 && a.events > 0 && a.skill_uses == 0);
+    let terms = query_terms("elixir:hex-docs-search");
     let rows = store
-        .search_skills(&query_terms("elixir:hex-docs-search"), &[], 5)
+        .search_skills(&SkillSearch {
+            terms: &terms,
+            limit: 5,
+            ..SkillSearch::default()
+        })
         .expect("search");
     assert_eq!(rows[0].qualified_name, "elixir:hex-docs-search");
     assert!(!rows[0].catalogued && rows[0].uses == 1);

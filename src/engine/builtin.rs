@@ -18,7 +18,6 @@ use super::lanes::{
 use crate::contract::Code;
 use crate::sources::agent_knowledge::AgentKnowledgeStore;
 use crate::sources::code::{model::CodeQuery, search::CodeStore, CodeStoreError};
-use crate::sources::episodes::messages::arm::SentenceQuery;
 use crate::sources::episodes::search::{self as episodes, EpisodeQuery, EpisodeStore};
 use crate::text::redact;
 pub use skills::BuiltinSkills;
@@ -46,10 +45,7 @@ impl EpisodesSource for BuiltinEpisodes {
             vector: req.vector.clone(),
             own_terms: crate::text::tokens::query_terms(&req.query),
             identifiers: crate::text::tokens::identifier_terms(&req.query),
-            sentence: req
-                .vector
-                .as_ref()
-                .and_then(|_| SentenceQuery::of(&req.query)),
+            sentence: req.sentence(),
         };
         let found = self.store.search_ranked(&q).map_err(unavailable)?;
         // The message arm saw only the messages embedded so far: the lane says so.

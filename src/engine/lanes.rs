@@ -18,6 +18,8 @@
 
 mod failure;
 
+use std::sync::Arc;
+
 use crate::contract::Code;
 pub use crate::sources::actor_id::ActorKey;
 pub use crate::sources::agent_knowledge::reader::{
@@ -27,6 +29,7 @@ pub use crate::sources::agent_knowledge::{ActorFacts, ActorRow, AgentKnowledgeSt
 pub use crate::sources::code::CodeLines;
 pub use crate::sources::code::CodeStats;
 pub use crate::sources::episodes::activity::ActivitySession;
+pub use crate::sources::episodes::messages::arm::{SentenceCell, SentenceQuery};
 pub use crate::sources::episodes::search::{LaneStats, SessionRow};
 pub use failure::{BothFailed, NeitherRead, NotHeld, ReadCodeError, Reason, SourceFailure};
 
@@ -51,6 +54,17 @@ pub struct LaneRequest {
     /// The query's text vector for the built-in lanes' vector arm (`None`: semantic search is
     /// off, or no word of the query is in the embedding table).
     pub vector: Option<crate::text::embed::Vector>,
+    /// The query's sentence vector, shared by the lanes that read it ([`LaneRequest::sentence`]).
+    pub sentence: SentenceCell,
+}
+
+impl LaneRequest {
+    /// The query's sentence vector, when semantic search is on (`vector` is set) and the
+    /// encoder's assets are there: encoded once per request, by the first lane that asks.
+    pub fn sentence(&self) -> Option<Arc<SentenceQuery>> {
+        self.vector.as_ref()?;
+        self.sentence.get(&self.query)
+    }
 }
 
 /// What the activity view asks the lanes: a period (`until_ms` exclusive) and a search's

@@ -268,6 +268,7 @@ fn lane_request(req: &SearchRequest) -> LaneRequest {
         depth: DEPTH.max(req.limit as usize),
         snippet_chars: req.snippet_chars as usize,
         vector: None,
+        sentence: Default::default(),
     }
 }
 

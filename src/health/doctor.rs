@@ -548,6 +548,7 @@ fn probe_sources(sources: &SourcesConfig) -> Vec<SourceReport> {
         depth: 1,
         snippet_chars: 80,
         vector: None,
+        sentence: Default::default(),
     };
     let mut out = Vec::new();
     let report = |lane, name, res: Result<(), SourceFailure>| SourceReport {

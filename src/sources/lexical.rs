@@ -160,6 +160,8 @@ pub struct LexicalIndex {
     store_id: Option<String>,
     /// The identity of `meta.json` the reader last loaded (the writer replaces it on commit).
     loaded: Mutex<Option<MetaStamp>>,
+    /// Held in memory ([`LexicalIndex::in_memory`]): nothing on disk to reload from.
+    in_memory: bool,
 }
 
 /// What tells one commit's `meta.json` from another's without reading it: the writer replaces
@@ -218,11 +220,45 @@ impl LexicalIndex {
             fields,
             store_id: expected_store_id.map(str::to_string),
             loaded: Mutex::new(stamp),
+            in_memory: false,
+        })
+    }
+
+    /// An index held in memory, made from `docs` at once: for a store small enough that
+    /// indexing it costs less than keeping an index beside it in step (the skill catalog: a few
+    /// hundred rows), so it can never be stale, missing or of another store.
+    pub fn in_memory<'a>(
+        docs: impl IntoIterator<Item = LexicalDoc<'a>>,
+    ) -> Result<Self, LexicalError> {
+        let index = Index::create_in_ram(schema());
+        index.tokenizers().register(TOKENIZER, analyzer());
+        let fields = Fields::of(&index.schema())?;
+        let mut writer = index
+            .writer_with_num_threads::<tantivy::TantivyDocument>(1, writer::MIN_ARENA_BYTES)?;
+        for doc in docs {
+            writer.add_document(writer::document(fields, doc))?;
+        }
+        writer.commit()?;
+        writer.wait_merging_threads()?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        Ok(LexicalIndex {
+            dir: PathBuf::new(),
+            reader,
+            fields,
+            store_id: None,
+            loaded: Mutex::new(None),
+            in_memory: true,
         })
     }
 
     /// A searcher over the latest commit: reloaded first when the writer has committed since.
     pub fn searcher(&self) -> Result<Searcher, LexicalError> {
+        if self.in_memory {
+            return Ok(self.reader.searcher());
+        }
         let now = meta_stamp(&self.dir);
         let mut loaded = self.loaded.lock().unwrap_or_else(PoisonError::into_inner);
         if *loaded != now {

@@ -23,8 +23,7 @@ use crate::engine::lanes::{
     ActivityQuery, ActorFacts, ActorKey, ActorRow, AgentKnowledgeStats, LaneRequest,
     SkillsActivity, SkillsAnswer, SkillsSource, SourceFailure,
 };
-use crate::sources::agent_knowledge::{schema, AgentKnowledgeStore};
-use crate::text::tokens;
+use crate::sources::agent_knowledge::{schema, skill_vectors, AgentKnowledgeStore};
 
 /// The skills lane over the team index.
 pub struct TeamSkills {
@@ -120,10 +119,6 @@ fn copy(pg: &mut postgres::Client, path: &std::path::Path, revs: &str) -> Result
             "INSERT OR IGNORE INTO ak_skill(name, qualified_name, path, description, when_to_use,
                 content_hash, plugin, kind, tags) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         )?;
-        let mut fts = tx.prepare(
-            "INSERT INTO ak_skill_fts(rowid, name, description, when_to_use, tags)
-             VALUES(?1, ?2, ?3, ?4, ?5)",
-        )?;
         for r in pg.query(
             "SELECT name, qualified_name, path, description, when_to_use, content_hash, plugin,
                     kind, tags FROM kn_skill ORDER BY machine, id",
@@ -132,7 +127,8 @@ fn copy(pg: &mut postgres::Client, path: &std::path::Path, revs: &str) -> Result
             let (name, qualified, desc): (String, String, String) = (r.get(0), r.get(1), r.get(3));
             let when: Option<String> = r.get(4);
             let tags: String = r.get(8);
-            let added = skill.execute(params![
+            // A skill file several machines pushed is kept once (INSERT OR IGNORE on its path).
+            skill.execute(params![
                 name,
                 qualified,
                 r.get::<_, String>(2),
@@ -143,18 +139,10 @@ fn copy(pg: &mut postgres::Client, path: &std::path::Path, revs: &str) -> Result
                 r.get::<_, String>(7),
                 tags
             ])?;
-            if added == 0 {
-                continue; // the same skill file, pushed by another machine
-            }
-            let tag_words: Vec<String> = serde_json::from_str(&tags).unwrap_or_default();
-            fts.execute(params![
-                tx.last_insert_rowid(),
-                tokens::index_text(&format!("{qualified} {}", name.replace(['-', '_'], ""))),
-                tokens::index_text(&desc),
-                tokens::index_text(when.as_deref().unwrap_or("")),
-                tokens::index_text(&tag_words.join(" ")),
-            ])?;
         }
+        // The skills' sentence vectors, as the local builder makes them, so the team's skills
+        // rank as a local catalog would.
+        skill_vectors::fill(&tx, None)?;
         let mut def = tx.prepare(
             "INSERT OR IGNORE INTO ak_agent_def(name, path, description, model, tools,
                 content_hash) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",

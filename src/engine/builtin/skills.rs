@@ -9,7 +9,7 @@ use crate::engine::lanes::{
     ActivityQuery, ActorFacts, ActorKey, ActorRow, AgentKnowledgeStats, LaneRequest, SkillHit,
     SkillsActivity, SkillsAnswer, SkillsSource, SourceFailure,
 };
-use crate::sources::agent_knowledge::AgentKnowledgeStore;
+use crate::sources::agent_knowledge::{AgentKnowledgeStore, SkillSearch};
 
 /// The skills lane over the agent-knowledge store.
 pub struct BuiltinSkills {
@@ -22,9 +22,17 @@ impl SkillsSource for BuiltinSkills {
     }
     fn search(&self, req: &LaneRequest) -> Result<SkillsAnswer, SourceFailure> {
         let stats = self.store.stats().map_err(unavailable)?;
+        let own_terms = crate::text::tokens::query_terms(&req.query);
+        let sentence = req.sentence();
         let rows = self
             .store
-            .search_skills(&req.terms, &req.skills, req.depth)
+            .search_skills(&SkillSearch {
+                terms: &req.terms,
+                own_terms: &own_terms,
+                sentence: sentence.as_ref().map(|s| &s.vector),
+                filter: &req.skills,
+                limit: req.depth,
+            })
             .map_err(unavailable)?;
         let actor_filter: HashSet<&str> = req.actor_ids.iter().map(String::as_str).collect();
         let hits = rows

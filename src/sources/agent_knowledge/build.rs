@@ -277,6 +277,7 @@ fn write_and_swap(
         tx.execute_batch(SCHEMA).map_err(sql_err(tmp))?;
         tx.execute_batch(ASSIGNMENT_SCHEMA).map_err(sql_err(tmp))?;
         rows::insert_catalog(&tx, content).map_err(sql_err(tmp))?;
+        super::skill_vectors::fill(&tx, Some(target)).map_err(sql_err(tmp))?;
         let derived = match facts {
             Some(f) => {
                 stream::insert_derived(&tx, f, sessions, Scope::All).map_err(|e| match e {

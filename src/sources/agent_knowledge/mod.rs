@@ -29,6 +29,7 @@ pub mod facts;
 pub mod frontmatter;
 pub mod reader;
 pub mod schema;
+pub mod skill_vectors;
 pub mod uses;
 
 use std::path::PathBuf;
@@ -37,7 +38,9 @@ pub use build::{build, build_from, build_with, BuildSummary};
 pub use catalog::{
     default_agent_roots, default_skill_roots, scan_agents, scan_skills, AgentDoc, SkillDoc,
 };
-pub use reader::{ActorFacts, ActorRow, AgentKnowledgeStats, AgentKnowledgeStore, SkillRow};
+pub use reader::{
+    ActorFacts, ActorRow, AgentKnowledgeStats, AgentKnowledgeStore, SkillRow, SkillSearch,
+};
 
 /// Why the store could not be built or read.
 #[derive(Debug, thiserror::Error)]
@@ -49,6 +52,12 @@ pub enum AgentKnowledgeError {
         path: PathBuf,
         #[source]
         source: rusqlite::Error,
+    },
+    #[error("the skill catalog of {path} cannot be searched: {source}")]
+    SkillIndex {
+        path: PathBuf,
+        #[source]
+        source: reader::SkillIndexError,
     },
     #[error("the episodes index {path} cannot be read: {source}")]
     Episodes {

@@ -44,9 +44,13 @@ pub struct SkillRow {
     pub plugin: Option<String>,
     pub tags: Vec<String>,
     pub catalogued: bool,
-    /// FTS5 BM25 with the sign flipped (higher is better); 0 when only the name or a filter
+    /// BM25 of its words (higher is better); 0 when only the name, its meaning or a filter
     /// matched.
     pub bm25: f64,
+    /// The cosine of its sentence vector to the question's, when near enough to count.
+    pub cosine: Option<f32>,
+    /// What the catalog's skills are ranked by after the named ones (`skills.rs`).
+    pub relevance: f64,
     /// The query names this skill (all of its name terms are query terms).
     pub named: bool,
     pub uses: u64,
@@ -138,6 +142,8 @@ struct Pool {
 pub struct AgentKnowledgeStore {
     path: PathBuf,
     pool: Mutex<Pool>,
+    /// The catalog's search index, for the store revision it was made from.
+    skill_index: Mutex<Option<std::sync::Arc<skill_index::SkillIndex>>>,
 }
 
 const ACTOR_COLS: &str = "actor_id, name, kind, source, root_session, first_seen, last_seen,
@@ -188,6 +194,7 @@ impl AgentKnowledgeStore {
         let store = AgentKnowledgeStore {
             path: path.to_path_buf(),
             pool: Mutex::new(Pool::default()),
+            skill_index: Mutex::new(None),
         };
         store.with_conn(|c| c.query_row("SELECT count(*) FROM ak_actor", [], |_| Ok(())))?;
         Ok(store)
@@ -382,7 +389,10 @@ impl AgentKnowledgeStore {
 
 mod activity;
 mod actors;
+mod skill_index;
 mod skills;
+pub use skill_index::SkillIndexError;
+pub use skills::SkillSearch;
 
 pub use activity::{ActivityActor, ActivityBucket, ActivitySkillUse, SkillsActivity};
 

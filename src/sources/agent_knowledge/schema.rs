@@ -7,7 +7,7 @@
 //! self-contained when it is renamed into place.
 
 /// Bumped when the layout changes (it is part of the store's `index_rev`).
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Tables of the store. No column holds raw session or code text: only ids, locators, names,
 /// tags, outcomes and counts, plus catalog text from `SKILL.md`/agent files.
@@ -23,12 +23,10 @@ CREATE TABLE ak_skill(
     content_hash TEXT NOT NULL,
     plugin TEXT,
     kind TEXT NOT NULL,
-    tags TEXT NOT NULL
+    tags TEXT NOT NULL,
+    vector BLOB
 );
 CREATE INDEX ak_skill_name ON ak_skill(name);
-CREATE VIRTUAL TABLE ak_skill_fts USING fts5(
-    name, description, when_to_use, tags, tokenize='unicode61 remove_diacritics 0'
-);
 CREATE TABLE ak_agent_def(
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL,

@@ -15,6 +15,9 @@ use super::{analyzer, dir_for, Fields, LexicalError, Payload, TOKENIZER, VERSION
 /// for the peak a full index may take (docs/PERFORMANCE.md), large enough for few segments.
 const ARENA_BYTES: usize = 48_000_000;
 
+/// The smallest arena Tantivy accepts: for an index made in memory at once from a few hundred rows.
+pub(super) const MIN_ARENA_BYTES: usize = 15_000_000;
+
 /// One row as the index holds it.
 #[derive(Debug, Clone, Copy)]
 pub struct LexicalDoc<'a> {
@@ -96,14 +99,7 @@ impl LexicalWriter {
     }
 
     pub fn add(&self, doc: LexicalDoc<'_>) -> Result<(), LexicalError> {
-        let mut d = TantivyDocument::default();
-        d.add_text(self.fields.terms, doc.terms);
-        d.add_u64(self.fields.id, doc.id.max(0) as u64);
-        d.add_u64(self.fields.key, doc.key);
-        if let Some(t) = doc.time_ms {
-            d.add_i64(self.fields.time, t);
-        }
-        self.writer()?.add_document(d)?;
+        self.writer()?.add_document(document(self.fields, doc))?;
         Ok(())
     }
 
@@ -152,6 +148,18 @@ impl LexicalWriter {
     pub fn dir(&self) -> &Path {
         &self.dir
     }
+}
+
+/// One row as a Tantivy document.
+pub(super) fn document(fields: Fields, doc: LexicalDoc<'_>) -> TantivyDocument {
+    let mut d = TantivyDocument::default();
+    d.add_text(fields.terms, doc.terms);
+    d.add_u64(fields.id, doc.id.max(0) as u64);
+    d.add_u64(fields.key, doc.key);
+    if let Some(t) = doc.time_ms {
+        d.add_i64(fields.time, t);
+    }
+    d
 }
 
 /// Where an index made anew is built before it replaces the index of `store`.

@@ -284,6 +284,8 @@ fn copy_and_update(
     rows::insert_actors(&tx, &derived.actors, &redo_sessions, content.agents).map_err(sql_err)?;
     rows::replace_marks(&tx, &redo_sessions).map_err(sql_err)?;
     rows::update_meta(&tx, content).map_err(sql_err)?;
+    // A store written while the encoder's assets were missing gets its skills' vectors now.
+    crate::sources::agent_knowledge::skill_vectors::fill(&tx, None).map_err(sql_err)?;
 
     let count = |table: &str| -> rusqlite::Result<u64> {
         tx.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| {

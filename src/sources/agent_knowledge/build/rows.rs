@@ -1,5 +1,4 @@
-//! The rows of a new `knowledge.sqlite`, table by table: meta, the skill catalog with its
-//! full-text rows, agent definitions, actors (with their outcome and definition), the sessions
+//! The rows of a new `knowledge.sqlite`, table by table: meta, the skill catalog, agent definitions, actors (with their outcome and definition), the sessions
 //! of each actor, skill uses and edits (the per-hour activity is written as it is read,
 //! `stream.rs`). Catalog text is redacted on the way in.
 
@@ -15,7 +14,6 @@ use crate::sources::agent_knowledge::derive::{
 use crate::sources::agent_knowledge::ms_to_rfc3339;
 use crate::sources::agent_knowledge::schema::{MARKS_SCHEMA, SCHEMA_VERSION};
 use crate::sources::agent_knowledge::uses::split_skill_name;
-use crate::text::tokens;
 
 /// The rows that come before the derived ones: meta, the skill catalog, the agent definitions.
 pub(super) fn insert_catalog(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Result<()> {
@@ -51,15 +49,12 @@ pub(super) fn update_meta(tx: &Transaction<'_>, c: &Content<'_>) -> rusqlite::Re
     Ok(())
 }
 
-/// The catalog's skills (the first of each path) and their full-text rows.
+/// The catalog's skills (the first of each path); their full-text index is made from these
+/// rows when the store is read (`reader/skill_index.rs`), their vectors by `skill_vectors`.
 fn insert_skills(tx: &Transaction<'_>, skills: &[SkillDoc]) -> rusqlite::Result<()> {
     let mut ins = tx.prepare(
         "INSERT INTO ak_skill(id, name, qualified_name, path, description, when_to_use,
             content_hash, plugin, kind, tags) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-    )?;
-    let mut fts = tx.prepare(
-        "INSERT INTO ak_skill_fts(rowid, name, description, when_to_use, tags)
-         VALUES(?1, ?2, ?3, ?4, ?5)",
     )?;
     let mut seen_paths = BTreeSet::new();
     let mut id = 0i64;
@@ -93,15 +88,6 @@ fn insert_skills(tx: &Transaction<'_>, skills: &[SkillDoc]) -> rusqlite::Result<
             s.plugin.as_deref().map(name_of),
             s.kind,
             tags
-        ])?;
-        let name_terms =
-            tokens::index_text(&format!("{qualified} {}", name.replace(['-', '_'], "")));
-        fts.execute(params![
-            id,
-            name_terms,
-            tokens::index_text(&description),
-            tokens::index_text(when_to_use.as_deref().unwrap_or("")),
-            tokens::index_text(&stored_tags.join(" ")),
         ])?;
     }
     Ok(())

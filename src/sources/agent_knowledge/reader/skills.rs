@@ -1,50 +1,109 @@
-//! Skill search over the agent-knowledge store: BM25 over the catalog, skills the query names,
-//! skills used in sessions but missing from the catalog, then use counts, ranking and the
-//! reasons each skill matched.
+//! Skill search over the agent-knowledge store: the catalog ranked by its words (BM25) and by
+//! its sentence vectors, skills the query names, skills used in sessions but missing from the
+//! catalog, then use counts, ranking and the reasons each skill matched.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+use std::sync::Arc;
 
 use rusqlite::{params, Connection};
 
+use super::skill_index::{SkillIndex, SkillIndexError};
 use super::{use_filter, AgentKnowledgeError, AgentKnowledgeStore, SkillRow, USED_BY_MAX};
 use crate::sources::agent_knowledge::uses::split_skill_name;
+use crate::sources::lexical::TermGroup;
+use crate::text::encoder::DIMS;
 use crate::text::tokens;
 
 type UsedBy = Vec<(String, String, u64)>;
 
+/// What skill search is asked.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SkillSearch<'a> {
+    /// Stemmed query terms, the question's own and their cross-lingual expansions.
+    pub terms: &'a [String],
+    /// The question's own terms (the rest of `terms` weigh less: [`EXPANSION_WEIGHT`]); empty:
+    /// every term is the question's own.
+    pub own_terms: &'a [String],
+    /// The question's sentence vector (`None`: semantic search is off or has no encoder).
+    pub sentence: Option<&'a [f32; DIMS]>,
+    /// Only these skills (and with no terms, every one of them).
+    pub filter: &'a [String],
+    pub limit: usize,
+}
+
+/// The weight of a cross-lingual expansion term against a question's own term, as in the
+/// episodes lane (`episodes::lexical_arm`).
+const EXPANSION_WEIGHT: f32 = 0.5;
+
+/// A skill whose cosine to the question stands this far above the catalog's mean cosine to it is
+/// evidence on its own; a lower one neither finds a skill nor lifts it. Relative, not absolute:
+/// the encoder's cosines of related texts are low (0.2–0.4) and shift with the question, and a
+/// question about nothing in the catalog has no skill standing out. Chosen on the tuning split
+/// (docs/RANKING.md, "Skills").
+const SEMANTIC_FLOOR: f32 = 0.10;
+
+/// How much a skill's nearness (its lead over the mean above the floor, scaled to 0..1) adds to
+/// its words' share of the best BM25 (0..1). Chosen on the tuning split.
+const SEMANTIC_WEIGHT: f64 = 1.0;
+
 impl AgentKnowledgeStore {
-    /// Skills for stemmed query `terms` (BM25 over name, description, when_to_use and tags),
-    /// plus skills the query names. A skill the query names ranks first, by uses; the rest by
-    /// BM25, then uses. A non-empty `skills_filter` keeps only those skills (and with no terms,
-    /// lists them).
-    pub fn search_skills(
-        &self,
-        terms: &[String],
-        skills_filter: &[String],
-        limit: usize,
-    ) -> Result<Vec<SkillRow>, AgentKnowledgeError> {
-        let terms: Vec<String> = terms
+    /// Skills for the question (BM25 over name, description, when_to_use and tags, plus the
+    /// nearness of each skill's sentence vector), plus skills the query names. A skill the query
+    /// names ranks first, by uses; the rest by relevance, then uses. A non-empty filter keeps
+    /// only those skills (and with no terms, lists them).
+    pub fn search_skills(&self, s: &SkillSearch<'_>) -> Result<Vec<SkillRow>, AgentKnowledgeError> {
+        let terms: Vec<String> = s
+            .terms
             .iter()
             .map(|t| t.trim().to_string())
             .filter(|t| !t.is_empty())
             .collect();
-        if limit == 0 || (terms.is_empty() && skills_filter.is_empty()) {
+        if s.limit == 0 || (terms.is_empty() && s.filter.is_empty()) {
             return Ok(Vec::new());
         }
+        let own: HashSet<&str> = s.own_terms.iter().map(String::as_str).collect();
         let q = SkillQuery {
             terms: &terms,
             term_set: terms.iter().map(String::as_str).collect(),
-            filter: skills_filter,
+            own,
+            sentence: s.sentence,
+            filter: s.filter,
         };
-        self.with_conn(|c| {
-            let mut out = catalogued(c, &q)?;
+        let found = self.with_conn(|c| {
+            let index = match self.skill_index(c) {
+                Ok(index) => index,
+                Err(SkillIndexError::Store(e)) => return Err(e),
+                Err(e) => return Ok(Err(e)),
+            };
+            let mut out = catalogued(c, &index, &q)?;
             out.extend(uncatalogued(c, &q)?);
             count_uses(c, &mut out)?;
             rank(&mut out);
-            out.truncate(limit);
+            out.truncate(s.limit);
             explain(c, &mut out)?;
-            Ok(out)
+            Ok(Ok(out))
+        })?;
+        found.map_err(|source| AgentKnowledgeError::SkillIndex {
+            path: self.path.clone(),
+            source,
         })
+    }
+
+    /// The catalog's index for the store `c` reads: made on first use and again when the store
+    /// was rebuilt (another `index_rev`). Read through the search's own connection, so the index
+    /// and the rows it is checked against are of one store even while the builder replaces it.
+    fn skill_index(&self, c: &Connection) -> Result<Arc<SkillIndex>, SkillIndexError> {
+        let rev = super::schema::meta_get(c, "index_rev");
+        let mut slot = self
+            .skill_index
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(index) = slot.as_ref().filter(|i| i.rev == rev && rev.is_some()) {
+            return Ok(index.clone());
+        }
+        let index = Arc::new(SkillIndex::make(c, rev)?);
+        *slot = Some(index.clone());
+        Ok(index)
     }
 }
 
@@ -52,6 +111,8 @@ impl AgentKnowledgeStore {
 struct SkillQuery<'a> {
     terms: &'a [String],
     term_set: HashSet<&'a str>,
+    own: HashSet<&'a str>,
+    sentence: Option<&'a [f32; DIMS]>,
     filter: &'a [String],
 }
 
@@ -73,30 +134,53 @@ impl SkillQuery<'_> {
                     || (fp.is_none() && fb == name.to_lowercase())
             })
     }
+
+    /// Each term a group of its own: the question's own at full weight, an expansion at
+    /// [`EXPANSION_WEIGHT`].
+    fn groups(&self) -> Vec<TermGroup> {
+        self.terms
+            .iter()
+            .map(|t| TermGroup {
+                terms: vec![t.clone()],
+                weight: if self.own.is_empty() || self.own.contains(t.as_str()) {
+                    1.0
+                } else {
+                    EXPANSION_WEIGHT
+                },
+            })
+            .collect()
+    }
 }
 
-/// BM25 of the catalog entries the terms match, by row id (higher is better).
-fn bm25_scores(c: &Connection, terms: &[String]) -> rusqlite::Result<HashMap<i64, f64>> {
-    let mut bm = HashMap::new();
-    if let Some(expr) = tokens::fts_match_expr(terms) {
-        let mut stmt = c.prepare_cached(
-            "SELECT rowid, -bm25(ak_skill_fts, 4.0, 1.0, 2.0, 1.0) FROM ak_skill_fts
-             WHERE ak_skill_fts MATCH ?1 ORDER BY bm25(ak_skill_fts, 4.0, 1.0, 2.0, 1.0)
-             LIMIT 500",
-        )?;
-        let rows = stmt.query_map([expr], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        for row in rows {
-            let (id, score) = row?;
-            bm.insert(id, score);
-        }
-    }
-    Ok(bm)
+/// A skill's relevance from its BM25 (`bm25`, of the best `best_bm25`) and its cosine's lead
+/// over the catalog's mean: its words' share of the best match plus its nearness above the floor.
+fn relevance(bm25: f64, best_bm25: f64, lead: Option<f32>) -> f64 {
+    let words = if best_bm25 > 0.0 {
+        bm25 / best_bm25
+    } else {
+        0.0
+    };
+    let near = lead.map_or(0.0, |l| {
+        f64::from(((l - SEMANTIC_FLOOR) / (1.0 - SEMANTIC_FLOOR)).max(0.0))
+    });
+    words + SEMANTIC_WEIGHT * near
 }
 
 /// Catalog skills that match (by BM25 or by name; every one when there are no terms) and pass
 /// the filter, in catalog order.
-fn catalogued(c: &Connection, q: &SkillQuery<'_>) -> rusqlite::Result<Vec<SkillRow>> {
-    let bm = bm25_scores(c, q.terms)?;
+fn catalogued(
+    c: &Connection,
+    index: &SkillIndex,
+    q: &SkillQuery<'_>,
+) -> rusqlite::Result<Vec<SkillRow>> {
+    // The index was made from this store's rows; one it cannot search ranks by name alone.
+    let bm = index.bm25(q.groups()).unwrap_or_default();
+    let best_bm25 = bm.values().copied().fold(0.0, f64::max);
+    let cosines = q.sentence.map(|v| index.cosines(v)).unwrap_or_default();
+    let mean = match cosines.len() {
+        0 => 0.0,
+        n => cosines.values().sum::<f32>() / n as f32,
+    };
     let mut out = Vec::new();
     let mut stmt = c.prepare_cached(
         "SELECT id, name, qualified_name, path, description, when_to_use, content_hash,
@@ -109,7 +193,11 @@ fn catalogued(c: &Connection, q: &SkillQuery<'_>) -> rusqlite::Result<Vec<SkillR
         let qualified: String = r.get(2)?;
         let named = q.names(&qualified) || q.names(&name);
         let score = bm.get(&id).copied().unwrap_or(0.0);
-        let wanted = (score > 0.0 || named || q.terms.is_empty()) && q.admits(&name, &qualified);
+        let cosine = cosines.get(&id).copied();
+        let lead = cosine.map(|c| c - mean);
+        let near = lead.is_some_and(|l| l >= SEMANTIC_FLOOR);
+        let wanted =
+            (score > 0.0 || near || named || q.terms.is_empty()) && q.admits(&name, &qualified);
         if !wanted {
             continue;
         }
@@ -125,6 +213,8 @@ fn catalogued(c: &Connection, q: &SkillQuery<'_>) -> rusqlite::Result<Vec<SkillR
             tags: serde_json::from_str(&tags).unwrap_or_default(),
             catalogued: true,
             bm25: score,
+            cosine: cosine.filter(|_| near),
+            relevance: relevance(score, best_bm25, lead),
             named,
             uses: 0,
             used_by: Vec::new(),
@@ -172,6 +262,8 @@ fn uncatalogued(c: &Connection, q: &SkillQuery<'_>) -> rusqlite::Result<Vec<Skil
             tags: Vec::new(),
             catalogued: false,
             bm25: 0.0,
+            cosine: None,
+            relevance: 0.0,
             named,
             uses: 0,
             used_by: Vec::new(),
@@ -200,13 +292,17 @@ fn count_uses(c: &Connection, out: &mut [SkillRow]) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// Named skills first, by uses; the rest by BM25, then uses; ties by name and path.
+/// Named skills first, by uses; the rest by relevance, then uses; ties by name and path.
 fn rank(out: &mut [SkillRow]) {
     out.sort_by(|a, b| {
         let primary = if a.named && b.named {
-            b.uses.cmp(&a.uses).then(b.bm25.total_cmp(&a.bm25))
+            b.uses
+                .cmp(&a.uses)
+                .then(b.relevance.total_cmp(&a.relevance))
         } else {
-            b.bm25.total_cmp(&a.bm25).then(b.uses.cmp(&a.uses))
+            b.relevance
+                .total_cmp(&a.relevance)
+                .then(b.uses.cmp(&a.uses))
         };
         b.named
             .cmp(&a.named)
@@ -216,7 +312,8 @@ fn rank(out: &mut [SkillRow]) {
     });
 }
 
-/// Who used each skill most recently, and why it matched (name, BM25, uses, then any note).
+/// Who used each skill most recently, and why it matched (name, BM25, meaning, uses, then any
+/// note).
 fn explain(c: &Connection, out: &mut [SkillRow]) -> rusqlite::Result<()> {
     for row in out {
         if row.uses > 0 {
@@ -228,6 +325,9 @@ fn explain(c: &Connection, out: &mut [SkillRow]) -> rusqlite::Result<()> {
         }
         if row.bm25 > 0.0 {
             why.push(format!("bm25: {:.2}", row.bm25));
+        }
+        if let Some(c) = row.cosine {
+            why.push(format!("meaning: {c:.2}"));
         }
         if row.uses > 0 {
             why.push(format!("uses: {}", row.uses));

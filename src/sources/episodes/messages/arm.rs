@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rusqlite::{params_from_iter, types::Value as SqlValue, Connection, OptionalExtension};
 
@@ -30,6 +30,26 @@ impl SentenceQuery {
             vector: enc.encode(text),
             russian: super::hub::is_russian(text),
         }))
+    }
+}
+
+/// A request's sentence vector, encoded by whichever lane asks first and shared with the
+/// others (a clone of the request shares it), so a question is encoded once however many lanes
+/// read it. It holds the text it encoded: a request whose query was changed after a clone
+/// encodes its own.
+#[derive(Debug, Clone, Default)]
+pub struct SentenceCell(Arc<OnceLock<(String, Option<Arc<SentenceQuery>>)>>);
+
+impl SentenceCell {
+    /// The vector of `query`, encoded on first use.
+    pub fn get(&self, query: &str) -> Option<Arc<SentenceQuery>> {
+        let (text, sq) = self
+            .0
+            .get_or_init(|| (query.to_string(), SentenceQuery::of(query)));
+        match text == query {
+            true => sq.clone(),
+            false => SentenceQuery::of(query),
+        }
     }
 }
 
