@@ -77,7 +77,7 @@ impl Fx {
         ak::build_with(
             &self.knowledge,
             &self.no_episodes,
-            &[self.skills.clone()],
+            std::slice::from_ref(&self.skills),
             &[],
             force,
         )
@@ -233,6 +233,12 @@ fn a_store_built_before_skills_had_vectors_is_searched_by_its_words() {
         .expect("the layout of schema 2");
     let store = AgentKnowledgeStore::open(&fx.knowledge).expect("open");
     let found = find(&store, "benchmarks figures", true);
-    assert_eq!(found.first().map(|f| f.0.as_str()), Some("bench-compare"), "{found:?}");
-    assert!(found.iter().all(|f| !f.1.iter().any(|w| w.starts_with("meaning"))));
+    assert_eq!(
+        found.first().map(|f| f.0.as_str()),
+        Some("bench-compare"),
+        "{found:?}"
+    );
+    assert!(found
+        .iter()
+        .all(|f| !f.1.iter().any(|w| w.starts_with("meaning"))));
 }
