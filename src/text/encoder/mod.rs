@@ -124,37 +124,12 @@ impl Encoder {
         self.encode_pieces(&self.pieces(text))
     }
 
-    /// The unit vectors of `texts`, in order, encoded on every core (at most 8 threads).
+    /// The unit vectors of `texts`, in order, encoded on every core.
     pub fn encode_all(&self, texts: &[&str]) -> Vec<[f32; DIMS]> {
-        let workers = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .clamp(1, 8)
-            .min(texts.len().max(1));
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let mut out = vec![[0f32; DIMS]; texts.len()];
-        let parts: Vec<Vec<(usize, [f32; DIMS])>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..workers)
-                .map(|_| {
-                    s.spawn(|| {
-                        let mut mine = Vec::new();
-                        loop {
-                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let Some(text) = texts.get(i) else { break };
-                            mine.push((i, self.encode(text)));
-                        }
-                        mine
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_default())
-                .collect()
-        });
-        for (i, v) in parts.into_iter().flatten() {
-            out[i] = v;
-        }
-        out
+        on_every_core(texts, |t| self.encode(t))
+            .into_iter()
+            .map(|v| v.unwrap_or([0.0; DIMS]))
+            .collect()
     }
 
     /// The piece ids the network reads for `text`: `<s>`, its segmentation, `</s>`.
@@ -346,6 +321,41 @@ impl Sections {
             eos,
         })
     }
+}
+
+/// `f` of every item, in order, on every core (at most 8 threads, each taking the next item as it
+/// finishes one: texts differ in length, so equal shares would leave a core idle). An item whose
+/// call panicked is `None`.
+pub fn on_every_core<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<Option<R>> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8)
+        .min(items.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut out: Vec<Option<R>> = items.iter().map(|_| None).collect();
+    let parts: Vec<Vec<(usize, R)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { break };
+                        mine.push((i, f(item)));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    for (i, r) in parts.into_iter().flatten() {
+        out[i] = Some(r);
+    }
+    out
 }
 
 /// The folder holding the encoder's assets: `$KNOWLEDGE_ENCODER_DIR` when set (and then only

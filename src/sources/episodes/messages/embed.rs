@@ -8,7 +8,6 @@
 //! tombstone ([`super::file`]).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use rusqlite::Connection;
@@ -232,35 +231,10 @@ type Window = ([i8; crate::text::encoder::DIMS], f32, (f32, f32));
 
 /// The windows of each text, encoded on every core, in the texts' order.
 fn encode_all(enc: &Encoder, centres: &HubCentres, texts: &[&str]) -> Vec<Vec<Window>> {
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, 8)
-        .min(texts.len().max(1));
-    let next = AtomicUsize::new(0);
-    let mut out: Vec<Vec<Window>> = vec![Vec::new(); texts.len()];
-    let parts: Vec<Vec<(usize, Vec<Window>)>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(text) = texts.get(i) else { break };
-                        mine.push((i, windows(enc, centres, text)));
-                    }
-                    mine
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
-    for (i, w) in parts.into_iter().flatten() {
-        out[i] = w;
-    }
-    out
+    crate::text::encoder::on_every_core(texts, |t| windows(enc, centres, t))
+        .into_iter()
+        .map(Option::unwrap_or_default)
+        .collect()
 }
 
 /// The vectors of one message: one, or one per window of a long one.
