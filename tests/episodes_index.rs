@@ -6,7 +6,7 @@ mod common;
 
 use std::io::Write;
 
-use knowledge::contract::{Outcome, SearchRequest};
+use knowledge::contract::{Outcome, OutcomeFilter, SearchRequest};
 use knowledge::engine::{Engine, EngineConfig};
 use knowledge::sources::episodes::index::{index_episodes, IndexOptions};
 
@@ -119,7 +119,7 @@ fn incremental_indexing_appends_skips_and_rereads() {
     let ep = engine.get_episode("s1", 3, 5).expect("episode");
     let seqs: Vec<u64> = ep.events.iter().map(|e| e.seq).collect();
     assert_eq!(seqs, [1, 2, 3], "seq continues across runs");
-    assert_eq!(ep.session.outcome, "success");
+    assert_eq!(ep.session.outcome, Outcome::Success);
 
     // A rewritten file (not an append) is re-read from scratch, and stays one session.
     std::fs::write(
@@ -169,7 +169,7 @@ fn time_and_outcome_filters_narrow_the_episodes() {
     let mut req = SearchRequest::new("stripe webhook signature");
     req.limit = 50;
     req.max_tokens = 20_000;
-    req.filters.outcome = Some(Outcome::Failure);
+    req.filters.outcome = Some(OutcomeFilter::Failure);
     let failed = engine.search(&req);
     assert!(!failed.lanes.episodes.items.is_empty());
     assert!(failed
@@ -177,15 +177,15 @@ fn time_and_outcome_filters_narrow_the_episodes() {
         .episodes
         .items
         .iter()
-        .all(|i| i.session.outcome.as_deref() == Some("failure")));
-    req.filters.outcome = Some(Outcome::Success);
+        .all(|i| i.session.outcome == Some(Outcome::Failure)));
+    req.filters.outcome = Some(OutcomeFilter::Success);
     let ok = engine.search(&req);
     assert!(ok
         .lanes
         .episodes
         .items
         .iter()
-        .all(|i| i.session.outcome.as_deref() == Some("success")));
+        .all(|i| i.session.outcome == Some(Outcome::Success)));
 
     let since = chrono::DateTime::parse_from_rfc3339("2026-11-01T00:00:00+00:00").expect("t");
     let until = chrono::DateTime::parse_from_rfc3339("2026-11-10T00:00:00+03:00").expect("t");

@@ -236,7 +236,7 @@ impl EpisodesSource for Reader {
                 parent_session_id: None,
                 agent_name: None,
                 agent_preset: None,
-                outcome: "unknown".into(),
+                outcome: knowledge::contract::Outcome::Unknown,
                 live: false,
                 events: 0,
             },

@@ -6,13 +6,15 @@
 
 pub mod codes;
 pub mod dispatch;
+pub mod kinds;
 pub mod request;
 pub mod response;
 pub mod strict_json;
 
 pub use codes::{Code, Issue};
+pub use kinds::Outcome;
 pub use request::{
-    validate_search, Filters, Include, Lane, Mode, Outcome, Provenance, SearchRequest,
+    validate_search, Filters, Include, Lane, Mode, OutcomeFilter, Provenance, SearchRequest,
     SEARCH_SCHEMA,
 };
 pub use response::*;

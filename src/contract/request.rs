@@ -10,6 +10,7 @@ use chrono::{DateTime, FixedOffset};
 use serde_json::{Map, Value};
 
 use super::codes::{Code, Issue};
+use super::kinds::Outcome;
 use super::strict_json::{self, StrictJsonError};
 
 pub const SEARCH_SCHEMA: &str = "knowledge.search/v1";
@@ -83,25 +84,39 @@ impl Lane {
 /// The lanes a request asked for.
 pub type Include = BTreeSet<Lane>;
 
+/// The `filters.outcome` a request asks for: a session [`Outcome`] to keep, or `any`. Not the
+/// session's own outcome, which can be `unknown` but never `any`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Outcome {
+pub enum OutcomeFilter {
     Success,
     Failure,
     Any,
 }
 
-impl Outcome {
+impl OutcomeFilter {
     pub fn as_str(self) -> &'static str {
         match self {
-            Outcome::Success => "success",
-            Outcome::Failure => "failure",
-            Outcome::Any => "any",
+            OutcomeFilter::Success => "success",
+            OutcomeFilter::Failure => "failure",
+            OutcomeFilter::Any => "any",
         }
     }
-    pub fn parse(s: &str) -> Option<Outcome> {
-        [Outcome::Success, Outcome::Failure, Outcome::Any]
-            .into_iter()
-            .find(|o| o.as_str() == s)
+    pub fn parse(s: &str) -> Option<OutcomeFilter> {
+        [
+            OutcomeFilter::Success,
+            OutcomeFilter::Failure,
+            OutcomeFilter::Any,
+        ]
+        .into_iter()
+        .find(|o| o.as_str() == s)
+    }
+    /// The session outcome a session must have to pass (`None`: any).
+    pub fn wanted(self) -> Option<Outcome> {
+        match self {
+            OutcomeFilter::Success => Some(Outcome::Success),
+            OutcomeFilter::Failure => Some(Outcome::Failure),
+            OutcomeFilter::Any => None,
+        }
     }
 }
 
@@ -130,14 +145,14 @@ pub struct Filters {
     pub actor_ids: Vec<String>,
     pub since: Option<DateTime<FixedOffset>>,
     pub until: Option<DateTime<FixedOffset>>,
-    pub outcome: Option<Outcome>,
+    pub outcome: Option<OutcomeFilter>,
     pub skills: Vec<String>,
     pub paths: Vec<String>,
 }
 
 impl Filters {
-    pub fn outcome(&self) -> Outcome {
-        self.outcome.unwrap_or(Outcome::Any)
+    pub fn outcome(&self) -> OutcomeFilter {
+        self.outcome.unwrap_or(OutcomeFilter::Any)
     }
 }
 
@@ -548,7 +563,7 @@ impl Checker {
         }
         let outcome = match f.get("outcome") {
             None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Outcome::parse(s).or_else(|| {
+            Some(Value::String(s)) => OutcomeFilter::parse(s).or_else(|| {
                 self.error(
                     "filters.outcome",
                     format!(

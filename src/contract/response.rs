@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use super::codes::Issue;
+use super::kinds::Outcome;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchResponse {
@@ -140,7 +141,7 @@ pub struct SessionInfo {
     /// Not in the contract's example; an optional v1 addition (§15): the session's derived
     /// outcome, so people can see why an `outcome` filter kept it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<String>,
+    pub outcome: Option<Outcome>,
     /// An optional v1 addition: the machine whose index holds the session, when the episodes
     /// lane asks a team index (`knowledge search --team`: this machine's own items name it
     /// too); absent when this machine's index answers alone.

@@ -12,10 +12,10 @@ use super::fusion::items::{code_abs_path, episode_id, order};
 use super::lanes::SkillHit;
 use super::routing::Route;
 use crate::config::DispatchAvailability;
-use crate::contract::Mode;
 use crate::contract::{
     Actor, CodeItem, DispatchInfo, EpisodeItem, EvidenceRef, SkillItem, SkillUses,
 };
+use crate::contract::{Mode, Outcome};
 use crate::engine::lanes::EpisodeHit;
 use crate::sources::actor_id::{actor_of, dispatch_mode, ActorKey, SessionFacts};
 
@@ -105,10 +105,10 @@ fn add_episode_evidence(inp: &Inputs<'_>, acc: &mut BTreeMap<String, Acc>) {
             .and_then(|f| f(hit))
             .unwrap_or_else(|| session_actor(hit));
         let a = acc.entry(key.actor_id.clone()).or_default();
-        match hit.session.outcome.as_str() {
-            "success" => a.outcome_success = true,
-            "failure" => a.outcome_failure = true,
-            _ => {}
+        match hit.session.outcome {
+            Outcome::Success => a.outcome_success = true,
+            Outcome::Failure => a.outcome_failure = true,
+            Outcome::Unknown => {}
         }
         if a.latest.as_deref() < item.time.as_deref() {
             a.latest = item.time.clone();
@@ -197,8 +197,8 @@ fn rank_actor(inp: &Inputs<'_>, actor_id: String, mut a: Acc) -> Option<(Actor, 
     a.episodes.truncate(EPISODES_PER_ACTOR);
     let (best, mean) = best_and_mean_top3(&a)?;
     if let Some(o) = inp.facts.and_then(|f| f.outcomes.get(&actor_id)) {
-        a.outcome_success |= o == "success";
-        a.outcome_failure |= o == "failure";
+        a.outcome_success |= *o == Outcome::Success;
+        a.outcome_failure |= *o == Outcome::Failure;
     }
     let named = key.name != "main" && names_actor(inp.query_terms, &key.name);
     let skills = skill_uses(inp.facts, &actor_id);

@@ -39,7 +39,7 @@ impl EpisodesSource for BuiltinEpisodes {
             session_ids: req.session_ids.clone(),
             since_ms: req.since_ms,
             until_ms: req.until_ms,
-            outcome: req.outcome.clone(),
+            outcome: req.outcome,
             limit: req.depth,
             snippet_chars: req.snippet_chars,
             vector: req.vector.clone(),
@@ -90,7 +90,7 @@ impl EpisodesSource for BuiltinEpisodes {
     }
     fn activity_sessions(&self, q: &ActivityQuery) -> Result<Vec<ActivitySession>, SourceFailure> {
         self.store
-            .activity_sessions(&q.workspaces, q.outcome.as_deref())
+            .activity_sessions(&q.workspaces, q.outcome)
             .map_err(unavailable)
     }
     fn spawn_description(

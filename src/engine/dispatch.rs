@@ -8,7 +8,9 @@ use super::lanes::LaneRequest;
 use super::outbox;
 use super::Engine;
 use crate::contract::dispatch::*;
-use crate::contract::{Code, DispatchInfo, Issue, Lane, Mode, SearchRequest, SearchResponse};
+use crate::contract::{
+    Code, DispatchInfo, Issue, Lane, Mode, Outcome, SearchRequest, SearchResponse,
+};
 use crate::sources::agent_knowledge::ActorRow;
 use crate::text::{redact, snippet, tokens};
 
@@ -369,7 +371,7 @@ fn risks(chosen: Option<&Chosen>, search: &SearchResponse, engine: &Engine) -> V
         .episodes
         .items
         .iter()
-        .filter(|e| e.session.outcome.as_deref() == Some("failure"))
+        .filter(|e| e.session.outcome == Some(Outcome::Failure))
         .map(|e| e.session_id.as_str())
         .collect();
     let mut seen = Vec::new();
@@ -412,7 +414,7 @@ fn risks(chosen: Option<&Chosen>, search: &SearchResponse, engine: &Engine) -> V
                  the package over by hand"
             ));
         }
-        if c.actor.outcome == "failure" {
+        if c.actor.outcome == Outcome::Failure {
             out.push(format!(
                 "the chosen actor's own work ended in failure ({} failed session(s))",
                 c.actor.outcome_failure

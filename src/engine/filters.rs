@@ -2,7 +2,7 @@
 //! are evidence from sessions, so under a workspace, session, time or outcome filter only the
 //! uses inside it count (DECISIONS §5).
 
-use crate::contract::{Filters, Outcome, SkillItem};
+use crate::contract::{Filters, OutcomeFilter, SkillItem};
 
 /// Whether any filter that narrows the sessions is set.
 pub fn episode_filters_active(f: &Filters) -> bool {
@@ -10,7 +10,7 @@ pub fn episode_filters_active(f: &Filters) -> bool {
         || !f.session_ids.is_empty()
         || f.since.is_some()
         || f.until.is_some()
-        || f.outcome.is_some_and(|o| o != Outcome::Any)
+        || f.outcome.is_some_and(|o| o != OutcomeFilter::Any)
 }
 
 /// Under episode filters (workspaces, sessions, time, outcome) a skill keeps only the uses whose
@@ -47,8 +47,8 @@ pub fn filter_skill_uses(
         if !f.session_ids.is_empty() && !f.session_ids.iter().any(|s| sid == *s || under(&sid, s)) {
             return false;
         }
-        if let Some(o) = f.outcome.filter(|o| *o != Outcome::Any) {
-            if session.outcome != o.as_str() {
+        if let Some(o) = f.outcome.and_then(OutcomeFilter::wanted) {
+            if session.outcome != o {
                 return false;
             }
         }

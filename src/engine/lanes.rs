@@ -20,7 +20,7 @@ mod failure;
 
 use std::sync::Arc;
 
-use crate::contract::Code;
+use crate::contract::{Code, Outcome};
 pub use crate::sources::actor_id::ActorKey;
 pub use crate::sources::agent_knowledge::reader::{
     ActivityActor, ActivityBucket, ActivitySkillUse, SkillsActivity,
@@ -47,7 +47,8 @@ pub struct LaneRequest {
     pub paths: Vec<String>,
     pub since_ms: Option<i64>,
     pub until_ms: Option<i64>,
-    pub outcome: Option<String>,
+    /// The session outcome to keep; `None` for any.
+    pub outcome: Option<Outcome>,
     /// Candidate depth K (DECISIONS §2).
     pub depth: usize,
     pub snippet_chars: usize,
@@ -74,8 +75,8 @@ pub struct ActivityQuery {
     pub since_ms: i64,
     pub until_ms: i64,
     pub workspaces: Vec<String>,
-    /// `success` or `failure`; `None` for any.
-    pub outcome: Option<String>,
+    /// The session outcome to keep; `None` for any.
+    pub outcome: Option<Outcome>,
 }
 
 /// An event hit from any episodes source: what the engine ranks, cites and attributes.
@@ -114,8 +115,7 @@ pub struct HitSession {
     pub agent_id: Option<String>,
     pub agent_name: Option<String>,
     pub team_name: Option<String>,
-    /// `success`, `failure` or `unknown`.
-    pub outcome: String,
+    pub outcome: Outcome,
     pub live: bool,
     /// The machine that pushed the session to a team index (`None`: this machine's own, as the
     /// built-in store answers; a combined answer names this machine, `engine/layered.rs`).
@@ -231,7 +231,7 @@ pub struct EpisodeSession {
     pub parent_session_id: Option<String>,
     pub agent_name: Option<String>,
     pub agent_preset: Option<String>,
-    pub outcome: String,
+    pub outcome: Outcome,
     pub live: bool,
     pub events: u64,
 }

@@ -261,10 +261,7 @@ fn lane_request(req: &SearchRequest) -> LaneRequest {
         paths: f.paths.clone(),
         since_ms: f.since.map(|t| t.timestamp_millis()),
         until_ms: f.until.map(|t| t.timestamp_millis()),
-        outcome: match f.outcome() {
-            Outcome::Any => None,
-            o => Some(o.as_str().to_string()),
-        },
+        outcome: f.outcome().wanted(),
         depth: DEPTH.max(req.limit as usize),
         snippet_chars: req.snippet_chars as usize,
         vector: None,

@@ -307,7 +307,7 @@ pub fn episode(ep: &Episode) -> String {
         sanitize::one_line(&ep.session_id),
         sanitize::one_line(&s.source),
         quoted_opt(s.cwd.as_deref()),
-        sanitize::one_line(&s.outcome),
+        s.outcome,
     );
     out.push_str(UNTRUSTED_NOTE);
     out.push('\n');

@@ -11,6 +11,7 @@ pub mod pid;
 pub mod regular_file;
 pub mod sql_cell;
 pub mod sqlite;
+pub mod stored_kinds;
 pub mod vectors;
 
 /// How a lane's reason begins when it is empty because nothing it holds is about the question

@@ -120,7 +120,7 @@ fn episode_filter(
         f.add("e.time_ms <= $?", Box::new(u));
     }
     if let Some(o) = &req.outcome {
-        f.add("s.outcome = $?", Box::new(o.clone()));
+        f.add("s.outcome = $?", Box::new(o.as_str()));
     }
     (f, on_sessions)
 }

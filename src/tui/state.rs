@@ -6,7 +6,7 @@
 //! prompt) on top of those. `q`/`Esc` pop the topmost thing.
 
 use knowledge::contract::{
-    Actor, CodeItem, EpisodeItem, Lane, Mode, Outcome, SearchResponse, SkillItem,
+    Actor, CodeItem, EpisodeItem, Lane, Mode, OutcomeFilter, SearchResponse, SkillItem,
 };
 use knowledge::engine::Episode;
 use ratatui::style::{Modifier, Style};
@@ -76,7 +76,7 @@ pub struct FilterSet {
     /// As typed: RFC 3339, `YYYY-MM-DD`, or relative (`7d`, `12h`, `2w`); empty for none.
     pub since: String,
     pub until: String,
-    pub outcome: Outcome,
+    pub outcome: OutcomeFilter,
     /// episodes, code, skills.
     pub include: [bool; 3],
     pub limit: u32,
@@ -91,7 +91,7 @@ impl Default for FilterSet {
             workspaces: Vec::new(),
             since: String::new(),
             until: String::new(),
-            outcome: Outcome::Any,
+            outcome: OutcomeFilter::Any,
             include: [true; 3],
             limit: 10,
             actors: Vec::new(),
@@ -112,7 +112,7 @@ impl FilterSet {
         if !self.until.is_empty() {
             out.push(format!("until {}", self.until));
         }
-        if self.outcome != Outcome::Any {
+        if self.outcome != OutcomeFilter::Any {
             out.push(format!("outcome {}", self.outcome.as_str()));
         }
         if self.include != [true; 3] {

@@ -17,7 +17,7 @@ use serde_json::{json, Map, Value};
 
 use super::answer::{self, field, string, uint};
 use super::{McpLane, Protocol};
-use crate::contract::Code;
+use crate::contract::{Code, Outcome};
 use crate::engine::lanes::{
     Episode, EpisodeError, EpisodeHit, EpisodesAnswer, EpisodesSource, HitSession, LaneRequest,
     LaneStats, SessionRow, SourceFailure,
@@ -222,7 +222,7 @@ fn hit(r: &Value, name: &str, snippet_chars: usize) -> Option<EpisodeHit> {
             header,
             &["parentId", "parentSessionId", "parent_session_id"],
         ),
-        outcome: "unknown".to_string(),
+        outcome: Outcome::Unknown,
         live,
         ..HitSession::default()
     };

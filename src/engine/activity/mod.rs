@@ -17,6 +17,7 @@ pub use report::*;
 use super::lanes::{ActivityQuery, ActivitySession, SkillsActivity};
 use super::profiles;
 use super::Engine;
+use crate::contract::Outcome;
 use crate::sources::agent_knowledge::ms_to_rfc3339;
 
 const DAY_MS: i64 = 86_400_000;
@@ -47,7 +48,8 @@ pub struct ActivityRequest {
     /// Local time's offset from UTC, seconds east.
     pub utc_offset_s: i32,
     pub workspaces: Vec<String>,
-    pub outcome: Option<String>,
+    /// The session outcome to count; `None` for any.
+    pub outcome: Option<Outcome>,
     /// Rows kept per list (actors, workspaces, skills).
     pub top: usize,
 }
@@ -112,7 +114,7 @@ impl Engine {
             since_ms: first_day * DAY_MS - off,
             until_ms: end_day * DAY_MS - off,
             workspaces: req.workspaces.clone(),
-            outcome: req.outcome.clone(),
+            outcome: req.outcome,
         };
         let sessions: HashMap<String, ActivitySession> = match self.episodes.activity_sessions(&q) {
             Ok(rows) => rows
@@ -256,7 +258,7 @@ fn count(
         let i = (day_of(ms, off) - first_day) as usize;
         let Some(day) = days.get_mut(i) else { continue };
         day.events += b.events;
-        if day_sessions[i].insert(&s.session_id) && s.outcome == "failure" {
+        if day_sessions[i].insert(&s.session_id) && s.outcome == Outcome::Failure {
             day.failed_sessions += 1;
         }
         *session_events.entry(&s.session_id).or_default() += b.events;
@@ -270,7 +272,11 @@ fn count(
     for (day, set) in days.iter_mut().zip(&day_sessions) {
         day.sessions = set.len() as u64;
     }
-    let failed = |id: &str| sessions.get(id).is_some_and(|s| s.outcome == "failure");
+    let failed = |id: &str| {
+        sessions
+            .get(id)
+            .is_some_and(|s| s.outcome == Outcome::Failure)
+    };
     let total_sessions = session_events.len() as u64;
     let failed_sessions = session_events.keys().filter(|s| failed(s)).count() as u64;
     let events: u64 = session_events.values().sum();
@@ -301,7 +307,7 @@ fn count(
             });
         row.sessions += 1;
         row.events += n;
-        row.failed_sessions += u64::from(s.outcome == "failure");
+        row.failed_sessions += u64::from(s.outcome == Outcome::Failure);
         let agent = by_agent
             .entry(s.source.clone())
             .or_insert_with(|| AgentActivity {
@@ -370,7 +376,7 @@ fn actor_row(
     activity: &SkillsActivity,
 ) -> ActorActivity {
     let known = activity.actors.iter().find(|a| a.actor_id == id);
-    let outcome_of = |o: &str| {
+    let outcome_of = |o: Outcome| {
         acc.sessions
             .keys()
             .filter(|s| sessions.get(*s).is_some_and(|s| s.outcome == o))
@@ -391,8 +397,8 @@ fn actor_row(
         workspace: busiest.and_then(|s| s.cwd.clone()),
         sessions: acc.sessions.len() as u64,
         events: acc.events,
-        successes: outcome_of("success"),
-        failures: outcome_of("failure"),
+        successes: outcome_of(Outcome::Success),
+        failures: outcome_of(Outcome::Failure),
         last_active: ms_to_rfc3339(acc.last_hour * HOUR_MS),
     }
 }

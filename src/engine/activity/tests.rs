@@ -5,14 +5,14 @@ const H: i64 = HOUR_MS;
 /// 2026-10-21T00:00:00Z.
 const DAY0: i64 = 1_792_540_800_000;
 
-fn session(id: &str, cwd: &str, source: &str, outcome: &str) -> (String, ActivitySession) {
+fn session(id: &str, cwd: &str, source: &str, outcome: Outcome) -> (String, ActivitySession) {
     (
         id.to_string(),
         ActivitySession {
             session_id: id.to_string(),
             source: source.to_string(),
             cwd: Some(cwd.to_string()),
-            outcome: outcome.to_string(),
+            outcome,
             parent_session_id: None,
         },
     )
@@ -52,13 +52,13 @@ fn report(offset_s: i32, sessions: &HashMap<String, ActivitySession>) -> Activit
                 skill: "mysql-access".into(),
                 session_id: "s2".into(),
                 actor_id: "actor:b".into(),
-                outcome: "failure".into(),
+                outcome: Outcome::Failure,
             },
             ActivitySkillUse {
                 skill: "mysql-access".into(),
                 session_id: "s1".into(),
                 actor_id: "actor:a".into(),
-                outcome: "success".into(),
+                outcome: Outcome::Success,
             },
         ],
     };
@@ -78,8 +78,8 @@ fn report(offset_s: i32, sessions: &HashMap<String, ActivitySession>) -> Activit
 #[test]
 fn days_sessions_actors_workspaces_and_skills_are_counted_from_the_lanes_rows() {
     let sessions: HashMap<_, _> = [
-        session("s1", "/srv/billing", "claude", "success"),
-        session("s2", "/srv/billing", "codex", "failure"),
+        session("s1", "/srv/billing", "claude", Outcome::Success),
+        session("s2", "/srv/billing", "codex", Outcome::Failure),
     ]
     .into_iter()
     .collect();
@@ -108,7 +108,7 @@ fn days_sessions_actors_workspaces_and_skills_are_counted_from_the_lanes_rows() 
 
 #[test]
 fn days_are_local_days() {
-    let sessions: HashMap<_, _> = [session("s1", "/w", "claude", "success")]
+    let sessions: HashMap<_, _> = [session("s1", "/w", "claude", Outcome::Success)]
         .into_iter()
         .collect();
     // At UTC+3 the event at 23:00Z is already the next local day.

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use super::diversity::{keep, path_of, session_of};
 use super::rrf;
-use crate::contract::{Actor, CodeItem, EpisodeItem, SessionInfo, SkillItem, UsedBy};
+use crate::contract::{Actor, CodeItem, EpisodeItem, Outcome, SessionInfo, SkillItem, UsedBy};
 use crate::engine::lanes::EpisodeHit;
 use crate::engine::lanes::{CodeHit, SkillHit};
 
@@ -105,7 +105,7 @@ fn session_info(h: &EpisodeHit) -> SessionInfo {
         live: s.live,
         persisted: true,
         left_out: false,
-        outcome: Some(s.outcome.clone()),
+        outcome: Some(s.outcome),
         machine: s.machine.clone(),
     }
 }
@@ -126,7 +126,7 @@ fn episode_why(h: &EpisodeHit) -> Vec<String> {
     if h.is_error {
         why.push("tool error".to_string());
     }
-    if h.session.outcome != "unknown" {
+    if h.session.outcome != Outcome::Unknown {
         why.push(format!("session outcome: {}", h.session.outcome));
     }
     why

@@ -14,6 +14,7 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use super::uses::split_skill_name;
 use super::{schema, AgentKnowledgeError};
+use crate::contract::Outcome;
 use crate::sources::actor_id::{self, ActorKey};
 
 /// At most this many recorded uses are listed per skill (most recent first).
@@ -75,8 +76,7 @@ pub struct ActorRow {
     pub edits: u64,
     pub outcome_success: u64,
     pub outcome_failure: u64,
-    /// `success`, `failure` or `unknown`.
-    pub outcome: String,
+    pub outcome: Outcome,
     /// Name of the agent definition whose name matches, if any.
     pub definition: Option<String>,
 }
@@ -108,8 +108,8 @@ pub struct ActorFacts {
     pub skill_uses: HashMap<String, Vec<(String, u64)>>,
     /// actor_id → actor.
     pub known: HashMap<String, ActorKey>,
-    /// actor_id → `success` / `failure` / `unknown`.
-    pub outcomes: HashMap<String, String>,
+    /// actor_id → the actor's outcome.
+    pub outcomes: HashMap<String, Outcome>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -287,7 +287,7 @@ impl AgentKnowledgeStore {
             for row in stmt.query_map([], actor_from_row)? {
                 let a = row?;
                 if keep(&a.actor_id) {
-                    facts.outcomes.insert(a.actor_id.clone(), a.outcome.clone());
+                    facts.outcomes.insert(a.actor_id.clone(), a.outcome);
                     facts.known.insert(a.actor_id.clone(), a.key());
                 }
             }
@@ -367,7 +367,7 @@ impl AgentKnowledgeStore {
             )?;
             for id in wanted.keys() {
                 if let Some(a) = actor_stmt.query_row([id], actor_from_row).optional()? {
-                    facts.outcomes.insert(a.actor_id.clone(), a.outcome.clone());
+                    facts.outcomes.insert(a.actor_id.clone(), a.outcome);
                     facts.known.insert(a.actor_id.clone(), a.key());
                 }
                 let uses: Vec<(String, u64)> = uses_stmt

@@ -6,6 +6,7 @@ use rusqlite::types::Value as SqlValue;
 
 use super::meta_redact;
 use super::search::{push_filters, EpisodeQuery, EpisodeStore, EpisodeStoreError};
+use crate::contract::Outcome;
 
 /// A session as the activity view counts it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,8 +15,7 @@ pub struct ActivitySession {
     /// The harness (`claude`, `codex`).
     pub source: String,
     pub cwd: Option<String>,
-    /// `success`, `failure` or `unknown`.
-    pub outcome: String,
+    pub outcome: Outcome,
     pub parent_session_id: Option<String>,
 }
 
@@ -25,11 +25,11 @@ impl EpisodeStore {
     pub fn activity_sessions(
         &self,
         workspaces: &[String],
-        outcome: Option<&str>,
+        outcome: Option<Outcome>,
     ) -> Result<Vec<ActivitySession>, EpisodeStoreError> {
         let q = EpisodeQuery {
             workspaces: workspaces.to_vec(),
-            outcome: outcome.map(str::to_string),
+            outcome,
             ..Default::default()
         };
         let mut sql = "SELECT s.session_id, s.source, s.cwd, s.outcome, s.parent_session_id

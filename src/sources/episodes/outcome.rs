@@ -8,24 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The derived outcome of a session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    Success,
-    Failure,
-    Unknown,
-}
-
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Success => "success",
-            Outcome::Failure => "failure",
-            Outcome::Unknown => "unknown",
-        }
-    }
-}
+pub use crate::contract::kinds::Outcome;
 
 /// The latest decisive signal seen. `User*` come from a person; the rest are machine signals.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -21,6 +21,7 @@ use super::messages::arm::{self as message_arm, SentenceQuery};
 use super::messages::scan::MessageIndex;
 use super::rerank::{rerank, Reranked};
 use super::{messages, meta_redact, semantic, store};
+use crate::contract::Outcome;
 use crate::sources::lexical::{LexicalError, LexicalIndex, LexicalQuery, LexicalSlot};
 use crate::sources::sqlite::ReadPool;
 use crate::sources::vectors::{self, VectorIndex};
@@ -37,8 +38,8 @@ pub struct EpisodeQuery {
     pub session_ids: Vec<String>,
     pub since_ms: Option<i64>,
     pub until_ms: Option<i64>,
-    /// `success` or `failure`; `None` for any.
-    pub outcome: Option<String>,
+    /// The session outcome to keep; `None` for any.
+    pub outcome: Option<Outcome>,
     pub limit: usize,
     pub snippet_chars: usize,
     /// The query's text vector for the vector arm; `None` searches lexically only.
@@ -77,7 +78,7 @@ pub struct SessionRow {
     pub agent_name: Option<String>,
     pub agent_description: Option<String>,
     pub team_name: Option<String>,
-    pub outcome: String,
+    pub outcome: Outcome,
     pub live: bool,
     pub events: u64,
 }
@@ -551,8 +552,8 @@ pub(super) fn push_filters(sql: &mut String, args: &mut Vec<SqlValue>, q: &Episo
         sql.push_str(" AND e.time_ms <= ?");
         args.push(SqlValue::Integer(until));
     }
-    if let Some(outcome) = &q.outcome {
+    if let Some(outcome) = q.outcome {
         sql.push_str(" AND s.outcome = ?");
-        args.push(SqlValue::Text(outcome.clone()));
+        args.push(SqlValue::Text(outcome.as_str().to_string()));
     }
 }

@@ -1,7 +1,7 @@
 //! The popups' state: the filter form, the confirmation dialog (with the `ConfirmAction` →
 //! `ConfirmedAction` step that is the only road to a write), the copy menu and the prompt.
 
-use knowledge::contract::{Lane, Mode, Outcome};
+use knowledge::contract::{Lane, Mode, OutcomeFilter};
 use ratatui_textarea::TextArea;
 
 use super::TaskDraft;
@@ -53,7 +53,7 @@ pub struct FilterForm {
     pub workspaces: TextArea<'static>,
     pub since: TextArea<'static>,
     pub until: TextArea<'static>,
-    pub outcome: Outcome,
+    pub outcome: OutcomeFilter,
     pub include: [bool; 3],
     pub mode: Mode,
     pub limit: u32,

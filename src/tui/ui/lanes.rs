@@ -3,7 +3,7 @@
 //! Items take two rows: a locator line and the snippet with the matching words highlighted.
 //! Items that are evidence of the selected actor carry `◆`.
 
-use knowledge::contract::{Lane, LaneHeader, SearchResponse};
+use knowledge::contract::{Lane, LaneHeader, Outcome, SearchResponse};
 use knowledge::text::sanitize::one_line;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -197,10 +197,10 @@ fn item_lines(
                 .as_deref()
                 .map(|t| list_time(app, t))
                 .unwrap_or_else(|| "—".into());
-            let outcome = match it.session.outcome.as_deref() {
-                Some("success") => " ✓",
-                Some("failure") => " ✗",
-                _ => "",
+            let outcome = match it.session.outcome {
+                Some(Outcome::Success) => " ✓",
+                Some(Outcome::Failure) => " ✗",
+                Some(Outcome::Unknown) | None => "",
             };
             let head = vec![
                 Span::styled(time, theme.dim()),

@@ -2,7 +2,7 @@
 //! the confirmation dialog (what will be written, then y/n), the copy menu and the one-line
 //! prompt. Each is clipped to the screen, so nothing overlaps outside its box.
 
-use knowledge::contract::{Lane, Outcome};
+use knowledge::contract::{Lane, OutcomeFilter};
 use knowledge::text::sanitize::one_line;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -146,10 +146,14 @@ fn filters(frame: &mut Frame, body: Rect, app: &App, f: &FilterForm, theme: Them
                 }
             }
             FilterField::Outcome => {
-                let spans = [Outcome::Any, Outcome::Success, Outcome::Failure]
-                    .iter()
-                    .map(|o| choice(*o == f.outcome, o.as_str()))
-                    .collect();
+                let spans = [
+                    OutcomeFilter::Any,
+                    OutcomeFilter::Success,
+                    OutcomeFilter::Failure,
+                ]
+                .iter()
+                .map(|o| choice(*o == f.outcome, o.as_str()))
+                .collect();
                 rows.push((value_line("outcome", spans, focused, theme, w), None));
             }
             FilterField::Lane(l) => {

@@ -64,7 +64,7 @@ fn session_lines(app: &App, s: &EpisodeSession, theme: Theme) -> Vec<Line<'stati
             "{} · {} · outcome {} · {} events{}",
             one_line(&s.session_id),
             one_line(&s.source),
-            one_line(&s.outcome),
+            s.outcome,
             s.events,
             if s.live { " · live" } else { "" }
         ),

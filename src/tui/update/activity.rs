@@ -5,7 +5,6 @@
 
 use chrono::{DateTime, FixedOffset};
 use knowledge::contract::request::normalize_root;
-use knowledge::contract::Outcome;
 use knowledge::engine::activity::{ActivityReport, ActivityRequest, Period};
 
 use super::{parse_when, research, Effect};
@@ -51,10 +50,7 @@ pub fn request(app: &App, period: ActivityPeriod) -> Result<ActivityRequest, Str
         .iter()
         .map(|w| normalize_root(w))
         .collect();
-    req.outcome = match app.filters.outcome {
-        Outcome::Any => None,
-        o => Some(o.as_str().to_string()),
-    };
+    req.outcome = app.filters.outcome.wanted();
     Ok(req)
 }
 

@@ -2,7 +2,7 @@
 //! `ConfirmAction` becomes `ConfirmedAction` on an explicit yes), the copy menu and the one-line
 //! prompt.
 
-use knowledge::contract::{Mode, Outcome};
+use knowledge::contract::{Mode, OutcomeFilter};
 use knowledge::text::sanitize::one_line;
 
 use super::{copy, edit_line, parse_when, research, step, Effect};
@@ -198,7 +198,11 @@ fn text_of(
 fn change(f: &mut FilterForm, field: FilterField, d: i64) {
     match field {
         FilterField::Outcome => {
-            let all = [Outcome::Any, Outcome::Success, Outcome::Failure];
+            let all = [
+                OutcomeFilter::Any,
+                OutcomeFilter::Success,
+                OutcomeFilter::Failure,
+            ];
             let i = all.iter().position(|o| *o == f.outcome).unwrap_or(0) as i64;
             f.outcome = all[(i + d).rem_euclid(3) as usize];
         }

@@ -20,7 +20,7 @@ mod views;
 
 use chrono::{DateTime, Duration, FixedOffset, NaiveDate, TimeZone, Utc};
 use knowledge::contract::request::normalize_root;
-use knowledge::contract::{Lane, Mode, Outcome, SearchRequest};
+use knowledge::contract::{Lane, Mode, OutcomeFilter, SearchRequest};
 use knowledge::text::sanitize::one_line;
 use ratatui::layout::Rect;
 use ratatui_textarea::{Input, Key, TextArea};
@@ -342,7 +342,7 @@ pub fn build_request(app: &App) -> Result<SearchRequest, String> {
             return Err("filters: until is earlier than since".to_string());
         }
     }
-    req.filters.outcome = (f.outcome != Outcome::Any).then_some(f.outcome);
+    req.filters.outcome = (f.outcome != OutcomeFilter::Any).then_some(f.outcome);
     req.filters.actor_ids = f.actors.clone();
     req.include = Lane::ALL
         .into_iter()

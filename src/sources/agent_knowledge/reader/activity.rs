@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 use rusqlite::params;
 
 use super::{AgentKnowledgeError, AgentKnowledgeStore};
+use crate::contract::Outcome;
 
 /// Events of one session (or inline sidechain agent) in one hour (`time_ms / 3_600_000`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,7 +34,7 @@ pub struct ActivitySkillUse {
     pub skill: String,
     pub session_id: String,
     pub actor_id: String,
-    pub outcome: String,
+    pub outcome: Outcome,
 }
 
 /// The store's answer for a period.

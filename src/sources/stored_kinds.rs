@@ -1,0 +1,39 @@
+//! The contract's closed vocabularies (`contract::kinds`) as store cells: written and read as
+//! the same text the wire shows, in SQLite and in the team's PostgreSQL.
+//!
+//! A reader asks for the enum (`row.get::<_, Outcome>(i)`) so a value becomes typed at the
+//! store's edge, not after it has travelled as a string through the engine.
+
+use crate::contract::kinds::Outcome;
+
+macro_rules! stored_as_text {
+    ($ty:ty, $from:path) => {
+        impl rusqlite::types::FromSql for $ty {
+            fn column_result(
+                v: rusqlite::types::ValueRef<'_>,
+            ) -> rusqlite::types::FromSqlResult<Self> {
+                v.as_str().map($from)
+            }
+        }
+
+        impl rusqlite::types::ToSql for $ty {
+            fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+                Ok(rusqlite::types::ToSqlOutput::from(self.as_str()))
+            }
+        }
+
+        impl<'a> postgres::types::FromSql<'a> for $ty {
+            fn from_sql(
+                ty: &postgres::types::Type,
+                raw: &'a [u8],
+            ) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+                <&str as postgres::types::FromSql>::from_sql(ty, raw).map($from)
+            }
+            fn accepts(ty: &postgres::types::Type) -> bool {
+                <&str as postgres::types::FromSql>::accepts(ty)
+            }
+        }
+    };
+}
+
+stored_as_text!(Outcome, Outcome::from_stored);
