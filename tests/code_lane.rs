@@ -360,7 +360,7 @@ fn getusername_ranks_its_definition_first() {
             assert!(why.contains(want), "{want} in {why}");
         }
         assert!(top.score > 0.0 && top.mtime_ms > 0 && top.mtime.ends_with('Z'));
-        assert_eq!(r.capability, "lexical");
+        assert_eq!(r.capability, knowledge::contract::Capability::Lexical);
         assert!(!r.stale);
         assert!(r.index_rev.is_some());
     }

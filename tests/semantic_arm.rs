@@ -5,7 +5,7 @@
 
 mod common;
 
-use knowledge::contract::{SearchRequest, SearchResponse};
+use knowledge::contract::{Capability, SearchRequest, SearchResponse};
 use knowledge::engine::{Engine, EngineConfig};
 use knowledge::indexing::index_all;
 
@@ -71,7 +71,7 @@ fn a_russian_question_finds_the_english_session_that_answers_it() {
         top.iter().any(|(s, _)| s == IDEMPOTENCY_SESSION),
         "X2 not among the top 3: {top:?}"
     );
-    assert_eq!(resp.lanes.code.capability, "full");
+    assert_eq!(resp.lanes.code.capability, Capability::Full);
     // With semantic search off (no vector, no English terms) the lexical arm finds nothing of X2.
     let lexical = engine_at(&semantic_demo().data_dir, false);
     let before = episode_sessions(&search(&lexical, RU_QUESTION));
@@ -145,7 +145,7 @@ fn semantic_off_in_the_config_keeps_both_lanes_lexical() {
     });
     for q in [RU_QUESTION, "who fixed getUserName"] {
         let resp = search(&engine, q);
-        assert_eq!(resp.lanes.code.capability, "lexical", "{q}");
+        assert_eq!(resp.lanes.code.capability, Capability::Lexical, "{q}");
         let text = serde_json::to_string(&resp).expect("json");
         assert!(
             !text.contains("\"vec: "),
@@ -154,7 +154,7 @@ fn semantic_off_in_the_config_keeps_both_lanes_lexical() {
     }
     // With semantic off the index holds no vectors either: a default engine stays lexical too.
     let resp = search(&engine_at(&world.data_dir, true), "who fixed getUserName");
-    assert_eq!(resp.lanes.code.capability, "lexical");
+    assert_eq!(resp.lanes.code.capability, Capability::Lexical);
 }
 
 #[test]
@@ -171,7 +171,7 @@ fn index_upgrades_a_lexical_index_from_stored_text() {
     let vectors = summary.vectors.expect("vectors step ran");
     assert!(vectors.events > 400 && vectors.chunks > 50, "{vectors:?}");
     let resp = search(&engine_at(&world.data_dir, true), RU_QUESTION);
-    assert_eq!(resp.lanes.code.capability, "full");
+    assert_eq!(resp.lanes.code.capability, Capability::Full);
     assert!(episode_sessions(&resp)
         .iter()
         .any(|(s, by_vec)| s == IDEMPOTENCY_SESSION && *by_vec));

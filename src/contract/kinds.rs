@@ -43,3 +43,29 @@ impl std::fmt::Display for Outcome {
         f.write_str(self.as_str())
     }
 }
+
+/// What the code lane's index could do for a query: both arms (`full`), the lexical arm alone,
+/// or not enough to trust the lane (`degraded`, which marks the lane and warns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Capability {
+    Full,
+    Lexical,
+    Degraded,
+}
+
+impl Capability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Capability::Full => "full",
+            Capability::Lexical => "lexical",
+            Capability::Degraded => "degraded",
+        }
+    }
+}
+
+impl std::fmt::Display for Capability {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

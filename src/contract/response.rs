@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use super::codes::Issue;
-use super::kinds::Outcome;
+use super::kinds::{Capability, Outcome};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchResponse {
@@ -162,7 +162,7 @@ impl SessionInfo {
 pub struct CodeLane {
     #[serde(flatten)]
     pub header: LaneHeader,
-    pub capability: String,
+    pub capability: Capability,
     pub freshness: Freshness,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drift: Option<serde_json::Value>,

@@ -20,7 +20,7 @@ mod failure;
 
 use std::sync::Arc;
 
-use crate::contract::{Code, Outcome};
+use crate::contract::{Capability, Code, Outcome};
 pub use crate::sources::actor_id::ActorKey;
 pub use crate::sources::agent_knowledge::reader::{
     ActivityActor, ActivityBucket, ActivitySkillUse, SkillsActivity,
@@ -307,7 +307,7 @@ pub struct CodeHit {
 #[derive(Debug, Clone)]
 pub struct CodeAnswer {
     pub index_rev: Option<String>,
-    pub capability: String,
+    pub capability: Capability,
     pub capability_reason: Option<String>,
     pub stale: bool,
     pub stale_paths: Vec<String>,

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use super::source::{rev_of, Filter, TeamConn};
 use super::{tsv, vectors};
+use crate::contract::Capability;
 use crate::engine::lanes::{
     CodeAnswer, CodeHit, CodeLines, CodeSource, CodeStats, LaneRequest, LineRange, ReadCodeError,
     SourceFailure,
@@ -192,7 +193,11 @@ impl CodeSource for TeamCode {
             Some(v) => self.nearest(req, v, depth, &mut rows)?,
             None => None,
         };
-        let capability = if nearest.is_some() { "full" } else { "lexical" };
+        let capability = if nearest.is_some() {
+            Capability::Full
+        } else {
+            Capability::Lexical
+        };
         let fused = vectors::fuse_keys(&lexical, nearest.as_deref().unwrap_or_default());
         let hits = fused
             .into_iter()
@@ -228,7 +233,7 @@ impl CodeSource for TeamCode {
             .collect();
         Ok(CodeAnswer {
             index_rev,
-            capability: capability.to_string(),
+            capability,
             capability_reason: None,
             stale: false,
             stale_paths: Vec::new(),

@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 
 use super::answer::{self, field, number, string, strings, uint};
 use super::{McpLane, Protocol};
-use crate::contract::Code;
+use crate::contract::{Capability, Code};
 use crate::engine::lanes::{
     CodeAnswer, CodeHit, CodeLines, CodeSource, CodeStats, LaneRequest, LineRange, ReadCodeError,
     SourceFailure,
@@ -278,21 +278,22 @@ pub fn parse_envelope(
 }
 
 /// The envelope's capability; anything but `full`/`lexical`/`degraded` is reported as degraded.
-fn capability(doc: &Value) -> (String, Option<String>) {
+fn capability(doc: &Value) -> (Capability, Option<String>) {
     let reason = string(doc, &["capability_reason", "degradation_reason", "reason"])
         .map(|r| answer::message(&r));
     match field(doc, &["capability"]).and_then(Value::as_str) {
-        Some(c @ ("full" | "lexical")) => (c.to_string(), None),
+        Some("full") => (Capability::Full, None),
+        Some("lexical") => (Capability::Lexical, None),
         Some("degraded") => (
-            "degraded".to_string(),
+            Capability::Degraded,
             Some(reason.unwrap_or_else(|| "the RAGRAF server reports capability=degraded".into())),
         ),
         Some(other) => (
-            "degraded".to_string(),
+            Capability::Degraded,
             Some(format!("unknown capability \"{}\"", answer::message(other))),
         ),
         None => (
-            "degraded".to_string(),
+            Capability::Degraded,
             Some("the RAGRAF server did not report its capability".to_string()),
         ),
     }
@@ -410,7 +411,7 @@ mod tests {
         });
         let a = parse_envelope("fake", &doc, &req()).expect("answer");
         assert_eq!(a.index_rev.as_deref(), Some("r1"));
-        assert_eq!(a.capability, "lexical");
+        assert_eq!(a.capability, Capability::Lexical);
         assert_eq!(a.hits.len(), 1);
         assert_eq!(a.hits[0].why, vec!["lex: mysql", "ragraf score: 7.500"]);
     }
@@ -442,7 +443,7 @@ mod tests {
             &r,
         )
         .expect("degraded is an answer");
-        assert_eq!(d.capability, "degraded");
+        assert_eq!(d.capability, Capability::Degraded);
         assert!(d.capability_reason.is_some());
     }
 

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use super::fan_out::{LaneAnswers, LaneResult};
 use crate::contract::{
-    Code, CodeLane, EpisodeCounts, EpisodesLane, Filters, Freshness, Issue, Lane, LaneHeader,
-    LaneTrace, SkillsLane,
+    Capability, Code, CodeLane, EpisodeCounts, EpisodesLane, Filters, Freshness, Issue, Lane,
+    LaneHeader, LaneTrace, SkillsLane,
 };
 use crate::engine::fusion::Fused;
 use crate::engine::lanes::{CodeAnswer, SourceFailure};
@@ -34,7 +34,7 @@ pub struct LaneReports {
 
 /// What the code lane says about its index beside the header.
 pub struct CodeIndex {
-    pub capability: String,
+    pub capability: Capability,
     pub freshness: Freshness,
     pub drift: Option<serde_json::Value>,
 }
@@ -152,7 +152,7 @@ fn lane_state<T>(lane: Lane, source: String, res: &LaneResult<T>, timeout: Durat
 /// lane and warns.
 fn code_index(state: &mut LaneState, answer: Option<&CodeAnswer>) -> CodeIndex {
     let mut index = CodeIndex {
-        capability: "degraded".to_string(),
+        capability: Capability::Degraded,
         freshness: Freshness {
             stale: false,
             verified_by: "fingerprint".to_string(),
@@ -162,10 +162,10 @@ fn code_index(state: &mut LaneState, answer: Option<&CodeAnswer>) -> CodeIndex {
     let Some(a) = answer else { return index };
     state.answered(a.index_rev.clone(), a.hits.len());
     state.partly(Lane::Code, &a.unanswered);
-    index.capability = a.capability.clone();
+    index.capability = a.capability;
     index.freshness.stale = a.stale;
     index.drift = a.drift.clone();
-    if a.capability == "degraded" {
+    if a.capability == Capability::Degraded {
         let reason = a
             .capability_reason
             .clone()

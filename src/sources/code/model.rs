@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::contract::Capability;
+
 /// A piece of a file that is searched and cited as `path:start_line-end_line`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Chunk {
@@ -171,7 +173,7 @@ pub struct ChunkHit {
 pub struct CodeSearch {
     pub index_rev: Option<String>,
     /// `full` when the vector arm ran beside the lexical one, else `lexical`.
-    pub capability: String,
+    pub capability: Capability,
     /// True when a file of a returned hit changed or vanished after indexing.
     pub stale: bool,
     /// `root/path` of those files.

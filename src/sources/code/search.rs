@@ -21,6 +21,7 @@ use rusqlite::{params_from_iter, types::Value as SqlValue, Connection, OptionalE
 use super::model::{ChunkHit, CodeQuery, CodeSearch, CodeStats, CodeStoreError};
 use super::read::{file_is_stale, FileRow};
 use super::{relevant, semantic, store};
+use crate::contract::Capability;
 use crate::sources::lexical::{LexicalIndex, LexicalQuery, LexicalSlot, TermGroup};
 use crate::sources::sqlite::ReadPool;
 use crate::sources::vectors::{self, VectorIndex};
@@ -111,7 +112,7 @@ impl CodeStore {
         let limit = q.limit.max(1);
         let mut out = CodeSearch {
             index_rev: None,
-            capability: "lexical".to_string(),
+            capability: Capability::Lexical,
             stale: false,
             stale_paths: Vec::new(),
             hits: Vec::new(),
@@ -129,7 +130,7 @@ impl CodeStore {
             let mut arms: HashMap<i64, vectors::Fused> = HashMap::new();
             if let Some((v, Ok(emb))) = q.vector.as_deref().map(|v| (v, embed::shared())) {
                 if self.vectors.present(c)? {
-                    out.capability = "full".to_string();
+                    out.capability = Capability::Full;
                     let nearest = semantic::ranking(c, &self.vectors, emb, v, q, limit)?;
                     if let Some(why) = self.nothing_relevant(c, emb, &terms, &cands, &nearest)? {
                         out.nothing_relevant = Some(why);
