@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::contract::DispatchMode;
+
 /// The config file last loaded: its path, size and mtime when read, and what it said.
 type Loaded = (PathBuf, (u64, Option<std::time::SystemTime>), Config);
 static LAST_LOADED: std::sync::Mutex<Option<Loaded>> = std::sync::Mutex::new(None);
@@ -167,12 +169,12 @@ pub struct DispatchAvailability {
 }
 
 impl DispatchAvailability {
-    pub fn available(&self, mode: &str) -> bool {
+    pub fn available(&self, mode: DispatchMode) -> bool {
         match mode {
-            "spawn_replica" => self.spawn_replica,
-            "team_task" => self.team_task,
-            "external_handoff" => self.external_handoff,
-            _ => false,
+            DispatchMode::SpawnReplica => self.spawn_replica,
+            DispatchMode::TeamTask => self.team_task,
+            DispatchMode::ExternalHandoff => self.external_handoff,
+            DispatchMode::None => false,
         }
     }
 }
@@ -253,10 +255,7 @@ impl Config {
     pub fn parse(text: &str) -> Result<Config, String> {
         let cfg: Config = toml::from_str(text).map_err(|e| e.to_string())?;
         for mode in &cfg.dispatch.available {
-            if !matches!(
-                mode.as_str(),
-                "spawn_replica" | "team_task" | "external_handoff"
-            ) {
+            if DispatchMode::offered(mode).is_none() {
                 return Err(format!(
                     "dispatch.available: unknown mode \"{mode}\"; allowed: spawn_replica, \
                      team_task, external_handoff"
@@ -283,12 +282,12 @@ impl Config {
     /// Declared modes, plus what the environment shows: Claude Code agent teams enabled means
     /// a lead can create team tasks (`CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1`).
     pub fn dispatch_availability(&self) -> DispatchAvailability {
-        let has = |m: &str| self.dispatch.available.iter().any(|x| x == m);
+        let has = |m: DispatchMode| self.dispatch.available.iter().any(|x| x == m.as_str());
         let teams = std::env::var("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS").is_ok_and(|v| v == "1");
         DispatchAvailability {
-            spawn_replica: has("spawn_replica"),
-            team_task: has("team_task") || teams,
-            external_handoff: has("external_handoff"),
+            spawn_replica: has(DispatchMode::SpawnReplica),
+            team_task: has(DispatchMode::TeamTask) || teams,
+            external_handoff: has(DispatchMode::ExternalHandoff),
         }
     }
 }

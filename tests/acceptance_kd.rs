@@ -172,7 +172,10 @@ fn kd04_dispatch_availability_tells_the_truth() {
     let req = DispatchRequest::dry_run(task("clean-bom-crlf: проверить BOM и CRLF"));
     let by_default = world.engine().dispatch(&req).expect("dispatch");
     let t = by_default.target.expect("target");
-    assert_eq!(t.dispatch.mode, "spawn_replica");
+    assert_eq!(
+        t.dispatch.mode,
+        knowledge::contract::DispatchMode::SpawnReplica
+    );
     assert!(
         !t.dispatch.available,
         "nothing is declared or detected: not available"

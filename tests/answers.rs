@@ -274,7 +274,9 @@ fn a_root_session_without_a_summary_is_titled_by_the_first_prompt_a_person_typed
     let root = resp
         .actors
         .iter()
-        .find(|a| a.actor_id.contains("72f73b62") && a.kind == "root_session")
+        .find(|a| {
+            a.actor_id.contains("72f73b62") && a.kind == knowledge::contract::ActorKind::RootSession
+        })
         .expect("the C3 root session");
     let title = root.title.as_deref().expect("a title");
     assert!(title.contains("getUserName"), "{title}");

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use knowledge::contract::dispatch::{ContextPack, DispatchTarget, Task};
-use knowledge::contract::{Code, DispatchInfo, Lane, Mode, SearchRequest};
+use knowledge::contract::{ActorKind, Code, DispatchInfo, DispatchMode, Lane, Mode, SearchRequest};
 use knowledge::engine::dispatch::build_handoff;
 use knowledge::engine::lanes::{
     CodeAnswer, CodeLines, CodeSource, CodeStats, LaneRequest, LineRange, ReadCodeError,
@@ -159,19 +159,22 @@ fn each_dispatch_mode_gets_its_tool_calls_and_nothing_is_executed() {
         constraints: vec![],
     };
     for (mode, tools) in [
-        ("spawn_replica", vec!["spawn_teammate"]),
-        ("team_task", vec!["team_task_create", "send_message"]),
-        ("external_handoff", vec![]),
-        ("none", vec![]),
+        (DispatchMode::SpawnReplica, vec!["spawn_teammate"]),
+        (
+            DispatchMode::TeamTask,
+            vec!["team_task_create", "send_message"],
+        ),
+        (DispatchMode::ExternalHandoff, vec![]),
+        (DispatchMode::None, vec![]),
     ] {
         let target = DispatchTarget {
             actor_id: "actor:claude:team_member:s:alice".into(),
             name: "alice".into(),
-            kind: "team_member".into(),
+            kind: ActorKind::TeamMember,
             source: "claude".into(),
             why: vec![],
             dispatch: DispatchInfo {
-                mode: mode.into(),
+                mode,
                 available: false,
             },
             title: None,

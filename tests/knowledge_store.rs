@@ -269,7 +269,10 @@ fn skill_uses_count_once_and_actors_agree() {
     assert!(a.events >= 5 && a.skill_uses == 2 && a.edits == 1);
     assert_eq!(
         (a.definition.as_deref(), a.dispatch_mode()),
-        (Some("db-fixer"), "spawn_replica")
+        (
+            Some("db-fixer"),
+            knowledge::contract::DispatchMode::SpawnReplica
+        )
     );
     let key = store
         .actor_for_session(&sub, None)
@@ -302,7 +305,7 @@ fn skill_uses_count_once_and_actors_agree() {
     );
     assert_eq!(
         (facts.known[&fixer()].kind, facts.outcomes.len()),
-        ("subagent", 3)
+        (knowledge::contract::ActorKind::Subagent, 3)
     );
     let only = store.actor_facts(&[fixer()]).expect("facts");
     assert_eq!(only.known.len(), 1);

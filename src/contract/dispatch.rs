@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::codes::{Code, Issue};
+use super::kinds::ActorKind;
 
 pub const DISPATCH_SCHEMA: &str = "knowledge.dispatch/v1";
 pub const HANDOFF_SCHEMA: &str = "knowledge.handoff/v1";
@@ -71,7 +72,7 @@ pub struct DispatchResponse {
 pub struct DispatchTarget {
     pub actor_id: String,
     pub name: String,
-    pub kind: String,
+    pub kind: ActorKind,
     pub source: String,
     pub why: Vec<String>,
     pub dispatch: super::DispatchInfo,
@@ -150,7 +151,7 @@ pub struct Handoff {
 pub struct HandoffTarget {
     pub actor_id: String,
     pub name: String,
-    pub kind: String,
+    pub kind: ActorKind,
     pub dispatch: super::DispatchInfo,
 }
 

@@ -69,3 +69,114 @@ impl std::fmt::Display for Capability {
         f.write_str(self.as_str())
     }
 }
+
+/// What an actor is (contract §5.3): the root session of a transcript, a subagent it spawned, a
+/// member of its agent team, or an agent of another harness. It decides the dispatch mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ActorKind {
+    RootSession,
+    Subagent,
+    TeamMember,
+    AutoclawAgent,
+    /// A kind this build does not know (a store or a package written by another).
+    Unknown,
+}
+
+impl ActorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActorKind::RootSession => "root_session",
+            ActorKind::Subagent => "subagent",
+            ActorKind::TeamMember => "team_member",
+            ActorKind::AutoclawAgent => "autoclaw_agent",
+            ActorKind::Unknown => "unknown",
+        }
+    }
+
+    /// A kind as a store, an actor id or a package spells it; one not known here is `unknown`
+    /// (and has no dispatch mode), not a failed read.
+    pub fn from_stored(s: &str) -> ActorKind {
+        match s {
+            "root_session" => ActorKind::RootSession,
+            "subagent" => ActorKind::Subagent,
+            "team_member" => ActorKind::TeamMember,
+            "autoclaw_agent" => ActorKind::AutoclawAgent,
+            _ => ActorKind::Unknown,
+        }
+    }
+
+    /// The dispatch mode the contract gives the kind (§5.3).
+    pub fn dispatch_mode(self) -> DispatchMode {
+        match self {
+            ActorKind::TeamMember => DispatchMode::TeamTask,
+            ActorKind::RootSession | ActorKind::Subagent => DispatchMode::SpawnReplica,
+            ActorKind::AutoclawAgent => DispatchMode::ExternalHandoff,
+            ActorKind::Unknown => DispatchMode::None,
+        }
+    }
+}
+
+/// How a lead hands a task to an actor (contract §5.3, KD-4); `none` when it cannot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DispatchMode {
+    SpawnReplica,
+    TeamTask,
+    ExternalHandoff,
+    None,
+}
+
+impl DispatchMode {
+    /// The modes an environment can offer (`[dispatch] available` in the config).
+    pub const OFFERED: [DispatchMode; 3] = [
+        DispatchMode::SpawnReplica,
+        DispatchMode::TeamTask,
+        DispatchMode::ExternalHandoff,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DispatchMode::SpawnReplica => "spawn_replica",
+            DispatchMode::TeamTask => "team_task",
+            DispatchMode::ExternalHandoff => "external_handoff",
+            DispatchMode::None => "none",
+        }
+    }
+
+    /// A mode an environment can offer, by name (`None` for `none` and for any other word).
+    pub fn offered(s: &str) -> Option<DispatchMode> {
+        DispatchMode::OFFERED.into_iter().find(|m| m.as_str() == s)
+    }
+
+    /// A mode as a package spells it; one not known here is `none`.
+    pub fn from_stored(s: &str) -> DispatchMode {
+        DispatchMode::offered(s).unwrap_or(DispatchMode::None)
+    }
+}
+
+/// The kinds and modes travel as their text; reading a package back is lenient (`from_stored`)
+/// so a file another build wrote stays readable.
+macro_rules! text_serde {
+    ($ty:ty) => {
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = std::borrow::Cow::<'de, str>::deserialize(d)?;
+                Ok(<$ty>::from_stored(&s))
+            }
+        }
+    };
+}
+
+text_serde!(ActorKind);
+text_serde!(DispatchMode);

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use super::codes::Issue;
-use super::kinds::{Capability, Outcome};
+use super::kinds::{ActorKind, Capability, DispatchMode, Outcome};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchResponse {
@@ -235,7 +235,7 @@ pub struct UsedBy {
 pub struct Actor {
     pub actor_id: String,
     pub name: String,
-    pub kind: String,
+    pub kind: ActorKind,
     pub source: String,
     pub confidence: f64,
     pub score: f64,
@@ -271,7 +271,7 @@ pub struct SkillUses {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DispatchInfo {
-    pub mode: String,
+    pub mode: DispatchMode,
     pub available: bool,
 }
 

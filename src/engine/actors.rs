@@ -17,7 +17,7 @@ use crate::contract::{
 };
 use crate::contract::{Mode, Outcome};
 use crate::engine::lanes::EpisodeHit;
-use crate::sources::actor_id::{actor_of, dispatch_mode, ActorKey, SessionFacts};
+use crate::sources::actor_id::{actor_of, ActorKey, SessionFacts};
 
 /// At most this many episodes of one actor count towards its score and evidence.
 pub const EPISODES_PER_ACTOR: usize = 3;
@@ -203,11 +203,11 @@ fn rank_actor(inp: &Inputs<'_>, actor_id: String, mut a: Acc) -> Option<(Actor, 
     let named = key.name != "main" && names_actor(inp.query_terms, &key.name);
     let skills = skill_uses(inp.facts, &actor_id);
     let l3 = inp.facts.is_some();
-    let mode = dispatch_mode(key.kind);
+    let mode = key.kind.dispatch_mode();
     let actor = Actor {
         actor_id,
         name: key.name.clone(),
-        kind: key.kind.to_string(),
+        kind: key.kind,
         source: key.source.clone(),
         confidence: confidence(&a, l3),
         score: score(best, mean, outcome_weight(inp.route.intent, &a), named),
@@ -215,7 +215,7 @@ fn rank_actor(inp: &Inputs<'_>, actor_id: String, mut a: Acc) -> Option<(Actor, 
         evidence: evidence_refs(&a),
         skills,
         dispatch: DispatchInfo {
-            mode: mode.to_string(),
+            mode,
             available: inp.dispatch.available(mode),
         },
         title: None,

@@ -9,7 +9,7 @@ use super::outbox;
 use super::Engine;
 use crate::contract::dispatch::*;
 use crate::contract::{
-    Code, DispatchInfo, Issue, Lane, Mode, Outcome, SearchRequest, SearchResponse,
+    Code, DispatchInfo, DispatchMode, Issue, Lane, Mode, Outcome, SearchRequest, SearchResponse,
 };
 use crate::sources::agent_knowledge::ActorRow;
 use crate::text::{redact, snippet, tokens};
@@ -121,11 +121,11 @@ impl Engine {
                 workspace: profile.workspace,
                 actor_id: c.actor.actor_id.clone(),
                 name: c.actor.name.clone(),
-                kind: c.actor.kind.clone(),
+                kind: c.actor.kind,
                 source: c.actor.source.clone(),
                 why: c.why.clone(),
                 dispatch: DispatchInfo {
-                    mode: mode.to_string(),
+                    mode,
                     available: self.config.dispatch.available(mode),
                 },
             }
@@ -480,9 +480,8 @@ pub fn build_handoff(
         .take(80)
         .collect();
     let prompt = render_prompt(assignment_id, task, pack);
-    let mode = target.dispatch.mode.as_str();
-    let tool_calls = match mode {
-        "spawn_replica" => vec![ToolCall {
+    let tool_calls = match target.dispatch.mode {
+        DispatchMode::SpawnReplica => vec![ToolCall {
             tool: "spawn_teammate".into(),
             arguments: serde_json::json!({
                 "name": target.name,
@@ -490,7 +489,7 @@ pub fn build_handoff(
                 "prompt": prompt,
             }),
         }],
-        "team_task" => vec![
+        DispatchMode::TeamTask => vec![
             ToolCall {
                 tool: "team_task_create".into(),
                 arguments: serde_json::json!({
@@ -510,12 +509,16 @@ pub fn build_handoff(
                 }),
             },
         ],
-        _ => Vec::new(),
+        DispatchMode::ExternalHandoff | DispatchMode::None => Vec::new(),
     };
-    let requires = match mode {
-        "spawn_replica" | "team_task" => "HARNESS Lead / agent-team tools",
-        "external_handoff" => "an external handoff (AutoClaw): deliver the package by hand",
-        _ => "a person: this actor has no dispatch mode; use the package as a recommendation",
+    let requires = match target.dispatch.mode {
+        DispatchMode::SpawnReplica | DispatchMode::TeamTask => "HARNESS Lead / agent-team tools",
+        DispatchMode::ExternalHandoff => {
+            "an external handoff (AutoClaw): deliver the package by hand"
+        }
+        DispatchMode::None => {
+            "a person: this actor has no dispatch mode; use the package as a recommendation"
+        }
     };
     Handoff {
         schema: HANDOFF_SCHEMA.to_string(),
@@ -523,7 +526,7 @@ pub fn build_handoff(
         target: HandoffTarget {
             actor_id: target.actor_id.clone(),
             name: target.name.clone(),
-            kind: target.kind.clone(),
+            kind: target.kind,
             dispatch: target.dispatch.clone(),
         },
         task: task.clone(),

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::EngineConfig;
 use crate::contract::dispatch::{Assignment, Handoff, Review};
+use crate::contract::DispatchMode;
 use crate::sources::agent_knowledge::assignments::{AssignmentStore, NewAssignment, RECORDED_PLAN};
 
 #[derive(Debug, thiserror::Error)]
@@ -49,7 +50,7 @@ pub struct OutboxEntry {
     pub created_at: String,
     pub actor_id: String,
     pub actor_name: String,
-    pub dispatch_mode: String,
+    pub dispatch_mode: DispatchMode,
     pub task: String,
     pub path: String,
 }

@@ -9,9 +9,8 @@
 //! (`titles.rs`); a subagent's task description; a team member's assignment. Every title is
 //! redacted again, made one line and clipped to [`TITLE_CHARS`] characters.
 
-use crate::contract::Actor;
+use crate::contract::{Actor, ActorKind};
 use crate::engine::lanes::{EpisodesSource, SessionRow, SkillsSource};
-use crate::sources::actor_id::{ROOT, SUBAGENT, TEAM_MEMBER};
 use crate::text::snippet::clip_chars;
 use crate::text::{redact, sanitize};
 
@@ -28,13 +27,13 @@ pub struct Profile {
 }
 
 /// The root session and kind named by an actor id `actor:<source>:<kind>:<root>:<name>`.
-pub fn root_of(actor_id: &str) -> Option<(&str, &str)> {
+pub fn root_of(actor_id: &str) -> Option<(ActorKind, &str)> {
     let rest = actor_id.strip_prefix("actor:")?;
     let mut parts = rest.splitn(3, ':');
     let _source = parts.next()?;
     let kind = parts.next()?;
     let (root, _name) = parts.next()?.rsplit_once(':')?;
-    Some((kind, root))
+    Some((ActorKind::from_stored(kind), root))
 }
 
 /// The profile of one actor. `seen_sessions` are sessions its evidence came from (so actors
@@ -67,14 +66,14 @@ pub fn profile(
         .as_ref()
         .and_then(|r| super::titles::session_title(r, episodes));
     let title = match kind {
-        ROOT => root_title.clone(),
-        SUBAGENT | TEAM_MEMBER => {
+        ActorKind::RootSession => root_title.clone(),
+        ActorKind::Subagent | ActorKind::TeamMember => {
             let children = || rows.iter().filter(|r| r.session_id != root);
             children()
                 .find_map(|r| r.agent_description.as_deref().and_then(clean))
                 .or_else(|| children().find_map(|r| spawned_as(r, root, episodes)))
         }
-        _ => None,
+        ActorKind::AutoclawAgent | ActorKind::Unknown => None,
     };
     let workspace = root_row
         .as_ref()
@@ -83,12 +82,14 @@ pub fn profile(
         .map(|w| sanitize::one_line(&w));
     let last_active = rows
         .iter()
-        .chain(root_row.iter().filter(|_| kind == ROOT))
+        .chain(root_row.iter().filter(|_| kind == ActorKind::RootSession))
         .filter_map(|r| r.last_event_at.clone())
         .max();
     Profile {
         title,
-        root_title: (kind != ROOT).then_some(root_title).flatten(),
+        root_title: (kind != ActorKind::RootSession)
+            .then_some(root_title)
+            .flatten(),
         workspace,
         last_active,
     }
@@ -128,7 +129,7 @@ pub fn label_with(a: &Actor, title_chars: usize, workspace: bool, day: bool) -> 
     };
     label_of(
         &a.actor_id,
-        &a.kind,
+        a.kind,
         &a.name,
         &p,
         title_chars,
@@ -140,7 +141,7 @@ pub fn label_with(a: &Actor, title_chars: usize, workspace: bool, day: bool) -> 
 /// [`label_with`] for an actor known by its id, kind, name and profile (the activity view).
 pub fn label_of(
     actor_id: &str,
-    kind: &str,
+    kind: ActorKind,
     name: &str,
     p: &Profile,
     title_chars: usize,
@@ -152,12 +153,14 @@ pub fn label_of(
     let root = root_of(actor_id).map(|(_, r)| r).unwrap_or_default();
     let short_root: String = root.chars().take(8).collect();
     match (kind, p.title.as_deref()) {
-        (ROOT, Some(t)) => parts.push(clip(t)),
-        (ROOT, None) if !short_root.is_empty() => parts.push(format!("{name} @{short_root}")),
+        (ActorKind::RootSession, Some(t)) => parts.push(clip(t)),
+        (ActorKind::RootSession, None) if !short_root.is_empty() => {
+            parts.push(format!("{name} @{short_root}"))
+        }
         _ => parts.push(name.to_string()),
     }
-    if kind != ROOT {
-        let whose = if kind == TEAM_MEMBER {
+    if kind != ActorKind::RootSession {
+        let whose = if kind == ActorKind::TeamMember {
             "team member"
         } else {
             "subagent"
@@ -234,11 +237,11 @@ mod tests {
     fn root_of_reads_kind_and_root_session() {
         assert_eq!(
             root_of("actor:claude:subagent:5af11f95-d95e:db-fixer"),
-            Some(("subagent", "5af11f95-d95e"))
+            Some((ActorKind::Subagent, "5af11f95-d95e"))
         );
         assert_eq!(
             root_of("actor:codex:root_session:01a1:main"),
-            Some(("root_session", "01a1"))
+            Some((ActorKind::RootSession, "01a1"))
         );
         assert_eq!(root_of("nonsense"), None);
     }
@@ -255,11 +258,11 @@ mod tests {
         assert_eq!(clean("   \n  "), None);
     }
 
-    fn actor(kind: &str, name: &str) -> Actor {
+    fn actor(kind: ActorKind, name: &str) -> Actor {
         Actor {
             actor_id: format!("actor:claude:{kind}:5af11f95-d95e-4618:{name}"),
             name: name.into(),
-            kind: kind.into(),
+            kind,
             source: "claude".into(),
             confidence: 0.9,
             score: 0.1,
@@ -267,7 +270,7 @@ mod tests {
             evidence: vec![],
             skills: vec![],
             dispatch: crate::contract::DispatchInfo {
-                mode: "spawn_replica".into(),
+                mode: crate::contract::DispatchMode::SpawnReplica,
                 available: false,
             },
             title: None,
@@ -279,7 +282,7 @@ mod tests {
 
     #[test]
     fn a_root_session_reads_as_its_title_and_a_subagent_as_whose_it_was() {
-        let mut root = actor(ROOT, "main");
+        let mut root = actor(ActorKind::RootSession, "main");
         assert_eq!(label(&root, 80), "main @5af11f95");
         root.title = Some("Доступ к MySQL 176.99.5.35".into());
         root.workspace = Some("/srv/repos/billing".into());
@@ -288,7 +291,7 @@ mod tests {
             label(&root, 80),
             "Доступ к MySQL 176.99.5.35 · billing · 2026-10-21"
         );
-        let mut sub = actor(SUBAGENT, "db-fixer");
+        let mut sub = actor(ActorKind::Subagent, "db-fixer");
         sub.title = Some("Восстановить доступ к MySQL".into());
         sub.root_title = root.title.clone();
         sub.workspace = root.workspace.clone();
@@ -297,7 +300,7 @@ mod tests {
             "db-fixer · subagent of «Доступ к MySQL 176.99.5.35» · billing"
         );
         assert_eq!(label(&sub, 6), "db-fixer · subagent of «Досту…» · billing");
-        let mut member = actor(TEAM_MEMBER, "alice");
+        let mut member = actor(ActorKind::TeamMember, "alice");
         member.title = Some("Fix webhook handler".into());
         assert_eq!(
             label(&member, 80),

@@ -5,16 +5,18 @@
 //! worked in (a subagent's parent), and `<name>` the subagent type / teammate name, or `main`
 //! for the root session itself.
 
-/// The kinds the contract names (§5.3).
-pub const ROOT: &str = "root_session";
-pub const SUBAGENT: &str = "subagent";
-pub const TEAM_MEMBER: &str = "team_member";
+pub use crate::contract::kinds::ActorKind;
+
+/// The kinds an actor id of this build names (contract §5.3).
+pub const ROOT: ActorKind = ActorKind::RootSession;
+pub const SUBAGENT: ActorKind = ActorKind::Subagent;
+pub const TEAM_MEMBER: ActorKind = ActorKind::TeamMember;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ActorKey {
     pub actor_id: String,
     pub name: String,
-    pub kind: &'static str,
+    pub kind: ActorKind,
     pub source: String,
     /// The root session the actor worked in.
     pub root_session: String,
@@ -76,7 +78,7 @@ pub fn id_part(s: &str) -> String {
     s.replace(char::is_whitespace, "-")
 }
 
-pub fn key(source: &str, kind: &'static str, root_session: &str, name: &str) -> ActorKey {
+pub fn key(source: &str, kind: ActorKind, root_session: &str, name: &str) -> ActorKey {
     let clean = id_part;
     ActorKey {
         actor_id: format!(
@@ -89,15 +91,5 @@ pub fn key(source: &str, kind: &'static str, root_session: &str, name: &str) -> 
         kind,
         source: source.to_string(),
         root_session: root_session.to_string(),
-    }
-}
-
-/// The dispatch mode the contract gives each kind (§5.3).
-pub fn dispatch_mode(kind: &str) -> &'static str {
-    match kind {
-        TEAM_MEMBER => "team_task",
-        ROOT | SUBAGENT => "spawn_replica",
-        "autoclaw_agent" => "external_handoff",
-        _ => "none",
     }
 }

@@ -17,7 +17,7 @@ pub use report::*;
 use super::lanes::{ActivityQuery, ActivitySession, SkillsActivity};
 use super::profiles;
 use super::Engine;
-use crate::contract::Outcome;
+use crate::contract::{ActorKind, Outcome};
 use crate::sources::agent_knowledge::ms_to_rfc3339;
 
 const DAY_MS: i64 = 86_400_000;
@@ -148,7 +148,7 @@ impl Engine {
             p.last_active = None;
             a.label = profiles::label_of(
                 &a.actor_id,
-                &a.kind,
+                a.kind.unwrap_or(ActorKind::Unknown),
                 &a.name,
                 &p,
                 LABEL_TITLE_CHARS,
@@ -390,7 +390,7 @@ fn actor_row(
     ActorActivity {
         actor_id: id.to_string(),
         name: known.map_or_else(|| "?".to_string(), |a| a.name.clone()),
-        kind: known.map_or_else(String::new, |a| a.kind.clone()),
+        kind: known.map(|a| a.kind),
         source: known.map_or_else(String::new, |a| a.source.clone()),
         label: String::new(),
         title: None,

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use crate::contract::ActorKind;
 use crate::health::stats::StatsReport;
 
 /// Everything the activity view shows.
@@ -66,7 +67,8 @@ pub struct AgentActivity {
 pub struct ActorActivity {
     pub actor_id: String,
     pub name: String,
-    pub kind: String,
+    /// `None`: the skills lane does not know the actor.
+    pub kind: Option<ActorKind>,
     pub source: String,
     /// How a person reads the actor (`profiles::label_of`).
     pub label: String,

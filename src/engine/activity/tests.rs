@@ -31,7 +31,7 @@ fn actor(id: &str, name: &str) -> ActivityActor {
     ActivityActor {
         actor_id: id.to_string(),
         name: name.to_string(),
-        kind: "root_session".to_string(),
+        kind: ActorKind::RootSession,
         source: "claude".to_string(),
     }
 }

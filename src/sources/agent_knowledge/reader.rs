@@ -14,8 +14,8 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use super::uses::split_skill_name;
 use super::{schema, AgentKnowledgeError};
-use crate::contract::Outcome;
-use crate::sources::actor_id::{self, ActorKey};
+use crate::contract::{ActorKind, DispatchMode, Outcome};
+use crate::sources::actor_id::ActorKey;
 
 /// At most this many recorded uses are listed per skill (most recent first).
 pub const USED_BY_MAX: usize = 10;
@@ -65,7 +65,7 @@ pub struct SkillRow {
 pub struct ActorRow {
     pub actor_id: String,
     pub name: String,
-    pub kind: String,
+    pub kind: ActorKind,
     pub source: String,
     pub root_session: String,
     pub first_seen: Option<String>,
@@ -86,15 +86,15 @@ impl ActorRow {
         ActorKey {
             actor_id: self.actor_id.clone(),
             name: self.name.clone(),
-            kind: kind_static(&self.kind),
+            kind: self.kind,
             source: self.source.clone(),
             root_session: self.root_session.clone(),
         }
     }
 
     /// The dispatch mode the contract gives this actor's kind.
-    pub fn dispatch_mode(&self) -> &'static str {
-        actor_id::dispatch_mode(&self.kind)
+    pub fn dispatch_mode(&self) -> DispatchMode {
+        self.kind.dispatch_mode()
     }
 }
 
@@ -395,13 +395,3 @@ pub use skill_index::SkillIndexError;
 pub use skills::SkillSearch;
 
 pub use activity::{ActivityActor, ActivityBucket, ActivitySkillUse, SkillsActivity};
-
-fn kind_static(kind: &str) -> &'static str {
-    match kind {
-        actor_id::ROOT => actor_id::ROOT,
-        actor_id::SUBAGENT => actor_id::SUBAGENT,
-        actor_id::TEAM_MEMBER => actor_id::TEAM_MEMBER,
-        "autoclaw_agent" => "autoclaw_agent",
-        _ => "unknown",
-    }
-}

@@ -45,7 +45,7 @@ impl<'a> From<&'a DispatchTarget> for TargetFacts<'a> {
         TargetFacts {
             actor_id: &t.actor_id,
             name: &t.name,
-            kind: &t.kind,
+            kind: t.kind.as_str(),
             source: Some(&t.source),
             title: t.title.as_deref(),
             workspace: t.workspace.as_deref(),
@@ -60,7 +60,7 @@ impl<'a> From<&'a HandoffTarget> for TargetFacts<'a> {
         TargetFacts {
             actor_id: &t.actor_id,
             name: &t.name,
-            kind: &t.kind,
+            kind: t.kind.as_str(),
             source: None,
             title: None,
             workspace: None,
@@ -130,7 +130,7 @@ impl<'a> Rows<'a> {
         } else {
             "✗ not available here"
         };
-        self.kv("dispatch", format!("{} {here}", one_line(&t.dispatch.mode)));
+        self.kv("dispatch", format!("{} {here}", t.dispatch.mode));
         for why in t.why {
             self.kv("why", one_line(why));
         }

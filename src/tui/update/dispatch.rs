@@ -173,7 +173,7 @@ fn commit_summary(app: &App, p: &DispatchResponse) -> [(&'static str, String); 5
     let (target, mode, available) = match &p.target {
         Some(t) => (
             format!("{} ({})", one_line(&t.name), one_line(&t.actor_id)),
-            one_line(&t.dispatch.mode),
+            t.dispatch.mode.to_string(),
             t.dispatch.available,
         ),
         None => ("auto".to_string(), "none".to_string(), false),

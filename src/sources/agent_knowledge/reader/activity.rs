@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use rusqlite::params;
 
 use super::{AgentKnowledgeError, AgentKnowledgeStore};
-use crate::contract::Outcome;
+use crate::contract::{ActorKind, Outcome};
 
 /// Events of one session (or inline sidechain agent) in one hour (`time_ms / 3_600_000`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,7 +24,7 @@ pub struct ActivityBucket {
 pub struct ActivityActor {
     pub actor_id: String,
     pub name: String,
-    pub kind: String,
+    pub kind: ActorKind,
     pub source: String,
 }
 
