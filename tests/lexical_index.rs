@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use knowledge::sources::episodes::index::{index_episodes, IndexOptions};
 use knowledge::sources::episodes::search::{
-    EpisodeHit, EpisodeQuery, EpisodeStore, EpisodeStoreError,
+    EpisodeQuery, EpisodeStore, EpisodeStoreError, StoredHit,
 };
 use knowledge::sources::lexical::{self, LexicalError};
 use knowledge::text::tokens;
@@ -96,7 +96,7 @@ fn query(text: &str) -> EpisodeQuery {
     }
 }
 
-fn sessions(hits: &[EpisodeHit]) -> Vec<String> {
+fn sessions(hits: &[StoredHit]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for h in hits {
         if !out.contains(&h.session_id) {

@@ -169,9 +169,11 @@ pub struct CodeLane {
     pub items: Vec<CodeItem>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// How the freshness of the code lane's items (or of lines read) was checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Freshness {
     pub stale: bool,
+    /// Always `fingerprint`: size + mtime, then the content hash.
     pub verified_by: String,
 }
 

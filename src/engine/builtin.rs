@@ -134,7 +134,7 @@ fn unavailable(e: impl std::error::Error + Send + Sync + 'static) -> SourceFailu
 }
 
 /// A row of the episodes index → the lane's hit.
-fn lane_hit(h: episodes::EpisodeHit) -> EpisodeHit {
+fn lane_hit(h: episodes::StoredHit) -> EpisodeHit {
     let s = h.session;
     EpisodeHit {
         session_id: h.session_id,

@@ -183,13 +183,8 @@ pub struct CodeSearch {
     pub nothing_relevant: Option<String>,
 }
 
-/// How the freshness of returned data was checked.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Freshness {
-    pub stale: bool,
-    /// Always `fingerprint`: size + mtime, then the content hash.
-    pub verified_by: String,
-}
+/// How the freshness of returned lines was checked: the code lane's own `freshness` block.
+pub use crate::contract::Freshness;
 
 /// A chunk that overlaps a [`CodeLines`] range.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -57,7 +57,7 @@ pub struct EpisodeQuery {
 /// What a search found: the hits, or why nothing is relevant.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EpisodeSearch {
-    pub hits: Vec<EpisodeHit>,
+    pub hits: Vec<StoredHit>,
     /// Set when the lane is empty because nothing in the index is about the query.
     pub nothing_relevant: Option<String>,
 }
@@ -83,8 +83,11 @@ pub struct SessionRow {
     pub events: u64,
 }
 
+/// An event hit as the built-in index holds it: the whole stored session row, the tool and the
+/// event's stored facts. The engine sees it as the lane's `EpisodeHit`
+/// (`engine/builtin.rs::lane_hit`), which keeps only what any episodes source can say.
 #[derive(Debug, Clone, PartialEq)]
-pub struct EpisodeHit {
+pub struct StoredHit {
     pub session_id: String,
     pub seq: u64,
     pub event_type: String,
@@ -232,7 +235,7 @@ impl EpisodeStore {
     }
 
     /// The best events for the query, at most [`PER_SESSION_CAP`] per session, best first.
-    pub fn search(&self, q: &EpisodeQuery) -> Result<Vec<EpisodeHit>, EpisodeStoreError> {
+    pub fn search(&self, q: &EpisodeQuery) -> Result<Vec<StoredHit>, EpisodeStoreError> {
         Ok(self.search_ranked(q)?.hits)
     }
 
@@ -319,7 +322,7 @@ impl EpisodeStore {
             for f in picked {
                 let hit = stmt.query_row([f.id], |r| {
                     let text: String = r.get(5)?;
-                    Ok(EpisodeHit {
+                    Ok(StoredHit {
                         session_id: r.get(0)?,
                         seq: r.get::<_, i64>(1)? as u64,
                         event_type: r.get(2)?,
