@@ -56,7 +56,7 @@ impl Stage {
 }
 
 #[derive(Debug, Clone, Copy)]
-pub struct Progress {
+pub struct IndexProgress {
     pub stage: Stage,
     pub done: u64,
     pub total: u64,
@@ -122,7 +122,7 @@ pub enum IndexAllError {
 pub fn index_all(
     data_dir: &Path,
     plan: &IndexPlan,
-    progress: &mut dyn FnMut(Progress),
+    progress: &mut dyn FnMut(IndexProgress),
 ) -> Result<IndexAllSummary, IndexAllError> {
     std::fs::create_dir_all(data_dir).map_err(|e| data_dir_error(data_dir, e))?;
     writable(data_dir)?;
@@ -142,7 +142,7 @@ pub fn index_all(
                 ..IndexOptions::new(plan.sessions.clone())
             },
             &mut |p| {
-                progress(Progress {
+                progress(IndexProgress {
                     stage: Stage::Sessions,
                     done: p.done,
                     total: p.total,
@@ -162,7 +162,7 @@ pub fn index_all(
                 ..CodeIndexOptions::default()
             },
             &mut |p| {
-                progress(Progress {
+                progress(IndexProgress {
                     stage: Stage::Code,
                     done: p.done,
                     total: p.total,
@@ -173,7 +173,7 @@ pub fn index_all(
         )?);
     }
     out.vectors = embed_stores(&dir, semantic)?;
-    progress(Progress {
+    progress(IndexProgress {
         stage: Stage::AgentKnowledge,
         done: 0,
         total: 1,
@@ -186,7 +186,7 @@ pub fn index_all(
         &plan.skills,
         &plan.agents,
     )?);
-    progress(Progress {
+    progress(IndexProgress {
         stage: Stage::AgentKnowledge,
         done: 1,
         total: 1,
@@ -198,7 +198,7 @@ pub fn index_all(
         &dir.episodes_db(),
         semantic,
         &mut |done, total| {
-            progress(Progress {
+            progress(IndexProgress {
                 stage: Stage::Messages,
                 done,
                 total,

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
 use knowledge::config::Config;
-use knowledge::team::push::{local_revision, push_until, Progress, PushPlan, PushSummary};
+use knowledge::team::push::{local_revision, push_until, PushPlan, PushProgress, PushSummary};
 use knowledge::team::{check_machine, default_machine, TeamUrl};
 use knowledge::watch::WatchEvent;
 
@@ -91,12 +91,12 @@ fn push_once(
     let out = push_until(data_dir, url, plan, stop, &mut |p| {
         if let Some(b) = &bar {
             match p {
-                Progress::Sessions { done, total } => {
+                PushProgress::Sessions { done, total } => {
                     b.set_length(total);
                     b.set_position(done);
                 }
-                Progress::Chunks { done } => b.set_message(format!("code: {done} chunks")),
-                Progress::Knowledge { rows } => {
+                PushProgress::Chunks { done } => b.set_message(format!("code: {done} chunks")),
+                PushProgress::Knowledge { rows } => {
                     b.set_message(format!("agent knowledge: {rows} rows"))
                 }
             }

@@ -34,7 +34,7 @@ use fan_out::{run_lanes, LaneAnswers};
 use report::{lane_reports, LaneReports};
 
 use super::actors::{self, ActorFacts, ResolveActor};
-use super::fusion::{self, items::episode_id, Fused, LaneHits};
+use super::fusion::{self, items::episode_id, FusedLanes, LaneHits};
 use super::lanes::LaneRequest;
 use super::routing::{route, Route};
 use super::Engine;
@@ -147,7 +147,7 @@ impl Engine {
 
     /// Per-lane caps and dedup, then fusion; under episode filters a skill keeps only the uses
     /// inside them.
-    fn fuse(&self, req: &SearchRequest, route: &Route, answers: &LaneAnswers) -> Fused {
+    fn fuse(&self, req: &SearchRequest, route: &Route, answers: &LaneAnswers) -> FusedLanes {
         let hits = LaneHits {
             episodes: answers.episode_hits(),
             code: answers.code_hits(),
@@ -160,7 +160,7 @@ impl Engine {
 
     /// L3 names the actor behind each event (a subagent by its spawn's name) and knows who
     /// edited the returned files; ask it only about what this response holds.
-    fn l3_lookup(&self, answers: &LaneAnswers, fused: &Fused) -> L3Lookup {
+    fn l3_lookup(&self, answers: &LaneAnswers, fused: &FusedLanes) -> L3Lookup {
         let l3 = &self.skills;
         let resolved: HashMap<String, ActorKey> = answers
             .episode_hits()
@@ -198,7 +198,7 @@ impl Engine {
         route: &Route,
         lane_req: &LaneRequest,
         answers: &LaneAnswers,
-        fused: &Fused,
+        fused: &FusedLanes,
         l3: &L3Lookup,
     ) -> Vec<Actor> {
         let resolve = |hit: &EpisodeHit| {
@@ -225,7 +225,7 @@ impl Engine {
 
     /// Every lane and the actors cut to `limit`; evidence may only name items that survived
     /// (invariant 5); the surviving actors get their titles, workspace and last activity.
-    fn apply_limit(&self, limit: usize, fused: &mut Fused, actors: &mut Vec<Actor>) {
+    fn apply_limit(&self, limit: usize, fused: &mut FusedLanes, actors: &mut Vec<Actor>) {
         fused.truncate(limit);
         actors.truncate(limit);
         fusion::items::prune_dangling_evidence(actors, &fused.episodes, &fused.code, &fused.skills);
@@ -275,7 +275,7 @@ fn response(
     req: &SearchRequest,
     route: &Route,
     mut reports: LaneReports,
-    fused: Fused,
+    fused: FusedLanes,
     actors: Vec<Actor>,
     no_source: bool,
 ) -> SearchResponse {

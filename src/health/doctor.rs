@@ -17,7 +17,7 @@ use crate::engine::lanes::{LaneRequest, SourceFailure};
 use crate::engine::{Engine, EngineConfig};
 use crate::sources::agent_knowledge::AgentKnowledgeStats;
 use crate::sources::code::model::CodeStats;
-use crate::sources::code::read::{file_is_stale, FileRow};
+use crate::sources::code::read::{file_is_stale, FileFingerprint};
 use crate::sources::episodes::search::LaneStats;
 use crate::sources::sqlite::open_ro;
 
@@ -497,7 +497,7 @@ fn sidecar(db: &Path, suffix: &str) -> PathBuf {
 fn stale_code(db: &Path) -> Finding {
     let mut out = Finding::default();
     let Ok(conn) = open_ro(db) else { return out };
-    let rows: Vec<(String, String, FileRow)> = conn
+    let rows: Vec<(String, String, FileFingerprint)> = conn
         .prepare("SELECT root, path, size, mtime_ns, sha256 FROM files ORDER BY root, path")
         .and_then(|mut stmt| {
             let rows = stmt
@@ -505,7 +505,7 @@ fn stale_code(db: &Path) -> Finding {
                     Ok((
                         r.get(0)?,
                         r.get(1)?,
-                        FileRow {
+                        FileFingerprint {
                             size: r.get::<_, i64>(2)?.max(0) as u64,
                             mtime_ns: r.get(3)?,
                             sha256: r.get(4)?,

@@ -29,7 +29,7 @@ pub enum Purpose {
 
 /// A team URL this data dir's commands use, and where it was given.
 #[derive(Debug, Clone)]
-pub struct Target {
+pub struct TeamTarget {
     pub url: String,
     /// `--team`, `KNOWLEDGE_TEAM_URL` or `[team] url in PATH`.
     pub from: String,
@@ -56,10 +56,10 @@ pub struct TeamReport {
 }
 
 /// The team URLs of `data_dir`'s commands: `--team` (set on this process), then the push URL.
-pub fn targets(data_dir: &Path) -> Vec<Target> {
+pub fn targets(data_dir: &Path) -> Vec<TeamTarget> {
     let mut out = Vec::new();
     if let Some(t) = crate::config::team_searched() {
-        out.push(Target {
+        out.push(TeamTarget {
             url: t.url.clone(),
             from: "--team".into(),
             purpose: Purpose::Search,
@@ -85,7 +85,7 @@ pub fn targets(data_dir: &Path) -> Vec<Target> {
         (None, None) => None,
     };
     if let Some((url, from)) = push {
-        out.push(Target {
+        out.push(TeamTarget {
             url,
             from,
             purpose: Purpose::Push,
@@ -107,7 +107,7 @@ pub fn check_all(data_dir: &Path) -> Vec<TeamReport> {
 }
 
 /// Check one team URL.
-pub fn check(target: &Target, lane_timeout: Duration) -> TeamReport {
+pub fn check(target: &TeamTarget, lane_timeout: Duration) -> TeamReport {
     let mut report = TeamReport {
         url: String::new(),
         from: target.from.clone(),
@@ -194,7 +194,7 @@ pub fn probe_within(url: &str, wait: Duration) -> Result<(String, i32), crate::t
     }
 }
 
-fn judge(f: &ServerFacts, t: &Target, shown: &str, lane_timeout: Duration) -> Vec<Problem> {
+fn judge(f: &ServerFacts, t: &TeamTarget, shown: &str, lane_timeout: Duration) -> Vec<Problem> {
     let at = format!("the team index at {shown} ({})", t.from);
     let mut out = Vec::new();
     if f.server_version_num < MIN_SERVER_VERSION {
@@ -236,7 +236,7 @@ fn judge(f: &ServerFacts, t: &Target, shown: &str, lane_timeout: Duration) -> Ve
     out
 }
 
-fn schema_problem(f: &ServerFacts, t: &Target, at: &str) -> Option<Problem> {
+fn schema_problem(f: &ServerFacts, t: &TeamTarget, at: &str) -> Option<Problem> {
     let owner = f.rights.as_ref().is_some_and(|r| r.owner);
     // A schema this role may not read is a matter of its rights (`rights_problem`).
     let v = f.schema_version?;
@@ -296,7 +296,7 @@ fn schema_problem(f: &ServerFacts, t: &Target, at: &str) -> Option<Problem> {
     })
 }
 
-fn rights_problem(r: &roles::Rights, t: &Target, quoted: &str) -> Option<Problem> {
+fn rights_problem(r: &roles::Rights, t: &TeamTarget, quoted: &str) -> Option<Problem> {
     let literal = r.role.replace('\'', "''");
     match t.purpose {
         Purpose::Search if r.owner || r.searches => None,

@@ -86,7 +86,7 @@ pub const CONFIDENT_COSINE: f32 = 0.7;
 
 /// One fused row: its id, its lexical rank and score, its cosine.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Fused {
+pub struct FusedRow {
     pub id: i64,
     pub lexical: Option<f64>,
     pub cosine: Option<f32>,
@@ -95,13 +95,13 @@ pub struct Fused {
 
 /// The fused entry of `id`, created (and its first-seen order noted) when new.
 pub(crate) fn slot<'a>(
-    by_id: &'a mut HashMap<i64, Fused>,
+    by_id: &'a mut HashMap<i64, FusedRow>,
     order: &mut Vec<i64>,
     id: i64,
-) -> &'a mut Fused {
+) -> &'a mut FusedRow {
     by_id.entry(id).or_insert_with(|| {
         order.push(id);
-        Fused {
+        FusedRow {
             id,
             lexical: None,
             cosine: None,
@@ -116,8 +116,8 @@ pub(crate) fn slot<'a>(
 /// lexical search already answers. A vector-only hit competes with them by weighted RRF only
 /// when its cosine is at least [`CONFIDENT_COSINE`]; a weaker one (down to [`MIN_COSINE`]) fills
 /// in after them, in vector order. A lexical hit the vector arm also found carries its cosine.
-pub fn fuse(lexical: &[(i64, f64)], vector: &[(i64, f32)]) -> Vec<Fused> {
-    let mut by_id: HashMap<i64, Fused> = HashMap::new();
+pub fn fuse(lexical: &[(i64, f64)], vector: &[(i64, f32)]) -> Vec<FusedRow> {
+    let mut by_id: HashMap<i64, FusedRow> = HashMap::new();
     let mut order = Vec::new();
     for (rank, (id, score)) in lexical.iter().enumerate() {
         let f = slot(&mut by_id, &mut order, *id);
@@ -136,7 +136,7 @@ pub fn fuse(lexical: &[(i64, f64)], vector: &[(i64, f32)]) -> Vec<Fused> {
             };
         }
     }
-    let mut out: Vec<Fused> = order
+    let mut out: Vec<FusedRow> = order
         .into_iter()
         .filter_map(|id| by_id.remove(&id))
         .collect();

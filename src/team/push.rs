@@ -37,7 +37,7 @@ pub struct PushPlan {
 
 /// Where a push is: for a progress bar.
 #[derive(Debug, Clone, Copy)]
-pub enum Progress {
+pub enum PushProgress {
     /// Sessions of the episodes store looked at so far, of all.
     Sessions { done: u64, total: u64 },
     /// Code chunks sent.
@@ -84,7 +84,7 @@ pub fn push(
     data_dir: &Path,
     url: &TeamUrl,
     plan: &PushPlan,
-    progress: &mut dyn FnMut(Progress),
+    progress: &mut dyn FnMut(PushProgress),
 ) -> Result<PushSummary, TeamError> {
     push_until(data_dir, url, plan, &AtomicBool::new(false), progress)
 }
@@ -116,7 +116,7 @@ pub fn push_until(
     url: &TeamUrl,
     plan: &PushPlan,
     stop: &AtomicBool,
-    progress: &mut dyn FnMut(Progress),
+    progress: &mut dyn FnMut(PushProgress),
 ) -> Result<PushSummary, TeamError> {
     super::check_machine(&plan.machine)?;
     let files = DataDir::new(data_dir);
@@ -250,7 +250,7 @@ fn push_code(
     db: &Path,
     plan: &PushPlan,
     summary: &mut PushSummary,
-    progress: &mut dyn FnMut(Progress),
+    progress: &mut dyn FnMut(PushProgress),
 ) -> Result<(), TeamError> {
     let conn = open_ro(db).map_err(local("code"))?;
     // One read snapshot: the chunks and their codes as one revision.
@@ -326,7 +326,7 @@ fn push_code(
         }
         summary.chunks_sent += 1;
         if summary.chunks_sent.is_multiple_of(1000) {
-            progress(Progress::Chunks {
+            progress(PushProgress::Chunks {
                 done: summary.chunks_sent,
             });
         }

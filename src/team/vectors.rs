@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 
-use crate::sources::vectors::{self, Fused};
+use crate::sources::vectors::{self, FusedRow};
 use crate::text::embed::{self, Embedder};
 
 /// The schema version that holds the codes (`kn_event_vec`, `kn_chunk_vec`).
@@ -102,7 +102,7 @@ pub fn capped<K>(mut ranked: Vec<(K, f32)>, depth: usize) -> Vec<(K, f32)> {
 pub fn fuse_keys<K: Eq + Hash + Clone>(
     lexical: &[(K, f64)],
     vector: &[(K, f32)],
-) -> Vec<(K, Fused)> {
+) -> Vec<(K, FusedRow)> {
     let mut keys: Vec<K> = Vec::new();
     let mut ids: HashMap<K, i64> = HashMap::new();
     let mut id_of = |k: &K| {

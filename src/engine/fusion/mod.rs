@@ -34,13 +34,13 @@ pub struct LaneHits<'a> {
 }
 
 /// Every lane's items after fusion, each lane in the order of invariant 10.
-pub struct Fused {
+pub struct FusedLanes {
     pub episodes: Vec<EpisodeItem>,
     pub code: Vec<CodeItem>,
     pub skills: Vec<SkillItem>,
 }
 
-impl Fused {
+impl FusedLanes {
     /// Keep at most `limit` items a lane (the best, as they are ordered).
     pub fn truncate(&mut self, limit: usize) {
         self.episodes.truncate(limit);
@@ -63,8 +63,8 @@ impl Fused {
 }
 
 /// Cap, dedup and score every lane with the weights of the routed intent.
-pub fn fuse(hits: LaneHits<'_>, route: &Route) -> Fused {
-    Fused {
+pub fn fuse(hits: LaneHits<'_>, route: &Route) -> FusedLanes {
+    FusedLanes {
         episodes: items::episode_items(hits.episodes, route.weight(Lane::Episodes)),
         code: items::code_items(hits.code, route.weight(Lane::Code)),
         skills: items::skill_items(hits.skills, route.weight(Lane::Skills)),

@@ -9,7 +9,7 @@ use crate::contract::{
     Capability, Code, CodeLane, EpisodeCounts, EpisodesLane, Filters, Freshness, Issue, Lane,
     LaneHeader, LaneTrace, SkillsLane,
 };
-use crate::engine::fusion::Fused;
+use crate::engine::fusion::FusedLanes;
 use crate::engine::lanes::{CodeAnswer, SourceFailure};
 use crate::engine::Engine;
 
@@ -193,7 +193,12 @@ impl LaneReports {
     /// A lane that answered with no item says why: nothing relevant (the source's own reason),
     /// no match, or no match within the filters. (A lane keeps a reason it already gave: a
     /// degraded index, a source that did not answer.)
-    pub fn note_empty_lanes(&mut self, answers: &LaneAnswers, fused: &Fused, filters: &Filters) {
+    pub fn note_empty_lanes(
+        &mut self,
+        answers: &LaneAnswers,
+        fused: &FusedLanes,
+        filters: &Filters,
+    ) {
         if let Some(a) = answers
             .episodes
             .answer()
@@ -252,7 +257,7 @@ impl LaneReports {
     /// Also the trace rows, in the same lane order.
     pub fn into_lanes(
         self,
-        fused: Fused,
+        fused: FusedLanes,
         include_skills: bool,
     ) -> (crate::contract::Lanes, Vec<LaneTrace>) {
         let mut traces = vec![self.episodes.trace, self.code.trace];

@@ -77,9 +77,9 @@ pub fn window(all: &[String], start: u64, end: Option<u64>) -> (Vec<String>, u64
     (lines, last, redacted)
 }
 
-/// What the index recorded about a file's content.
+/// What the code index recorded about a file's content, to tell whether it changed since.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileRow {
+pub struct FileFingerprint {
     pub size: u64,
     pub mtime_ns: i64,
     pub sha256: String,
@@ -87,7 +87,7 @@ pub struct FileRow {
 
 /// True when the file at `abs` no longer matches `row`: gone, another size, or (when only the
 /// mtime moved) another content hash.
-pub fn file_is_stale(abs: &Path, row: &FileRow) -> bool {
+pub fn file_is_stale(abs: &Path, row: &FileFingerprint) -> bool {
     let Ok(meta) = std::fs::metadata(abs) else {
         return true;
     };
@@ -109,7 +109,7 @@ struct Located {
     root: String,
     path: String,
     lines: u64,
-    row: FileRow,
+    row: FileFingerprint,
 }
 
 const FILE_COLS: &str = "id, root, path, lines, size, mtime_ns, sha256";
@@ -120,7 +120,7 @@ fn located(r: &rusqlite::Row<'_>) -> rusqlite::Result<Located> {
         root: r.get(1)?,
         path: r.get(2)?,
         lines: r.get::<_, i64>(3)?.max(0) as u64,
-        row: FileRow {
+        row: FileFingerprint {
             size: r.get::<_, i64>(4)?.max(0) as u64,
             mtime_ns: r.get(5)?,
             sha256: r.get(6)?,

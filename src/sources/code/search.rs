@@ -19,7 +19,7 @@ use std::sync::Arc;
 use rusqlite::{params_from_iter, types::Value as SqlValue, Connection, OptionalExtension};
 
 use super::model::{ChunkHit, CodeQuery, CodeSearch, CodeStats, CodeStoreError};
-use super::read::{file_is_stale, FileRow};
+use super::read::{file_is_stale, FileFingerprint};
 use super::{relevant, semantic, store};
 use crate::contract::Capability;
 use crate::sources::lexical::{LexicalIndex, LexicalQuery, LexicalSlot, TermGroup};
@@ -118,7 +118,7 @@ impl CodeStore {
             hits: Vec::new(),
             nothing_relevant: None,
         };
-        let mut files: Vec<FileRow> = Vec::new();
+        let mut files: Vec<FileFingerprint> = Vec::new();
         self.with_conn(|c| {
             out.index_rev = store::meta_get(c, "index_rev");
             let mut cands = if terms.is_empty() {
@@ -127,7 +127,7 @@ impl CodeStore {
                 let index = self.lexical(c)?;
                 candidates(c, &index, q, &terms, limit)?
             };
-            let mut arms: HashMap<i64, vectors::Fused> = HashMap::new();
+            let mut arms: HashMap<i64, vectors::FusedRow> = HashMap::new();
             if let Some((v, Ok(emb))) = q.vector.as_deref().map(|v| (v, embed::shared())) {
                 if self.vectors.present(c)? {
                     out.capability = Capability::Full;
@@ -240,7 +240,7 @@ pub(super) struct Candidate {
     bm25: f64,
     sym_terms: String,
     path_terms: String,
-    file: FileRow,
+    file: FileFingerprint,
 }
 
 /// The best `limit` chunks for `terms` under the filters, rescored with the name boosts.
@@ -358,7 +358,7 @@ pub(super) fn candidate_row(
             bm25,
             sym_terms,
             path_terms,
-            file: FileRow {
+            file: FileFingerprint {
                 size: r.get::<_, i64>(12)?.max(0) as u64,
                 mtime_ns: r.get(13)?,
                 sha256: r.get(14)?,

@@ -15,7 +15,7 @@ use rusqlite::{OptionalExtension, Transaction};
 use super::discover::TranscriptFile;
 use super::index::IndexSummary;
 use super::prepare::load_file_row;
-use super::prepare::{FileRow, Work};
+use super::prepare::{TranscriptRow, Work};
 
 /// Which session a file's events go to.
 pub(super) enum Claim {
@@ -61,7 +61,7 @@ pub(super) fn claim_session(
         tx.execute("UPDATE files SET parser_state='' WHERE path=?1", [&owner])?;
         return Ok(Claim::Own(key.to_string()));
     }
-    let this_row = FileRow {
+    let this_row = TranscriptRow {
         session_id: key.to_string(),
         size: work.size,
         mtime_ns: work.mtime_ns,
@@ -100,7 +100,7 @@ pub(super) fn session_path(
 #[cfg(unix)]
 pub(super) fn drop_hard_links(
     files: &mut Vec<TranscriptFile>,
-    olds: &HashMap<String, FileRow>,
+    olds: &HashMap<String, TranscriptRow>,
 ) -> u64 {
     use std::os::unix::fs::MetadataExt;
     let mut first: HashMap<(u64, u64), usize> = HashMap::new();
@@ -133,7 +133,7 @@ pub(super) fn drop_hard_links(
 #[cfg(not(unix))]
 pub(super) fn drop_hard_links(
     _files: &mut Vec<TranscriptFile>,
-    _olds: &HashMap<String, FileRow>,
+    _olds: &HashMap<String, TranscriptRow>,
 ) -> u64 {
     0
 }

@@ -28,7 +28,7 @@ use super::lines::DEFAULT_MAX_LINE_BYTES;
 use super::merge::merge_events;
 use super::model::{ParseStats, SessionMeta};
 use super::outcome::Outcome;
-use super::prepare::{load_file_rows, prepare, FileRow, Prepared, PreparedEvent, Work};
+use super::prepare::{load_file_rows, prepare, Prepared, PreparedEvent, TranscriptRow, Work};
 use super::store;
 use crate::sources::packed;
 use crate::sources::vectors::{self, Builder};
@@ -286,7 +286,7 @@ type FoundStores = (
 /// The stores under `roots` (each found once, sorted by path) that need reading, recognised by
 /// their readers, those the index holds as they are now (`olds`), with their sizes, and the
 /// folders that could not be listed, with why.
-fn discover_all(roots: &[PathBuf], olds: &HashMap<String, FileRow>) -> FoundStores {
+fn discover_all(roots: &[PathBuf], olds: &HashMap<String, TranscriptRow>) -> FoundStores {
     let is_unchanged = |path: &Path, meta: &std::fs::Metadata| {
         olds.get(path.to_string_lossy().as_ref())
             .is_some_and(|o| o.unchanged(path, meta))

@@ -22,9 +22,10 @@ use super::outcome::Outcome;
 use crate::sources::{packed, regular_file};
 use crate::text::{redact, tokens};
 
-/// What the index already knows of a file.
+/// What the episodes index already knows of a transcript file: its session, its fingerprint and
+/// where a resumed read starts.
 #[derive(Debug, Clone)]
-pub struct FileRow {
+pub struct TranscriptRow {
     pub session_id: String,
     pub size: u64,
     pub mtime_ns: i64,
@@ -39,14 +40,19 @@ pub struct FileRow {
 }
 
 /// What the index knows of every file, for the workers' fingerprint checks.
-pub(super) fn load_file_rows(conn: &Connection) -> rusqlite::Result<HashMap<String, FileRow>> {
+pub(super) fn load_file_rows(
+    conn: &Connection,
+) -> rusqlite::Result<HashMap<String, TranscriptRow>> {
     let mut stmt = conn.prepare(&format!("SELECT path, {FILE_ROW_COLS} FROM files"))?;
     let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, file_row(r, 1)?)))?;
     rows.collect()
 }
 
 /// What the index knows of one file (`None`: never indexed).
-pub(super) fn load_file_row(conn: &Connection, path: &str) -> rusqlite::Result<Option<FileRow>> {
+pub(super) fn load_file_row(
+    conn: &Connection,
+    path: &str,
+) -> rusqlite::Result<Option<TranscriptRow>> {
     conn.query_row(
         &format!("SELECT {FILE_ROW_COLS} FROM files WHERE path=?1"),
         [path],
@@ -61,8 +67,8 @@ const FILE_ROW_COLS: &str = "session_id, size, mtime_ns, head_hash, resume_hash,
      CASE WHEN typeof(parser_state) = 'blob' THEN unpack_text(parser_state) ELSE parser_state END,
      kind";
 
-fn file_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<FileRow> {
-    Ok(FileRow {
+fn file_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<TranscriptRow> {
+    Ok(TranscriptRow {
         session_id: r.get(at)?,
         size: r.get::<_, i64>(at + 1)? as u64,
         mtime_ns: r.get(at + 2)?,
@@ -74,7 +80,7 @@ fn file_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<FileRow> {
     })
 }
 
-impl FileRow {
+impl TranscriptRow {
     /// True when the file at `path` (now `size` bytes) still holds the bytes this row indexed,
     /// at its start and just before its resume point: anything after `offset` is an append.
     pub fn still_prefix_of(&self, path: &Path, size: u64) -> std::io::Result<bool> {
@@ -193,7 +199,7 @@ fn mtime_ns(modified: SystemTime) -> i64 {
         .unwrap_or(0)
 }
 
-impl FileRow {
+impl TranscriptRow {
     /// True when the store at `path` (whose metadata discovery read: `meta`) has the size and
     /// mtime this row indexed, as the store of the agent that read it: [`prepare`] would skip
     /// it, so discovery need not read its head to tell its agent.
@@ -225,7 +231,7 @@ pub fn vanished(path: &Path) -> bool {
 /// Prepare one store against what the index knows of it.
 pub fn prepare(
     file: &TranscriptFile,
-    old: Option<&FileRow>,
+    old: Option<&TranscriptRow>,
     max_line_bytes: usize,
     live_window: Duration,
 ) -> std::io::Result<Prepared> {

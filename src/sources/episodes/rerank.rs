@@ -23,7 +23,7 @@ use super::gist::{self, Gists};
 use super::messages::arm::MessageHit;
 use super::search::{push_filters, EpisodeQuery, EpisodeStoreError, LexicalHits};
 use super::store;
-use crate::sources::vectors::{slot, Fused, MIN_COSINE};
+use crate::sources::vectors::{slot, FusedRow, MIN_COSINE};
 
 /// Reciprocal-rank constant of this fusion: small, so a first rank counts clearly more than a
 /// tenth (the lists are short: a lane's depth).
@@ -57,7 +57,7 @@ const GIST_DEPTH: usize = 10;
 
 /// The order of the lane, or why nothing is relevant.
 pub(super) enum Reranked {
-    Ranked(Vec<Fused>),
+    Ranked(Vec<FusedRow>),
     NothingRelevant(String),
 }
 
@@ -111,7 +111,7 @@ pub(super) fn rerank(
         .map(|(i, (s, c))| (*s, (i, *c)))
         .collect();
 
-    let mut by_id: HashMap<i64, Fused> = HashMap::new();
+    let mut by_id: HashMap<i64, FusedRow> = HashMap::new();
     let mut order: Vec<i64> = Vec::new();
     let mut partial_rank = 0usize;
     for (id, score) in lexical {
@@ -177,7 +177,7 @@ pub(super) fn rerank(
         order.push(id);
         by_id.insert(
             id,
-            Fused {
+            FusedRow {
                 id,
                 lexical: None,
                 cosine: Some(*cos),
@@ -185,7 +185,7 @@ pub(super) fn rerank(
             },
         );
     }
-    let mut out: Vec<Fused> = order
+    let mut out: Vec<FusedRow> = order
         .into_iter()
         .filter_map(|id| by_id.remove(&id))
         .collect();

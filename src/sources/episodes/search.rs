@@ -501,9 +501,9 @@ impl EpisodeStore {
 /// The fused ranking with the per-session cap applied again (each arm capped its own list).
 fn cap_fused(
     c: &Connection,
-    fused: Vec<vectors::Fused>,
+    fused: Vec<vectors::FusedRow>,
     limit: usize,
-) -> Result<Vec<vectors::Fused>, EpisodeStoreError> {
+) -> Result<Vec<vectors::FusedRow>, EpisodeStoreError> {
     let mut stmt = c.prepare_cached("SELECT session_id FROM events WHERE id = ?1")?;
     let mut per_session: std::collections::HashMap<String, usize> = Default::default();
     let mut out = Vec::new();

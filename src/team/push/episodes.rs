@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::batches::{make_batches, Batch, Msg, Remote, SESSION_TEXT};
-use super::{already_pushed, local, set_rev, Progress, PushPlan, PushSummary};
+use super::{already_pushed, local, set_rev, PushPlan, PushProgress, PushSummary};
 use crate::sources::sqlite::{meta_get, open_ro};
 use crate::sources::vectors::{self, export};
 use crate::team::TeamError;
@@ -39,7 +39,7 @@ pub(super) fn push_episodes(
     plan: &PushPlan,
     stop: &AtomicBool,
     summary: &mut PushSummary,
-    progress: &mut dyn FnMut(Progress),
+    progress: &mut dyn FnMut(PushProgress),
 ) -> Result<(), TeamError> {
     let rev = {
         let conn = open_ro(db).map_err(local("episodes"))?;
@@ -82,7 +82,7 @@ pub(super) fn push_episodes(
                         return Ok(());
                     }
                     send_batch(client, plan, events_into, &b, summary)?;
-                    progress(Progress::Sessions {
+                    progress(PushProgress::Sessions {
                         done: b.looked,
                         total: b.total,
                     });

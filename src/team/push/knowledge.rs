@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::copy::Staged;
-use super::{already_pushed, local, set_rev, Progress, PushPlan, PushSummary};
+use super::{already_pushed, local, set_rev, PushPlan, PushProgress, PushSummary};
 use crate::sources::sqlite::{meta_get, open_ro};
 use crate::team::{tsv, TeamError};
 use crate::text::redact;
@@ -141,7 +141,7 @@ pub(super) fn push_knowledge(
     db: &Path,
     plan: &PushPlan,
     summary: &mut PushSummary,
-    progress: &mut dyn FnMut(Progress),
+    progress: &mut dyn FnMut(PushProgress),
 ) -> Result<(), TeamError> {
     let conn = open_ro(db).map_err(local("agent knowledge"))?;
     let rev = meta_get(&conn, "index_rev").unwrap_or_default();
@@ -165,7 +165,7 @@ pub(super) fn push_knowledge(
             _ => {}
         }
         summary.knowledge_rows += n;
-        progress(Progress::Knowledge {
+        progress(PushProgress::Knowledge {
             rows: summary.knowledge_rows + summary.skills_sent,
         });
     }

@@ -168,7 +168,7 @@ pub fn sign_code(values: &[u8], scale_negative: bool, out: &mut Vec<u64>) {
 
 /// A layout read in place: the offsets, the slots and the expansion rows of one table.
 #[derive(Debug, Clone, Copy)]
-pub struct View<'a> {
+pub struct LayoutView<'a> {
     bytes: &'a [u8],
     pub max_piece_chars: usize,
     slots: usize,
@@ -179,10 +179,10 @@ pub struct View<'a> {
     codes_at: usize,
 }
 
-impl<'a> View<'a> {
+impl<'a> LayoutView<'a> {
     /// The layout in `bytes`, if it was derived from the table `table` (checked by its length
     /// and header, in constant time) and its sizes add up.
-    pub fn open(bytes: &'a [u8], table: &[u8], h: &Header) -> Option<View<'a>> {
+    pub fn open(bytes: &'a [u8], table: &[u8], h: &Header) -> Option<LayoutView<'a>> {
         let word = |i: usize| u32_at(bytes, 4 * i).map(|v| v as usize);
         if bytes.get(..4)? != MAGIC.as_slice()
             || word(1)? != VERSION as usize
@@ -201,7 +201,7 @@ impl<'a> View<'a> {
         if bytes.len() != end || !slots.is_power_of_two() || slots < 2 * h.rows() {
             return None;
         }
-        Some(View {
+        Some(LayoutView {
             bytes,
             max_piece_chars,
             slots,

@@ -9,7 +9,7 @@
 //! (each ending in `\n`, pieces first — a leading `▁` marks a piece that starts a word — then
 //! whole words, then Russian Snowball stems: one row for every inflection of a dictionary word).
 
-use super::layout::{self, Header, Kind, LayoutError, View};
+use super::layout::{self, Header, Kind, LayoutError, LayoutView};
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum TableError {
@@ -40,7 +40,7 @@ pub struct Table {
     scales: &'static [u8],
     rows: &'static [u8],
     strings: &'static [u8],
-    view: View<'static>,
+    view: LayoutView<'static>,
 }
 
 impl Table {
@@ -57,7 +57,7 @@ impl Table {
     /// which reports what is wrong with the table.
     pub fn with_layout(bytes: &'static [u8], derived: &'static [u8]) -> Result<Table, TableError> {
         let header = layout::header(bytes)?;
-        let Some(view) = View::open(derived, bytes, &header) else {
+        let Some(view) = LayoutView::open(derived, bytes, &header) else {
             return Self::parse(bytes);
         };
         Ok(Table {

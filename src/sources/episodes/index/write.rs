@@ -27,7 +27,7 @@ pub(in crate::sources::episodes) enum WriteError {
 pub(super) fn write_file(
     conn: &mut Connection,
     file: &TranscriptFile,
-    old: Option<&FileRow>,
+    old: Option<&TranscriptRow>,
     work: Work,
     summary: &mut IndexSummary,
     sinks: &mut Sinks<'_>,
@@ -73,7 +73,7 @@ pub(super) fn write_file(
 fn write_file_session(
     tx: &Transaction<'_>,
     file: &TranscriptFile,
-    old: Option<&FileRow>,
+    old: Option<&TranscriptRow>,
     work: &Work,
     summary: &mut IndexSummary,
     sinks: &mut Sinks<'_>,
@@ -131,7 +131,7 @@ fn write_file_session(
 fn write_sessions(
     tx: &Transaction<'_>,
     file: &TranscriptFile,
-    old: Option<&FileRow>,
+    old: Option<&TranscriptRow>,
     work: &Work,
     summary: &mut IndexSummary,
     sinks: &mut Sinks<'_>,
