@@ -50,8 +50,10 @@ fn demo_engine() -> Engine {
     patient(&common::world::demo().data_dir)
 }
 
+/// Items of a lane named as the routing names it.
 fn lane_len(resp: &SearchResponse, lane: &str) -> usize {
-    resp.lane_ids(lane).len()
+    resp.lane_ids(knowledge::contract::Lane::parse(lane).expect("a lane"))
+        .len()
 }
 
 fn o200k(resp: &SearchResponse) -> usize {
@@ -70,7 +72,7 @@ fn a_skill_question_keeps_its_skills_under_the_default_budget() {
     let resp = engine.search(&SearchRequest::new("brainstorming skill"));
     valid(&resp);
     assert_eq!(resp.routing.intent, "find_skill");
-    let skills = resp.lane_ids("skills");
+    let skills = resp.lane_ids(knowledge::contract::Lane::Skills);
     assert_eq!(
         skills.first().copied(),
         Some("skill:brainstorming"),
@@ -447,7 +449,7 @@ fn the_lowered_limit_warning_appears_only_when_something_was_left_out() {
                             .limits
                             .dropped
                             .iter()
-                            .filter(|d| d.lane == lane && d.what == "item")
+                            .filter(|d| d.lane.as_str() == lane && d.what == "item")
                             .count();
                         assert_eq!(
                             lane_len(&resp, lane) + dropped,

@@ -59,8 +59,10 @@ fn over_budget(resp: &SearchResponse) -> bool {
         .any(|w| w.code == Code::BudgetExceeded && w.message.contains("cannot hold"))
 }
 
+/// Items of a lane named as the routing names it.
 fn lane_len(resp: &SearchResponse, lane: &str) -> usize {
-    resp.lane_ids(lane).len()
+    resp.lane_ids(knowledge::contract::Lane::parse(lane).expect("a lane"))
+        .len()
 }
 
 fn o200k(text: &str) -> usize {

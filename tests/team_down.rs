@@ -56,7 +56,8 @@ fn a_stopped_server_degrades_the_team_source_and_a_restarted_one_answers_again()
     assert!(
         down.warnings
             .iter()
-            .any(|w| w.code == Code::SourceUnavailable && w.lane.as_deref() == Some("episodes")),
+            .any(|w| w.code == Code::SourceUnavailable
+                && w.lane == Some(knowledge::contract::Lane::Episodes)),
         "{:?}",
         down.warnings
     );

@@ -12,7 +12,7 @@ use std::process::Command;
 
 use common::kc::Local;
 use common::team_world::{team_engine, Team, MACHINE};
-use knowledge::contract::{Code, SearchRequest, SearchResponse};
+use knowledge::contract::{Code, Lane, SearchRequest, SearchResponse};
 use knowledge::team::TeamUrl;
 
 /// This machine's own data dir: a small synthetic world (none of the demo world's sessions),
@@ -116,7 +116,7 @@ fn local_and_team_answer_together_each_item_naming_its_machine_and_no_id_twice()
     assert!(resp
         .warnings
         .iter()
-        .any(|w| w.code == Code::IndexNotReady && w.lane.as_deref() == Some("code")));
+        .any(|w| w.code == Code::IndexNotReady && w.lane == Some(knowledge::contract::Lane::Code)));
     assert!(resp.found);
 }
 
@@ -151,11 +151,15 @@ fn a_closed_port_degrades_the_team_source_and_the_local_lanes_keep_answering() {
     let (resp, doc) = search(&engine, "where is the MySQL connection configured");
     for (lane, header, items) in [
         (
-            "episodes",
+            Lane::Episodes,
             &resp.lanes.episodes.header,
             resp.lanes.episodes.items.len(),
         ),
-        ("code", &resp.lanes.code.header, resp.lanes.code.items.len()),
+        (
+            Lane::Code,
+            &resp.lanes.code.header,
+            resp.lanes.code.items.len(),
+        ),
     ] {
         assert!(items > 0, "{lane}: the local lane keeps answering: {doc:#}");
         assert!(header.degraded, "{lane}: {doc:#}");
@@ -170,7 +174,7 @@ fn a_closed_port_degrades_the_team_source_and_the_local_lanes_keep_answering() {
             resp.warnings
                 .iter()
                 .any(|w| w.code == Code::SourceUnavailable
-                    && w.lane.as_deref() == Some(lane)
+                    && w.lane == Some(lane)
                     && w.message.contains("127.0.0.1")),
             "{lane}: {doc:#}"
         );

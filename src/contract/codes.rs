@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::request::Lane;
+
 /// A contract code. The names are the wire values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Code {
@@ -53,7 +55,7 @@ impl std::fmt::Display for Code {
 pub struct Issue {
     pub code: Code,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub lane: Option<String>,
+    pub lane: Option<Lane>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
     pub message: String,
@@ -68,9 +70,9 @@ impl Issue {
             message: message.into(),
         }
     }
-    pub fn lane(code: Code, lane: &str, message: impl Into<String>) -> Self {
+    pub fn lane(code: Code, lane: Lane, message: impl Into<String>) -> Self {
         Issue {
-            lane: Some(lane.to_string()),
+            lane: Some(lane),
             ..Issue::new(code, message)
         }
     }

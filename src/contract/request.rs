@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 
 use chrono::{DateTime, FixedOffset};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::codes::{Code, Issue};
@@ -60,7 +61,8 @@ impl Mode {
 }
 
 /// One of the three lanes. The order of the variants is the lane priority of invariant 10.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Lane {
     Episodes,
     Code,
@@ -78,6 +80,12 @@ impl Lane {
     }
     pub fn parse(s: &str) -> Option<Lane> {
         Lane::ALL.into_iter().find(|l| l.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for Lane {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
     }
 }
 

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use super::codes::Issue;
 use super::kinds::{ActorKind, Capability, DispatchMode, Outcome};
+use super::request::Lane;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchResponse {
@@ -28,30 +29,29 @@ pub struct SearchResponse {
 }
 
 impl SearchResponse {
-    /// The ids of one lane's items, in order (`episodes`, `code` or `skills`).
-    pub fn lane_ids(&self, lane: &str) -> Vec<&str> {
+    /// The ids of one lane's items, in order.
+    pub fn lane_ids(&self, lane: Lane) -> Vec<&str> {
         match lane {
-            "episodes" => self
+            Lane::Episodes => self
                 .lanes
                 .episodes
                 .items
                 .iter()
                 .map(|i| i.id.as_str())
                 .collect(),
-            "code" => self
+            Lane::Code => self
                 .lanes
                 .code
                 .items
                 .iter()
                 .map(|i| i.id.as_str())
                 .collect(),
-            "skills" => self
+            Lane::Skills => self
                 .lanes
                 .skills
                 .iter()
                 .flat_map(|s| s.items.iter().map(|i| i.id.as_str()))
                 .collect(),
-            _ => Vec::new(),
         }
     }
 }
@@ -261,7 +261,7 @@ pub struct Actor {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EvidenceRef {
-    pub lane: String,
+    pub lane: Lane,
     pub id: String,
 }
 
@@ -303,7 +303,7 @@ pub struct BudgetUse {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Dropped {
-    pub lane: String,
+    pub lane: Lane,
     pub id: String,
     pub what: String,
 }
@@ -315,7 +315,7 @@ pub struct Trace {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LaneTrace {
-    pub lane: String,
+    pub lane: Lane,
     pub ms: f64,
     pub items: u32,
     pub degraded: bool,

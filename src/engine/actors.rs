@@ -15,7 +15,7 @@ use crate::config::DispatchAvailability;
 use crate::contract::{
     Actor, CodeItem, DispatchInfo, EpisodeItem, EvidenceRef, SkillItem, SkillUses,
 };
-use crate::contract::{Mode, Outcome};
+use crate::contract::{Lane, Mode, Outcome};
 use crate::engine::lanes::EpisodeHit;
 use crate::sources::actor_id::{actor_of, ActorKey, SessionFacts};
 
@@ -327,14 +327,14 @@ fn confidence(a: &Acc, l3: bool) -> f64 {
 
 /// The lane items the actor's entry points at: episodes, then code, then skills.
 fn evidence_refs(a: &Acc) -> Vec<EvidenceRef> {
-    let episodes = a.episodes.iter().map(|e| ("episodes", &e.1));
-    let code = a.code.iter().map(|c| ("code", &c.1));
-    let skills = a.skills.iter().map(|s| ("skills", &s.1));
+    let episodes = a.episodes.iter().map(|e| (Lane::Episodes, &e.1));
+    let code = a.code.iter().map(|c| (Lane::Code, &c.1));
+    let skills = a.skills.iter().map(|s| (Lane::Skills, &s.1));
     episodes
         .chain(code)
         .chain(skills)
         .map(|(lane, id)| EvidenceRef {
-            lane: lane.into(),
+            lane,
             id: id.clone(),
         })
         .collect()

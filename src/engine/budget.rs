@@ -18,7 +18,7 @@
 //! real-transcript responses at every budget and on hard texts (hex ids, base64, emoji).
 
 use super::fusion::items::prune_dangling_evidence;
-use crate::contract::{Dropped, SearchResponse};
+use crate::contract::{Dropped, Lane, SearchResponse};
 use crate::sources::NOTHING_RELEVANT;
 
 /// Estimated tokens of a text (see the module table). One pass over the text, no allocation:
@@ -198,14 +198,14 @@ fn to_value<T: serde::Serialize>(v: &T) -> serde_json::Value {
 
 /// One trimmable thing: a snippet or a whole item, with its rank key (lowest dropped first).
 struct Candidate {
-    lane: &'static str,
+    lane: Lane,
     index: usize,
     score: f64,
 }
 
 /// Trim `resp` in place until its estimate fits `max_tokens`. Returns whether anything was
 /// dropped and whether even the skeleton does not fit.
-pub fn apply(resp: &mut SearchResponse, max_tokens: usize, primary: &str) -> (bool, bool) {
+pub fn apply(resp: &mut SearchResponse, max_tokens: usize, primary: Lane) -> (bool, bool) {
     let max_tokens = usable(max_tokens);
     let mut total = estimate_json(resp);
     if total <= max_tokens {
@@ -214,7 +214,7 @@ pub fn apply(resp: &mut SearchResponse, max_tokens: usize, primary: &str) -> (bo
     let before = resp.limits.dropped.len();
 
     // 1. Snippets, lowest-ranked first, across lanes. Counted incrementally, then exactly.
-    let mut removed: Vec<(&'static str, String, String)> = Vec::new();
+    let mut removed: Vec<(Lane, String, String)> = Vec::new();
     let mut snippets = snippet_candidates(resp);
     snippets.sort_by(|a, b| a.score.total_cmp(&b.score).then(b.index.cmp(&a.index)));
     for c in snippets {
@@ -225,7 +225,7 @@ pub fn apply(resp: &mut SearchResponse, max_tokens: usize, primary: &str) -> (bo
         if let Some((id, snippet)) = id {
             removed.push((c.lane, id.clone(), snippet));
             let entry = Dropped {
-                lane: c.lane.to_string(),
+                lane: c.lane,
                 id,
                 what: "snippet".to_string(),
             };
@@ -269,7 +269,7 @@ pub fn apply(resp: &mut SearchResponse, max_tokens: usize, primary: &str) -> (bo
             .dropped
             .retain(|d| !(d.what == "snippet" && d.lane == c.lane && d.id == id));
         resp.limits.dropped.push(Dropped {
-            lane: c.lane.to_string(),
+            lane: c.lane,
             id,
             what: "item".to_string(),
         });
@@ -301,7 +301,7 @@ pub fn apply(resp: &mut SearchResponse, max_tokens: usize, primary: &str) -> (bo
     (resp.limits.dropped.len() > before, total > max_tokens)
 }
 
-fn restore_snippet(resp: &mut SearchResponse, lane: &str, id: &str, snippet: String) -> bool {
+fn restore_snippet(resp: &mut SearchResponse, lane: Lane, id: &str, snippet: String) -> bool {
     match snippet_slots(resp, lane).find(|(i, _)| *i == id) {
         Some((_, s)) => {
             *s = Some(snippet);
@@ -311,34 +311,34 @@ fn restore_snippet(resp: &mut SearchResponse, lane: &str, id: &str, snippet: Str
     }
 }
 
-fn drop_snippet_by_id(resp: &mut SearchResponse, lane: &str, id: &str) {
+fn drop_snippet_by_id(resp: &mut SearchResponse, lane: Lane, id: &str) {
     if let Some((_, s)) = snippet_slots(resp, lane).find(|(i, _)| *i == id) {
         *s = None;
     }
 }
 
-/// Each item's id and snippet in a lane that carries snippets (`episodes`; any other name: code),
-/// in lane order.
+/// Each item's id and snippet in a lane, in lane order (skills carry no snippet).
 fn snippet_slots<'r>(
     resp: &'r mut SearchResponse,
-    lane: &str,
+    lane: Lane,
 ) -> Box<dyn Iterator<Item = (&'r str, &'r mut Option<String>)> + 'r> {
     let lanes = &mut resp.lanes;
     match lane {
-        "episodes" => Box::new(
+        Lane::Episodes => Box::new(
             lanes
                 .episodes
                 .items
                 .iter_mut()
                 .map(|i| (i.id.as_str(), &mut i.snippet)),
         ),
-        _ => Box::new(
+        Lane::Code => Box::new(
             lanes
                 .code
                 .items
                 .iter_mut()
                 .map(|i| (i.id.as_str(), &mut i.snippet)),
         ),
+        Lane::Skills => Box::new(std::iter::empty()),
     }
 }
 
@@ -350,19 +350,19 @@ fn snippet_slots<'r>(
 /// keeps more than one, and the primary lane of the intent keeps its last item while any other
 /// lane has one. Only when nothing unprotected is left do the floors give way (other lanes
 /// first, the primary lane last), because `max_tokens` is a hard bound.
-fn next_item_to_drop(resp: &SearchResponse, primary: &str) -> Option<Candidate> {
-    let cited: std::collections::HashSet<(&str, &str)> = resp
+fn next_item_to_drop(resp: &SearchResponse, primary: Lane) -> Option<Candidate> {
+    let cited: std::collections::HashSet<(Lane, &str)> = resp
         .actors
         .iter()
-        .flat_map(|a| a.evidence.iter().map(|e| (e.lane.as_str(), e.id.as_str())))
+        .flat_map(|a| a.evidence.iter().map(|e| (e.lane, e.id.as_str())))
         .collect();
-    let lanes: Vec<(&'static str, Vec<f64>)> = ["skills", "code", "episodes"]
+    let lanes: Vec<(Lane, Vec<f64>)> = [Lane::Skills, Lane::Code, Lane::Episodes]
         .into_iter()
         .map(|lane| (lane, lane_scores(resp, lane)))
         .collect();
     let mut best: Option<((u8, bool, f64), Candidate)> = None;
     for (lane, scores) in &lanes {
-        let ids = resp.lane_ids(lane);
+        let ids = resp.lane_ids(*lane);
         // The lowest-scored item of the lane, preferring one no actor cites as evidence (an
         // actor whose evidence is gone leaves the ranking; docs/RANKING.md), but never the
         // primary lane's best item before its others: what the question is about goes last.
@@ -396,18 +396,25 @@ fn next_item_to_drop(resp: &SearchResponse, primary: &str) -> Option<Candidate> 
             (key.0, key.1) < (*t, *c) || ((key.0, key.1) == (*t, *c) && key.2 < *s)
         });
         if better {
-            best = Some((key, Candidate { lane, index, score }));
+            best = Some((
+                key,
+                Candidate {
+                    lane: *lane,
+                    index,
+                    score,
+                },
+            ));
         }
     }
     best.map(|(_, c)| c)
 }
 
 /// The fused scores of a lane's items, in lane order.
-fn lane_scores(resp: &SearchResponse, lane: &str) -> Vec<f64> {
+fn lane_scores(resp: &SearchResponse, lane: Lane) -> Vec<f64> {
     match lane {
-        "episodes" => resp.lanes.episodes.items.iter().map(|i| i.score).collect(),
-        "code" => resp.lanes.code.items.iter().map(|i| i.score).collect(),
-        _ => resp
+        Lane::Episodes => resp.lanes.episodes.items.iter().map(|i| i.score).collect(),
+        Lane::Code => resp.lanes.code.items.iter().map(|i| i.score).collect(),
+        Lane::Skills => resp
             .lanes
             .skills
             .iter()
@@ -421,7 +428,7 @@ fn snippet_candidates(resp: &SearchResponse) -> Vec<Candidate> {
     for (i, it) in resp.lanes.episodes.items.iter().enumerate() {
         if it.snippet.is_some() {
             out.push(Candidate {
-                lane: "episodes",
+                lane: Lane::Episodes,
                 index: i,
                 score: it.score,
             });
@@ -430,7 +437,7 @@ fn snippet_candidates(resp: &SearchResponse) -> Vec<Candidate> {
     for (i, it) in resp.lanes.code.items.iter().enumerate() {
         if it.snippet.is_some() {
             out.push(Candidate {
-                lane: "code",
+                lane: Lane::Code,
                 index: i,
                 score: it.score,
             });
@@ -441,7 +448,7 @@ fn snippet_candidates(resp: &SearchResponse) -> Vec<Candidate> {
 
 fn drop_snippet(
     resp: &mut SearchResponse,
-    lane: &str,
+    lane: Lane,
     index: usize,
 ) -> (Option<(String, String)>, usize) {
     let slot = snippet_slots(resp, lane)
@@ -500,19 +507,19 @@ fn shorten_nothing_relevant(resp: &mut SearchResponse) -> bool {
     changed
 }
 
-fn lane_len(resp: &SearchResponse, lane: &str) -> usize {
+fn lane_len(resp: &SearchResponse, lane: Lane) -> usize {
     match lane {
-        "episodes" => resp.lanes.episodes.items.len(),
-        "code" => resp.lanes.code.items.len(),
-        _ => resp.lanes.skills.as_ref().map_or(0, |s| s.items.len()),
+        Lane::Episodes => resp.lanes.episodes.items.len(),
+        Lane::Code => resp.lanes.code.items.len(),
+        Lane::Skills => resp.lanes.skills.as_ref().map_or(0, |s| s.items.len()),
     }
 }
 
 /// Reduce a lane's first item to its locator and required fields (no `why`, no session
 /// block, no time: `get-episode` has them); false when it is one already (or the lane's items have no optional detail).
-fn reduce_to_locator(resp: &mut SearchResponse, lane: &str) -> bool {
+fn reduce_to_locator(resp: &mut SearchResponse, lane: Lane) -> bool {
     match lane {
-        "episodes" => match resp.lanes.episodes.items.first_mut() {
+        Lane::Episodes => match resp.lanes.episodes.items.first_mut() {
             Some(i) if !i.why.is_empty() || !i.session.left_out || i.time.is_some() => {
                 i.why.clear();
                 i.session.left_out = true;
@@ -521,22 +528,22 @@ fn reduce_to_locator(resp: &mut SearchResponse, lane: &str) -> bool {
             }
             _ => false,
         },
-        "code" => match resp.lanes.code.items.first_mut() {
+        Lane::Code => match resp.lanes.code.items.first_mut() {
             Some(i) if !i.why.is_empty() => {
                 i.why.clear();
                 true
             }
             _ => false,
         },
-        _ => false,
+        Lane::Skills => false,
     }
 }
 
-fn remove_item(resp: &mut SearchResponse, lane: &str, index: usize) -> String {
+fn remove_item(resp: &mut SearchResponse, lane: Lane, index: usize) -> String {
     match lane {
-        "episodes" => resp.lanes.episodes.items.remove(index).id,
-        "code" => resp.lanes.code.items.remove(index).id,
-        _ => match resp.lanes.skills.as_mut() {
+        Lane::Episodes => resp.lanes.episodes.items.remove(index).id,
+        Lane::Code => resp.lanes.code.items.remove(index).id,
+        Lane::Skills => match resp.lanes.skills.as_mut() {
             Some(s) => s.items.remove(index).id,
             None => String::new(),
         },

@@ -204,7 +204,7 @@ impl Engine {
         if matches!(l3.stats(), Err(ref f) if f.code == Code::IndexNotReady) {
             warnings.push(Issue::lane(
                 Code::IndexNotReady,
-                "skills",
+                Lane::Skills,
                 "the agent-knowledge store is not built: the actor is inferred from sessions only",
             ));
             return Ok(None);

@@ -9,7 +9,7 @@ use crate::text::snippet::clip_chars;
 
 /// Redact (again), apply provenance, and enforce the budget; `primary` is the lane the routed
 /// intent weighs most, which the budget never empties while another lane has items.
-pub fn finish(resp: &mut SearchResponse, req: &SearchRequest, primary: &str) {
+pub fn finish(resp: &mut SearchResponse, req: &SearchRequest, primary: Lane) {
     let locator_only = req.provenance == Provenance::Locator;
     let max = req.snippet_chars as usize;
     // Redacting again may lengthen a snippet ("[REDACTED]" for a short value): clip it back.
@@ -73,7 +73,7 @@ const OFFERED_PER_AFFORDABLE: usize = 2;
 /// asked for fewer: about twice what fits, see [`OFFERED_PER_AFFORDABLE`]) and say so, naming
 /// the limit actually used. What is cut here was never offered, so it is not listed in
 /// `dropped[]`; the budget then trims what remains and lists that.
-fn fit_limit_to_budget(resp: &mut SearchResponse, req: &SearchRequest, primary: &str) {
+fn fit_limit_to_budget(resp: &mut SearchResponse, req: &SearchRequest, primary: Lane) {
     let message = |used: usize| {
         format!(
             "budget.max_tokens={} cannot carry {} item(s) a lane: limit {} was lowered to \
@@ -108,7 +108,7 @@ fn fit_limit_to_budget(resp: &mut SearchResponse, req: &SearchRequest, primary: 
     // is about, so what is dropped cannot outgrow the budget.
     let primary_only = fitted == Some(0);
     let used = fitted.map(|k| (OFFERED_PER_AFFORDABLE * k + 1).min(limit));
-    let cap = |lane: &str, used: usize| {
+    let cap = |lane: Lane, used: usize| {
         if primary_only && lane != primary {
             0
         } else {
@@ -119,7 +119,7 @@ fn fit_limit_to_budget(resp: &mut SearchResponse, req: &SearchRequest, primary: 
     // items) is not news.
     let cuts = |used: usize| {
         resp.actors.len() < actors_offered
-            || ["episodes", "code", "skills"]
+            || Lane::ALL
                 .into_iter()
                 .any(|lane| resp.lane_ids(lane).len() > cap(lane, used))
     };
@@ -131,11 +131,11 @@ fn fit_limit_to_budget(resp: &mut SearchResponse, req: &SearchRequest, primary: 
         w.message = message(used);
     }
     let SearchResponse { actors, lanes, .. } = &mut *resp;
-    let cap = |lane: &str| cap(lane, used);
-    lanes.episodes.items.truncate(cap("episodes"));
-    lanes.code.items.truncate(cap("code"));
+    let cap = |lane: Lane| cap(lane, used);
+    lanes.episodes.items.truncate(cap(Lane::Episodes));
+    lanes.code.items.truncate(cap(Lane::Code));
     if let Some(s) = lanes.skills.as_mut() {
-        s.items.truncate(cap("skills"));
+        s.items.truncate(cap(Lane::Skills));
     }
     let skills = lanes.skills.as_ref().map_or(&[][..], |s| &s.items[..]);
     super::fusion::items::prune_dangling_evidence(

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use crate::contract::{Code, LaneHeader, SearchRequest, SearchResponse, Trace};
+use crate::contract::{Code, Lane, LaneHeader, SearchRequest, SearchResponse, Trace};
 
 /// Rotate once the live file reaches this size.
 pub const MAX_LOG_BYTES: u64 = 4 * 1024 * 1024;
@@ -125,25 +125,20 @@ pub fn search_line(
             t.lanes
                 .iter()
                 .map(|l| {
-                    let (lane, header, returned) = match l.lane.as_str() {
-                        "episodes" => (
-                            "episodes",
+                    let lane = l.lane;
+                    let (header, returned) = match lane {
+                        Lane::Episodes => (
                             Some(&resp.lanes.episodes.header),
                             resp.lanes.episodes.items.len(),
                         ),
-                        "code" => (
-                            "code",
-                            Some(&resp.lanes.code.header),
-                            resp.lanes.code.items.len(),
-                        ),
-                        _ => (
-                            "skills",
+                        Lane::Code => (Some(&resp.lanes.code.header), resp.lanes.code.items.len()),
+                        Lane::Skills => (
                             resp.lanes.skills.as_ref().map(|s| &s.header),
                             resp.lanes.skills.as_ref().map_or(0, |s| s.items.len()),
                         ),
                     };
                     LaneLog {
-                        lane: lane.to_string(),
+                        lane: lane.as_str().to_string(),
                         ms: l.ms,
                         items: l.items,
                         returned: returned as u32,
@@ -179,19 +174,20 @@ pub fn search_line(
 /// paths): a timeout, the code of the lane's own issue, or the code lane's degraded capability.
 fn degradation_class(
     resp: &SearchResponse,
-    lane: &str,
+    lane: Lane,
     header: Option<&LaneHeader>,
 ) -> &'static str {
     let reason = header.and_then(|h| h.degradation_reason.as_deref());
     if reason.is_some_and(|r| r.starts_with("timed out")) {
         return "timeout";
     }
-    let own_issue = resp.errors.iter().chain(resp.warnings.iter()).find(|i| {
-        i.lane.as_deref() == Some(lane) && !matches!(i.code, Code::LaneDegraded | Code::StaleIndex)
-    });
+    let own_issue =
+        resp.errors.iter().chain(resp.warnings.iter()).find(|i| {
+            i.lane == Some(lane) && !matches!(i.code, Code::LaneDegraded | Code::StaleIndex)
+        });
     match own_issue {
         Some(i) => i.code.as_str(),
-        None if lane == "code" => "capability_degraded",
+        None if lane == Lane::Code => "capability_degraded",
         None => Code::LaneDegraded.as_str(),
     }
 }

@@ -9,7 +9,7 @@
 //! (`titles.rs`); a subagent's task description; a team member's assignment. Every title is
 //! redacted again, made one line and clipped to [`TITLE_CHARS`] characters.
 
-use crate::contract::{Actor, ActorKind};
+use crate::contract::{Actor, ActorKind, Lane};
 use crate::engine::lanes::{EpisodesSource, SessionRow, SkillsSource};
 use crate::text::snippet::clip_chars;
 use crate::text::{redact, sanitize};
@@ -196,7 +196,7 @@ pub fn fill(actors: &mut [Actor], episodes: &dyn EpisodesSource, knowledge: &dyn
         let seen: Vec<String> = actor
             .evidence
             .iter()
-            .filter(|e| e.lane == "episodes")
+            .filter(|e| e.lane == Lane::Episodes)
             .filter_map(|e| crate::engine::items::parse_episode_id(&e.id).map(|(s, _)| s))
             .collect();
         let p = profile(&actor.actor_id, &seen, episodes, knowledge);

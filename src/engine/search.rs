@@ -110,10 +110,10 @@ impl Engine {
         let primary = route
             .lanes
             .iter()
-            .map(|l| l.as_str())
-            .find(|l| !resp.lane_ids(l).is_empty())
-            .or_else(|| route.lanes.first().map(|l| l.as_str()))
-            .unwrap_or("episodes");
+            .copied()
+            .find(|l| !resp.lane_ids(*l).is_empty())
+            .or_else(|| route.lanes.first().copied())
+            .unwrap_or(Lane::Episodes);
         super::finish::finish(&mut resp, req, primary);
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         self.logger

@@ -434,20 +434,18 @@ impl App {
     }
 
     /// The evidence link under the cursor, when the cursor is on one.
-    pub fn selected_evidence(&self) -> Option<(&str, &str)> {
+    pub fn selected_evidence(&self) -> Option<(Lane, &str)> {
         let a = self.selected_actor()?;
         let e = a.evidence.get(self.cursors.actors.evidence?)?;
-        Some((e.lane.as_str(), e.id.as_str()))
+        Some((e.lane, e.id.as_str()))
     }
 
     /// Whether a lane item is evidence of the selected actor (highlighted in its lane).
     pub fn is_evidence(&self, lane: Lane, id: &str) -> bool {
         self.actor_pinned
-            && self.selected_actor().is_some_and(|a| {
-                a.evidence
-                    .iter()
-                    .any(|e| e.lane == lane.as_str() && e.id == id)
-            })
+            && self
+                .selected_actor()
+                .is_some_and(|a| a.evidence.iter().any(|e| e.lane == lane && e.id == id))
     }
 
     pub fn top_view(&self) -> Option<&View> {

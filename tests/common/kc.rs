@@ -187,7 +187,7 @@ pub fn kc03_code_source_down_degrades_only_the_code_lane(w: &dyn World) {
         "episodes keep answering"
     );
     assert!(resp.errors.iter().any(|e| e.code == Code::SourceUnavailable
-        && e.lane.as_deref() == Some("code")
+        && e.lane == Some(Lane::Code)
         && e.message.contains("RAGRAF")));
     assert!(resp.found);
 }
@@ -203,10 +203,7 @@ pub fn kc04_episodes_source_down_degrades_only_the_episodes_lane(w: &dyn World) 
     assert!(resp.lanes.episodes.header.degraded);
     assert!(resp.lanes.episodes.items.is_empty());
     assert!(!resp.lanes.code.items.is_empty(), "code keeps answering");
-    assert!(resp
-        .errors
-        .iter()
-        .any(|e| e.lane.as_deref() == Some("episodes")));
+    assert!(resp.errors.iter().any(|e| e.lane == Some(Lane::Episodes)));
     // And an index that was never built: the lane is empty with INDEX_NOT_READY.
     let dir = tempfile::tempdir().expect("tmp");
     let empty = w.empty(dir.path());
@@ -267,24 +264,24 @@ pub fn kc07_actor_evidence_names_only_items_in_the_response(w: &dyn World) {
             req.max_tokens = max_tokens;
             let resp = engine.search(&req);
             valid(&resp);
-            let ids: Vec<(String, String)> = resp
+            let ids: Vec<(Lane, String)> = resp
                 .lanes
                 .episodes
                 .items
                 .iter()
-                .map(|i| ("episodes".to_string(), i.id.clone()))
+                .map(|i| (Lane::Episodes, i.id.clone()))
                 .chain(
                     resp.lanes
                         .code
                         .items
                         .iter()
-                        .map(|i| ("code".into(), i.id.clone())),
+                        .map(|i| (Lane::Code, i.id.clone())),
                 )
                 .chain(
                     resp.lanes
                         .skills
                         .iter()
-                        .flat_map(|s| s.items.iter().map(|i| ("skills".into(), i.id.clone()))),
+                        .flat_map(|s| s.items.iter().map(|i| (Lane::Skills, i.id.clone()))),
                 )
                 .collect();
             for a in &resp.actors {
@@ -295,7 +292,7 @@ pub fn kc07_actor_evidence_names_only_items_in_the_response(w: &dyn World) {
                 );
                 for e in &a.evidence {
                     assert!(
-                        ids.contains(&(e.lane.clone(), e.id.clone())),
+                        ids.contains(&(e.lane, e.id.clone())),
                         "{q} (limit {limit}, budget {max_tokens}): {} cites missing {}:{}",
                         a.actor_id,
                         e.lane,
@@ -394,13 +391,13 @@ pub fn kc09_budget_is_never_exceeded_and_truncation_is_honest(w: &dyn World) {
             }
             assert_eq!(resp.limits.truncated, !resp.limits.dropped.is_empty());
             for d in &resp.limits.dropped {
-                let lane_ids = full.lane_ids(&d.lane);
+                let lane_ids = full.lane_ids(d.lane);
                 assert!(
                     lane_ids.contains(&d.id.as_str()),
                     "dropped {} was never there",
                     d.id
                 );
-                let still = resp.lane_ids(&d.lane);
+                let still = resp.lane_ids(d.lane);
                 assert_eq!(still.contains(&d.id.as_str()), d.what == "snippet", "{d:?}");
             }
             if max_tokens == 20000 {

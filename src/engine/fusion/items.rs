@@ -7,7 +7,9 @@ use std::collections::HashSet;
 
 use super::diversity::{keep, path_of, session_of};
 use super::rrf;
-use crate::contract::{Actor, CodeItem, EpisodeItem, Outcome, SessionInfo, SkillItem, UsedBy};
+use crate::contract::{
+    Actor, CodeItem, EpisodeItem, Lane, Outcome, SessionInfo, SkillItem, UsedBy,
+};
 use crate::engine::lanes::EpisodeHit;
 use crate::engine::lanes::{CodeHit, SkillHit};
 
@@ -199,15 +201,15 @@ pub fn prune_dangling_evidence(
     code: &[CodeItem],
     skills: &[SkillItem],
 ) {
-    let ids: HashSet<(&str, &str)> = episodes
+    let ids: HashSet<(Lane, &str)> = episodes
         .iter()
-        .map(|i| ("episodes", i.id.as_str()))
-        .chain(code.iter().map(|i| ("code", i.id.as_str())))
-        .chain(skills.iter().map(|i| ("skills", i.id.as_str())))
+        .map(|i| (Lane::Episodes, i.id.as_str()))
+        .chain(code.iter().map(|i| (Lane::Code, i.id.as_str())))
+        .chain(skills.iter().map(|i| (Lane::Skills, i.id.as_str())))
         .collect();
     for a in actors.iter_mut() {
         a.evidence
-            .retain(|e| ids.contains(&(e.lane.as_str(), e.id.as_str())));
+            .retain(|e| ids.contains(&(e.lane, e.id.as_str())));
     }
     actors.retain(|a| !a.evidence.is_empty());
 }

@@ -81,14 +81,13 @@ impl LaneState {
         if unanswered.is_empty() {
             return;
         }
-        let name = lane.as_str();
         let reasons: Vec<String> = unanswered.iter().map(|f| f.to_string()).collect();
         let reason = reasons.join("; ");
         for (f, why) in unanswered.iter().zip(reasons) {
-            self.issues.push((false, Issue::lane(f.code, name, why)));
+            self.issues.push((false, Issue::lane(f.code, lane, why)));
         }
         self.issues
-            .push((false, Issue::lane(Code::LaneDegraded, name, reason.clone())));
+            .push((false, Issue::lane(Code::LaneDegraded, lane, reason.clone())));
         self.header.degraded = true;
         self.header.degradation_reason = Some(reason);
         self.trace.degraded = true;
@@ -98,21 +97,20 @@ impl LaneState {
 /// A lane's header, trace and issues from its outcome (an answer's own figures are added by
 /// [`LaneState::answered`]).
 fn lane_state<T>(lane: Lane, source: String, res: &LaneResult<T>, timeout: Duration) -> LaneState {
-    let name = lane.as_str();
     let mut issues = Vec::new();
     let (degraded, reason, ms, n, failed) = match res {
         LaneResult::Ok(_, ms) => (false, None, *ms, 0, false),
         LaneResult::Failed(f, ms) => {
             let is_error = !matches!(f.code, Code::IndexNotReady);
             let why = f.to_string();
-            issues.push((is_error, Issue::lane(f.code, name, why.clone())));
+            issues.push((is_error, Issue::lane(f.code, lane, why.clone())));
             (true, Some(why), *ms, 0, true)
         }
         LaneResult::TimedOut(ms) => {
             let reason = format!("timed out after {} ms", timeout.as_millis());
             issues.push((
                 true,
-                Issue::lane(Code::SourceUnavailable, name, reason.clone()),
+                Issue::lane(Code::SourceUnavailable, lane, reason.clone()),
             ));
             (true, Some(reason), *ms, 0, true)
         }
@@ -126,7 +124,7 @@ fn lane_state<T>(lane: Lane, source: String, res: &LaneResult<T>, timeout: Durat
     };
     if degraded {
         let reason = reason.clone().unwrap_or_default();
-        issues.push((false, Issue::lane(Code::LaneDegraded, name, reason)));
+        issues.push((false, Issue::lane(Code::LaneDegraded, lane, reason)));
     }
     LaneState {
         header: LaneHeader {
@@ -137,7 +135,7 @@ fn lane_state<T>(lane: Lane, source: String, res: &LaneResult<T>, timeout: Durat
             degradation_reason: reason,
         },
         trace: LaneTrace {
-            lane: name.to_string(),
+            lane,
             ms: (ms * 1000.0).round() / 1000.0,
             items: n as u32,
             degraded,
@@ -175,7 +173,7 @@ fn code_index(state: &mut LaneState, answer: Option<&CodeAnswer>) -> CodeIndex {
         state.trace.degraded = true;
         state
             .issues
-            .push((false, Issue::lane(Code::LaneDegraded, "code", reason)));
+            .push((false, Issue::lane(Code::LaneDegraded, Lane::Code, reason)));
     }
     if a.stale {
         let mut msg = "the code index is stale: files changed since indexing".to_string();
@@ -184,7 +182,7 @@ fn code_index(state: &mut LaneState, answer: Option<&CodeAnswer>) -> CodeIndex {
         }
         state
             .issues
-            .push((false, Issue::lane(Code::StaleIndex, "code", msg)));
+            .push((false, Issue::lane(Code::StaleIndex, Lane::Code, msg)));
     }
     index
 }
@@ -208,7 +206,7 @@ impl LaneReports {
             if episodes.degradation_reason.is_none() {
                 let reason = a.nothing_relevant.clone();
                 episodes.degradation_reason =
-                    Some(reason.unwrap_or_else(|| empty_reason(filters, "episodes")));
+                    Some(reason.unwrap_or_else(|| empty_reason(filters, Lane::Episodes)));
             }
         }
         let code = &mut self.code.header;
@@ -218,14 +216,15 @@ impl LaneReports {
             .filter(|_| fused.code.is_empty() && code.degradation_reason.is_none())
         {
             let reason = a.nothing_relevant.clone();
-            code.degradation_reason = Some(reason.unwrap_or_else(|| empty_reason(filters, "code")));
+            code.degradation_reason =
+                Some(reason.unwrap_or_else(|| empty_reason(filters, Lane::Code)));
         }
         let skills = &mut self.skills.header;
         if answers.skills.answer().is_some()
             && fused.skills.is_empty()
             && skills.degradation_reason.is_none()
         {
-            skills.degradation_reason = Some(empty_reason(filters, "skills"));
+            skills.degradation_reason = Some(empty_reason(filters, Lane::Skills));
         }
     }
 
@@ -286,9 +285,9 @@ impl LaneReports {
     }
 }
 
-fn empty_reason(f: &Filters, lane: &str) -> String {
+fn empty_reason(f: &Filters, lane: Lane) -> String {
     let filtered = crate::engine::filters::episode_filters_active(f)
-        || (lane == "code" && !f.paths.is_empty());
+        || (lane == Lane::Code && !f.paths.is_empty());
     if filtered {
         "no match for the query within the filters".to_string()
     } else {

@@ -96,10 +96,9 @@ fn results_then_an_actor_then_its_evidence_in_the_lane() {
             .app
             .selected_evidence()
             .expect("on the first evidence link");
-        (l.to_string(), i.to_string())
+        (l, i.to_string())
     };
     h.act(Action::Open);
-    let lane = Lane::parse(&lane).unwrap();
     assert_eq!(h.app.focus, Focus::Lane(lane));
     let sel = h.app.cursors.lane(lane).selected;
     let got = match lane {
@@ -117,7 +116,7 @@ fn results_then_an_actor_then_its_evidence_in_the_lane() {
         .app
         .actors()
         .iter()
-        .position(|a| a.evidence.first().is_some_and(|e| e.lane == "code"))
+        .position(|a| a.evidence.first().is_some_and(|e| e.lane == Lane::Code))
         .expect("an actor with code evidence in the demo world");
     h.app.cursors.actors.actor = i;
     h.app.cursors.actors.evidence = None;

@@ -39,9 +39,13 @@ fn cell(s: &str, w: usize) -> String {
 }
 
 fn evidence_summary(a: &Actor) -> String {
-    let count = |lane: &str| a.evidence.iter().filter(|e| e.lane == lane).count();
+    let count = |lane: Lane| a.evidence.iter().filter(|e| e.lane == lane).count();
     let mut parts = Vec::new();
-    for (lane, short) in [("episodes", "ep"), ("code", "code"), ("skills", "skill")] {
+    for (lane, short) in [
+        (Lane::Episodes, "ep"),
+        (Lane::Code, "code"),
+        (Lane::Skills, "skill"),
+    ] {
         let n = count(lane);
         if n > 0 {
             parts.push(format!("{n} {short}"));
@@ -132,14 +136,14 @@ fn header(cols: [usize; 7], theme: Theme) -> Line<'static> {
 /// One evidence link row: the lane, the id and what the item is.
 fn evidence_row(
     app: &App,
-    lane: &str,
+    lane: Lane,
     id: &str,
     k: usize,
     selected: bool,
     theme: Theme,
 ) -> Vec<Span<'static>> {
-    let what = match Lane::parse(lane) {
-        Some(Lane::Episodes) => app.episodes().iter().find(|x| x.id == id).map(|x| {
+    let what = match lane {
+        Lane::Episodes => app.episodes().iter().find(|x| x.id == id).map(|x| {
             format!(
                 "{} {}:{} {} — {}",
                 x.time.as_deref().map(short_time).unwrap_or_default(),
@@ -149,7 +153,7 @@ fn evidence_row(
                 one_line(x.snippet.as_deref().unwrap_or(""))
             )
         }),
-        Some(Lane::Code) => app.code().iter().find(|x| x.id == id).map(|x| {
+        Lane::Code => app.code().iter().find(|x| x.id == id).map(|x| {
             format!(
                 "{}:{} {}",
                 app.paths.show(&one_line(&x.path)),
@@ -157,12 +161,11 @@ fn evidence_row(
                 x.symbol.as_deref().map(one_line).unwrap_or_default()
             )
         }),
-        Some(Lane::Skills) => app
+        Lane::Skills => app
             .skills()
             .iter()
             .find(|x| x.id == id)
             .map(|x| format!("{} — {}", one_line(&x.name), one_line(&x.description))),
-        None => None,
     }
     .unwrap_or_else(|| one_line(id));
     vec![
@@ -236,7 +239,7 @@ pub fn draw(frame: &mut Frame, r: Rect, app: &App, theme: Theme) {
             }
             Some(k) => {
                 let e = &a.evidence[k];
-                evidence_row(app, &e.lane, &e.id, k, selected, theme)
+                evidence_row(app, e.lane, &e.id, k, selected, theme)
             }
         };
         spans = fit_spans(spans, w);

@@ -133,7 +133,7 @@ pub fn draw(frame: &mut Frame, r: Rect, app: &App, lane: Lane, tabbed: bool, the
     for i in cursor.offset..(cursor.offset + cap).min(n) {
         let selected = i == cursor.selected;
         let (head, body, evidence, id) = item_lines(app, lane, i, theme);
-        let pointed = app.actor_pinned && app.selected_evidence() == Some((lane.as_str(), id));
+        let pointed = app.actor_pinned && app.selected_evidence() == Some((lane, id));
         let mark = match (evidence, pointed) {
             (_, true) => "◈",
             (true, false) => "◆",

@@ -1,6 +1,7 @@
 //! The status line: progress, the latest message (or the response's warnings), per-lane timings
 //! and key hints for the current screen, all taken from the keymap.
 
+use knowledge::contract::Lane;
 use knowledge::text::sanitize::one_line;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -135,7 +136,7 @@ fn message(app: &App, theme: Theme) -> Vec<Span<'static>> {
     if let Some(resp) = app.response() {
         if !resp.warnings.is_empty() {
             let first = &resp.warnings[0];
-            let lane = first.lane.as_deref().unwrap_or("");
+            let lane = first.lane.map_or("", Lane::as_str);
             spans.push(Span::styled(
                 format!(
                     "⚠ {} warning{}: {}{}",
@@ -172,7 +173,7 @@ fn timings(app: &App) -> Option<String> {
     let lanes: Vec<String> = trace
         .lanes
         .iter()
-        .map(|l| format!("{} {:.0}ms", one_line(&l.lane), l.ms))
+        .map(|l| format!("{} {:.0}ms", l.lane, l.ms))
         .collect();
     Some(format!("⏱ {}", lanes.join(" · ")))
 }

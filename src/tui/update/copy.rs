@@ -192,7 +192,7 @@ fn main_choices(app: &App, out: &mut Vec<CopyChoice>) {
             let first = a
                 .evidence
                 .iter()
-                .filter(|e| e.lane == "episodes")
+                .filter(|e| e.lane == Lane::Episodes)
                 .find_map(|e| app.episodes().iter().find(|x| x.id == e.id));
             if let Some(it) = first {
                 out.push(choice(

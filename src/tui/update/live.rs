@@ -46,7 +46,7 @@ pub(super) struct Selection {
 }
 
 fn lane_ids(resp: &SearchResponse, lane: Lane) -> Vec<&str> {
-    resp.lane_ids(lane.as_str())
+    resp.lane_ids(lane)
 }
 
 pub(super) fn selection(app: &App) -> Selection {

@@ -73,18 +73,15 @@ pub fn open_selection(app: &mut App, fx: &mut Vec<Effect>, edit: bool) {
                 app.say(Level::Info, "this actor has no evidence in the lanes");
                 return;
             };
-            let (lane, id) = (e.lane.clone(), e.id.clone());
+            let (lane, id) = (e.lane, e.id.clone());
             let (n, name) = (actor.evidence.len(), actor.name.clone());
-            follow(app, &lane, &id, k, n, &name);
+            follow(app, lane, &id, k, n, &name);
         }
     }
 }
 
 /// Move the focus to the item `id` of `lane` (an evidence link).
-fn follow(app: &mut App, lane: &str, id: &str, k: usize, n: usize, actor: &str) {
-    let Some(lane) = Lane::parse(lane) else {
-        return;
-    };
+fn follow(app: &mut App, lane: Lane, id: &str, k: usize, n: usize, actor: &str) {
     let pos = match lane {
         Lane::Episodes => app.episodes().iter().position(|x| x.id == id),
         Lane::Code => app.code().iter().position(|x| x.id == id),
