@@ -42,7 +42,11 @@ questions=(
 for semantic in true false; do
   dir="$work/data-$semantic"
   mkdir -p "$dir"
-  for f in "$data"/*.sqlite; do ln -s "$f" "$dir/"; done
+  # The stores and what is derived beside them (full-text indexes, message vectors): without
+  # those every answer would be the lane's "index does not exist yet".
+  for f in "$data"/*.sqlite "$data"/*.lexical "$data"/*.vectors; do
+    if [ -e "$f" ]; then ln -s "$f" "$dir/"; fi
+  done
   printf '[search]\nsemantic = %s\n[lanes]\ntimeout_ms = 60000\n' "$semantic" >"$dir/config.toml"
   i=0
   for q in "${questions[@]}"; do
