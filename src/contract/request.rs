@@ -4,14 +4,10 @@
 //! rejection names the exact field (`filters.since`, `include[1]`) and unknown fields become
 //! warnings rather than errors (DECISIONS §8). All problems are reported at once, not the first.
 
-use std::collections::BTreeSet;
-
 use chrono::{DateTime, FixedOffset};
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::codes::{Code, Issue};
-use super::kinds::Outcome;
 use super::strict_json::{self, StrictJsonError};
 
 pub const SEARCH_SCHEMA: &str = "knowledge.search/v1";
@@ -28,122 +24,8 @@ pub const MAX_FILTER_VALUES: usize = 100;
 /// Longest filter value, in characters (a path, an id, a skill name).
 pub const MAX_FILTER_VALUE_CHARS: usize = 1024;
 
-/// The routing intent a caller may force; `Auto` lets the heuristic decide (§6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Mode {
-    Auto,
-    FindAgent,
-    FindSkill,
-    FindCode,
-    FindKnowledge,
-}
-
-impl Mode {
-    pub const ALL: [Mode; 5] = [
-        Mode::Auto,
-        Mode::FindAgent,
-        Mode::FindSkill,
-        Mode::FindCode,
-        Mode::FindKnowledge,
-    ];
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Auto => "auto",
-            Mode::FindAgent => "find_agent",
-            Mode::FindSkill => "find_skill",
-            Mode::FindCode => "find_code",
-            Mode::FindKnowledge => "find_knowledge",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Mode> {
-        Mode::ALL.into_iter().find(|m| m.as_str() == s)
-    }
-}
-
-/// One of the three lanes. The order of the variants is the lane priority of invariant 10.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Lane {
-    Episodes,
-    Code,
-    Skills,
-}
-
-impl Lane {
-    pub const ALL: [Lane; 3] = [Lane::Episodes, Lane::Code, Lane::Skills];
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Lane::Episodes => "episodes",
-            Lane::Code => "code",
-            Lane::Skills => "skills",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Lane> {
-        Lane::ALL.into_iter().find(|l| l.as_str() == s)
-    }
-}
-
-impl std::fmt::Display for Lane {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.pad(self.as_str())
-    }
-}
-
-/// The lanes a request asked for.
-pub type Include = BTreeSet<Lane>;
-
-/// The `filters.outcome` a request asks for: a session [`Outcome`] to keep, or `any`. Not the
-/// session's own outcome, which can be `unknown` but never `any`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum OutcomeFilter {
-    Success,
-    Failure,
-    Any,
-}
-
-impl OutcomeFilter {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OutcomeFilter::Success => "success",
-            OutcomeFilter::Failure => "failure",
-            OutcomeFilter::Any => "any",
-        }
-    }
-    pub fn parse(s: &str) -> Option<OutcomeFilter> {
-        [
-            OutcomeFilter::Success,
-            OutcomeFilter::Failure,
-            OutcomeFilter::Any,
-        ]
-        .into_iter()
-        .find(|o| o.as_str() == s)
-    }
-    /// The session outcome a session must have to pass (`None`: any).
-    pub fn wanted(self) -> Option<Outcome> {
-        match self {
-            OutcomeFilter::Success => Some(Outcome::Success),
-            OutcomeFilter::Failure => Some(Outcome::Failure),
-            OutcomeFilter::Any => None,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Provenance {
-    /// Snippets kept; every item carries its locator (the default).
-    Strict,
-    /// Locators only, no snippets.
-    Locator,
-}
-
-impl Provenance {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Provenance::Strict => "strict",
-            Provenance::Locator => "locator",
-        }
-    }
-}
+mod vocab;
+pub use vocab::{Include, Lane, Mode, OutcomeFilter, Provenance};
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Filters {
