@@ -177,12 +177,8 @@ fn a_question_in_other_words_finds_its_session() {
     );
 }
 
-#[test]
-fn appended_messages_wait_then_are_embedded_once() {
-    let w = World::new();
-    topics(&w);
-    w.index();
-    w.embed();
+/// A session of four messages appended after the first embed pass.
+fn charts(w: &World) {
     w.write(
         "charts",
         &[
@@ -192,6 +188,15 @@ fn appended_messages_wait_then_are_embedded_once() {
             "done: a download button writes the CSV",
         ],
     );
+}
+
+#[test]
+fn appended_messages_wait_then_are_embedded_once() {
+    let w = World::new();
+    topics(&w);
+    w.index();
+    w.embed();
+    charts(&w);
     w.index();
     assert_eq!(
         w.coverage(),
@@ -300,15 +305,7 @@ fn a_lane_answered_while_messages_wait_says_so() {
             .find(|m| m.contains("vectors:"))
     };
     assert_eq!(warned(&engine(&data)), None, "every message has its vector");
-    w.write(
-        "charts",
-        &[
-            "make the sales chart on the dashboard show weekly totals",
-            "the chart now groups orders by ISO week and draws a bar per week",
-            "also export the weekly totals as a CSV file",
-            "done: a download button writes the CSV",
-        ],
-    );
+    charts(&w);
     w.index();
     let said = warned(&engine(&data)).expect("a warning");
     assert!(said.contains("vectors: 7 of 9 messages"), "{said}");
