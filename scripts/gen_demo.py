@@ -11,6 +11,7 @@ start times. Re-running the script rewrites byte-identical files.
 
     python3 scripts/gen_demo.py            # regenerate fixtures/demo/ and run the checks
     python3 scripts/gen_demo.py --check    # only check the committed files
+    python3 scripts/gen_demo.py --out DIR  # write the world to DIR instead (replacing DIR)
 
 Paths inside transcripts use the literal placeholder `@DEMO@` for the demo root; the tool copies
 the world to a temporary directory and replaces `@DEMO@` with the real absolute path (JSON-escaped).
@@ -1520,6 +1521,9 @@ def check() -> list[str]:
 
 
 def main():
+    global OUT
+    if "--out" in sys.argv:  # write (or check) another directory instead of fixtures/demo
+        OUT = Path(sys.argv[sys.argv.index("--out") + 1]).resolve()
     build()
     files = render()
     probs = []
@@ -1527,7 +1531,7 @@ def main():
         probs += compare(files)
     else:
         write_all(files)
-        print(f"wrote {OUT.relative_to(ROOT)}: {len(SESSIONS)} sessions, {len(FILES)} jsonl files, {len(files)} files")
+        print(f"wrote {OUT}: {len(SESSIONS)} sessions, {len(FILES)} jsonl files, {len(files)} files")
     probs += check()
     for p in probs:
         print("PROBLEM:", p)
