@@ -32,7 +32,7 @@ import gen_demo_agents  # noqa: E402
 from demo_gen.claude import Claude, subagent  # noqa: E402
 from demo_gen.codex import Codex  # noqa: E402
 from demo_gen.diffs import hunks  # noqa: E402
-from demo_gen.ids import DEMO, dumps, hexof, msg_id, req_id, ts, utc, uuid4_of, uuid7_of  # noqa: E402
+from demo_gen.ids import DEMO, dumps, msg_id, req_id, ts, utc, uuid4_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "fixtures" / "demo"
@@ -55,10 +55,13 @@ Claude.skills = Codex.skills = SKILLS
 
 import re  # noqa: E402
 
-FILES: dict[str, list] = {}      # relative path -> list of records (dict) / raw lines (str) / raw bytes
-JSON_FILES: dict[str, dict] = {}  # relative path -> JSON document (meta.json sidecars)
-SESSIONS: list[dict] = []         # registry for README.md
-SUBAGENTS: list[dict] = []        # registry for README.md
+from demo_gen.replay import Output, replay  # noqa: E402
+
+OUTPUT = Output()
+FILES = OUTPUT.files            # relative path -> list of records (dict) / raw lines (str) / raw bytes
+JSON_FILES = OUTPUT.json_files  # relative path -> JSON document (meta.json sidecars)
+SESSIONS = OUTPUT.sessions      # registry for README.md
+SUBAGENTS = OUTPUT.subagents    # registry for README.md
 BILLING = f"{DEMO}/repos/billing"
 WEBSHOP = f"{DEMO}/repos/webshop"
 ARCHIVE = f"{DEMO}/repos/billing-archive"
@@ -895,197 +898,6 @@ def c13_sdk_question():
              "answers where the cart total is computed", c.version)
 
 
-# ---- Codex sessions -----------------------------------------------------------------------------------
-
-def codex_session(key, cwd, version, start_s, *, style, originator="codex_cli_rs", branch="main"):
-    start = utc(start_s)
-    sid = uuid7_of("demo:" + key, start) if style != "legacy" else uuid4_of("demo:" + key)
-    x = Codex(sid, cwd, version, start, style=style, originator=originator, branch=branch, label="demo:" + key)
-    x.open(hexof("git:" + key, 40))
-    return x
-
-
-def codex_register(x, key, who, outcome, lang, facts):
-    FILES[x.filename()] = x.lines
-    register(key, "codex", x.cwd, x.filename(), x.sid, x.start, who, outcome, lang, facts,
-             x.cli_version if x.style != "legacy" else "legacy (pre-0.3x)")
-
-
-def l0_legacy():
-    x = codex_session("L0", BILLING, "", "2026-09-01T07:05:12", style="legacy")
-    x.user("list the migrations and tell me which ones are not applied on staging yet", first=True)
-    x.reason("**Listing migrations and checking staging**")
-    x.shell("ls migrations", "0001_create_invoices.sql\n0002_create_customers.sql\n0003_invoice_collation.sql\n"
-                             "0004_grant_billing_app.sql\n")
-    x.shell("mysql --defaults-extra-file=/etc/billing/staging.cnf billing_staging -N -e 'SELECT name FROM "
-            "schema_migrations ORDER BY name'",
-            "0001_create_invoices.sql\n0002_create_customers.sql\n")
-    x.say("Staging has 0001 and 0002 applied. Pending: `0003_invoice_collation.sql` and "
-          "`0004_grant_billing_app.sql`.")
-    x.complete()
-    codex_register(x, "L0", "Codex (legacy format)", "success", "en",
-                   "**legacy rollout**: first line bare `{id,timestamp,instructions,git}`, `{\"record_type\":\"state\"}` "
-                   "lines, un-enveloped items without timestamps; cwd only in `<environment_context>`")
-
-
-def x1_mysql_failed():
-    x = codex_session("X1", BILLING, "0.129.0", "2026-10-14T09:31:05", style="new")
-    x.user("не могу подключиться к MySQL на 176.99.5.35, доступ запрещён (SQLSTATE[HY000] [1045]). посмотри "
-           "конфиг и почини", first=True)
-    x.reason("**Проверяю конфигурацию подключения к MySQL**")
-    x.shell("sed -n '1,80p' src/Config.php", CONFIG_PHP_V0,
-            parsed=[{"type": "read", "cmd": "sed -n '1,80p' src/Config.php", "name": "Config.php",
-                     "path": "src/Config.php"}])
-    x.shell("mysql -h 176.99.5.35 -u billing -p\"$DB_PASSWORD\" -e 'select 1'", "", exit_code=1,
-            stderr="ERROR 1045 (28000): Access denied for user 'billing'@'10.0.0.7' (using password: YES)\n")
-    x.shell("grep -rn 'mysql://' /etc/billing .env* 2>/dev/null", "/etc/billing/app.ini:4:dsn = " + CANARY_MYSQL_URL + "\n")
-    x.say("Пароль в /etc/billing/app.ini совпадает с .env. Попробую подключаться другим пользователем — "
-          "billing_app — через Config.php.", final=False)
-    x.patch([("src/Config.php", CONFIG_PHP_V0, CONFIG_PHP_X1)])
-    x.shell("php -r 'require \"vendor/autoload.php\"; Billing\\Config::mysqlConnect();'", "", exit_code=255,
-            stderr="PHP Fatal error:  Uncaught PDOException: SQLSTATE[HY000] [1045] Access denied for user "
-                   "'billing_app'@'10.0.0.7' (using password: YES)\n")
-    x.tokens(x.key("tk"))
-    x.abort("interrupted")
-    x.user("всё ещё не работает. откати изменения, это не то")
-    x.reason("**Откатываю изменение пользователя в Config.php**")
-    x.patch([("src/Config.php", CONFIG_PHP_X1, CONFIG_PHP_V0)])
-    x.say("Откатил изменение в src/Config.php. Проблема не в коде: сервер 176.99.5.35 отказывает пользователю "
-          "billing с адреса 10.0.0.7 — скорее всего, GRANT выдан на другой хост. Для исправления нужен доступ "
-          "администратора MySQL; сам я это не починил.")
-    x.complete()
-    codex_register(x, "X1", "Codex", "failure", "ru",
-                   "earlier failed attempt at the same MySQL 1045 on 176.99.5.35: exec errors, apply_patch to the "
-                   "wrong user, `turn_aborted`, user «всё ещё не работает», revert; exec output holds the MySQL URL "
-                   "canary")
-
-
-def x2_payments():
-    x = codex_session("X2", WEBSHOP, "0.133.0", "2026-10-30T13:12:40", style="new")
-    x.user("Add idempotency keys to Stripe PaymentIntent creation in api/payments.py so retries never double-charge. "
-           "Also check which Stripe key config we load.", first=True)
-    x.reason("**Inspecting payments module and config**")
-    x.shell("sed -n '1,60p' api/payments.py", PAYMENTS_PY_V0)
-    x.shell("cat config.toml", CONFIG_TOML.replace("# TODO(security): move the live key to the environment (flagged "
-                                                   "in the 2026-10-30 session)\n", ""))
-    x.say("Heads-up: config.toml contains a **live** Stripe secret key in plain text. It should move to the "
-          "environment; I added a TODO in config.toml and won't repeat the value.", final=False)
-    x.patch([("api/payments.py", PAYMENTS_PY_V0, PAYMENTS_PY_FINAL),
-             ("tests/test_payments.py", None, TEST_PAYMENTS_PY),
-             ("config.toml", CONFIG_TOML.replace("# TODO(security): move the live key to the environment (flagged in "
-                                                 "the 2026-10-30 session)\n", ""), CONFIG_TOML)])
-    x.shell("python -m pytest -q tests/test_payments.py", "...                                                      "
-                                                          "                 [100%]\n3 passed in 0.21s\n")
-    x.say("Done: `create_payment_intent` now always sends an idempotency key (`cart-<id>-<amount>` unless the caller "
-          "passes one), with 3 tests. The Stripe client loads `stripe.secret_key` from config.toml — that is a live "
-          "key; please rotate it and move it to the environment.")
-    x.complete()
-    x.user("thanks, merged")
-    x.say("👍")
-    x.complete()
-    codex_register(x, "X2", "Codex", "success", "en",
-                   "Stripe idempotency keys in api/payments.py; `cat config.toml` exec output contains the live Stripe "
-                   "key canary; multi-file apply_patch (add + update)")
-
-
-def x3_bom_migrations():
-    x = codex_session("X3", BILLING, "0.135.0", "2026-11-10T12:00:30", style="new")
-    x.user("проверь migrations/*.sql на BOM и CRLF перед прогоном на MySQL 8, используй $clean-bom-crlf", first=True)
-    x.reason("**Открываю навык clean-bom-crlf**")
-    x.shell(f"sed -n '1,120p' {DEMO}/skills/clean-bom-crlf/SKILL.md", SKILL_FILES["clean-bom-crlf"],
-            parsed=[{"type": "read", "cmd": f"sed -n '1,120p' {DEMO}/skills/clean-bom-crlf/SKILL.md",
-                     "name": "SKILL.md", "path": f"{DEMO}/skills/clean-bom-crlf/SKILL.md"}])
-    x.shell(f"{CHECK} migrations", "OK: 5 files, no BOM, no CRLF\n")
-    x.say("По навыку clean-bom-crlf: все 5 миграций в migrations/ в UTF-8 без BOM и с LF — можно прогонять на MySQL 8.")
-    x.complete()
-    codex_register(x, "X3", "Codex", "success", "ru",
-                   "Codex skill use: user mentions `$clean-bom-crlf`, the agent reads "
-                   "`skills/clean-bom-crlf/SKILL.md` with exec and runs its check script (1 use)")
-
-
-def x4_index():
-    x = codex_session("X4", BILLING, "0.46.0", "2026-09-22T10:15:00", style="old")
-    x.user("Customer statements are slow. Add an index for InvoiceRepository::openForCustomer.", first=True)
-    x.reason("**Checking the query and existing migrations**")
-    x.shell("ls migrations && grep -n 'customer_id' src/Invoice/InvoiceRepository.php",
-            "0001_create_invoices.sql\n0002_create_customers.sql\n0003_invoice_collation.sql\n"
-            "0004_grant_billing_app.sql\n" + f"{line_of(INVOICE_REPO_PHP, 'WHERE customer_id')}:            'SELECT id, number, total_cents, due_at FROM invoices WHERE "
-            "customer_id = ? AND paid_at IS NULL ORDER BY due_at DESC',\n")
-    x.patch([("migrations/0005_invoice_customer_idx.sql", None, MIG_0005)])
-    x.say("Added migrations/0005_invoice_customer_idx.sql: a composite index (customer_id, paid_at, due_at) that "
-          "covers the WHERE and ORDER BY of openForCustomer.")
-    x.user("great")
-    x.say("It will be applied by the next `scripts/deploy.sh` run.")
-    codex_register(x, "X4", "Codex 0.46", "success", "en",
-                   "Codex 0.46 envelope: `shell` function_call with command array, JSON-string outputs, no task events; "
-                   "apply_patch `*** Add File` (custom_tool_call)")
-
-
-def x5_healthcheck():
-    x = codex_session("X5", WEBSHOP, "0.48.0", "2026-10-06T16:40:10", style="old")
-    x.user("cmd/healthcheck exits 0 even when the API is down, so k8s never restarts the pod. Fix it.", first=True)
-    x.reason("**Reading the healthcheck command**")
-    x.shell("cat cmd/healthcheck/main.go", HEALTHCHECK_GO_V0)
-    x.patch([("cmd/healthcheck/main.go", HEALTHCHECK_GO_V0, HEALTHCHECK_GO_FINAL)])
-    x.shell("go vet ./cmd/healthcheck && go build -o /tmp/hc ./cmd/healthcheck && "
-            "HEALTHCHECK_URL=http://127.0.0.1:9/healthz /tmp/hc; echo exit=$?",
-            "healthcheck: Get \"http://127.0.0.1:9/healthz\": dial tcp 127.0.0.1:9: connect: connection refused\n"
-            "exit=1\n")
-    x.say("Fixed: the healthcheck now exits 1 on connection errors and on any non-200 status, with a 3 s timeout. "
-          "Verified against a closed port (exit=1).")
-    codex_register(x, "X5", "Codex 0.48", "success", "en", "Go fix in cmd/healthcheck/main.go; old envelope")
-
-
-def x6_jwt():
-    x = codex_session("X6", WEBSHOP, "0.135.0", "2026-11-05T07:48:19", style="new")
-    x.user("GET /api/orders on staging returns 401 with our service token. Why?", first=True)
-    x.reason("**Reproducing the 401 and decoding the token**")
-    x.shell("curl -si -H \"Authorization: Bearer $STAGING_TOKEN\" https://staging.webshop.example/api/orders | head -5",
-            "HTTP/2 401\ncontent-type: application/json\nwww-authenticate: Bearer error=\"invalid_token\", "
-            "error_description=\"token expired\"\n\n{\"error\":\"token expired\"}\n")
-    x.shell("printenv STAGING_TOKEN", CANARY_JWT + "\n")
-    x.shell("printenv STAGING_TOKEN | cut -d. -f2 | base64 -d 2>/dev/null; echo",
-            '{"sub":"svc-orders","canary":"jwt-4418","iat":1791000000,"exp":1793000000}\n')
-    x.say("The service token expired: its `exp` is 1793000000 (2026-10-26), and the API answers "
-          "`invalid_token / token expired`. Re-issue it with `make staging-token` and update STAGING_TOKEN; no code "
-          "change needed.")
-    x.complete()
-    x.user("ok, works with the new token")
-    x.say("Good.")
-    x.complete()
-    codex_register(x, "X6", "Codex", "success", "en", "401 from an expired token; exec output contains the JWT canary")
-
-
-def x7_api_docs():
-    x = codex_session("X7", WEBSHOP, "0.135.0", "2026-11-17T11:25:51", style="new")
-    x.user("Document the /webhooks/stripe endpoint in docs/api.md.", first=True)
-    x.reason("**Reading docs/api.md**")
-    x.shell("sed -n '1,80p' docs/api.md", DOCS_API_V0)
-    x.patch([("docs/api.md", DOCS_API_V0, DOCS_API)])
-    x.say("Added a \"Webhooks\" section to docs/api.md for `POST /webhooks/stripe` (signature check with "
-          "STRIPE_WEBHOOK_SECRET, 200/400 responses), linking to docs/payments.md.")
-    x.complete()
-    codex_register(x, "X7", "Codex", "success", "en", "docs/api.md gets a Webhooks section (patch_apply_end)")
-
-
-def x8_phpunit():
-    # 22:40 UTC = 01:40 in Moscow: the rollout lives under the *local* date 2026/11/20
-    x = codex_session("X8", BILLING, "0.138.0", "2026-11-19T22:40:07", style="new")
-    x.user("Add a PHPUnit test for Config::mysqlDsn (defaults and env overrides).", first=True)
-    x.reason("**Reading Config.php**")
-    x.shell("sed -n '1,60p' src/Config.php", CONFIG_PHP_FINAL)
-    x.patch([("tests/ConfigTest.php", None, CONFIG_TEST_PHP)])
-    x.shell("vendor/bin/phpunit tests/ConfigTest.php",
-            "PHPUnit 11.4.3 by Sebastian Bergmann and contributors.\n\n..                                       "
-            "                          2 / 2 (100%)\n\nTime: 00:00.021, Memory: 8.00 MB\n\nOK (2 tests, 2 assertions)\n")
-    x.say("Added tests/ConfigTest.php: the DSN uses the defaults (176.99.5.35:3306/billing) when the env is empty and "
-          "honours DB_HOST/DB_NAME. 2 tests pass.")
-    x.complete()
-    codex_register(x, "X8", "Codex", "success", "en",
-                   "PHPUnit test for Config::mysqlDsn; started 22:40Z = 01:40 Moscow, so the file is under the "
-                   "**local** date directory 2026/11/20")
-
-
 # ---------------------------------------------------------------------------------------------
 # skill-use accounting (computed from the generated files; the README and the checks use it)
 # ---------------------------------------------------------------------------------------------
@@ -1397,11 +1209,11 @@ def compare(files: dict) -> list[str]:
 
 
 def build():
-    for fn in (l0_legacy, c8_collation, c6_cart_refactor, x4_index, c4_stripe_failed, c3_get_user_name,
-               x5_healthcheck, x1_mysql_failed, c9_archive, c10_backup, c1_mysql_access, c2_deploy_crlf,
-               x2_payments, c5_stripe_team, x6_jwt, c11_ci_encoding, x3_bom_migrations, c7_docs, c12_release,
-               x7_api_docs, x8_phpunit, c13_sdk_question):
-        fn()
+    for fn in ("L0-legacy", c8_collation, c6_cart_refactor, "X4-index", c4_stripe_failed, c3_get_user_name,
+               "X5-healthcheck", "X1-mysql-failed", c9_archive, c10_backup, c1_mysql_access, c2_deploy_crlf,
+               "X2-payments", c5_stripe_team, "X6-jwt", c11_ci_encoding, "X3-bom-migrations", c7_docs, c12_release,
+               "X7-api-docs", "X8-phpunit", c13_sdk_question):
+        fn() if callable(fn) else replay(fn, OUTPUT)
     gen_demo_agents.build(FILES)
 
 

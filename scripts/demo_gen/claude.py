@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from .diffs import hunks, nlines, numbered
-from .ids import DEMO, hexof, msg_id, req_id, signature, small_int, toolu_id, ts, uuid4_of
+from .ids import DEMO, dumps, hexof, msg_id, req_id, signature, small_int, toolu_id, ts, uuid4_of
 
 
 def vtuple(v: str) -> tuple:
@@ -247,6 +247,28 @@ class Claude:
                 ("timestamp", self.tick(0.03)), ("uuid", u), ("isMeta", False)]
         self.push(self._wrap(body))
 
+    def compact_boundary(self, pre_tokens, delay, trigger="manual"):
+        """The `compact_boundary` system line of a /compact: it starts a new chain (`parentUuid` null,
+        `logicalParentUuid` the line before)."""
+        before = self.last
+        u = self.uid()
+        self.push({"parentUuid": None, "logicalParentUuid": before, "isSidechain": False, "type": "system",
+                   "subtype": "compact_boundary", "content": "Conversation compacted", "isMeta": False,
+                   "timestamp": self.tick(delay), "uuid": u, "level": "info",
+                   "compactMetadata": {"trigger": trigger, "preTokens": pre_tokens},
+                   "userType": "external", "entrypoint": self.entrypoint, "cwd": self.cwd, "sessionId": self.sid,
+                   "version": self.version, "gitBranch": self.branch, "slug": self.slug})
+
+    def assistant_null(self, delay):
+        """An `assistant` record whose message.content is null (a known type with a malformed body)."""
+        u = self.uid()
+        key = self.label + ":null"
+        self.push(self._wrap([("message", {"model": self.model, "id": msg_id(key), "type": "message",
+                                           "role": "assistant", "content": None, "stop_reason": None,
+                                           "stop_sequence": None, "usage": self.usage(key)}),
+                              ("requestId", req_id(key)), ("type", "assistant"), ("uuid", u),
+                              ("timestamp", self.tick(delay))]))
+
     def attachment(self, att):
         u = self.uid()
         body = [("attachment", att), ("type", "attachment"), ("uuid", u), ("timestamp", self.tick(0.1))]
@@ -272,8 +294,20 @@ class Claude:
             rec["content"] = content
         self.push(rec, chain=False)
 
-    def meta(self, rec):
-        self.push(rec, chain=False)
+    def meta(self, record):
+        self.push(record, chain=False)
+
+    def summary(self, text, leaf):
+        """A 2.0.x `summary` record (the title of an earlier conversation, `leaf` labels its leaf uuid)."""
+        self.meta({"type": "summary", "summary": text, "leafUuid": uuid4_of(leaf)})
+
+    def nul_run(self, n):
+        """A line that is a run of NUL bytes, as left by a crash mid-write."""
+        self.lines.append(b"\x00" * n)
+
+    def tear(self, index, chars):
+        """A torn write before line `index`: the first `chars` characters of that line's record."""
+        self.lines.insert(index, dumps(self.lines[index])[:chars])
 
     def finish(self, title=None):
         """The trailing records of a 2.1.1xx session: `custom-title` and `last-prompt`."""
@@ -314,14 +348,14 @@ class Claude:
     def abspath(self, rel):
         return rel if rel.startswith("/") or rel.startswith("~") else f"{self.cwd}/{rel}"
 
-    def read(self, rel, content, **kw):
-        p = self.abspath(rel)
+    def read(self, path, content, **kw):
+        p = self.abspath(path)
         n = nlines(content)
         return self.call("Read", {"file_path": p}, numbered(content),
                          {"type": "text", "file": {"filePath": p, "content": content.rstrip("\n"), "numLines": n,
                                                    "startLine": 1, "totalLines": n}}, **kw)
 
-    def bash(self, command, description, stdout, *, stderr="", error=None, exit_code=1, progress=None, **kw):
+    def bash(self, command, description, stdout="", *, stderr="", error=None, exit_code=1, progress=None, **kw):
         inp = {"command": command, "description": description}
         if error is not None:
             body = f"Exit code {exit_code}\n{error}"
@@ -349,34 +383,34 @@ class Claude:
                          {"stdout": stdout, "stderr": stderr, "interrupted": False, "isImage": False,
                           "noOutputExpected": False}, is_error=False, key=key, **kw)
 
-    def edit(self, rel, before, after, old_string, new_string, *, track=True, **kw):
-        p = self.abspath(rel)
-        assert old_string in before, (rel, old_string[:40])
-        assert before.replace(old_string, new_string, 1) == after, ("edit mismatch", rel)
+    def edit(self, path, before, after, old_string, new_string, *, track=True, **kw):
+        p = self.abspath(path)
+        assert old_string in before, (path, old_string[:40])
+        assert before.replace(old_string, new_string, 1) == after, ("edit mismatch", path)
         tuid = self.call("Edit", {"file_path": p, "old_string": old_string, "new_string": new_string,
                                   "replace_all": False},
                          f"The file {p} has been updated successfully.",
                          {"filePath": p, "oldString": old_string, "newString": new_string, "originalFile": before,
                           "structuredPatch": hunks(before, after), "userModified": False, "replaceAll": False}, **kw)
         if track and not self.sidechain:
-            self.snapshot(self.last, {rel: {"backupFileName": hexof(self.label + rel, 16) + "@v1", "version": 1,
+            self.snapshot(self.last, {path: {"backupFileName": hexof(self.label + path, 16) + "@v1", "version": 1,
                                             "backupTime": ts(self.t)}}, update=True)
         return tuid
 
-    def write(self, rel, content, **kw):
-        p = self.abspath(rel)
+    def write(self, path, content, **kw):
+        p = self.abspath(path)
         return self.call("Write", {"file_path": p, "content": content}, f"File created successfully at: {p}",
                          {"type": "create", "filePath": p, "content": content, "structuredPatch": []}, **kw)
 
-    def grep(self, pattern, path, out_lines, *, mode="content", **kw):
+    def grep(self, pattern, path, matches, *, mode="content", **kw):
         inp = {"pattern": pattern, "path": path, "output_mode": mode}
         if mode == "content":
             inp["-n"] = True
-            content = "\n".join(out_lines)
-            tur = {"mode": "content", "numFiles": 0, "filenames": [], "content": content, "numLines": len(out_lines)}
+            content = "\n".join(matches)
+            tur = {"mode": "content", "numFiles": 0, "filenames": [], "content": content, "numLines": len(matches)}
         else:
-            content = f"Found {len(out_lines)} files\n" + "\n".join(out_lines)
-            tur = {"mode": "files_with_matches", "filenames": out_lines, "numFiles": len(out_lines)}
+            content = f"Found {len(matches)} files\n" + "\n".join(matches)
+            tur = {"mode": "files_with_matches", "filenames": matches, "numFiles": len(matches)}
         return self.call("Grep", inp, content, tur, **kw)
 
     def glob(self, pattern, files, **kw):

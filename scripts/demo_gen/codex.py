@@ -187,7 +187,11 @@ class Codex:
                                                     "model_context_window": 258400 if self.style == "new" else 272000},
                     "rate_limits": rl}, 0.02)
 
-    def shell(self, cmd, output, *, exit_code=0, stderr="", workdir=None, parsed=None, secs=0.2):
+    def token_count(self):
+        """A `token_count` event on its own (after an interrupted tool call)."""
+        self.tokens(self.key("tk"))
+
+    def shell(self, cmd, output="", *, exit_code=0, stderr="", workdir=None, parsed=None, secs=0.2):
         k = self.key("sh")
         cid = call_id(k)
         wd = workdir or self.cwd
