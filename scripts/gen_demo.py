@@ -109,99 +109,6 @@ def finish_new(c: Claude, title=None):
     c.finish(title)
 
 
-# ---- C1: MySQL access restored by the db-fixer subagent (the contract's example) ----------------
-
-def c1_mysql_access():
-    sid = uuid4_of("demo:C1:mysql-access")
-    c = Claude(sid, BILLING, "2.1.172", "main", utc("2026-10-21T05:50:04"), slug="brave-mysql-lantern")
-    session_start(c)
-    c.prompt("не могу подключиться к MySQL на 176.99.5.35, доступ запрещён. После переезда billing на новый "
-             "сервер приложение падает с SQLSTATE[HY000] [1045] Access denied. Разберись, пожалуйста, и почини.")
-    skill_listing(c)
-    c.skill("mysql-access", think="Ошибка 1045 — отказ в доступе на стороне MySQL. Есть навык mysql-access, "
-                                  "подключу его, чтобы пройти по шагам.",
-            text="Похоже на отказ в доступе на стороне сервера MySQL. Подключаю навык mysql-access.")
-    c.read(".env", DOTENV, text="Сначала посмотрю, с какими параметрами подключается приложение.")
-    inp = {"description": "Восстановить доступ к MySQL",
-           "prompt": "В репозитории billing приложение не может подключиться к MySQL на 176.99.5.35: "
-                     "SQLSTATE[HY000] [1045] Access denied. Приложение недавно переехало на сервер 10.0.0.7. "
-                     "Воспроизведи ошибку клиентом mysql, прочитай src/Config.php и миграцию с GRANT, найди "
-                     "причину и почини (грант в миграции, настройки подключения в коде). Пароли не коммить. "
-                     "В конце проверь подключение из PHP и отчитайся по-русски.",
-           "subagent_type": "db-fixer"}
-    tuid = c.spawn("Agent", inp, None, text="Передаю диагностику и исправление субагенту db-fixer.")
-    aid = "a3f1c9e0b7d24e815"
-    d = subagent(c, aid)
-    d.prompt(inp["prompt"])
-    d.read("src/Config.php", CONFIG_PHP_V0, text="Начну с кода подключения и воспроизведения ошибки.")
-    d.bash("mysql -h 176.99.5.35 -u billing -p\"$DB_PASSWORD\" -e 'SELECT 1'", "Reproduce the MySQL access error",
-           "", error="ERROR 1045 (28000): Access denied for user 'billing'@'10.0.0.7' (using password: YES)")
-    d.bash("grep -rn '176.99.5.35' /etc/billing/ 2>/dev/null", "Find other MySQL connection settings on this host",
-           "/etc/billing/app.ini:4:dsn = " + CANARY_MYSQL_URL + "\n/etc/billing/my.cnf:3:host = 176.99.5.35\n",
-           think="Клиент приходит с 10.0.0.7. Пароль тот же, что в .env, значит дело в гранте: проверю, "
-                 "на какой хост он выдан.")
-    d.read("migrations/0004_grant_billing_app.sql", MIG_0004_V0)
-    d.bash("mysql --defaults-extra-file=/etc/billing/admin.cnf -h 176.99.5.35 -e "
-           "\"SELECT user, host, ssl_type FROM mysql.user WHERE user='billing'\"",
-           "List the billing accounts on the MySQL server", "user\thost\tssl_type\nbilling\t10.0.0.5\t\n",
-           text="Грант выдан на 'billing'@'10.0.0.5' — старый сервер приложения. Проверю учётки на сервере.")
-    d.edit("migrations/0004_grant_billing_app.sql", MIG_0004_V0, MIG_0004, MIG_0004_OLD_PART, MIG_0004_NEW_PART,
-           text="Причина найдена: учётка есть только для 10.0.0.5. Выдам грант на подсеть 10.0.0.% с REQUIRE SSL.")
-    d.bash("mysql --defaults-extra-file=/etc/billing/admin.cnf -h 176.99.5.35 billing "
-           "< migrations/0004_grant_billing_app.sql && mysql --defaults-extra-file=/etc/billing/admin.cnf "
-           "-h 176.99.5.35 -e \"ALTER USER 'billing'@'10.0.0.%' IDENTIFIED BY '$DB_PASSWORD'\"",
-           "Apply the grant migration on the MySQL server", "")
-    d.bash("mysql -h 176.99.5.35 -u billing -p\"$DB_PASSWORD\" -e 'SELECT CURRENT_USER(), @@hostname'",
-           "Retry the connection with the mysql client",
-           "CURRENT_USER()\t@@hostname\nbilling@10.0.0.%\tdb-billing-01\n")
-    php_check = ("php -r 'require \"vendor/autoload.php\"; "
-                 "var_dump(Billing\\Config::mysqlConnect()->query(\"SELECT 1\")->fetchColumn());'")
-    d.bash(php_check, "Check the connection from PHP", "", exit_code=255,
-           error="PHP Fatal error:  Uncaught PDOException: SQLSTATE[HY000] [1045] Access denied for user "
-                 "'billing'@'10.0.0.7' (using password: YES) in /srv/billing/src/Config.php:47")
-    d.edit("src/Config.php", CONFIG_PHP_V0, CONFIG_PHP_FINAL, CONFIG_PHP_OLD_DOC, CONFIG_PHP_NEW_DOC,
-           think="mysql-клиент по умолчанию идёт по TLS, а PDO — нет. Учётка теперь REQUIRE SSL, поэтому PHP "
-                 "получает отказ. Нужно передать CA в опциях PDO.",
-           text="Клиент mysql подключается (он сам использует TLS), а PDO — без TLS. Добавлю CA в Config::mysqlConnect().")
-    d.bash(php_check, "Check the connection from PHP again", "int(1)\n")
-    d.say("Готово: доступ к MySQL на 176.99.5.35 восстановлен, пароль лежит в DB_PASSWORD (.env на 10.0.0.7) и в "
-          "репозиторий не попал.\n\n"
-          "**Причина.** Грант был выдан на 'billing'@'10.0.0.5' (старый сервер приложения), а billing после "
-          "переезда подключается с 10.0.0.7 — сервер 176.99.5.35 отвечал Access denied (1045).\n\n"
-          "**Изменения.**\n"
-          "- migrations/0004_grant_billing_app.sql: учётка 'billing'@'10.0.0.%' с REQUIRE SSL, старая "
-          "'billing'@'10.0.0.5' удаляется; миграция применена на сервере.\n"
-          "- src/Config.php: в Config::mysqlConnect() добавлен PDO::MYSQL_ATTR_SSL_CA (DB_SSL_CA).\n\n"
-          "**Проверка.** mysql -h 176.99.5.35 -u billing → billing@10.0.0.%; из PHP "
-          "Config::mysqlConnect()->query('SELECT 1') → int(1).")
-    c.spawn_result(tuid, inp, d)
-    FILES[sub_path(c, aid)] = d.lines
-    JSON_FILES[sub_path(c, aid).replace(".jsonl", ".meta.json")] = {
-        "agentType": "db-fixer", "description": inp["description"], "toolUseId": tuid, "spawnDepth": 1}
-    c.say("Доступ к MySQL на 176.99.5.35 восстановлен — это сделал субагент db-fixer.\n\n"
-          "- Причина: грант был на 'billing'@'10.0.0.5', а приложение теперь ходит с 10.0.0.7.\n"
-          "- Исправлено: миграция 0004 (грант на 10.0.0.% с REQUIRE SSL, применена) и TLS CA в "
-          "Config::mysqlConnect().\n- Проверено подключение из mysql-клиента и из PHP.\n\n"
-          "Перезапустите php-fpm на 10.0.0.7 и проверьте приложение.")
-    c.turn_end()
-    c.prompt("спасибо, работает")
-    c.say("Отлично! Если будете переносить приложение ещё раз — грант на подсеть 10.0.0.% уже покрывает новые "
-          "адреса.")
-    c.turn_end()
-    finish_new(c, title="Доступ к MySQL 176.99.5.35")
-    FILES[claude_path(c)] = c.lines
-    register("C1", "claude", BILLING, claude_path(c), sid, utc("2026-10-21T05:50:04"),
-             "root session + subagent `db-fixer`", "success", "ru",
-             "MySQL 1045 on 176.99.5.35 fixed by `db-fixer` (grant 10.0.0.5→10.0.0.%, TLS CA); root uses "
-             "skill `mysql-access`; root Read of `.env`; era-4 subagent file + `.meta.json`; user: «спасибо, работает»",
-             c.version)
-    register_sub("C1/db-fixer", "C1", sub_path(c, aid), aid, "subagent (Agent, era 4, .meta.json)", "db-fixer", 0,
-                 "Reads Config.php, reproduces `Access denied for user 'billing'@'10.0.0.7'`, edits "
-                 "migrations/0004 + src/Config.php, reports «доступ к MySQL восстановлен»")
-
-
-# ---- C2: «почему падал деплой» — CRLF/BOM in scripts/deploy.sh, encoding-janitor x3 ---------------
-
 CHECK = f"bash {DEMO}/skills/clean-bom-crlf/scripts/check_bom_crlf.sh"
 
 
@@ -687,35 +594,6 @@ def c8_collation():
                  "Grep for collation declarations; lines live inside the main session file")
 
 
-# ---- C9: billing-archive export from MySQL (a sibling workspace that must not match `billing`) -------
-
-def c9_archive():
-    sid = uuid4_of("demo:C9:archive")
-    start = utc("2026-10-16T06:45:00")
-    c = Claude(sid, ARCHIVE, "2.1.150", "main", start, slug="dusty-archive-badger")
-    c.prompt("выгрузи счета за 2019 год из MySQL на 176.99.5.35 в CSV для архива. Доступ к MySQL только на чтение, "
-             "пользователь archive_ro.")
-    skill_listing(c)
-    c.read("export_invoices.sql", ARCHIVE_SQL, text="Посмотрю запрос выгрузки.")
-    c.bash("./archive.sh 2019", "Export 2019 invoices from MySQL to CSV", "12840 exports/invoices_2019.csv\n",
-           progress=["mysql: [Warning] Using a password on the command line interface can be insecure."])
-    c.bash("head -3 exports/invoices_2019.csv", "Peek at the export",
-           "id,number,customer_id,total_cents,currency,due_at,paid_at\n"
-           "18211,INV-2019-00001,4411,1250000,RUB,2019-01-31 00:00:00,2019-01-29 10:14:02\n"
-           "18212,INV-2019-00002,902,480000,RUB,2019-01-31 00:00:00,2019-02-04 16:40:51\n")
-    c.say("Готово: exports/invoices_2019.csv — 12 839 счетов за 2019 год плюс строка заголовка. Выгрузка шла с "
-          "MySQL на 176.99.5.35 под read-only пользователем archive_ro, доступ к MySQL работал, ничего в базе не "
-          "менялось.")
-    c.turn_end()
-    finish_new(c)
-    FILES[claude_path(c)] = c.lines
-    register("C9", "claude", ARCHIVE, claude_path(c), sid, start, "root session", "success", "ru",
-             "workspace **billing-archive** (sibling of billing!): exports 2019 invoices from MySQL on 176.99.5.35 "
-             "with read-only `archive_ro`; must disappear under `workspaces:[<root>/repos/billing]`", c.version)
-
-
-# ---- C10: S3 backup SignatureDoesNotMatch (billing, 2.1.150): AWS keys + RSA key in results ---------
-
 def c10_backup():
     sid = uuid4_of("demo:C10:backup")
     start = utc("2026-10-19T09:58:31")
@@ -765,142 +643,6 @@ def c10_backup():
              "S3 backup SignatureDoesNotMatch caused by CRLF in ~/.aws/credentials; Bash results contain the AWS key "
              "pair and an RSA private key block; one `assistant` record has `content:null`", c.version)
 
-
-# ---- C11: CI encoding lint (webshop, 2.1.176): encoding-janitor x2 ------------------------------------
-
-def c11_ci_encoding():
-    sid = uuid4_of("demo:C11:ci-encoding")
-    start = utc("2026-11-09T10:03:44")
-    c = Claude(sid, WEBSHOP, "2.1.176", "chore/encoding", start, slug="crisp-lint-sparrow")
-    session_start(c)
-    c.prompt("CI lint fails: `check-encoding: docs/payments.md has a BOM` and `check-encoding: src/cart.ts: CRLF "
-             "line endings`. Can you clean the repo up?")
-    skill_listing(c)
-    inp = {"description": "Clean BOM/CRLF in webshop", "subagent_type": "encoding-janitor",
-           "prompt": "CI's check-encoding fails in webshop (BOM in docs/payments.md, CRLF in src/cart.ts). Use the "
-                     "clean-bom-crlf skill on docs/, then src/ and tests/. Fix everything you find and list the files."}
-    tuid = c.spawn("Agent", inp, None, text="Handing this to the encoding-janitor agent.")
-    aid = "a2e4f6081b3d5c7e9"
-    j = subagent(c, aid)
-    j.prompt(inp["prompt"])
-    j.skill("clean-bom-crlf", "docs/", text="Starting with docs/.")
-    j.bash(f"{CHECK} docs", "Check docs/", "", error="docs/payments.md: BOM")
-    j.bash("sed -i '1s/^\\xEF\\xBB\\xBF//' docs/payments.md && " + f"{CHECK} docs", "Strip the BOM and re-check",
-           "OK: 3 files, no BOM, no CRLF\n")
-    j.skill("clean-bom-crlf", "src/ tests/", text="Now src/ and tests/.")
-    j.bash(f"{CHECK} src; {CHECK} tests", "Check src/ and tests/", "",
-           error="src/cart.ts: CRLF\ntests/cart.test.ts: CRLF")
-    j.bash("sed -i 's/\\r$//' src/cart.ts tests/cart.test.ts && " + f"{CHECK} src && {CHECK} tests",
-           "Convert to LF and re-check", "OK: 2 files, no BOM, no CRLF\nOK: 2 files, no BOM, no CRLF\n")
-    j.say("Cleaned with clean-bom-crlf:\n- docs/payments.md — BOM removed\n- src/cart.ts — CRLF → LF\n"
-          "- tests/cart.test.ts — CRLF → LF\n\nEverything else in docs/, src/ and tests/ was already clean.")
-    c.spawn_result(tuid, inp, j)
-    FILES[sub_path(c, aid)] = j.lines
-    JSON_FILES[sub_path(c, aid).replace(".jsonl", ".meta.json")] = {
-        "agentType": "encoding-janitor", "description": inp["description"], "toolUseId": tuid, "spawnDepth": 1}
-    c.bash("npm run lint", "Run the lint job locally",
-           "\n> webshop@2.7.0 lint\n> eslint src tests && node scripts/check-encoding.mjs\n\n"
-           "check-encoding: 7 files OK\n", text="Re-running the CI lint locally.")
-    c.say("The repo is clean: encoding-janitor removed the BOM from docs/payments.md and converted src/cart.ts and "
-          "tests/cart.test.ts to LF. `npm run lint` passes locally.")
-    c.turn_end()
-    c.prompt("CI is green, thanks")
-    c.say("Nice.")
-    c.turn_end()
-    finish_new(c)
-    FILES[claude_path(c)] = c.lines
-    register("C11", "claude", WEBSHOP, claude_path(c), sid, start, "root session + subagent `encoding-janitor`",
-             "success", "en", "CI check-encoding fixed; `encoding-janitor` uses skill `clean-bom-crlf` 2×", c.version)
-    register_sub("C11/encoding-janitor", "C11", sub_path(c, aid), aid, "subagent (Agent, era 4, .meta.json)",
-                 "encoding-janitor", 2, "Skill `clean-bom-crlf` ×2 (docs/, src/ tests/)")
-
-
-# ---- C12: release 1.4.0 by the release-manager subagent (billing, 2.1.178, deploy-checklist) ---------
-
-def c12_release():
-    sid = uuid4_of("demo:C12:release")
-    start = utc("2026-11-14T07:10:02")
-    c = Claude(sid, BILLING, "2.1.178", "main", start, slug="steady-release-crane")
-    session_start(c)
-    c.prompt("подготовь релиз 1.4.0 по чеклисту: в нём фиксы доступа к MySQL, деплоя и бэкапов")
-    skill_listing(c)
-    inp = {"description": "Релиз billing 1.4.0", "subagent_type": "release-manager",
-           "prompt": "Подготовь релиз billing 1.4.0 по навыку deploy-checklist. Изменения: доступ к MySQL (миграция "
-                     "0004 + TLS CA в Config.php), деплой (BOM/CRLF в скриптах, .gitattributes), бэкапы (CRLF в "
-                     "~/.aws/credentials). Обнови CHANGELOG.md, поставь тег v1.4.0, задеплой на staging."}
-    tuid = c.spawn("Agent", inp, None, text="Запускаю release-manager.")
-    aid = "a6b8c0d2e4f6a8b0c"
-    r = subagent(c, aid, model="claude-haiku-4-5-20251001")
-    r.prompt(inp["prompt"])
-    r.skill("deploy-checklist", text="Иду по чеклисту deploy-checklist.")
-    r.bash("git status --short --branch", "Checklist 1: clean tree on main", "## main...origin/main\n")
-    r.bash("ls migrations/ && git log --oneline -1 -- migrations/0004_grant_billing_app.sql",
-           "Checklist 2: migrations reviewed",
-           "0001_create_invoices.sql\n0002_create_customers.sql\n0003_invoice_collation.sql\n"
-           "0004_grant_billing_app.sql\n0005_invoice_customer_idx.sql\n"
-           "b81f0c2 mysql: grant billing@10.0.0.% REQUIRE SSL\n")
-    r.bash("aws s3 ls s3://billing-backups/nightly/ | tail -2", "Checklist 3: fresh backup",
-           "2026-11-13 03:00:41   48211009 billing-20261113T000012Z.sql.gz\n"
-           "2026-11-14 03:00:39   48260231 billing-20261114T000010Z.sql.gz\n")
-    r.bash(f"{CHECK} scripts && {CHECK} migrations", "Checklist 4: line endings and BOM",
-           "OK: 2 files, no BOM, no CRLF\nOK: 5 files, no BOM, no CRLF\n")
-    r.edit("CHANGELOG.md", CHANGELOG_V0, CHANGELOG, "## 1.3.2", CHANGELOG_ADD + "## 1.3.2",
-           text="Checklist 5: changelog.")
-    r.bash("git commit -am 'billing 1.4.0' && git tag -a v1.4.0 -m 'billing 1.4.0'", "Checklist 6: commit and tag",
-           "[main 4d2a9f1] billing 1.4.0\n 1 file changed, 5 insertions(+)\n")
-    r.bash("./scripts/deploy.sh staging", "Checklist 7: deploy to staging",
-           "Deploying billing to staging (deploy@10.0.0.21)\nDeploy to staging finished\n")
-    r.say("Релиз 1.4.0 готов по чеклисту deploy-checklist:\n1. Дерево чистое, ветка main.\n2. Миграции 0001–0005 "
-          "просмотрены, в 0004 паролей нет.\n3. Бэкап за 2026-11-14 есть.\n4. scripts/ и migrations/ без BOM и "
-          "CRLF.\n5. CHANGELOG.md: раздел 1.4.0.\n6. Тег v1.4.0.\n7. Staging задеплоен.\n\nОсталось: "
-          "`./scripts/deploy.sh production`.")
-    c.spawn_result(tuid, inp, r)
-    FILES[sub_path(c, aid)] = r.lines
-    JSON_FILES[sub_path(c, aid).replace(".jsonl", ".meta.json")] = {
-        "agentType": "release-manager", "description": inp["description"], "toolUseId": tuid, "spawnDepth": 1}
-    c.say("Релиз 1.4.0 подготовлен субагентом release-manager: чеклист пройден, CHANGELOG обновлён, тег v1.4.0, "
-          "staging задеплоен. Для прода: `./scripts/deploy.sh production`.")
-    c.turn_end()
-    c.prompt("ок, выкатываю на прод")
-    c.say("Удачного релиза!")
-    c.turn_end()
-    finish_new(c, title="Релиз billing 1.4.0")
-    FILES[claude_path(c)] = c.lines
-    register("C12", "claude", BILLING, claude_path(c), sid, start, "root session + subagent `release-manager`",
-             "success", "ru", "release 1.4.0; `release-manager` uses skill `deploy-checklist` once; CHANGELOG edit, "
-             "tag, staging deploy", c.version)
-    register_sub("C12/release-manager", "C12", sub_path(c, aid), aid, "subagent (Agent, era 4, .meta.json)",
-                 "release-manager", 1, "Skill `deploy-checklist` ×1; edits CHANGELOG.md, tags v1.4.0")
-
-
-# ---- C13: SDK one-shot question (webshop, 2.1.180, entrypoint sdk-cli) --------------------------------
-
-def c13_sdk_question():
-    sid = uuid4_of("demo:C13:sdk")
-    start = utc("2026-11-20T08:30:00")
-    c = Claude(sid, WEBSHOP, "2.1.180", "HEAD", start, entrypoint="sdk-cli", perm="dontAsk")
-    q = "Where is the cart total computed?"
-    c.queue("enqueue", q)
-    c.tick(0.001)
-    c.queue("dequeue")
-    c.prompt(q, snapshot=False)
-    n = line_of(CART_TS_FINAL, "export function computeTotals")
-    c.grep("computeTotals", "src", [f"src/cart.ts:{n}:export function computeTotals(items: CartItem[], "
-                                    "discountRate = 0, taxRate = 0.2): CartTotals {",
-                                    f"src/cart.ts:{line_of(CART_TS_FINAL, 'return computeTotals(')}:    return "
-                                    "computeTotals(this.items, this.discountRate);"])
-    c.say(f"In src/cart.ts: `computeTotals()` (line {n}) is the only place the total is computed — subtotal, "
-          "discount, tax, total. `CartService.totals()` delegates to it.")
-    finish_new(c)
-    FILES[claude_path(c)] = c.lines
-    register("C13", "claude", WEBSHOP, claude_path(c), sid, start, "root session (SDK, headless)", "success", "en",
-             "`entrypoint: sdk-cli`, `gitBranch: HEAD`, `queue-operation` enqueue/dequeue, `last-prompt`; "
-             "answers where the cart total is computed", c.version)
-
-
-# ---------------------------------------------------------------------------------------------
-# skill-use accounting (computed from the generated files; the README and the checks use it)
-# ---------------------------------------------------------------------------------------------
 
 EXPECTED_SKILL_USES = {
     # (session key, actor) -> {skill: uses}
@@ -1210,9 +952,9 @@ def compare(files: dict) -> list[str]:
 
 def build():
     for fn in ("L0-legacy", c8_collation, c6_cart_refactor, "X4-index", c4_stripe_failed, c3_get_user_name,
-               "X5-healthcheck", "X1-mysql-failed", c9_archive, c10_backup, c1_mysql_access, c2_deploy_crlf,
-               "X2-payments", c5_stripe_team, "X6-jwt", c11_ci_encoding, "X3-bom-migrations", c7_docs, c12_release,
-               "X7-api-docs", "X8-phpunit", c13_sdk_question):
+               "X5-healthcheck", "X1-mysql-failed", "C9-archive", c10_backup, "C1-mysql-access", c2_deploy_crlf,
+               "X2-payments", c5_stripe_team, "X6-jwt", "C11-ci-encoding", "X3-bom-migrations", c7_docs, "C12-release",
+               "X7-api-docs", "X8-phpunit", "C13-sdk-question"):
         fn() if callable(fn) else replay(fn, OUTPUT)
     gen_demo_agents.build(FILES)
 
