@@ -27,23 +27,12 @@ pub mod demo;
 pub mod engine;
 pub mod health;
 pub mod indexing;
+pub mod lanes;
 pub mod saved_plan;
 pub mod sources;
 pub mod team;
 pub mod text;
 pub mod watch;
+mod wiring;
 
-/// The engine for a config: the built-in sources, with the team index (`--team URL`, beside
-/// them or alone) or the external MCP sources the config names (`[sources.code]`,
-/// `[sources.episodes]`) in their place.
-pub fn open_engine(config: engine::EngineConfig) -> engine::Engine {
-    let mut engine = engine::Engine::open(config);
-    if engine.config.team.is_some() {
-        team::wire::attach(&mut engine);
-    } else {
-        let (episodes, code) =
-            adapters::mcp::wire(&engine.config.sources, engine.config.lane_timeout);
-        engine.attach(episodes, code, None);
-    }
-    engine
-}
+pub use wiring::open_engine;

@@ -328,7 +328,7 @@ fn titles_never_carry_a_secret_planted_in_the_first_prompt() {
 #[test]
 fn a_failed_or_timed_out_lane_keeps_the_budget_and_the_truncation_honest() {
     use knowledge::contract::Code as C;
-    use knowledge::engine::lanes::{SourceFailure, Unavailable};
+    use knowledge::lanes::{SourceFailure, Unavailable};
     use std::sync::Arc;
     let failing = |lane: &str| {
         let mut engine = demo_engine();

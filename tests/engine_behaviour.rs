@@ -10,11 +10,11 @@ use std::time::Duration;
 use knowledge::contract::dispatch::{ContextPack, DispatchTarget, Task};
 use knowledge::contract::{ActorKind, Code, DispatchInfo, DispatchMode, Lane, Mode, SearchRequest};
 use knowledge::engine::dispatch::build_handoff;
-use knowledge::engine::lanes::{
+use knowledge::engine::routing::route;
+use knowledge::lanes::{
     CodeAnswer, CodeLines, CodeSource, CodeStats, LaneRequest, LineRange, ReadCodeError,
     SourceFailure,
 };
-use knowledge::engine::routing::route;
 
 #[test]
 fn routing_follows_the_contract_table_in_both_languages() {

@@ -9,11 +9,11 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-use knowledge::engine::lanes::{
+use knowledge::engine::read_code::{NotText, ReadCodeError, MAX_FILE_BYTES};
+use knowledge::lanes::{
     Episode, EpisodeError, EpisodeSession, EpisodesAnswer, EpisodesSource, LaneRequest, LaneStats,
     SessionRow, SourceFailure,
 };
-use knowledge::engine::read_code::{NotText, ReadCodeError, MAX_FILE_BYTES};
 use knowledge::sources::code::read::TextFileError;
 use serde_json::{json, Value};
 

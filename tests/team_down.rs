@@ -140,7 +140,7 @@ fn a_silent_team_host_never_holds_the_answer_past_the_lane_wait() {
 /// lane's reason is its text, and the kind says what went wrong (no server at the port).
 #[test]
 fn a_lane_that_cannot_connect_keeps_the_teams_error_as_its_cause() {
-    use knowledge::engine::lanes::LaneRequest;
+    use knowledge::lanes::LaneRequest;
     use knowledge::team::{TeamError, Unreached};
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())

@@ -232,7 +232,7 @@ fn the_cli_searches_local_and_team_and_refuses_team_only_without_a_team() {
 
 #[test]
 fn the_team_skills_lane_conforms_and_the_vector_arm_answers_from_the_pushed_codes() {
-    use knowledge::engine::lanes::EpisodesSource;
+    use knowledge::lanes::EpisodesSource;
     use knowledge::team::source::{TeamConn, TeamEpisodes, TeamSkills};
     let Some(team) = Team::shared() else {
         return;

@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use knowledge::engine::builtin::BuiltinEpisodes;
 use knowledge::engine::titles::session_title;
 use knowledge::indexing::{index_all, IndexPlan};
+use knowledge::lanes::builtin::BuiltinEpisodes;
 use knowledge::sources::episodes::search::EpisodeStore;
 
 /// `shared/realdata` beside the checkout (or the worktree's checkout), else the shared folder.

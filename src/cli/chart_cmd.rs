@@ -8,8 +8,8 @@ use std::path::Path;
 
 use anyhow::Result;
 use knowledge::engine::activity::{ActivityReport, ActivityRequest, Period};
+use knowledge::engine::log::stats::parse_since;
 use knowledge::engine::EngineConfig;
-use knowledge::health::stats::parse_since;
 
 use super::args::StatsArgs;
 use super::render::{self, clean};

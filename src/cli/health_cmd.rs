@@ -6,8 +6,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use knowledge::config::DataDir;
+use knowledge::engine::log::stats::{parse_since, stats, Latency, StatsReport};
 use knowledge::health::doctor::{doctor, DoctorReport};
-use knowledge::health::stats::{parse_since, stats, Latency, StatsReport};
 
 use super::args::{DoctorArgs, StatsArgs};
 use super::render::{self, clean};

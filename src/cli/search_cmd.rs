@@ -9,7 +9,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use knowledge::contract::{Code, Issue};
 use knowledge::engine::search::SearchOutcome;
-use knowledge::engine::{items::parse_episode_id, EngineConfig};
+use knowledge::engine::EngineConfig;
+use knowledge::lanes::parse_episode_id;
 use serde_json::{json, Map, Value};
 
 use super::args::{CodeArgs, GetEpisodeArgs, SearchArgs};

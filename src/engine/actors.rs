@@ -8,15 +8,16 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::fusion::items::{code_abs_path, episode_id, order};
-use super::lanes::SkillHit;
+use super::fusion::items::{code_abs_path, order};
 use super::routing::Route;
 use crate::config::DispatchAvailability;
 use crate::contract::{
     Actor, CodeItem, DispatchInfo, EpisodeItem, EvidenceRef, SkillItem, SkillUses,
 };
 use crate::contract::{Lane, Mode, Outcome};
-use crate::engine::lanes::EpisodeHit;
+use crate::lanes::episode_id;
+use crate::lanes::EpisodeHit;
+use crate::lanes::SkillHit;
 use crate::sources::actor_id::{actor_of, ActorKey, SessionFacts};
 
 /// At most this many episodes of one actor count towards its score and evidence.

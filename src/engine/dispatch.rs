@@ -4,13 +4,13 @@
 
 use sha2::{Digest, Sha256};
 
-use super::lanes::LaneRequest;
 use super::outbox;
 use super::Engine;
 use crate::contract::dispatch::*;
 use crate::contract::{
     Code, DispatchInfo, DispatchMode, Issue, Lane, Mode, Outcome, SearchRequest, SearchResponse,
 };
+use crate::lanes::LaneRequest;
 use crate::sources::agent_knowledge::ActorRow;
 use crate::text::{redact, snippet, tokens};
 

@@ -20,7 +20,7 @@ pub fn episode_filters_active(f: &Filters) -> bool {
 pub fn filter_skill_uses(
     items: &mut Vec<SkillItem>,
     f: &Filters,
-    episodes: &dyn crate::engine::lanes::EpisodesSource,
+    episodes: &dyn crate::lanes::EpisodesSource,
 ) {
     if !episode_filters_active(f) {
         return;
@@ -32,7 +32,7 @@ pub fn filter_skill_uses(
                 .is_some_and(|rest| rest.starts_with('/') || rest.starts_with('\\'))
     };
     let passes = |episode_id: &str| -> bool {
-        let Some((sid, seq)) = super::items::parse_episode_id(episode_id) else {
+        let Some((sid, seq)) = crate::lanes::parse_episode_id(episode_id) else {
             return false;
         };
         let Ok(Some(session)) = episodes.session(&sid) else {

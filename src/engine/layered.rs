@@ -18,13 +18,13 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use super::lanes::{
+use crate::contract::Code;
+use crate::lanes::{
     ActivityQuery, ActivitySession, ActorFacts, ActorKey, ActorRow, AgentKnowledgeStats,
     BothFailed, CodeAnswer, CodeLines, CodeSource, CodeStats, Episode, EpisodeError,
     EpisodesAnswer, EpisodesSource, LaneRequest, LaneStats, LineRange, ReadCodeError, SessionRow,
     SkillsActivity, SkillsAnswer, SkillsSource, SourceFailure,
 };
-use crate::contract::Code;
 
 /// A lane whose lookups ask `builtin` first, and whose searches go where `searched` says.
 pub struct Layered<S: ?Sized> {

@@ -6,13 +6,11 @@
 pub mod activity;
 pub mod actors;
 pub mod budget;
-pub mod builtin;
 pub mod counts;
 pub mod dispatch;
 pub mod filters;
 pub mod finish;
 pub mod fusion;
-pub mod lanes;
 pub mod layered;
 pub mod log;
 pub mod outbox;
@@ -30,8 +28,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::DataDir;
-use lanes::{CodeSource, EpisodesSource, SkillsSource};
-pub use lanes::{Episode, EpisodeError, EpisodeEvent, EpisodeSession};
+use crate::lanes::{CodeSource, EpisodesSource, SkillsSource};
+pub use crate::lanes::{Episode, EpisodeError, EpisodeEvent, EpisodeSession};
 use layered::Layered;
 pub use layered::{Both, Searched};
 
@@ -136,12 +134,12 @@ pub struct BuiltinLanes {
 
 impl Engine {
     /// Open the engine over a data dir with the built-in sources. Missing stores do not fail:
-    /// their lanes degrade. Front ends use [`crate::open_engine`], which also attaches the
+    /// their lanes degrade. Front ends use `open_engine` (`wiring.rs`), which also attaches the
     /// external sources the config names.
     pub fn open(config: EngineConfig) -> Engine {
-        let (episodes, episode_store) = builtin::episodes_lane(&config.episodes_db());
-        let (code, code_store) = builtin::code_lane(&config.code_db());
-        let (skills, knowledge_store) = builtin::skills_lane(&config.knowledge_db());
+        let (episodes, episode_store) = crate::lanes::builtin::episodes_lane(&config.episodes_db());
+        let (code, code_store) = crate::lanes::builtin::code_lane(&config.code_db());
+        let (skills, knowledge_store) = crate::lanes::builtin::skills_lane(&config.knowledge_db());
         let logger = log::RequestLog::new(config.log.then(|| config.log_path()));
         let builtin = BuiltinLanes {
             episodes: episodes.clone(),

@@ -10,7 +10,7 @@
 //! redacted again, made one line and clipped to [`TITLE_CHARS`] characters.
 
 use crate::contract::{Actor, ActorKind, Lane};
-use crate::engine::lanes::{EpisodesSource, SessionRow, SkillsSource};
+use crate::lanes::{EpisodesSource, SessionRow, SkillsSource};
 use crate::text::snippet::clip_chars;
 use crate::text::{redact, sanitize};
 
@@ -197,7 +197,7 @@ pub fn fill(actors: &mut [Actor], episodes: &dyn EpisodesSource, knowledge: &dyn
             .evidence
             .iter()
             .filter(|e| e.lane == Lane::Episodes)
-            .filter_map(|e| crate::engine::items::parse_episode_id(&e.id).map(|(s, _)| s))
+            .filter_map(|e| crate::lanes::parse_episode_id(&e.id).map(|(s, _)| s))
             .collect();
         let p = profile(&actor.actor_id, &seen, episodes, knowledge);
         name_session_in_why(&mut actor.why, p.root_title.as_ref().or(p.title.as_ref()));

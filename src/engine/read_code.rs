@@ -15,9 +15,9 @@
 
 use std::path::{Path, PathBuf};
 
-pub use super::lanes::ReadCodeError;
-use super::lanes::{CodeLines, LineRange, NeitherRead, Reason, SourceFailure};
 use super::Engine;
+pub use crate::lanes::ReadCodeError;
+use crate::lanes::{CodeLines, LineRange, NeitherRead, Reason, SourceFailure};
 use crate::sources::code::chunk::{file_text_kind, redact_lines};
 use crate::sources::code::read::{read_text_file, window, TextFileError};
 use crate::sources::code::Freshness;

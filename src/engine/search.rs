@@ -34,12 +34,13 @@ use fan_out::{run_lanes, LaneAnswers};
 use report::{lane_reports, LaneReports};
 
 use super::actors::{self, ActorFacts, ResolveActor};
-use super::fusion::{self, items::episode_id, FusedLanes, LaneHits};
-use super::lanes::LaneRequest;
+use super::fusion::{self, FusedLanes, LaneHits};
 use super::routing::{route, Route};
 use super::Engine;
 use crate::contract::*;
-use crate::engine::lanes::EpisodeHit;
+use crate::lanes::episode_id;
+use crate::lanes::EpisodeHit;
+use crate::lanes::LaneRequest;
 use crate::sources::actor_id::ActorKey;
 use crate::text::{embed, tokens};
 

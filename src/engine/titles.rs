@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 
-use crate::engine::lanes::{EpisodesSource, SessionRow};
+use crate::lanes::{EpisodesSource, SessionRow};
 
 /// Prompts looked at for a title (the first ones of the session).
 const PROMPTS: usize = 40;

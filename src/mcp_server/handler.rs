@@ -21,9 +21,9 @@ use tokio::sync::Semaphore;
 use super::{code_ref, render, tools};
 use knowledge::contract::{Code, Issue};
 use knowledge::engine::dispatch::DispatchOutcome;
-use knowledge::engine::items::parse_episode_id;
 use knowledge::engine::search::SearchOutcome;
 use knowledge::engine::Engine;
+use knowledge::lanes::parse_episode_id;
 use knowledge::watch::slot::EngineSlot;
 
 /// Engine calls running at the same time; the rest wait their turn.

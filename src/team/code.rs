@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::source::{rev_of, Filter, TeamConn};
 use super::{tsv, vectors};
 use crate::contract::Capability;
-use crate::engine::lanes::{
+use crate::lanes::{
     CodeAnswer, CodeHit, CodeLines, CodeSource, CodeStats, LaneRequest, LineRange, ReadCodeError,
     SourceFailure,
 };

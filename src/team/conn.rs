@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use super::{schema, tsv, TeamError, TeamUrl};
 use crate::contract::Code;
-use crate::engine::lanes::SourceFailure;
+use crate::lanes::SourceFailure;
 
 /// A connection and the schema version of its database.
 type Connected = (postgres::Client, i32);

@@ -11,7 +11,8 @@
 //!   watermarks, atomic per batch, redaction checked again;
 //! - `source.rs`: the team as a source behind the episodes and code lanes (a `tsvector` of our own
 //!   token stream, so the team matches the same stems as the local index);
-//! - `wire.rs`: those lanes in an engine, beside this machine's indexes or in their place;
+//! - the lanes go into an engine (beside this machine's indexes or in their place) in the
+//!   crate's composition root, `wiring.rs`;
 //! - `tls.rs`: libpq's `sslmode`/`sslrootcert` on rustls, and handshake failures explained.
 //!
 //! Who may see what is row-level security (docs/TEAM.md): a push role writes and reads only its
@@ -31,7 +32,6 @@ pub mod tiers;
 pub mod tls;
 pub mod tsv;
 mod vectors;
-pub mod wire;
 
 use std::fmt;
 use std::time::Duration;

@@ -18,8 +18,8 @@ use super::mirrors;
 use super::source::{rev_of, TeamConn};
 use super::vectors::SINCE_VERSION;
 use crate::contract::Code;
-use crate::engine::builtin::BuiltinSkills;
-use crate::engine::lanes::{
+use crate::lanes::builtin::BuiltinSkills;
+use crate::lanes::{
     ActivityQuery, ActorFacts, ActorKey, ActorRow, AgentKnowledgeStats, LaneRequest,
     SkillsActivity, SkillsAnswer, SkillsSource, SourceFailure,
 };

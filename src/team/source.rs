@@ -16,10 +16,9 @@ pub use super::conn::TeamConn;
 pub use super::skills::TeamSkills;
 use super::tiers;
 use super::{tsv, vectors, TeamError, TeamUrl};
-use crate::engine::items::episode_id;
-use crate::engine::lanes::{
-    CodeSource, Episode, EpisodeError, EpisodeEvent, EpisodeHit, EpisodeSession, EpisodesAnswer,
-    EpisodesSource, HitSession, LaneRequest, LaneStats, SessionRow, SkillsSource, SourceFailure,
+use crate::lanes::{
+    CodeSource, Episode, EpisodeError, EpisodeHit, EpisodesAnswer, EpisodesSource, HitSession,
+    LaneRequest, LaneStats, ReadEvent, SessionRow, SkillsSource, SourceFailure,
 };
 use crate::sources::episodes::meta_redact;
 use crate::sources::episodes::search::PER_SESSION_CAP;
@@ -359,45 +358,16 @@ impl EpisodesSource for TeamEpisodes {
                 )
             })
             .map_err(EpisodeError::Source)?;
-        let events: Vec<EpisodeEvent> = rows
-            .iter()
-            .map(|r| {
-                let seq = r.get::<_, i64>(0).max(0) as u64;
-                EpisodeEvent {
-                    id: episode_id(session_id, seq),
-                    seq,
-                    event_type: r.get(1),
-                    time: r.get(2),
-                    tool_name: meta_redact::read(r.get(3)),
-                    is_error: r.get(4),
-                    human: r.get(5),
-                    text: redact::redact(&r.get::<_, String>(6)).text,
-                }
-            })
-            .collect();
-        if !events.iter().any(|e| e.seq == seq) {
-            return Err(EpisodeError::NoEvent(session_id.to_string(), seq));
-        }
-        Ok(Episode {
-            id: episode_id(session_id, seq),
-            session_id: session_id.to_string(),
-            seq,
-            session: EpisodeSession {
-                session_id: s.session_id,
-                source: s.source,
-                path: s.path,
-                cwd: s.cwd,
-                created_at: s.created_at,
-                title: s.title.as_deref().map(|t| redact::redact(t).text),
-                parent_session_id: s.parent_session_id,
-                agent_name: s.agent_name,
-                agent_preset: s.agent_preset,
-                outcome: s.outcome,
-                live: s.live,
-                events: s.events,
-            },
-            events,
-        })
+        let events = rows.iter().map(|r| ReadEvent {
+            seq: r.get::<_, i64>(0).max(0) as u64,
+            event_type: r.get(1),
+            time: r.get(2),
+            tool_name: meta_redact::read(r.get(3)),
+            is_error: r.get(4),
+            human: r.get(5),
+            text: r.get(6),
+        });
+        Episode::assemble(session_id, seq, s, events)
     }
 
     fn stats(&self) -> Result<LaneStats, SourceFailure> {

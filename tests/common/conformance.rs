@@ -7,7 +7,7 @@
 //! never contradict the hits.
 #![allow(dead_code)]
 
-use knowledge::engine::lanes::{
+use knowledge::lanes::{
     CodeSource, EpisodesSource, LaneRequest, LineRange, ReadCodeError, SkillsSource,
 };
 

@@ -10,8 +10,8 @@ use std::process::Command;
 use std::sync::Arc;
 
 use knowledge::contract::{Code, Lane, Mode, SearchRequest, SearchResponse};
-use knowledge::engine::lanes::{SourceFailure, Unavailable};
 use knowledge::engine::{Engine, EngineConfig};
+use knowledge::lanes::{SourceFailure, Unavailable};
 use serde_json::Value;
 
 use super::world::Indexed;

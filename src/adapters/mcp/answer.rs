@@ -9,7 +9,7 @@ use rmcp::model::CallToolResult;
 use serde_json::Value;
 
 use crate::contract::Code;
-use crate::engine::lanes::SourceFailure;
+use crate::lanes::SourceFailure;
 
 /// At most this many characters of a server's own message go into a degradation reason.
 const MESSAGE_CHARS: usize = 200;

@@ -19,7 +19,7 @@ use tokio::sync::watch;
 
 use crate::config::McpSource;
 use crate::contract::Code;
-use crate::engine::lanes::SourceFailure;
+use crate::lanes::SourceFailure;
 
 use super::error::{McpError, McpFailure};
 

@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 use super::answer::{self, field, number, string, strings, uint};
 use super::{McpLane, Protocol};
 use crate::contract::{Capability, Code};
-use crate::engine::lanes::{
+use crate::lanes::{
     CodeAnswer, CodeHit, CodeLines, CodeSource, CodeStats, LaneRequest, LineRange, ReadCodeError,
     SourceFailure,
 };

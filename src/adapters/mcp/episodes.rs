@@ -18,7 +18,7 @@ use serde_json::{json, Map, Value};
 use super::answer::{self, field, string, uint};
 use super::{McpLane, Protocol};
 use crate::contract::{Code, Outcome};
-use crate::engine::lanes::{
+use crate::lanes::{
     Episode, EpisodeError, EpisodeHit, EpisodesAnswer, EpisodesSource, HitSession, LaneRequest,
     LaneStats, SessionRow, SourceFailure,
 };

@@ -24,7 +24,7 @@ pub use code::{McpCodeSource, Ragraf};
 pub use episodes::{McpEpisodesSource, SessionQuery};
 
 use crate::config::{McpSource, SourcesConfig};
-use crate::engine::lanes::{CodeSource, EpisodesSource};
+use crate::lanes::{CodeSource, EpisodesSource};
 
 /// The lane's `source` name: the configured one, else `mcp:<command>`.
 pub fn source_name(source: &McpSource) -> String {

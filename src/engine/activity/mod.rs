@@ -14,10 +14,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 pub use report::*;
 
-use super::lanes::{ActivityQuery, ActivitySession, SkillsActivity};
 use super::profiles;
 use super::Engine;
 use crate::contract::{ActorKind, Outcome};
+use crate::lanes::{ActivityQuery, ActivitySession, SkillsActivity};
 use crate::sources::agent_knowledge::ms_to_rfc3339;
 
 const DAY_MS: i64 = 86_400_000;
@@ -160,7 +160,7 @@ impl Engine {
 
     fn lane_health(&self, days: &[DayActivity], warnings: &mut Vec<String>) -> LaneHealth {
         let log = self.config.log_path();
-        let lines = match crate::health::stats::read_log(&log) {
+        let lines = match crate::engine::log::stats::read_log(&log) {
             Ok((lines, _)) => lines,
             Err(e) => {
                 warnings.push(format!("request log: {e}"));
@@ -168,7 +168,7 @@ impl Engine {
             }
         };
         let spans: Vec<(i64, i64)> = days.iter().map(|d| (d.since_ms, d.until_ms)).collect();
-        let per_day = crate::health::stats::by_day(&lines, &spans);
+        let per_day = crate::engine::log::stats::by_day(&lines, &spans);
         let (since, until) = (
             spans.first().map_or(0, |s| s.0),
             spans.last().map_or(0, |s| s.1),
@@ -204,7 +204,7 @@ impl Engine {
                 .collect(),
             zero_result_rate: per_day.iter().map(|d| d.zero_result_rate).collect(),
             lanes,
-            stats: Some(crate::health::stats::summarise(&in_period)),
+            stats: Some(crate::engine::log::stats::summarise(&in_period)),
         }
     }
 

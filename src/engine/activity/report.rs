@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::contract::ActorKind;
-use crate::health::stats::StatsReport;
+use crate::engine::log::stats::StatsReport;
 
 /// Everything the activity view shows.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]

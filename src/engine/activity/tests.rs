@@ -1,5 +1,5 @@
 use super::*;
-use crate::engine::lanes::{ActivityActor, ActivityBucket, ActivitySkillUse};
+use crate::lanes::{ActivityActor, ActivityBucket, ActivitySkillUse};
 
 const H: i64 = HOUR_MS;
 /// 2026-10-21T00:00:00Z.

@@ -5,8 +5,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::engine::lanes::CodeHit;
-use crate::engine::lanes::EpisodeHit;
+use crate::lanes::CodeHit;
+use crate::lanes::EpisodeHit;
 
 /// At most this many events of one session in the episodes lane.
 pub use crate::sources::episodes::search::PER_SESSION_CAP;

@@ -10,24 +10,9 @@ use super::rrf;
 use crate::contract::{
     Actor, CodeItem, EpisodeItem, Lane, Outcome, SessionInfo, SkillItem, UsedBy,
 };
-use crate::engine::lanes::EpisodeHit;
-use crate::engine::lanes::{CodeHit, SkillHit};
+use crate::lanes::{episode_id, CodeHit, EpisodeHit, SkillHit};
 
 pub use super::diversity::{PER_PATH_CAP, PER_SESSION_CAP};
-
-pub fn episode_id(session_id: &str, seq: u64) -> String {
-    format!("ep:{session_id}:{seq}")
-}
-
-/// Split an episode id `ep:<session>:<seq>` (the session id may itself contain `:`).
-pub fn parse_episode_id(id: &str) -> Option<(String, u64)> {
-    let rest = id.strip_prefix("ep:").unwrap_or(id);
-    let (sid, seq) = rest.rsplit_once(':')?;
-    if sid.is_empty() {
-        return None;
-    }
-    Some((sid.to_string(), seq.parse().ok()?))
-}
 
 /// Where a session lives, for the `surface` field.
 pub fn surface(hit: &EpisodeHit) -> String {

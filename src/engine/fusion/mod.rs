@@ -11,10 +11,10 @@
 pub mod diversity;
 pub mod items;
 
-use super::lanes::{CodeHit, SkillHit};
 use super::routing::Route;
 use crate::contract::{CodeItem, EpisodeItem, Fusion, Lane, SkillItem};
-use crate::engine::lanes::EpisodeHit;
+use crate::lanes::EpisodeHit;
+use crate::lanes::{CodeHit, SkillHit};
 
 /// RRF constant (contract §7).
 pub const RRF_K: u32 = 60;

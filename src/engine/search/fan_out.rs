@@ -8,12 +8,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::contract::{Code, Lane};
-use crate::engine::lanes::EpisodeHit;
-use crate::engine::lanes::{
+use crate::engine::Engine;
+use crate::lanes::EpisodeHit;
+use crate::lanes::{
     CodeAnswer, CodeHit, CodeSource, EpisodesAnswer, EpisodesSource, LaneRequest, SkillHit,
     SkillsAnswer, SkillsSource, SourceFailure,
 };
-use crate::engine::Engine;
 
 /// The outcome of one lane's call.
 pub enum LaneResult<T> {

@@ -10,8 +10,8 @@ use crate::contract::{
     LaneHeader, LaneTrace, SkillsLane,
 };
 use crate::engine::fusion::FusedLanes;
-use crate::engine::lanes::{CodeAnswer, SourceFailure};
 use crate::engine::Engine;
+use crate::lanes::{CodeAnswer, SourceFailure};
 
 /// One lane's header, trace and issues.
 pub struct LaneState {

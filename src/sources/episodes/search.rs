@@ -85,7 +85,7 @@ pub struct SessionRow {
 
 /// An event hit as the built-in index holds it: the whole stored session row, the tool and the
 /// event's stored facts. The engine sees it as the lane's `EpisodeHit`
-/// (`engine/builtin.rs::lane_hit`), which keeps only what any episodes source can say.
+/// (`lanes/builtin.rs::lane_hit`), which keeps only what any episodes source can say.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredHit {
     pub session_id: String,

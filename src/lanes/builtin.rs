@@ -8,18 +8,16 @@ mod skills;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::items::episode_id;
-use super::lanes::{
+use super::{
     ActivityQuery, ActivitySession, CodeAnswer, CodeHit, CodeLines, CodeSource, CodeStats, Episode,
-    EpisodeError, EpisodeEvent, EpisodeHit, EpisodeSession, EpisodesAnswer, EpisodesSource,
-    HitSession, LaneRequest, LaneStats, LineRange, ReadCodeError, Reason, SessionRow, SkillsSource,
-    SourceFailure, Unavailable,
+    EpisodeError, EpisodeHit, EpisodesAnswer, EpisodesSource, HitSession, LaneRequest, LaneStats,
+    LineRange, ReadCodeError, ReadEvent, Reason, SessionRow, SkillsSource, SourceFailure,
+    Unavailable,
 };
 use crate::contract::Code;
 use crate::sources::agent_knowledge::AgentKnowledgeStore;
 use crate::sources::code::{model::CodeQuery, search::CodeStore, CodeStoreError};
 use crate::sources::episodes::search::{self as episodes, EpisodeQuery, EpisodeStore};
-use crate::text::redact;
 pub use skills::BuiltinSkills;
 
 /// The built-in episodes source over `episodes.sqlite`.
@@ -165,42 +163,7 @@ pub fn read_episode(
         .session(session_id)?
         .ok_or_else(|| EpisodeError::NoSession(session_id.to_string()))?;
     let events = store.event_with_context(session_id, seq, context)?;
-    if !events.iter().any(|e| e.seq == seq) {
-        return Err(EpisodeError::NoEvent(session_id.to_string(), seq));
-    }
-    let redact = |t: &str| redact::redact(t).text;
-    Ok(Episode {
-        id: episode_id(session_id, seq),
-        session_id: session_id.to_string(),
-        seq,
-        session: EpisodeSession {
-            session_id: s.session_id,
-            source: s.source,
-            path: s.path,
-            cwd: s.cwd,
-            created_at: s.created_at,
-            title: s.title.as_deref().map(redact),
-            parent_session_id: s.parent_session_id,
-            agent_name: s.agent_name,
-            agent_preset: s.agent_preset,
-            outcome: s.outcome,
-            live: s.live,
-            events: s.events,
-        },
-        events: events
-            .into_iter()
-            .map(|e| EpisodeEvent {
-                id: episode_id(&e.session_id, e.seq),
-                seq: e.seq,
-                event_type: e.event_type,
-                time: e.time,
-                tool_name: e.tool_name,
-                is_error: e.is_error,
-                human: e.human,
-                text: redact(&e.text),
-            })
-            .collect(),
-    })
+    Episode::assemble(session_id, seq, s, events.into_iter().map(ReadEvent::from))
 }
 
 /// The built-in code source over `code.sqlite`.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::unavailable;
 use crate::contract::Code;
-use crate::engine::lanes::{
+use crate::lanes::{
     ActivityQuery, ActorFacts, ActorKey, ActorRow, AgentKnowledgeStats, LaneRequest, SkillHit,
     SkillsActivity, SkillsAnswer, SkillsSource, SourceFailure,
 };

@@ -1,4 +1,6 @@
-//! The lane boundary: what the engine asks a source and what a source answers.
+//! The lane boundary: what the engine asks a source and what a source answers. It sits below the
+//! engine, so the built-in sources (`builtin`), the MCP adapters and the team index implement it
+//! without reaching into the engine, and the engine uses it without knowing which source it got.
 //!
 //! Built-in indexes and external MCP adapters implement the same traits, so the engine treats a
 //! failing or slow source the same way whatever it is: that lane is degraded, the others answer.
@@ -16,6 +18,8 @@
 //! source on another machine (the team's PostgreSQL) answers all of it the way the built-in
 //! stores do, and `tests/lane_conformance.rs` holds every source to the same rules.
 
+pub mod builtin;
+mod episode;
 mod failure;
 
 use std::sync::Arc;
@@ -31,6 +35,9 @@ pub use crate::sources::code::CodeStats;
 pub use crate::sources::episodes::activity::ActivitySession;
 pub use crate::sources::episodes::messages::arm::{SentenceCell, SentenceQuery};
 pub use crate::sources::episodes::search::{LaneStats, SessionRow};
+pub use episode::{
+    episode_id, parse_episode_id, Episode, EpisodeError, EpisodeEvent, EpisodeSession, ReadEvent,
+};
 pub use failure::{BothFailed, NeitherRead, NotHeld, ReadCodeError, Reason, SourceFailure};
 
 /// The part of a request a lane needs, already checked.
@@ -207,79 +214,6 @@ pub trait EpisodesSource: Send + Sync {
                 self.name()
             ),
         ))
-    }
-}
-
-/// One event in full with its neighbours (`knowledge get-episode`, the TUI drill-in, MCP).
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Episode {
-    pub id: String,
-    pub session_id: String,
-    pub seq: u64,
-    pub session: EpisodeSession,
-    pub events: Vec<EpisodeEvent>,
-}
-
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct EpisodeSession {
-    pub session_id: String,
-    pub source: String,
-    pub path: String,
-    pub cwd: Option<String>,
-    pub created_at: Option<String>,
-    pub title: Option<String>,
-    pub parent_session_id: Option<String>,
-    pub agent_name: Option<String>,
-    pub agent_preset: Option<String>,
-    pub outcome: Outcome,
-    pub live: bool,
-    pub events: u64,
-}
-
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct EpisodeEvent {
-    pub id: String,
-    pub seq: u64,
-    pub event_type: String,
-    pub time: Option<String>,
-    pub tool_name: Option<String>,
-    pub is_error: bool,
-    pub human: bool,
-    pub text: String,
-}
-
-/// Why an episode could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum EpisodeError {
-    #[error("no episodes index: run `knowledge index` first")]
-    NoIndex,
-    #[error("no session {0} in the episodes index")]
-    NoSession(String),
-    #[error("session {0} has no event {1}")]
-    NoEvent(String, u64),
-    /// The episodes lane is an external source that cannot show the event.
-    #[error(
-        "session {session} is not in the built-in episodes index; the episodes lane comes from \
-         the external source {source_name}, which {why}"
-    )]
-    External {
-        session: String,
-        source_name: String,
-        why: String,
-    },
-    /// The source could not answer at all.
-    #[error("{0}")]
-    Source(#[source] SourceFailure),
-    #[error(transparent)]
-    Store(#[from] crate::sources::episodes::search::EpisodeStoreError),
-}
-
-impl EpisodeError {
-    pub fn is_not_found(&self) -> bool {
-        matches!(
-            self,
-            EpisodeError::NoSession(_) | EpisodeError::NoEvent(..) | EpisodeError::External { .. }
-        )
     }
 }
 

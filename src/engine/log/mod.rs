@@ -8,6 +8,8 @@
 //! The file rotates: once it passes a size bound it becomes `knowledge.log.1` (the older
 //! generations shift up and the oldest is dropped), so a long-running server never fills the disk.
 
+pub mod stats;
+
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};

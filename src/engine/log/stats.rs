@@ -1,5 +1,6 @@
-//! `knowledge stats`: operational metrics (contract §11) computed from the request log and its
-//! rotated generations. The log holds no query text, so neither does anything computed here.
+//! `knowledge stats` and the activity view's request figures: operational metrics (contract §11:
+//! latency, zero results, degradations, evidence mix, budget truncations) computed from the
+//! request log and its rotated generations. The log holds no query text, so neither does anything computed here.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, Read, Seek};
@@ -8,7 +9,7 @@ use std::path::Path;
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
-use crate::engine::log::{log_files, LogLine, MAX_LOG_BYTES};
+use super::{log_files, LogLine, MAX_LOG_BYTES};
 
 /// At most this much of each log file is read (its newest part): four times the size at which
 /// the log rotates.
