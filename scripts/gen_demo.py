@@ -21,18 +21,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
-from datetime import timedelta
 from pathlib import Path
 
 sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_demo_agents  # noqa: E402
-from demo_gen.claude import Claude, subagent  # noqa: E402
+from demo_gen.claude import Claude  # noqa: E402
 from demo_gen.codex import Codex  # noqa: E402
-from demo_gen.diffs import hunks  # noqa: E402
-from demo_gen.ids import DEMO, dumps, msg_id, req_id, ts, utc, uuid4_of  # noqa: E402
+from demo_gen.ids import DEMO, dumps  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "fixtures" / "demo"
@@ -43,314 +42,21 @@ OUT = ROOT / "fixtures" / "demo"
 # ---------------------------------------------------------------------------------------------
 
 from demo_gen.world import (AGENT_FILES, CANARIES, CANARY_WHERE, REPOS, SKILL_FILES, SKILL_LIST,  # noqa: E402
-                            SKILL_ORDER, SKILL_SCRIPTS, SKILLS, TEXTS)
+                            SKILL_ORDER, SKILL_SCRIPTS, SKILLS)
 
-globals().update(TEXTS)  # the sessions below still name the texts as Python constants
-_WH_HEAD_OLD, _WH_HEAD_FINAL = TEXTS["WH_HEAD_OLD"], TEXTS["WH_HEAD_FINAL"]
 Claude.skills = Codex.skills = SKILLS
 
 # ---------------------------------------------------------------------------------------------
 # the sessions
 # ---------------------------------------------------------------------------------------------
 
-import re  # noqa: E402
-
-from demo_gen.replay import Output, replay  # noqa: E402
+from demo_gen.replay import Output, enc, replay  # noqa: E402
 
 OUTPUT = Output()
 FILES = OUTPUT.files            # relative path -> list of records (dict) / raw lines (str) / raw bytes
 JSON_FILES = OUTPUT.json_files  # relative path -> JSON document (meta.json sidecars)
 SESSIONS = OUTPUT.sessions      # registry for README.md
 SUBAGENTS = OUTPUT.subagents    # registry for README.md
-BILLING = f"{DEMO}/repos/billing"
-WEBSHOP = f"{DEMO}/repos/webshop"
-ARCHIVE = f"{DEMO}/repos/billing-archive"
-
-
-def enc(cwd: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]", "-", cwd)
-
-
-def claude_path(c: Claude) -> str:
-    return f"claude/projects/{enc(c.cwd)}/{c.sid}.jsonl"
-
-
-def sub_path(c: Claude, agent_id: str) -> str:
-    return f"claude/projects/{enc(c.cwd)}/{c.sid}/subagents/agent-{agent_id}.jsonl"
-
-
-def line_of(text: str, needle: str) -> int:
-    for i, line in enumerate(text.split("\n"), 1):
-        if needle in line:
-            return i
-    raise KeyError(needle)
-
-
-def register(key, tool, cwd, path, sid, start, who, outcome, lang, facts, version):
-    SESSIONS.append({"key": key, "tool": tool, "workspace": cwd.replace(DEMO + "/", ""), "path": path, "sid": sid,
-                     "date": ts(start)[:10], "who": who, "outcome": outcome, "lang": lang, "facts": facts,
-                     "version": version})
-
-
-def register_sub(key, parent_key, path, agent_id, kind, name, skill_uses, facts):
-    SUBAGENTS.append({"key": key, "parent": parent_key, "path": path, "agent_id": agent_id, "kind": kind,
-                      "name": name, "skill_uses": skill_uses, "facts": facts})
-
-
-def session_start(c: Claude):
-    c.session_start()
-
-
-def skill_listing(c: Claude):
-    c.skill_listing()
-
-
-def finish_new(c: Claude, title=None):
-    c.finish(title)
-
-
-CHECK = f"bash {DEMO}/skills/clean-bom-crlf/scripts/check_bom_crlf.sh"
-
-
-def c2_deploy_crlf():
-    sid = uuid4_of("demo:C2:deploy-crlf")
-    start = utc("2026-10-27T08:12:40")
-    c = Claude(sid, BILLING, "2.1.172", "main", start, slug="quiet-deploy-harbor")
-    session_start(c)
-    c.prompt("почему падал деплой? вчера scripts/deploy.sh упал на проде, лог:\n```\n$ ./scripts/deploy.sh production\n"
-             "/usr/bin/env: ‘bash\\r’: No such file or directory\n```\nсервер деплоя deploy@10.0.0.7, "
-             + CANARY_RU + ", если понадобится. Разберись, почему падал деплой, и почини.")
-    skill_listing(c)
-    c.bash("file scripts/deploy.sh scripts/backup.sh", "Check encoding and line endings of the scripts",
-           "scripts/deploy.sh: Bourne-Again shell script, Unicode text, UTF-8 (with BOM) text executable, with CRLF "
-           "line terminators\nscripts/backup.sh: Bourne-Again shell script, ASCII text executable, with CRLF line "
-           "terminators\n",
-           think="`bash\\r` в сообщении env — классический признак CRLF в shebang. Проверю файл.",
-           text="Ошибка `bash\\r` означает, что в строке shebang есть символ возврата каретки. Проверяю скрипты.")
-    c.bash("head -c 48 scripts/deploy.sh | od -c | head -3", "Show the first bytes of deploy.sh",
-           "0000000 357 273 277   #   !   /   u   s   r   /   b   i   n   /   e   n\n"
-           "0000020   v       b   a   s   h  \\r  \\n   #       D   e   p   l   o   y\n0000040\n")
-    c.bash("git log --format='%h %an %s' -3 -- scripts/deploy.sh", "Who changed deploy.sh last",
-           "9c1e2f4 Ирина Петрова deploy: maintenance mode (правка с Windows)\n"
-           "51b7a03 Олег Смирнов deploy: reload php8.3-fpm\n0e4d6c1 Олег Смирнов deploy script\n")
-    inp = {"description": "Проверить BOM и CRLF в billing",
-           "prompt": "Деплой billing падал: scripts/deploy.sh сохранён с BOM и CRLF (`/usr/bin/env: 'bash\\r'`). "
-                     "Проверь весь репозиторий по навыку clean-bom-crlf — scripts/, migrations/, config/ и src/. "
-                     "Исправь найденное, добавь .gitattributes, чтобы это не повторилось, и перечисли изменённые файлы.",
-           "subagent_type": "encoding-janitor"}
-    tuid = c.spawn("Agent", inp, None,
-                   text="Причина: коммит 9c1e2f4 (правка с Windows) сохранил deploy.sh с BOM и CRLF, поэтому "
-                        "shebang читается как `bash\\r`. Поручаю субагенту encoding-janitor проверить и почистить "
-                        "весь репозиторий.")
-    aid = "a7d2e9b14c06f3a85"
-    j = subagent(c, aid)
-    j.prompt(inp["prompt"])
-    j.skill("clean-bom-crlf", "scripts/", text="Начинаю со scripts/ по навыку clean-bom-crlf.")
-    j.bash(f"{CHECK} scripts", "Check scripts/ for BOM and CRLF", "",
-           error="scripts/backup.sh: CRLF\nscripts/deploy.sh: BOM CRLF")
-    j.bash("sed -i '1s/^\\xEF\\xBB\\xBF//' scripts/deploy.sh && sed -i 's/\\r$//' scripts/deploy.sh scripts/backup.sh "
-           "&& file scripts/*.sh", "Strip BOM and CRLF from the scripts",
-           "scripts/backup.sh: Bourne-Again shell script, ASCII text executable\n"
-           "scripts/deploy.sh: Bourne-Again shell script, ASCII text executable\n")
-    j.skill("clean-bom-crlf", "migrations/", text="Теперь migrations/ — SQL тоже правили на Windows.")
-    j.bash(f"{CHECK} migrations", "Check migrations/ for BOM and CRLF", "",
-           error="migrations/0003_invoice_collation.sql: CRLF")
-    j.bash("sed -i 's/\\r$//' migrations/0003_invoice_collation.sql && " + f"{CHECK} migrations",
-           "Convert the migration to LF and re-check", "OK: 5 files, no BOM, no CRLF\n")
-    j.skill("clean-bom-crlf", "config/ src/", text="Последними проверю config/ и src/.")
-    j.bash(f"{CHECK} config && {CHECK} src", "Check config/ and src/", "OK: 1 files, no BOM, no CRLF\n"
-                                                                       "OK: 3 files, no BOM, no CRLF\n")
-    j.write(".gitattributes", GITATTRIBUTES, text="Добавлю .gitattributes, чтобы git сам держал LF.")
-    j.say("Готово.\n\nИсправлены файлы:\n- scripts/deploy.sh — BOM + CRLF (из-за них `/usr/bin/env: 'bash\\r'`)\n"
-          "- scripts/backup.sh — CRLF\n- migrations/0003_invoice_collation.sql — CRLF\n\n"
-          "config/ и src/ чистые. Добавлен .gitattributes (eol=lf для *.sh, *.sql, *.php, *.yml).")
-    c.spawn_result(tuid, inp, j)
-    FILES[sub_path(c, aid)] = j.lines
-    JSON_FILES[sub_path(c, aid).replace(".jsonl", ".meta.json")] = {
-        "agentType": "encoding-janitor", "description": inp["description"], "toolUseId": tuid, "spawnDepth": 1}
-    # manual compaction: /compact, boundary, summary line, and the acompact summarizer transcript
-    c.injected("<command-name>/compact</command-name>\n            <command-message>compact</command-message>\n"
-               "            <command-args></command-args>", is_meta=False)
-    before = c.last
-    u = c.uid()
-    boundary = {"parentUuid": None, "logicalParentUuid": before, "isSidechain": False, "type": "system",
-                "subtype": "compact_boundary", "content": "Conversation compacted", "isMeta": False,
-                "timestamp": c.tick(14), "uuid": u, "level": "info",
-                "compactMetadata": {"trigger": "manual", "preTokens": 48213},
-                "userType": "external", "entrypoint": "cli", "cwd": c.cwd, "sessionId": sid, "version": c.version,
-                "gitBranch": c.branch, "slug": c.slug}
-    c.push(boundary)
-    summary = ("This session is being continued from a previous conversation that ran out of context. The summary "
-               "below covers the earlier portion of the conversation.\n\nSummary:\n1. Пользователь спросил, почему "
-               "падал деплой billing: `/usr/bin/env: 'bash\\r': No such file or directory`.\n2. Причина: "
-               "scripts/deploy.sh сохранён с BOM и CRLF (коммит 9c1e2f4, правка с Windows).\n3. Субагент "
-               "encoding-janitor по навыку clean-bom-crlf исправил scripts/deploy.sh, scripts/backup.sh, "
-               "migrations/0003_invoice_collation.sql и добавил .gitattributes.\n4. Осталось: прогнать деплой на "
-               "staging и сообщить пользователю.")
-    c.injected(summary, is_meta=False, extra=[("isVisibleInTranscriptOnly", True), ("isCompactSummary", True)])
-    acid = "acompact-5b81e0"
-    a = subagent(c, acid, start=c.t - timedelta(seconds=13))
-    a.prompt("Your task is to create a detailed summary of the conversation so far, paying close attention to the "
-             "user's explicit requests and your previous actions.\n[compaction instructions trimmed for the demo world]")
-    a.say("<analysis>\nThe user asked why the deploy failed; the cause was BOM+CRLF in scripts/deploy.sh.\n</analysis>\n\n"
-          + summary.split("Summary:\n", 1)[1], model=c.model)
-    FILES[sub_path(c, acid)] = a.lines
-    c.bash("./scripts/deploy.sh staging", "Deploy to staging to confirm the fix",
-           "Deploying billing to staging (deploy@10.0.0.21)\nDeploy to staging finished\n",
-           progress=["Deploying billing to staging (deploy@10.0.0.21)",
-                     "Deploying billing to staging (deploy@10.0.0.21)\nsending incremental file list"],
-           text="Проверяю деплой на staging.")
-    c.say("Деплой падал из-за кодировки scripts/deploy.sh: после правки с Windows (коммит 9c1e2f4) файл сохранился "
-          "с BOM и CRLF, и shebang читался как `bash\\r` — отсюда `/usr/bin/env: 'bash\\r': No such file or "
-          "directory`.\n\nСубагент encoding-janitor (навык clean-bom-crlf) почистил scripts/deploy.sh, "
-          "scripts/backup.sh и migrations/0003_invoice_collation.sql и добавил .gitattributes. Деплой на staging "
-          "прошёл; можно запускать `./scripts/deploy.sh production`.")
-    c.turn_end()
-    c.prompt("задеплоил на прод — прошло, спасибо")
-    c.say("Отлично, рад, что деплой снова проходит.")
-    c.turn_end()
-    finish_new(c, title="Почему падал деплой")
-    FILES[claude_path(c)] = c.lines
-    register("C2", "claude", BILLING, claude_path(c), sid, start, "root session + subagent `encoding-janitor`",
-             "success", "ru",
-             "«почему падал деплой»: `bash\\r` from BOM+CRLF in scripts/deploy.sh; `encoding-janitor` uses skill "
-             "`clean-bom-crlf` 3×; manual /compact + compact_boundary + `agent-acompact-5b81e0.jsonl`; "
-             "user text has `пароль: Канарейка-42`", c.version)
-    register_sub("C2/encoding-janitor", "C2", sub_path(c, aid), aid, "subagent (Agent, era 4, .meta.json)",
-                 "encoding-janitor", 3, "Skill `clean-bom-crlf` ×3 (scripts/, migrations/, config/ src/); "
-                 "fixes deploy.sh, backup.sh, 0003; writes .gitattributes")
-    register_sub("C2/acompact", "C2", sub_path(c, acid), acid, "compaction summarizer (not an actor)", "—", 0,
-                 "`agent-acompact-<6hex>.jsonl`: the /compact summary request and answer")
-
-
-def teammate_msg(tid, color, summary, body):
-    return f'<teammate-message teammate_id="{tid}" color="{color}" summary="{summary}">\n{body}\n</teammate-message>'
-
-
-def c5_stripe_team():
-    sid = uuid4_of("demo:C5:stripe-team")
-    start = utc("2026-11-03T09:02:15")
-    team = "payments-squad"
-    c = Claude(sid, WEBSHOP, "2.1.175", "fix/stripe-webhooks-2", start, slug="swift-signature-otter")
-    session_start(c)
-    c.prompt("Stripe webhooks still fail signature verification in production (see the 2026-09-29 session). "
-             "Let's do this as a team: alice fixes the handler in api/webhooks.py, bob finds out which signing "
-             "secret production uses. Use the stripe-webhooks skill.")
-    skill_listing(c)
-    c.skill("stripe-webhooks", text="Loading the stripe-webhooks skill first.")
-    c.call("TeamCreate", {"team_name": team, "description": "Fix Stripe webhook signature verification"},
-           f"Team {team} created. Teammates can be spawned with the Agent tool (name + team_name).",
-           {"team_name": team, "team_file_path": f"~/.claude/teams/{team}/config.json"},
-           text="Creating the team.")
-    c.team = team
-    alice_inp = {"description": "Fix webhook handler", "subagent_type": "general-purpose", "name": "alice",
-                 "team_name": team,
-                 "prompt": "You are alice in team payments-squad. Fix Stripe signature verification in "
-                           "api/webhooks.py following the stripe-webhooks skill: verify the raw request body "
-                           "(request.get_data()), pass an explicit tolerance, and read the signing secret the way "
-                           "the lead tells you. Test with `stripe trigger`, then report to team-lead via SendMessage."}
-    bob_inp = {"description": "Check production signing secret", "subagent_type": "general-purpose", "name": "bob",
-               "team_name": team,
-               "prompt": "You are bob in team payments-squad. Find out which webhook signing secret production "
-                         "actually uses (k8s secret, env, config.toml) and whether the code reads it. Report to "
-                         "team-lead via SendMessage. Do not print secret values."}
-    alice_id, bob_id = "a91b3c5d7e0f24681", "a0c4e6f8a1b3d5e79"
-    t_alice = c.call("Agent", alice_inp, f"Spawned teammate alice in team {team} (agentId: {alice_id}).",
-                     {"status": "teammate_spawned", "teammate_id": "alice", "agentId": alice_id, "team_name": team},
-                     text="Spawning alice and bob.", delay=0.9)
-    t_bob = c.call("Agent", bob_inp, f"Spawned teammate bob in team {team} (agentId: {bob_id}).",
-                   {"status": "teammate_spawned", "teammate_id": "bob", "agentId": bob_id, "team_name": team},
-                   delay=0.9)
-    t0 = c.t
-    # bob's transcript
-    b = subagent(c, bob_id, start=t0, team=team)
-    b.prompt(bob_inp["prompt"])
-    b.grep("webhook_secret", "api", [f"api/webhooks.py:{line_of(WEBHOOKS_PY_V1, 'webhook_secret')}:    return "
-                                     "CONFIG[\"stripe\"][\"webhook_secret\"]"], text="Where does the code get the secret?")
-    b.bash("kubectl -n shop get secret webshop-stripe -o json | jq '.data | keys'",
-           "List key names of the production Stripe secret (names only)",
-           "[\n  \"STRIPE_API_KEY\",\n  \"STRIPE_WEBHOOK_SECRET\"\n]\n")
-    b.bash("kubectl -n shop get deploy webshop-api -o json | jq -r '.spec.template.spec.containers[0].envFrom'",
-           "Check that the API pod gets the secret as env", "[\n  {\n    \"secretRef\": {\n      \"name\": "
-                                                           "\"webshop-stripe\"\n    }\n  }\n]\n")
-    b.call("SendMessage", {"type": "message", "recipient": "team-lead",
-                           "content": "Production injects STRIPE_WEBHOOK_SECRET (k8s secret webshop-stripe) as env, "
-                                      "but api/webhooks.py reads CONFIG['stripe']['webhook_secret'] from config.toml — "
-                                      "the test-mode secret. Read the env var instead."},
-           "Message sent to team-lead", {"success": True, "recipient": "team-lead"})
-    b.say("Done: production's signing secret is the env var STRIPE_WEBHOOK_SECRET; the code used the test-mode "
-          "secret from config.toml.")
-    FILES[sub_path(c, bob_id)] = b.lines
-    JSON_FILES[sub_path(c, bob_id).replace(".jsonl", ".meta.json")] = {
-        "agentType": "general-purpose", "description": bob_inp["description"], "spawnDepth": 1}
-    # the lead receives bob's report and forwards the decision to alice
-    c.t = b.t + timedelta(seconds=4)
-    c.injected(teammate_msg("bob", "green", "Prod uses STRIPE_WEBHOOK_SECRET env",
-                            "Production injects STRIPE_WEBHOOK_SECRET (k8s secret webshop-stripe) as env, but "
-                            "api/webhooks.py reads CONFIG['stripe']['webhook_secret'] from config.toml — the test-mode "
-                            "secret. Read the env var instead."), is_meta=False)
-    lead_to_alice = ("bob found it: production signs with STRIPE_WEBHOOK_SECRET from the environment. Read the "
-                     "secret from os.environ (fail loudly if missing) instead of config.toml, and keep the raw body.")
-    c.call("SendMessage", {"type": "message", "recipient": "alice", "content": lead_to_alice},
-           "Message sent to alice", {"success": True, "recipient": "alice"},
-           text="bob found the second half of the bug. Forwarding to alice.")
-    t_forward = c.t
-    # alice's transcript
-    a = subagent(c, alice_id, start=t0, team=team)
-    a.prompt(alice_inp["prompt"])
-    a.read("api/webhooks.py", WEBHOOKS_PY_V1, text="Reading the handler.")
-    a.t = max(a.t, t_forward + timedelta(seconds=1))
-    a.injected(teammate_msg("team-lead", "purple", "Use STRIPE_WEBHOOK_SECRET env", lead_to_alice), is_meta=False)
-    a.edit("api/webhooks.py", WEBHOOKS_PY_V1, WEBHOOKS_PY_V1B, WH_MID_BLOCK, WH_NEW_BLOCK,
-           text="Raw bytes via request.get_data(), secret from STRIPE_WEBHOOK_SECRET, explicit tolerance.")
-    a.edit("api/webhooks.py", WEBHOOKS_PY_V1B, WEBHOOKS_PY_FINAL, _WH_HEAD_OLD, _WH_HEAD_FINAL,
-           text="Removing the now-unused json/tomllib/config imports.")
-    a.bash("STRIPE_WEBHOOK_SECRET=$(stripe listen --print-secret) flask --app api.app run --port 8000 & sleep 2; "
-           "stripe listen --forward-to localhost:8000/webhooks/stripe > /tmp/listen.log 2>&1 & sleep 3; "
-           "stripe trigger payment_intent.succeeded >/dev/null; sleep 2; grep POST /tmp/listen.log",
-           "Replay a signed event against the fixed handler",
-           "2026-11-03 12:03:15  <--  [200] POST http://localhost:8000/webhooks/stripe [evt_3QDemo0Team07]\n")
-    a.call("SendMessage", {"type": "message", "recipient": "team-lead",
-                           "content": "api/webhooks.py fixed: raw body (request.get_data()), secret from "
-                                      "STRIPE_WEBHOOK_SECRET, tolerance=300. stripe trigger → 200."},
-           "Message sent to team-lead", {"success": True, "recipient": "team-lead"})
-    a.say("Fixed api/webhooks.py: verify the raw body, read the endpoint secret from STRIPE_WEBHOOK_SECRET, "
-          "tolerance 300 s. Local replay returns 200.")
-    FILES[sub_path(c, alice_id)] = a.lines
-    JSON_FILES[sub_path(c, alice_id).replace(".jsonl", ".meta.json")] = {
-        "agentType": "general-purpose", "description": alice_inp["description"], "spawnDepth": 1}
-    c.t = a.t + timedelta(seconds=3)
-    c.injected(teammate_msg("alice", "blue", "Webhook handler fixed, replay 200",
-                            "api/webhooks.py fixed: raw body (request.get_data()), secret from STRIPE_WEBHOOK_SECRET, "
-                            "tolerance=300. stripe trigger → 200."), is_meta=False)
-    c.injected(teammate_msg("system", "gray", "alice is idle", "alice has finished its task and is now idle."),
-               is_meta=False)
-    c.bash("stripe events resend evt_1QDemoLive0042 --webhook-endpoint we_1QDemoLiveEndpoint",
-           "Resend yesterday's failed live event after the deploy",
-           "{\n  \"id\": \"evt_1QDemoLive0042\",\n  \"object\": \"event\",\n  \"pending_webhooks\": 0\n}\n",
-           text="Deployed alice's change; resending a failed live event.")
-    c.say("The Stripe webhook signature failure is fixed.\n\n- **alice** changed api/webhooks.py to verify the raw "
-          "body (`request.get_data()`) with an explicit tolerance.\n- **bob** found that production signs with "
-          "STRIPE_WEBHOOK_SECRET from the environment while the code used the test-mode secret from config.toml; "
-          "the handler now reads the env var.\n\nThe resent live event was accepted.")
-    c.turn_end()
-    c.prompt("Confirmed in the Stripe dashboard: live deliveries are 200 again. Thanks team!")
-    c.call("TeamDelete", {"team_name": team}, f"Team {team} deleted.", {"success": True, "team_name": team},
-           text="Great. Cleaning up the team.")
-    c.say("Done — team payments-squad is closed.")
-    c.team = None
-    c.turn_end()
-    finish_new(c, title="Stripe webhook signature (team)")
-    FILES[claude_path(c)] = c.lines
-    register("C5", "claude", WEBSHOP, claude_path(c), sid, start,
-             "team lead + teammates `alice`, `bob` (team `payments-squad`)", "success", "en",
-             "Stripe webhook signature fixed (raw body + live endpoint secret); skill `stripe-webhooks`; TeamCreate, "
-             "Agent with `name`/`team_name`, SendMessage, `<teammate-message>` lines, `teamName` on lines; teammate "
-             "`.meta.json` without `toolUseId`", c.version)
-    register_sub("C5/alice", "C5", sub_path(c, alice_id), alice_id, "team member (Agent name=alice)", "alice", 0,
-                 "edits api/webhooks.py (raw body, env secret), replay → 200")
-    register_sub("C5/bob", "C5", sub_path(c, bob_id), bob_id, "team member (Agent name=bob)", "bob", 0,
-                 "finds that production signs with STRIPE_WEBHOOK_SECRET env, not config.toml")
 
 
 EXPECTED_SKILL_USES = {
@@ -661,8 +367,8 @@ def compare(files: dict) -> list[str]:
 
 def build():
     for fn in ("L0-legacy", "C8-collation", "C6-cart-refactor", "X4-index", "C4-stripe-failed", "C3-get-user-name",
-               "X5-healthcheck", "X1-mysql-failed", "C9-archive", "C10-backup", "C1-mysql-access", c2_deploy_crlf,
-               "X2-payments", c5_stripe_team, "X6-jwt", "C11-ci-encoding", "X3-bom-migrations", "C7-docs", "C12-release",
+               "X5-healthcheck", "X1-mysql-failed", "C9-archive", "C10-backup", "C1-mysql-access", "C2-deploy-crlf",
+               "X2-payments", "C5-stripe-team", "X6-jwt", "C11-ci-encoding", "X3-bom-migrations", "C7-docs", "C12-release",
                "X7-api-docs", "X8-phpunit", "C13-sdk-question"):
         fn() if callable(fn) else replay(fn, OUTPUT)
     gen_demo_agents.build(FILES)
