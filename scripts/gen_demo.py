@@ -332,7 +332,7 @@ def render() -> dict:
         put(rel, b"\n".join(chunks) + b"\n")
     for rel, doc in JSON_FILES.items():
         put(rel, dumps(doc).encode("utf-8"))
-    for rel, data in gen_demo_agents.extra_files().items():
+    for rel, data in OUTPUT.raw.items():
         put(rel, data)
     put("README.md", (readme() + gen_demo_agents.README).encode("utf-8"))
     # keep every byte as generated on any checkout (no EOL conversion, no diff filters)
@@ -371,7 +371,7 @@ def build():
                "X2-payments", "C5-stripe-team", "X6-jwt", "C11-ci-encoding", "X3-bom-migrations", "C7-docs", "C12-release",
                "X7-api-docs", "X8-phpunit", "C13-sdk-question"):
         fn() if callable(fn) else replay(fn, OUTPUT)
-    gen_demo_agents.build(FILES)
+    gen_demo_agents.build(OUTPUT)
 
 
 def check() -> list[str]:

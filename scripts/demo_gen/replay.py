@@ -26,6 +26,10 @@ turn_end, finish, …; the step's fields are the method's arguments) and `call` 
   tear         inserts a torn line before the line marked `at` (its first `chars` characters)
 Codex steps are the writer's methods: user, reason, shell, say, patch (`changes`: `file`, `old`
 — absent for an added file —, `new`), token_count, abort, complete.
+
+The other agents' sessions (`agent = "gemini"`, "pi", "copilot", "cline", "openhands") are one
+writer each too (demo_gen/<agent>.py): their steps (Copilot: `[[event]]`s) are that writer's
+methods, and the header fields name the files (see each data file).
 """
 
 from __future__ import annotations
@@ -34,9 +38,14 @@ import re
 from datetime import timedelta
 
 from .claude import Claude, subagent
+from .cline import Cline
 from .codex import Codex
+from .copilot import Copilot
 from .diffs import hunks
+from .gemini import Gemini
 from .ids import DEMO, hexof, ts, utc, uuid4_of, uuid7_of
+from .openhands import OpenHands
+from .pi import Pi
 from .world import TEXTS, WORKSPACES, fill, load
 
 CLAUDE_STEPS = {"session_start", "skill_listing", "prompt", "say", "skill", "read", "bash", "edit", "write", "grep",
@@ -51,6 +60,7 @@ class Output:
     def __init__(self):
         self.files: dict[str, list] = {}       # relative path -> records (dict) / raw lines (str) / raw bytes
         self.json_files: dict[str, dict] = {}  # relative path -> JSON document
+        self.raw: dict[str, bytes] = {}        # relative path -> bytes written as they are
         self.sessions: list[dict] = []         # README's session table
         self.subagents: list[dict] = []        # README's child table
 
@@ -86,7 +96,8 @@ def names_of(doc: dict, sid: str) -> dict:
 
 def replay(name: str, out: Output):
     doc = load(f"sessions/{name}.toml")
-    {"claude": claude, "codex": codex}[doc["agent"]](doc, out)
+    {"claude": claude, "codex": codex, "gemini": gemini, "pi": pi, "copilot": copilot, "cline": cline,
+     "openhands": openhands}[doc["agent"]](doc, out)
 
 
 def claude(doc: dict, out: Output):
@@ -189,3 +200,55 @@ def codex(doc: dict, out: Output):
     out.files[x.filename()] = x.lines
     out.register(key, "codex", cwd, x.filename(), sid, start,
                  x.cli_version if style != "legacy" else "legacy (pre-0.3x)", doc["readme"])
+
+
+def steps(doc: dict, writer, allowed: set, sid: str):
+    """Each step of a session done by the writer method it names."""
+    names = names_of(doc, sid)
+    for step in doc["step"]:
+        step = fill(step, names)
+        op = step.pop("do")
+        if op not in allowed:
+            raise ValueError(f"{sid}: unknown step {op!r}")
+        getattr(writer, op)(**step)
+    return names
+
+
+def gemini(doc: dict, out: Output):
+    g = Gemini(doc["session_id"], doc["project_hash"], doc["start"])
+    steps(doc, g, {"user", "gemini", "tool_calls", "updated", "summary"}, doc["session_id"])
+    chats = f"gemini/tmp/{doc['project']}"
+    out.files[f"{chats}/chats/{doc['file']}"] = g.lines
+    out.raw[f"{chats}/.project_root"] = (WORKSPACES[doc["workspace"]] + "\n").encode("utf-8")
+
+
+def pi(doc: dict, out: Output):
+    p = Pi(doc["session_id"], doc["start"], WORKSPACES[doc["workspace"]], model=doc["model"],
+           provider=doc["provider"], api=doc["api"], usage=doc["usage"], assistant_ms=doc["assistant_ms"])
+    steps(doc, p, {"user", "assistant", "tool_result", "session_info"}, doc["session_id"])
+    out.files[doc["file"]] = p.lines
+
+
+def copilot(doc: dict, out: Output):
+    c = Copilot()
+    names = names_of(doc, doc["session_id"])
+    for ev in doc["event"]:
+        c.event(**fill(ev, names))
+    out.files[f"copilot/session-state/{doc['session_id']}/events.jsonl"] = c.lines
+
+
+def cline(doc: dict, out: Output):
+    c = Cline(doc["task"], doc["model"])
+    names = steps(doc, c, {"say", "ask", "api_req", "tool"}, doc["task"])
+    out.raw.update(c.files(doc["store"], WORKSPACES[doc["workspace"]], fill(doc["api"], names), doc["metadata"],
+                           doc["history"]))
+
+
+def openhands(doc: dict, out: Output):
+    o = OpenHands(WORKSPACES[doc["workspace"]], doc["event_id"], doc["first_event"])
+    names = steps(doc, o, {"system", "message", "act", "terminal", "edited", "edit_failed", "finished",
+                           "state_update"}, doc["id"])
+    conversation_dir = "openhands/conversations/" + doc["id"].replace("-", "")
+    names.update(conversation_dir=conversation_dir, last_user_message=o.events[doc["user_event"]]["id"],
+                 leaf_event=o.events[-1]["id"])
+    out.raw.update(o.files(conversation_dir, fill(doc["state"], names)))
