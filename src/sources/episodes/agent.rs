@@ -341,9 +341,16 @@ pub trait AgentReader: Sync {
         false
     }
 
+    /// This agent's line rules, fresh, for the shared line parser (`line_rules`); a reader
+    /// that reads no JSONL lines (a database, Markdown) has none.
+    fn line_state(&self) -> super::line_rules::LineState {
+        super::line_rules::LineState::not_lines()
+    }
+
     /// Reads `file` from `from` (or from the start), pushing into `sink`. By default a JSONL
     /// file through the shared line parser, driven by this agent's line rules
-    /// (`agents::LineState`); a reader of another shape (a database, Markdown) overrides it.
+    /// ([`AgentReader::line_state`]); a reader of another shape (a database, Markdown)
+    /// overrides it.
     fn read(
         &self,
         file: &TranscriptFile,

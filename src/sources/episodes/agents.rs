@@ -3,21 +3,19 @@
 //! Discovery (which reader claims a file), the default roots (`knowledge index` with no
 //! arguments), watch scope (which store a changed path belongs to), doctor (each agent's roots),
 //! the explorer's surface label and resume command, and the docs all read this list. Adding an
-//! agent is its reader module (see [`super::agent::AgentReader`]) plus one entry here: a variant
-//! of [`Agent`], its arm in [`Agent::reader`], and, for a JSONL agent driven by the shared line
-//! parser, its state in [`LineState`]. Every `match` here is exhaustive, so the compiler points
-//! at each place a new agent must be handled; [`Agent::ALL`] is no `match`, so the tests below
-//! fail when a variant is missing from it or a module's reader is not registered.
+//! agent is its reader module (see [`super::agent::AgentReader`]; a JSONL agent driven by the
+//! shared line parser keeps its line rules there too, `super::line_rules`) plus one entry here:
+//! a variant of [`Agent`], its arm in [`Agent::reader`] and its place in [`Agent::ALL`]. The
+//! `match` is exhaustive, so the compiler points at a variant without a reader; [`Agent::ALL`]
+//! is no `match`, so the tests below fail when a variant is missing from it or a module's
+//! reader is not registered.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::agent::{AgentReader, Env, Head, Recognised};
 use super::discover::TranscriptFile;
-use super::model::ParsedEvent;
-use super::parser::{Ctx, Handled};
 use super::{
     aider, amp, claude, codex, continue_dev, copilot, crush, cursor, gemini, goose, iflow, kilo,
     kimi, kimi_code, opencode, openhands, pi, qwen, vscode_tasks, zed,
@@ -124,102 +122,6 @@ impl Agent {
     }
 }
 
-/// The per-file state of a JSONL agent's line rules, kept inside the shared line parser
-/// (`parser::TranscriptParser`) and saved with it. The tag and names are stored in indexes:
-/// renaming one makes the next run re-read that agent's growing files in full.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "format", rename_all = "snake_case")]
-pub(crate) enum LineState {
-    Claude(claude::ClaudeState),
-    Codex(codex::CodexState),
-    Gemini(gemini::GeminiState),
-    Pi(pi::PiState),
-    Qwen(qwen::QwenState),
-    Copilot(copilot::CopilotState),
-    Cursor(cursor::CursorState),
-    Kimi(kimi::KimiState),
-    #[serde(rename = "iflow")]
-    IFlow(iflow::IFlowState),
-    KimiCode(kimi_code::KimiCodeState),
-    Continue(continue_dev::ContinueState),
-    Amp(amp::AmpState),
-    OpenHands(openhands::OpenHandsState),
-    /// An agent whose reader is not line-based (a database, Aider's Markdown): never fed a line.
-    NotLines,
-}
-
-impl LineState {
-    /// The fresh line state of `agent`.
-    pub(crate) fn new(agent: Agent) -> LineState {
-        match agent {
-            Agent::Claude => LineState::Claude(claude::ClaudeState::default()),
-            Agent::Codex => LineState::Codex(codex::CodexState::default()),
-            Agent::Gemini => LineState::Gemini(gemini::GeminiState::default()),
-            Agent::Pi => LineState::Pi(pi::PiState::default()),
-            Agent::Qwen => LineState::Qwen(qwen::QwenState::default()),
-            Agent::Copilot => LineState::Copilot(copilot::CopilotState::default()),
-            Agent::Aider => LineState::NotLines,
-            Agent::OpenCode => LineState::NotLines,
-            Agent::Cursor => LineState::Cursor(cursor::CursorState::default()),
-            Agent::Kimi => LineState::Kimi(kimi::KimiState::default()),
-            Agent::IFlow => LineState::IFlow(iflow::IFlowState::default()),
-            Agent::KimiCode => LineState::KimiCode(kimi_code::KimiCodeState::default()),
-            Agent::Continue => LineState::Continue(continue_dev::ContinueState::default()),
-            Agent::Amp => LineState::Amp(amp::AmpState::default()),
-            Agent::OpenHands => LineState::OpenHands(openhands::OpenHandsState::default()),
-            Agent::Goose => LineState::NotLines,
-            Agent::Crush | Agent::Zed => LineState::NotLines,
-            Agent::Cline | Agent::RooCode | Agent::KiloCode => LineState::NotLines,
-        }
-    }
-
-    /// Whether the lines fed since this state was restored from a cursor changed what the
-    /// earlier lines' place in the conversation is (a Pi branch, a Gemini rewind): the read
-    /// then starts over (see `conversation`).
-    pub(crate) fn rewrites_past(&self) -> bool {
-        match self {
-            LineState::Pi(st) => st.rewrites_past(),
-            LineState::Gemini(st) => st.rewrites_past(),
-            _ => false,
-        }
-    }
-
-    /// Takes the conversation a whole read of the file surveyed, so a second read marks what is
-    /// not in it; true when something read is not (a second read is needed).
-    pub(crate) fn adopt_conversation(&mut self, survey: &mut LineState) -> bool {
-        match (self, survey) {
-            (LineState::Pi(st), LineState::Pi(survey)) => st.adopt(survey),
-            (LineState::Gemini(st), LineState::Gemini(survey)) => st.adopt(survey),
-            _ => false,
-        }
-    }
-
-    /// Feeds one record to the agent's line rules.
-    pub(crate) fn feed(
-        &mut self,
-        cx: &mut Ctx,
-        record: &Value,
-        out: &mut Vec<ParsedEvent>,
-    ) -> Handled {
-        match self {
-            LineState::Claude(st) => claude::feed(cx, st, record, out),
-            LineState::Codex(st) => codex::feed(cx, st, record, out),
-            LineState::Gemini(st) => gemini::feed(cx, st, record, out),
-            LineState::Pi(st) => pi::feed(cx, st, record, out),
-            LineState::Qwen(st) => qwen::feed(cx, st, record, out),
-            LineState::Copilot(st) => copilot::feed(cx, st, record, out),
-            LineState::Cursor(st) => cursor::feed(cx, st, record, out),
-            LineState::Kimi(st) => kimi::feed(cx, st, record, out),
-            LineState::IFlow(st) => iflow::feed(cx, st, record, out),
-            LineState::KimiCode(st) => kimi_code::feed(cx, st, record, out),
-            LineState::Continue(st) => continue_dev::feed(cx, st, record, out),
-            LineState::Amp(st) => amp::feed(cx, st, record, out),
-            LineState::OpenHands(st) => openhands::feed(cx, st, record, out),
-            LineState::NotLines => Handled::Unknown,
-        }
-    }
-}
-
 /// The reader that claims `path`, and where the file sits in that agent's layout; `None` when
 /// no agent's store is there. The most certain claim wins (see [`super::agent::Rank`]).
 pub fn recognise(path: &Path) -> Option<TranscriptFile> {
@@ -323,6 +225,8 @@ pub fn shell_quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
+
+    use serde_json::Value;
 
     use super::*;
 

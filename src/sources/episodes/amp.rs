@@ -75,6 +75,14 @@ fn is_thread_id(id: &str) -> bool {
     })
 }
 
+/// The line rules of this agent's files (see `line_rules`): [`feed`] on this state.
+impl crate::sources::episodes::line_rules::LineRules for AmpState {
+    const FORMAT: &'static str = "amp";
+    fn feed(&mut self, cx: &mut Ctx, rec: &Value, out: &mut Vec<ParsedEvent>) -> Handled {
+        feed(cx, self, rec, out)
+    }
+}
+
 /// One record of a thread: its header (everything but `messages`), or one message.
 pub(crate) fn feed(
     cx: &mut Ctx,
@@ -379,6 +387,9 @@ fn is_thread_file(path: &Path) -> bool {
 }
 
 impl AgentReader for Reader {
+    fn line_state(&self) -> crate::sources::episodes::line_rules::LineState {
+        crate::sources::episodes::line_rules::LineState::of::<AmpState>()
+    }
     fn agent(&self) -> Agent {
         Agent::Amp
     }

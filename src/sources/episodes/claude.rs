@@ -44,6 +44,14 @@ struct Origin<'a> {
     origin_from: Option<&'a str>,
 }
 
+/// The line rules of this agent's files (see `line_rules`): [`feed`] on this state.
+impl crate::sources::episodes::line_rules::LineRules for ClaudeState {
+    const FORMAT: &'static str = "claude";
+    fn feed(&mut self, cx: &mut Ctx, rec: &Value, out: &mut Vec<ParsedEvent>) -> Handled {
+        feed(cx, self, rec, out)
+    }
+}
+
 pub(crate) fn feed(
     cx: &mut Ctx,
     st: &mut ClaudeState,

@@ -105,6 +105,14 @@ impl ContinueState {
     }
 }
 
+/// The line rules of this agent's files (see `line_rules`): [`feed`] on this state.
+impl crate::sources::episodes::line_rules::LineRules for ContinueState {
+    const FORMAT: &'static str = "continue";
+    fn feed(&mut self, cx: &mut Ctx, rec: &Value, out: &mut Vec<ParsedEvent>) -> Handled {
+        feed(cx, self, rec, out)
+    }
+}
+
 /// One record of a session: the document's header (everything but `history`), or one history
 /// item.
 pub(crate) fn feed(
@@ -364,6 +372,9 @@ fn opens_as_session(path: &Path) -> bool {
 }
 
 impl AgentReader for Reader {
+    fn line_state(&self) -> crate::sources::episodes::line_rules::LineState {
+        crate::sources::episodes::line_rules::LineState::of::<ContinueState>()
+    }
     fn agent(&self) -> Agent {
         Agent::Continue
     }

@@ -9,11 +9,11 @@
 //! for the outcome:
 //!
 //! - a full read runs the agent's line rules once; they survey what the conversation is
-//!   (`LineState::adopt_conversation`). When something read is not in it, the file is read a
+//!   (`line_rules::LineState::adopt_conversation`). When something read is not in it, the file is read a
 //!   second time with that knowledge, and the marks are set there; otherwise the first pass's
 //!   events are the answer (the common case costs one pass);
 //! - a resumed read of what was appended is kept only when the new lines leave the
-//!   conversation read so far as it was (`LineState::rewrites_past`): a Pi branch, a Gemini
+//!   conversation read so far as it was (`LineRules::rewrites_past`): a Pi branch, a Gemini
 //!   rewind or checkpoint turns it into a full re-read, whose events the indexer merges (stored
 //!   events keep their seq and take their new marks).
 

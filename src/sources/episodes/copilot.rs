@@ -31,6 +31,14 @@ use super::parser::{
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CopilotState {}
 
+/// The line rules of this agent's files (see `line_rules`): [`feed`] on this state.
+impl crate::sources::episodes::line_rules::LineRules for CopilotState {
+    const FORMAT: &'static str = "copilot";
+    fn feed(&mut self, cx: &mut Ctx, rec: &Value, out: &mut Vec<ParsedEvent>) -> Handled {
+        feed(cx, self, rec, out)
+    }
+}
+
 pub(crate) fn feed(
     cx: &mut Ctx,
     _st: &mut CopilotState,
@@ -238,6 +246,9 @@ fn state_dir(dir: Option<&Path>) -> bool {
 }
 
 impl AgentReader for Reader {
+    fn line_state(&self) -> crate::sources::episodes::line_rules::LineState {
+        crate::sources::episodes::line_rules::LineState::of::<CopilotState>()
+    }
     fn agent(&self) -> Agent {
         Agent::Copilot
     }

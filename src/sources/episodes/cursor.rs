@@ -17,7 +17,6 @@ mod vscdb;
 use std::io;
 use std::path::{Path, PathBuf};
 
-pub(crate) use transcript::feed;
 pub use transcript::CursorState;
 
 use crate::sources::episodes::agent::{
@@ -56,6 +55,9 @@ fn text_head(path: &Path) -> String {
 }
 
 impl AgentReader for Reader {
+    fn line_state(&self) -> crate::sources::episodes::line_rules::LineState {
+        crate::sources::episodes::line_rules::LineState::of::<transcript::CursorState>()
+    }
     fn agent(&self) -> Agent {
         Agent::Cursor
     }

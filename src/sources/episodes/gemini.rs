@@ -144,6 +144,20 @@ enum Piece<'a> {
     Call(&'a str),
 }
 
+/// The line rules of this agent's files (see `line_rules`): [`feed`] on this state.
+impl crate::sources::episodes::line_rules::LineRules for GeminiState {
+    const FORMAT: &'static str = "gemini";
+    fn feed(&mut self, cx: &mut Ctx, rec: &Value, out: &mut Vec<ParsedEvent>) -> Handled {
+        feed(cx, self, rec, out)
+    }
+    fn rewrites_past(&self) -> bool {
+        GeminiState::rewrites_past(self)
+    }
+    fn adopt(&mut self, survey: &mut GeminiState) -> bool {
+        GeminiState::adopt(self, survey)
+    }
+}
+
 pub(crate) fn feed(
     cx: &mut Ctx,
     st: &mut GeminiState,

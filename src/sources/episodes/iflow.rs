@@ -32,6 +32,14 @@ pub struct IFlowState {
     calls: VecDeque<String>,
 }
 
+/// The line rules of this agent's files (see `line_rules`): [`feed`] on this state.
+impl crate::sources::episodes::line_rules::LineRules for IFlowState {
+    const FORMAT: &'static str = "iflow";
+    fn feed(&mut self, cx: &mut Ctx, rec: &Value, out: &mut Vec<ParsedEvent>) -> Handled {
+        feed(cx, self, rec, out)
+    }
+}
+
 pub(crate) fn feed(
     cx: &mut Ctx,
     st: &mut IFlowState,
@@ -134,6 +142,9 @@ fn call_fact(name: &str, rec: &Value, id: Option<&str>) -> Option<Fact> {
 pub struct Reader;
 
 impl AgentReader for Reader {
+    fn line_state(&self) -> crate::sources::episodes::line_rules::LineState {
+        crate::sources::episodes::line_rules::LineState::of::<IFlowState>()
+    }
     fn agent(&self) -> Agent {
         Agent::IFlow
     }

@@ -47,6 +47,14 @@ fn is_kimi_record(v: &Value) -> bool {
     )
 }
 
+/// The line rules of this agent's files (see `line_rules`): [`feed`] on this state.
+impl crate::sources::episodes::line_rules::LineRules for KimiState {
+    const FORMAT: &'static str = "kimi";
+    fn feed(&mut self, cx: &mut Ctx, rec: &Value, out: &mut Vec<ParsedEvent>) -> Handled {
+        feed(cx, self, rec, out)
+    }
+}
+
 pub(crate) fn feed(
     cx: &mut Ctx,
     st: &mut KimiState,
@@ -230,6 +238,9 @@ fn work_dir(path: &Path) -> Option<String> {
 }
 
 impl AgentReader for Reader {
+    fn line_state(&self) -> crate::sources::episodes::line_rules::LineState {
+        crate::sources::episodes::line_rules::LineState::of::<KimiState>()
+    }
     fn agent(&self) -> Agent {
         Agent::Kimi
     }

@@ -61,6 +61,14 @@ pub struct KimiCodeState {
     seen_task: bool,
 }
 
+/// The line rules of this agent's files (see `line_rules`): [`feed`] on this state.
+impl crate::sources::episodes::line_rules::LineRules for KimiCodeState {
+    const FORMAT: &'static str = "kimi_code";
+    fn feed(&mut self, cx: &mut Ctx, rec: &Value, out: &mut Vec<ParsedEvent>) -> Handled {
+        feed(cx, self, rec, out)
+    }
+}
+
 pub(crate) fn feed(
     cx: &mut Ctx,
     st: &mut KimiCodeState,
@@ -305,6 +313,9 @@ impl EventSink for StateSink<'_> {
 pub struct Reader;
 
 impl AgentReader for Reader {
+    fn line_state(&self) -> crate::sources::episodes::line_rules::LineState {
+        crate::sources::episodes::line_rules::LineState::of::<KimiCodeState>()
+    }
     fn agent(&self) -> Agent {
         Agent::KimiCode
     }

@@ -30,6 +30,7 @@ pub mod kimi;
 pub mod kimi_code;
 mod lexical_arm;
 mod lexical_sync;
+pub mod line_rules;
 pub mod lines;
 mod merge;
 pub mod messages;

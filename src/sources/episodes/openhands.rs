@@ -71,7 +71,7 @@ use serde_json::Value;
 use super::agent::{
     AgentReader, Env, EventSink, Head, Rank, ReadEnd, ReadLimits, Recognised, Resume, StoreKind,
 };
-use super::agents::{Agent, LineState};
+use super::agents::Agent;
 use super::discover::{Layout, TranscriptFile};
 use super::model::{EventType, Fact, ParsedEvent, SessionMeta};
 use super::parser::{
@@ -189,7 +189,6 @@ fn event_files(events: &Path) -> Vec<(u64, PathBuf)> {
 }
 
 mod records;
-pub(crate) use records::feed;
 
 /// The ids of the events off the branch that ends at `leaf` (the SDK's `path_to_root`: an
 /// event's parent is its `parent_id`, `__root__` none, and an event without one follows the
@@ -305,7 +304,7 @@ fn read_conversation(
     }
     if let Some(leaf) = state.as_ref().and_then(|s| str_of(s, "leaf_event_id")) {
         let off = off_branch(&links, leaf);
-        if let LineState::OpenHands(st) = parser.line_state_mut() {
+        if let Some(st) = parser.line_state_mut().get_mut::<OpenHandsState>() {
             st.off_branch = off;
         }
     }
@@ -341,6 +340,9 @@ fn read_conversation(
 pub struct Reader;
 
 impl AgentReader for Reader {
+    fn line_state(&self) -> crate::sources::episodes::line_rules::LineState {
+        crate::sources::episodes::line_rules::LineState::of::<OpenHandsState>()
+    }
     fn agent(&self) -> Agent {
         Agent::OpenHands
     }

@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::agent::{EventSink, ReadEnd, ReadLimits, Resume};
-use super::agents::LineState;
 use super::discover::TranscriptFile;
+use super::line_rules::LineState;
 use super::lines::{read_all_lines, LineItem, DEFAULT_MAX_LINE_BYTES};
 use super::model::{EventType, Fact, ParseStats, ParsedEvent, SessionMeta, TranscriptKind};
 pub use super::outcome::Outcome;

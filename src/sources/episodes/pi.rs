@@ -95,6 +95,20 @@ impl PiState {
     }
 }
 
+/// The line rules of this agent's files (see `line_rules`): [`feed`] on this state.
+impl crate::sources::episodes::line_rules::LineRules for PiState {
+    const FORMAT: &'static str = "pi";
+    fn feed(&mut self, cx: &mut Ctx, rec: &Value, out: &mut Vec<ParsedEvent>) -> Handled {
+        feed(cx, self, rec, out)
+    }
+    fn rewrites_past(&self) -> bool {
+        PiState::rewrites_past(self)
+    }
+    fn adopt(&mut self, survey: &mut PiState) -> bool {
+        PiState::adopt(self, survey)
+    }
+}
+
 pub(crate) fn feed(
     cx: &mut Ctx,
     st: &mut PiState,
@@ -295,6 +309,9 @@ fn is_pi_header(v: &Value) -> bool {
 }
 
 impl AgentReader for Reader {
+    fn line_state(&self) -> crate::sources::episodes::line_rules::LineState {
+        crate::sources::episodes::line_rules::LineState::of::<PiState>()
+    }
     fn agent(&self) -> Agent {
         Agent::Pi
     }

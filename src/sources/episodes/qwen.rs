@@ -34,6 +34,14 @@ pub struct QwenState {
 /// Parts remembered (a re-written record comes right after the one it rewrites).
 const MAX_EMITTED: usize = 128;
 
+/// The line rules of this agent's files (see `line_rules`): [`feed`] on this state.
+impl crate::sources::episodes::line_rules::LineRules for QwenState {
+    const FORMAT: &'static str = "qwen";
+    fn feed(&mut self, cx: &mut Ctx, rec: &Value, out: &mut Vec<ParsedEvent>) -> Handled {
+        feed(cx, self, rec, out)
+    }
+}
+
 pub(crate) fn feed(
     cx: &mut Ctx,
     st: &mut QwenState,
@@ -226,6 +234,9 @@ fn is_qwen_record(v: &Value) -> bool {
 }
 
 impl AgentReader for Reader {
+    fn line_state(&self) -> crate::sources::episodes::line_rules::LineState {
+        crate::sources::episodes::line_rules::LineState::of::<QwenState>()
+    }
     fn agent(&self) -> Agent {
         Agent::Qwen
     }

@@ -34,6 +34,9 @@ pub(crate) fn is_claude_record(v: &Value) -> bool {
 }
 
 impl AgentReader for Reader {
+    fn line_state(&self) -> crate::sources::episodes::line_rules::LineState {
+        crate::sources::episodes::line_rules::LineState::of::<super::ClaudeState>()
+    }
     fn agent(&self) -> Agent {
         Agent::Claude
     }

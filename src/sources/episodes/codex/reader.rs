@@ -23,6 +23,9 @@ fn is_codex_record(v: &Value) -> bool {
 }
 
 impl AgentReader for Reader {
+    fn line_state(&self) -> crate::sources::episodes::line_rules::LineState {
+        crate::sources::episodes::line_rules::LineState::of::<super::CodexState>()
+    }
     fn agent(&self) -> Agent {
         Agent::Codex
     }

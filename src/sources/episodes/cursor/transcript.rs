@@ -33,6 +33,14 @@ pub(crate) fn is_cursor_record(v: &Value) -> bool {
         && v.get("uuid").is_none()
 }
 
+/// The line rules of this agent's files (see `line_rules`): [`feed`] on this state.
+impl crate::sources::episodes::line_rules::LineRules for CursorState {
+    const FORMAT: &'static str = "cursor";
+    fn feed(&mut self, cx: &mut Ctx, rec: &Value, out: &mut Vec<ParsedEvent>) -> Handled {
+        feed(cx, self, rec, out)
+    }
+}
+
 pub(crate) fn feed(
     cx: &mut Ctx,
     st: &mut CursorState,

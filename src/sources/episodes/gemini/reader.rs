@@ -38,6 +38,9 @@ fn is_gemini_header(v: &Value) -> bool {
 }
 
 impl AgentReader for Reader {
+    fn line_state(&self) -> crate::sources::episodes::line_rules::LineState {
+        crate::sources::episodes::line_rules::LineState::of::<super::GeminiState>()
+    }
     fn agent(&self) -> Agent {
         Agent::Gemini
     }

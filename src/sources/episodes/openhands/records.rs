@@ -4,6 +4,14 @@
 
 use super::*;
 
+/// The line rules of this agent's files (see `line_rules`): [`feed`] on this state.
+impl crate::sources::episodes::line_rules::LineRules for OpenHandsState {
+    const FORMAT: &'static str = "open_hands";
+    fn feed(&mut self, cx: &mut Ctx, rec: &Value, out: &mut Vec<ParsedEvent>) -> Handled {
+        feed(cx, self, rec, out)
+    }
+}
+
 /// One record: the conversation's state (the header), or one event.
 pub(crate) fn feed(
     cx: &mut Ctx,
