@@ -1,5 +1,5 @@
 """Replays a session's data file (scripts/demo_world/sessions/<name>.toml) through the writer of its
-agent (`agent = "claude"` or `"codex"`).
+agent (`agent = "claude"`, "codex", "gemini", "pi", "copilot", "cline" or "openhands").
 
 A session file holds the session's header (`key`, `id` — the label its ids derive from —,
 `workspace`, `version`, `start`, …), its row in the README (`[readme]`, `[[readme.children]]`), the
@@ -24,6 +24,8 @@ turn_end, finish, …; the step's fields are the method's arguments) and `call` 
                the mark `at_least` plus `plus` seconds
   team         sets (`name`) or clears the team name the actor's lines carry
   tear         inserts a torn line before the line marked `at` (its first `chars` characters)
+Claude's writer also has steps for the planted oddities: summary (a 2.0.x title record),
+compact_boundary, assistant_null (content null), nul_run (a line of NUL bytes).
 Codex steps are the writer's methods: user, reason, shell, say, patch (`changes`: `file`, `old`
 — absent for an added file —, `new`), token_count, abort, complete.
 
@@ -52,6 +54,13 @@ CLAUDE_STEPS = {"session_start", "skill_listing", "prompt", "say", "skill", "rea
                 "glob", "injected", "turn_end", "finish", "meta", "summary", "queue", "tick", "compact_boundary",
                 "assistant_null", "nul_run"}
 CODEX_STEPS = {"user", "reason", "shell", "say", "token_count", "abort", "complete"}
+# the fields of the steps the driver does itself (a writer method rejects unknown arguments itself)
+DRIVER_STEPS = {"spawn": {"tool", "as", "agent", "file", "meta", "model", "text", "think", "input"},
+                "spawn_result": {"of", "progress"},
+                "open": {"as", "agent", "at", "back", "team", "prompt", "meta", "model"},
+                "mark": {"name"}, "clock": {"after", "at_least", "plus"}, "team": {"name"}, "tear": {"at", "chars"},
+                "call": {"tool", "input", "content", "result", "is_error", "think", "text", "hooks", "key", "delay",
+                         "caller"}}
 
 
 class Output:
@@ -116,6 +125,8 @@ def claude(doc: dict, out: Output):
         step = fill(step, names)
         who = actors[step.pop("by", "root")]
         op = step.pop("do")
+        if set(step) - DRIVER_STEPS.get(op, set(step)):
+            raise ValueError(f"{doc['key']}: step {op!r} has no field {sorted(set(step) - DRIVER_STEPS[op])}")
         if op == "spawn":
             inp = step["input"]
             tuid = who.spawn(step["tool"], inp, None, text=step.get("text"), think=step.get("think"))
