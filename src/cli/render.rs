@@ -194,7 +194,7 @@ pub fn episode(ep: &Episode) -> String {
             "{marker} #{} {} {}{}",
             ev.seq,
             clean(ev.time.as_deref().unwrap_or("-")),
-            clean(&ev.event_type),
+            clean(ev.event_type.as_str()),
             ev.tool_name
                 .as_deref()
                 .map(|t| format!(" [{}]", clean(t)))

@@ -180,3 +180,210 @@ macro_rules! text_serde {
 
 text_serde!(ActorKind);
 text_serde!(DispatchMode);
+
+/// What an event is: `role/kind`, stored and shown as [`EventType::as_str`]. A new agent maps
+/// its records onto these; a new kind is a new variant, and the compiler points at every place
+/// that must handle it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventType {
+    UserMessage,
+    UserCommand,
+    /// A task a parent agent gave a subagent (Codex spawned threads).
+    AgentPrompt,
+    AssistantMessage,
+    AssistantThinking,
+    AssistantToolUse,
+    ToolResult,
+    SystemSkill,
+    SystemHook,
+    SystemContext,
+    SystemSummary,
+    SystemNotification,
+    SystemError,
+    TeamMessage,
+}
+
+impl EventType {
+    pub const ALL: [EventType; 14] = [
+        EventType::UserMessage,
+        EventType::UserCommand,
+        EventType::AgentPrompt,
+        EventType::AssistantMessage,
+        EventType::AssistantThinking,
+        EventType::AssistantToolUse,
+        EventType::ToolResult,
+        EventType::SystemSkill,
+        EventType::SystemHook,
+        EventType::SystemContext,
+        EventType::SystemSummary,
+        EventType::SystemNotification,
+        EventType::SystemError,
+        EventType::TeamMessage,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::UserMessage => "user/message",
+            EventType::UserCommand => "user/command",
+            EventType::AgentPrompt => "agent/prompt",
+            EventType::AssistantMessage => "assistant/message",
+            EventType::AssistantThinking => "assistant/thinking",
+            EventType::AssistantToolUse => "assistant/tool_use",
+            EventType::ToolResult => "tool/result",
+            EventType::SystemSkill => "system/skill",
+            EventType::SystemHook => "system/hook",
+            EventType::SystemContext => "system/context",
+            EventType::SystemSummary => "system/summary",
+            EventType::SystemNotification => "system/notification",
+            EventType::SystemError => "system/error",
+            EventType::TeamMessage => "team/message",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<EventType> {
+        EventType::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+
+    /// Text a person typed.
+    pub fn is_human(self) -> bool {
+        matches!(self, EventType::UserMessage | EventType::UserCommand)
+    }
+
+    /// Output of the assistant (text, reasoning, a tool call).
+    pub fn is_assistant(self) -> bool {
+        matches!(
+            self,
+            EventType::AssistantMessage
+                | EventType::AssistantThinking
+                | EventType::AssistantToolUse
+        )
+    }
+}
+
+/// `ev.event_type == "tool/result"`: compares with the stored form.
+impl PartialEq<&str> for EventType {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::fmt::Display for EventType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for EventType {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for EventType {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        EventType::parse(&s)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown event type {s}")))
+    }
+}
+
+/// An event's type as a lane and the wire carry it: one of ours ([`EventType`], from every
+/// built-in and team store), or the type an external source gave it (a session-query server
+/// names its own, `event` when it names none), kept as the source said. Only display and the
+/// `why` lines read it; a rule that depends on the type asks [`EventKind::known`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    Known(EventType),
+    Foreign(String),
+}
+
+impl EventKind {
+    /// A stored or received type: ours when it is one of ours, else kept as written.
+    pub fn parse(s: &str) -> EventKind {
+        match EventType::parse(s) {
+            Some(t) => EventKind::Known(t),
+            None => EventKind::Foreign(s.to_string()),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            EventKind::Known(t) => t.as_str(),
+            EventKind::Foreign(s) => s,
+        }
+    }
+
+    /// The type when it is one of ours.
+    pub fn known(&self) -> Option<EventType> {
+        match self {
+            EventKind::Known(t) => Some(*t),
+            EventKind::Foreign(_) => None,
+        }
+    }
+}
+
+impl From<EventType> for EventKind {
+    fn from(t: EventType) -> EventKind {
+        EventKind::Known(t)
+    }
+}
+
+impl From<&str> for EventKind {
+    fn from(s: &str) -> EventKind {
+        EventKind::parse(s)
+    }
+}
+
+impl From<String> for EventKind {
+    fn from(s: String) -> EventKind {
+        match EventType::parse(&s) {
+            Some(t) => EventKind::Known(t),
+            None => EventKind::Foreign(s),
+        }
+    }
+}
+
+/// `item.event_type == "tool/result"`: compares with the written form.
+impl PartialEq<&str> for EventKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::fmt::Display for EventKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl Serialize for EventKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for EventKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(EventKind::from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_kind_is_ours_when_it_can_be_and_kept_as_written_when_not() {
+        for t in EventType::ALL {
+            let kind = EventKind::parse(t.as_str());
+            assert_eq!(kind, EventKind::Known(t));
+            assert_eq!(kind.known(), Some(t));
+            assert_eq!(serde_json::to_string(&kind).unwrap(), format!("\"{t}\""));
+        }
+        let foreign: EventKind = serde_json::from_str("\"message.user\"").unwrap();
+        assert_eq!(foreign, EventKind::Foreign("message.user".into()));
+        assert_eq!(foreign.known(), None);
+        assert_eq!(serde_json::to_string(&foreign).unwrap(), "\"message.user\"");
+        assert_eq!(EventKind::from("tool/result"), "tool/result");
+    }
+}

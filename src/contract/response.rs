@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use super::codes::Issue;
-use super::kinds::{ActorKind, Capability, DispatchMode, Outcome};
+use super::kinds::{ActorKind, Capability, DispatchMode, EventKind, Outcome};
 use super::request::Lane;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -116,7 +116,7 @@ pub struct EpisodeItem {
     pub id: String,
     pub session_id: String,
     pub seq: u64,
-    pub event_type: String,
+    pub event_type: EventKind,
     /// Absent when the record had no time (legacy Codex items).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<String>,

@@ -5,7 +5,7 @@
 //! cannot drift apart in what an episode shows.
 
 use super::{SessionRow, SourceFailure};
-use crate::contract::Outcome;
+use crate::contract::{EventKind, Outcome};
 use crate::text::redact;
 
 /// The id that names an event everywhere: `ep:<session>:<seq>`.
@@ -53,7 +53,7 @@ pub struct EpisodeSession {
 pub struct EpisodeEvent {
     pub id: String,
     pub seq: u64,
-    pub event_type: String,
+    pub event_type: EventKind,
     pub time: Option<String>,
     pub tool_name: Option<String>,
     pub is_error: bool,
@@ -100,7 +100,7 @@ impl EpisodeError {
 #[derive(Debug, Clone)]
 pub struct ReadEvent {
     pub seq: u64,
-    pub event_type: String,
+    pub event_type: EventKind,
     pub time: Option<String>,
     pub tool_name: Option<String>,
     pub is_error: bool,

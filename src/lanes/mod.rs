@@ -24,7 +24,7 @@ mod failure;
 
 use std::sync::Arc;
 
-use crate::contract::{Capability, Code, Outcome};
+use crate::contract::{Capability, Code, EventKind, Outcome};
 pub use crate::sources::actor_id::ActorKey;
 pub use crate::sources::agent_knowledge::reader::{
     ActivityActor, ActivityBucket, ActivitySkillUse, SkillsActivity,
@@ -91,7 +91,7 @@ pub struct ActivityQuery {
 pub struct EpisodeHit {
     pub session_id: String,
     pub seq: u64,
-    pub event_type: String,
+    pub event_type: EventKind,
     pub time: Option<String>,
     pub time_ms: Option<i64>,
     /// The lexical score, higher is better (BM25 for the built-in index, the server's own score

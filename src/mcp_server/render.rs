@@ -236,7 +236,7 @@ fn episode_item(n: usize, it: &EpisodeItem) -> String {
     let id = sanitize::one_line(&it.id);
     let mut out = format!(
         "{n}. {id} · {} · {} · cwd {} · score {}\n   why: {}\n",
-        sanitize::one_line(&it.event_type),
+        sanitize::one_line(it.event_type.as_str()),
         plain_opt(it.time.as_deref()),
         quoted_opt(it.session.cwd.as_deref()),
         num(it.score),
@@ -316,7 +316,7 @@ pub fn episode(ep: &Episode) -> String {
         let mut head = format!(
             "\n{mark}[seq {}] {} · {}",
             e.seq,
-            sanitize::one_line(&e.event_type),
+            sanitize::one_line(e.event_type.as_str()),
             plain_opt(e.time.as_deref())
         );
         if let Some(t) = &e.tool_name {

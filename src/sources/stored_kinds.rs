@@ -4,7 +4,7 @@
 //! A reader asks for the enum (`row.get::<_, Outcome>(i)`) so a value becomes typed at the
 //! store's edge, not after it has travelled as a string through the engine.
 
-use crate::contract::kinds::{ActorKind, Outcome};
+use crate::contract::kinds::{ActorKind, EventKind, Outcome};
 
 macro_rules! stored_as_text {
     ($ty:ty, $from:path) => {
@@ -38,3 +38,4 @@ macro_rules! stored_as_text {
 
 stored_as_text!(Outcome, Outcome::from_stored);
 stored_as_text!(ActorKind, ActorKind::from_stored);
+stored_as_text!(EventKind, EventKind::parse);

@@ -16,6 +16,7 @@ pub use super::conn::TeamConn;
 pub use super::skills::TeamSkills;
 use super::tiers;
 use super::{tsv, vectors, TeamError, TeamUrl};
+use crate::contract::EventKind;
 use crate::lanes::{
     CodeSource, Episode, EpisodeError, EpisodeHit, EpisodesAnswer, EpisodesSource, HitSession,
     LaneRequest, LaneStats, ReadEvent, SessionRow, SkillsSource, SourceFailure,
@@ -132,7 +133,7 @@ const EVENT_COLS: &str = "e.machine, e.session_id, e.seq, e.event_type, e.time, 
 struct Found {
     machine: String,
     seq: u64,
-    event_type: String,
+    event_type: EventKind,
     time: Option<String>,
     time_ms: Option<i64>,
     text: String,

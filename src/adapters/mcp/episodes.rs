@@ -17,7 +17,7 @@ use serde_json::{json, Map, Value};
 
 use super::answer::{self, field, string, uint};
 use super::{McpLane, Protocol};
-use crate::contract::{Code, Outcome};
+use crate::contract::{Code, EventKind, Outcome};
 use crate::lanes::{
     Episode, EpisodeError, EpisodeHit, EpisodesAnswer, EpisodesSource, HitSession, LaneRequest,
     LaneStats, SessionRow, SourceFailure,
@@ -230,7 +230,7 @@ fn hit(r: &Value, name: &str, snippet_chars: usize) -> Option<EpisodeHit> {
     Some(EpisodeHit {
         session_id,
         seq,
-        event_type,
+        event_type: EventKind::from(event_type),
         time: time.as_ref().map(|t| t.0.clone()),
         time_ms: time.map(|t| t.1),
         bm25: answer::number(m, &["score", "rank"]).unwrap_or(0.0),

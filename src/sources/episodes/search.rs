@@ -21,7 +21,7 @@ use super::messages::arm::{self as message_arm, SentenceQuery};
 use super::messages::scan::MessageIndex;
 use super::rerank::{rerank, Reranked};
 use super::{messages, meta_redact, semantic, store};
-use crate::contract::Outcome;
+use crate::contract::{EventKind, Outcome};
 use crate::sources::lexical::{LexicalError, LexicalIndex, LexicalQuery, LexicalSlot};
 use crate::sources::sqlite::ReadPool;
 use crate::sources::vectors::{self, VectorIndex};
@@ -90,7 +90,7 @@ pub struct SessionRow {
 pub struct StoredHit {
     pub session_id: String,
     pub seq: u64,
-    pub event_type: String,
+    pub event_type: EventKind,
     pub time: Option<String>,
     pub time_ms: Option<i64>,
     /// BM25 from the full-text index (higher is better); 0 when only the vector arm found the
@@ -114,7 +114,7 @@ pub struct StoredHit {
 pub struct FullEvent {
     pub session_id: String,
     pub seq: u64,
-    pub event_type: String,
+    pub event_type: EventKind,
     pub time: Option<String>,
     pub text: String,
     pub human: bool,

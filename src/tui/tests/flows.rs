@@ -294,7 +294,7 @@ fn nothing_unsanitised_reaches_the_screen() {
     let mut resp = h.app.response().unwrap().clone();
     let evil = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{1b}[31mred\u{9b}1mX\u{202e}txt.exe\r\u{8}";
     resp.lanes.episodes.items[0].snippet = Some(evil.to_string());
-    resp.lanes.episodes.items[0].event_type = evil.to_string();
+    resp.lanes.episodes.items[0].event_type = evil.into();
     resp.lanes.code.items[0].path = evil.to_string();
     resp.actors[0].name = evil.to_string();
     resp.routing.reason = evil.to_string();

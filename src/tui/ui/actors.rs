@@ -149,7 +149,7 @@ fn evidence_row(
                 x.time.as_deref().map(short_time).unwrap_or_default(),
                 short_session(&x.session_id),
                 x.seq,
-                one_line(&x.event_type),
+                one_line(x.event_type.as_str()),
                 one_line(x.snippet.as_deref().unwrap_or(""))
             )
         }),

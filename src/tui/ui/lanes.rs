@@ -211,7 +211,7 @@ fn item_lines(
                 ),
                 // The agent before the event type: in a narrow pane the type is what is cut.
                 Span::styled(agent_label(&it.surface), theme.dim()),
-                Span::raw(format!(" {}", one_line(&it.event_type))),
+                Span::raw(format!(" {}", one_line(it.event_type.as_str()))),
                 Span::styled(outcome, theme.dim()),
                 Span::styled(arm_marker(&it.why), theme.dim()),
             ];

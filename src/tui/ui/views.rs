@@ -110,7 +110,7 @@ fn event_lines(app: &App, ev: &EpisodeEvent, opened: bool, width: usize, text: &
                 .unwrap_or_else(|| "—".into()),
             theme.dim(),
         ),
-        Span::raw(format!(" {}", one_line(&ev.event_type))),
+        Span::raw(format!(" {}", one_line(ev.event_type.as_str()))),
     ];
     if let Some(t) = &ev.tool_name {
         head.push(Span::styled(format!(" [{}]", one_line(t)), theme.accent()));
