@@ -4,7 +4,7 @@ Imported by gen_demo.py (deterministic, no clock): one Gemini CLI, one Pi, one C
 Cline and one OpenHands CLI session on the same piece of work in repos/webshop (the newsletter
 unsubscribe link), so one question ("newsletter unsubscribe") returns evidence from five agents.
 Their content is data (scripts/demo_world/sessions/<agent>-newsletter.toml); the writer of each
-format is demo_gen/<agent>.py, in the agents' exact on-disk formats (see docs/EVENTS.md); cwds use
+format is demo_gen/<agent>.py, in the agents' exact on-disk formats (see docs/formats/); cwds use
 the @DEMO@ placeholder. Gemini, Pi and Copilot write JSONL (lines); Cline's task folder and
 OpenHands' conversation folder are JSON documents written whole, compact as `JSON.stringify` and
 pydantic's `model_dump_json` write them, with no trailing newline.

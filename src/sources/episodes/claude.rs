@@ -5,7 +5,7 @@
 //! `<teammate-message>`, `<task-notification>`, compaction summaries). This module is where those
 //! are told apart from what a person typed, where subagent links and skill uses are extracted, and
 //! where drift (unknown types, missing `message`, polymorphic `content`/`toolUseResult`) is
-//! absorbed instead of failing the file. The mapping is documented in `docs/EVENTS.md`.
+//! absorbed instead of failing the file. The mapping is documented in `docs/formats/claude.md`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

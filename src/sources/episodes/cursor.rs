@@ -8,7 +8,7 @@
 //! `~/.cursor/projects/<slug>/agent-transcripts/` (`CURSOR_CONFIG_DIR` moves `~/.cursor`), one
 //! append-only file per chat with an optional `subagents/` folder, read by the shared line
 //! parser with the rules in [`transcript`]; older installs wrote the same transcripts as plain
-//! text (`<id>.txt`, [`text`]). The formats as read are in `docs/EVENTS.md`.
+//! text (`<id>.txt`, [`text`]). The formats as read are in `docs/formats/databases.md`.
 
 mod text;
 mod transcript;

@@ -8,7 +8,7 @@
 //! `parent_id` set: it is that session's subagent. Installs before v1.2 (and forks) keep the
 //! same records as a JSON tree under `storage/` ([`tree`]). Kilo Code's `kilo.db` has the same
 //! schema and is read by this reader's database read ([`read_database`], [`DbFlavour`]) for the
-//! Kilo Code agent ([`super::kilo`]). The formats as read are in `docs/EVENTS.md`.
+//! Kilo Code agent ([`super::kilo`]). The formats as read are in `docs/formats/databases.md`.
 
 mod db;
 mod events;

@@ -1,6 +1,6 @@
 //! What a user-role line of a Claude Code transcript is: text a person typed, or one of the
 //! injected kinds (teammate messages, slash-command wrappers, hook feedback, compaction
-//! summaries, a parent agent's prompt). The rules are documented in `docs/EVENTS.md`.
+//! summaries, a parent agent's prompt). The rules are documented in `docs/formats/claude.md`.
 
 use super::{ClaudeState, Origin};
 use crate::sources::episodes::model::{EventType, Fact};
