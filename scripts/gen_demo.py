@@ -32,6 +32,11 @@ import shutil
 import sys
 from pathlib import Path
 
+if sys.version_info < (3, 11):
+    sys.exit(
+        "gen_demo.py needs Python 3.11 or newer (it reads scripts/demo_world/*.toml with tomllib); "
+        f"this is {sys.version.split()[0]}"
+    )
 sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_demo_agents  # noqa: E402

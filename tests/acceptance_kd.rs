@@ -5,6 +5,7 @@
 mod common;
 
 use knowledge::contract::dispatch::{DispatchRequest, DispatchResponse, Target, Task};
+use knowledge::contract::{DispatchRun, Execution, ReviewStatus};
 use knowledge::engine::outbox::{self, Decision};
 use knowledge::engine::{Engine, EngineConfig};
 use rusqlite::Connection;
@@ -53,7 +54,7 @@ fn kd01_dry_run_creates_no_assignment() {
         )))
         .expect("dispatch");
     valid(&resp);
-    assert_eq!(resp.mode, "dry_run");
+    assert_eq!(resp.mode, DispatchRun::DryRun);
     assert!(resp.assignment.is_none());
     assert!(resp.handoff.is_some(), "the package is previewed");
     assert_eq!(assignments(&world.data_dir), 0);
@@ -70,7 +71,7 @@ fn kd02_commit_records_once_and_repeats_idempotently() {
     valid(&first);
     let a = first.assignment.clone().expect("an assignment");
     assert!(a.created);
-    assert_eq!(a.status, "recorded_plan");
+    assert_eq!(a.status, ReviewStatus::RecordedPlan);
     assert!(a.assignment_id.starts_with("assign:"));
     let file = std::fs::read(&a.outbox_path).expect("the package file");
     let second = engine.dispatch(&req).expect("commit again");
@@ -269,7 +270,7 @@ fn kd06_nothing_is_started_and_no_source_store_is_written() {
         req.dry_run = false;
         let resp = engine.dispatch(&req).expect("commit");
         let h = resp.handoff.expect("package");
-        assert_eq!(h.execution, "not_executed");
+        assert_eq!(h.execution, Execution::NotExecuted);
     }
     assert_eq!(children_of_self(), before, "a process was started");
     assert_eq!(ep, hash("episodes.sqlite"), "episodes store changed");
@@ -325,9 +326,13 @@ fn review_approve_and_reject_are_final_and_idempotent() {
     assert_eq!(listed.len(), 2);
     let (h, changed) = outbox::decide(&config, &ids[0], &Decision::Approve, "alice").expect("ok");
     assert!(changed);
-    assert_eq!(h.review.status, "approved");
+    assert_eq!(h.review.status, ReviewStatus::Approved);
     assert_eq!(h.review.decided_by.as_deref(), Some("alice"));
-    assert_eq!(h.execution, "not_executed", "approving executes nothing");
+    assert_eq!(
+        h.execution,
+        Execution::NotExecuted,
+        "approving executes nothing"
+    );
     let (_, again) = outbox::decide(&config, &ids[0], &Decision::Approve, "bob").expect("ok");
     assert!(!again, "approving twice changes nothing");
     assert!(outbox::decide(&config, &ids[0], &Decision::Reject { reason: None }, "bob").is_err());
@@ -337,7 +342,7 @@ fn review_approve_and_reject_are_final_and_idempotent() {
     assert_eq!(h.review.reason.as_deref(), Some("wrong actor"));
     // The lead reads the decision from the package on disk.
     let (_, on_disk) = outbox::show(&config, &ids[1]).expect("show");
-    assert_eq!(on_disk.review.status, "rejected");
+    assert_eq!(on_disk.review.status, ReviewStatus::Rejected);
     let pkg = serde_json::to_value(&on_disk).expect("json");
     common::schema::validate("knowledge_handoff.v1.schema.json", "handoff", &pkg).expect("valid");
 }
@@ -363,7 +368,7 @@ fn a_decision_the_store_holds_but_the_package_lacks_is_brought_to_the_package() 
     // Both decisions reached the store, but their package writes failed.
     let store = AssignmentStore::open(&config.knowledge_db()).expect("store");
     let decided = |status: &str| Review {
-        status: status.to_string(),
+        status: ReviewStatus::parse(status).expect("a status"),
         decided_by: Some("alice".to_string()),
         decided_at: Some("2026-12-01T02:00:00Z".to_string()),
         reason: None,
@@ -382,5 +387,5 @@ fn a_decision_the_store_holds_but_the_package_lacks_is_brought_to_the_package() 
     let err = outbox::decide(&config, &ids[1], &Decision::Approve, "bob").expect_err("final");
     assert!(err.to_string().contains("rejected"), "{err}");
     let (_, on_disk) = outbox::show(&config, &ids[1]).expect("show");
-    assert_eq!(on_disk.review.status, "recorded_plan");
+    assert_eq!(on_disk.review.status, ReviewStatus::RecordedPlan);
 }

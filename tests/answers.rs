@@ -71,7 +71,7 @@ fn a_skill_question_keeps_its_skills_under_the_default_budget() {
     let engine = patient(&real.1);
     let resp = engine.search(&SearchRequest::new("brainstorming skill"));
     valid(&resp);
-    assert_eq!(resp.routing.intent, "find_skill");
+    assert_eq!(resp.routing.intent, Mode::FindSkill);
     let skills = resp.lane_ids(knowledge::contract::Lane::Skills);
     assert_eq!(
         skills.first().copied(),

@@ -116,7 +116,12 @@ fn the_smallest_budget_carries_the_best_item_of_the_routed_lane_where_it_fits() 
     for (world, engine) in &engines {
         for q in QUERIES {
             let full = engine.search(&SearchRequest::new(*q));
-            let lane = full.routing.lanes.first().cloned().unwrap_or_default();
+            let lane = full
+                .routing
+                .lanes
+                .first()
+                .map(|l| l.as_str().to_string())
+                .unwrap_or_default();
             let best = |r: &knowledge::contract::SearchResponse| match lane.as_str() {
                 "episodes" => r.lanes.episodes.items.first().map(|i| i.id.clone()),
                 "code" => r.lanes.code.items.first().map(|i| i.id.clone()),

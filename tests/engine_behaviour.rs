@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use knowledge::contract::dispatch::{ContextPack, DispatchTarget, Task};
+use knowledge::contract::Execution;
 use knowledge::contract::{ActorKind, Code, DispatchInfo, DispatchMode, Lane, Mode, SearchRequest};
 use knowledge::engine::dispatch::build_handoff;
 use knowledge::engine::routing::route;
@@ -189,7 +190,7 @@ fn each_dispatch_mode_gets_its_tool_calls_and_nothing_is_executed() {
         );
         let got: Vec<&str> = h.tool_calls.iter().map(|c| c.tool.as_str()).collect();
         assert_eq!(got, tools, "{mode}");
-        assert_eq!(h.execution, "not_executed");
+        assert_eq!(h.execution, Execution::NotExecuted);
         let doc = serde_json::to_value(&h).expect("json");
         common::schema::validate("knowledge_handoff.v1.schema.json", "handoff", &doc)
             .unwrap_or_else(|e| panic!("{mode}: {e}"));

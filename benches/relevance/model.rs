@@ -158,7 +158,7 @@ impl Ranks {
         Ranks {
             lanes,
             lane_empty,
-            routed: resp.routing.intent.clone(),
+            routed: resp.routing.intent.as_str().to_string(),
             no_items: ep + code + skills == 0,
             both_evidence: ep > 0 && code > 0,
         }

@@ -48,9 +48,14 @@ pub fn response(r: &SearchResponse) -> String {
     let _ = writeln!(
         o,
         "routing: {} (confidence {:.2}) lanes {} — {}",
-        r.routing.intent,
+        r.routing.intent.as_str(),
         r.routing.confidence,
-        r.routing.lanes.join(", "),
+        r.routing
+            .lanes
+            .iter()
+            .map(|l| l.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
         clean(&r.routing.reason)
     );
     let (episodes, code) = (&r.lanes.episodes, &r.lanes.code);

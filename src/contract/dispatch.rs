@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::codes::{Code, Issue};
-use super::kinds::ActorKind;
+use super::kinds::{ActorKind, DispatchRun, Execution, ReviewStatus};
 
 pub const DISPATCH_SCHEMA: &str = "knowledge.dispatch/v1";
 pub const HANDOFF_SCHEMA: &str = "knowledge.handoff/v1";
@@ -57,7 +57,7 @@ impl DispatchRequest {
 pub struct DispatchResponse {
     pub schema: String,
     pub request_id: Option<String>,
-    pub mode: String,
+    pub mode: DispatchRun,
     pub target: Option<DispatchTarget>,
     pub context_pack: ContextPack,
     pub evidence: DispatchEvidence,
@@ -127,7 +127,7 @@ pub struct DispatchEvidence {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Assignment {
     pub assignment_id: String,
-    pub status: String,
+    pub status: ReviewStatus,
     /// False when the same commit was already recorded (KD-2).
     pub created: bool,
     pub outbox_path: String,
@@ -140,7 +140,7 @@ pub struct Handoff {
     pub target: HandoffTarget,
     pub task: Task,
     pub tool_calls: Vec<ToolCall>,
-    pub execution: String,
+    pub execution: Execution,
     pub requires: String,
     pub context_pack: ContextPack,
     pub review: Review,
@@ -163,7 +163,7 @@ pub struct ToolCall {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Review {
-    pub status: String,
+    pub status: ReviewStatus,
     pub decided_by: Option<String>,
     pub decided_at: Option<String>,
     pub reason: Option<String>,

@@ -368,6 +368,104 @@ impl<'de> Deserialize<'de> for EventKind {
     }
 }
 
+/// Where a plan stands (contract §dispatch): recorded and waiting for a person, or decided.
+/// Decisions are final; the outbox file and the assignment row say the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewStatus {
+    RecordedPlan,
+    Approved,
+    Rejected,
+}
+
+impl ReviewStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewStatus::RecordedPlan => "recorded_plan",
+            ReviewStatus::Approved => "approved",
+            ReviewStatus::Rejected => "rejected",
+        }
+    }
+
+    /// A stored status; `None` for a word this build never writes.
+    pub fn parse(s: &str) -> Option<ReviewStatus> {
+        [
+            ReviewStatus::RecordedPlan,
+            ReviewStatus::Approved,
+            ReviewStatus::Rejected,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for ReviewStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+/// Whether a dispatch call only planned (`dry_run`) or recorded the plan (`commit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DispatchRun {
+    DryRun,
+    Commit,
+}
+
+/// What became of a handoff package: never run by `knowledge` (contract: `not_executed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Execution {
+    NotExecuted,
+}
+
+/// How a code item's lines are vouched for: as the code index states them (contract `stated`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChunkProvenance {
+    Stated,
+}
+
+/// How a lane's hits were fused: reciprocal rank fusion (contract `rrf`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FusionStrategy {
+    Rrf,
+}
+
+/// How duplicates were removed before fusion: by item id (contract `by id`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Dedup {
+    #[serde(rename = "by id")]
+    ById,
+}
+
+/// `as_str` (the wire's spelling, as serde writes it) and `Display` for a closed vocabulary.
+macro_rules! spelled {
+    ($ty:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
+        impl $ty {
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $text),+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.pad(self.as_str())
+            }
+        }
+    };
+}
+
+spelled!(DispatchRun { DryRun => "dry_run", Commit => "commit" });
+spelled!(Execution { NotExecuted => "not_executed" });
+spelled!(ChunkProvenance { Stated => "stated" });
+spelled!(FusionStrategy { Rrf => "rrf" });
+spelled!(Dedup { ById => "by id" });
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -385,5 +483,30 @@ mod tests {
         assert_eq!(foreign.known(), None);
         assert_eq!(serde_json::to_string(&foreign).unwrap(), "\"message.user\"");
         assert_eq!(EventKind::from("tool/result"), "tool/result");
+    }
+
+    /// `as_str` is what serde writes, for every vocabulary spelled by hand.
+    #[test]
+    fn each_vocabulary_is_spelled_as_serde_writes_it() {
+        fn same<T: Serialize + std::fmt::Display>(v: T) {
+            assert_eq!(serde_json::to_string(&v).unwrap(), format!("\"{v}\""));
+        }
+        [DispatchRun::DryRun, DispatchRun::Commit]
+            .into_iter()
+            .for_each(same);
+        same(Execution::NotExecuted);
+        same(ChunkProvenance::Stated);
+        same(FusionStrategy::Rrf);
+        same(Dedup::ById);
+        [
+            ReviewStatus::RecordedPlan,
+            ReviewStatus::Approved,
+            ReviewStatus::Rejected,
+        ]
+        .into_iter()
+        .for_each(same);
+        [Outcome::Success, Outcome::Failure, Outcome::Unknown]
+            .into_iter()
+            .for_each(same);
     }
 }

@@ -12,7 +12,10 @@ pub mod response;
 pub mod strict_json;
 
 pub use codes::{Code, Issue};
-pub use kinds::{ActorKind, Capability, DispatchMode, EventKind, EventType, Outcome};
+pub use kinds::{
+    ActorKind, Capability, ChunkProvenance, Dedup, DispatchMode, DispatchRun, EventKind, EventType,
+    Execution, FusionStrategy, Outcome, ReviewStatus,
+};
 pub use request::{
     validate_search, Filters, Include, Lane, Mode, OutcomeFilter, Provenance, SearchRequest,
     SEARCH_SCHEMA,

@@ -7,8 +7,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use super::codes::Issue;
-use super::kinds::{ActorKind, Capability, DispatchMode, EventKind, Outcome};
-use super::request::Lane;
+use super::kinds::{
+    ActorKind, Capability, ChunkProvenance, Dedup, DispatchMode, EventKind, FusionStrategy, Outcome,
+};
+use super::request::{Lane, Mode};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchResponse {
@@ -58,8 +60,8 @@ impl SearchResponse {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Routing {
-    pub intent: String,
-    pub lanes: Vec<String>,
+    pub intent: Mode,
+    pub lanes: Vec<Lane>,
     pub confidence: f64,
     pub reason: String,
 }
@@ -190,7 +192,7 @@ pub struct CodeItem {
     pub start_line: u64,
     pub end_line: u64,
     pub source_kind: String,
-    pub provenance: String,
+    pub provenance: ChunkProvenance,
     pub score: f64,
     pub why: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -279,10 +281,10 @@ pub struct DispatchInfo {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Fusion {
-    pub strategy: String,
+    pub strategy: FusionStrategy,
     pub k: u32,
     pub weights: BTreeMap<String, f64>,
-    pub dedup: String,
+    pub dedup: Dedup,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -10,6 +10,7 @@ use crate::contract::dispatch::*;
 use crate::contract::{
     Code, DispatchInfo, DispatchMode, Issue, Lane, Mode, Outcome, SearchRequest, SearchResponse,
 };
+use crate::contract::{DispatchRun, Execution, ReviewStatus};
 use crate::lanes::LaneRequest;
 use crate::sources::agent_knowledge::ActorRow;
 use crate::text::{redact, snippet, tokens};
@@ -143,7 +144,11 @@ impl Engine {
         let mut resp = DispatchResponse {
             schema: DISPATCH_SCHEMA.to_string(),
             request_id: req.request_id.clone(),
-            mode: if req.dry_run { "dry_run" } else { "commit" }.to_string(),
+            mode: if req.dry_run {
+                DispatchRun::DryRun
+            } else {
+                DispatchRun::Commit
+            },
             target,
             context_pack: pack,
             evidence,
@@ -531,11 +536,11 @@ pub fn build_handoff(
         },
         task: task.clone(),
         tool_calls,
-        execution: "not_executed".to_string(),
+        execution: Execution::NotExecuted,
         requires: requires.to_string(),
         context_pack: pack.clone(),
         review: Review {
-            status: "recorded_plan".to_string(),
+            status: ReviewStatus::RecordedPlan,
             decided_by: None,
             decided_at: None,
             reason: None,

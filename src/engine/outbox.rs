@@ -11,14 +11,15 @@ use std::path::{Path, PathBuf};
 use super::EngineConfig;
 use crate::contract::dispatch::{Assignment, Handoff, Review};
 use crate::contract::DispatchMode;
-use crate::sources::agent_knowledge::assignments::{AssignmentStore, NewAssignment, RECORDED_PLAN};
+use crate::contract::ReviewStatus;
+use crate::sources::agent_knowledge::assignments::{AssignmentStore, NewAssignment};
 
 #[derive(Debug, thiserror::Error)]
 pub enum OutboxError {
     #[error("no assignment {0} in the outbox")]
     NotFound(String),
     #[error("assignment {id} is already {status}; decisions are final")]
-    AlreadyDecided { id: String, status: String },
+    AlreadyDecided { id: String, status: ReviewStatus },
     #[error("cannot read or write {path}: {source}")]
     Io {
         path: PathBuf,
@@ -46,7 +47,7 @@ pub enum Decision {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct OutboxEntry {
     pub assignment_id: String,
-    pub status: String,
+    pub status: ReviewStatus,
     pub created_at: String,
     pub actor_id: String,
     pub actor_name: String,
@@ -116,7 +117,7 @@ pub fn commit(
     Ok((
         Assignment {
             assignment_id: handoff.assignment_id.clone(),
-            status: stored.review.status.clone(),
+            status: stored.review.status,
             created: recorded.inserted,
             outbox_path: file.to_string_lossy().to_string(),
         },
@@ -238,13 +239,13 @@ pub fn decide(
 ) -> Result<(Handoff, bool), OutboxError> {
     let (path, mut h) = show(config, id)?;
     let wanted = match decision {
-        Decision::Approve => "approved",
-        Decision::Reject { .. } => "rejected",
+        Decision::Approve => ReviewStatus::Approved,
+        Decision::Reject { .. } => ReviewStatus::Rejected,
     };
     if h.review.status == wanted {
         return Ok((h, false));
     }
-    if h.review.status != RECORDED_PLAN {
+    if h.review.status != ReviewStatus::RecordedPlan {
         return Err(OutboxError::AlreadyDecided {
             id: h.assignment_id,
             status: h.review.status,
@@ -256,7 +257,7 @@ pub fn decide(
         Decision::Approve => None,
     };
     let review = Review {
-        status: wanted.to_string(),
+        status: wanted,
         decided_by: Some(by.to_string()),
         decided_at: Some(now_rfc3339()),
         reason,
@@ -273,7 +274,7 @@ pub fn decide(
                 write_atomically(&path, &h)?;
                 return Ok((h, true));
             }
-            Some(current) if current.status != RECORDED_PLAN => {
+            Some(current) if current.status != ReviewStatus::RecordedPlan => {
                 return Err(OutboxError::AlreadyDecided {
                     id: h.assignment_id,
                     status: current.status,

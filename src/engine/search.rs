@@ -295,8 +295,8 @@ fn response(
         query: req.query.clone(),
         found: !no_source,
         routing: Routing {
-            intent: route.intent.as_str().to_string(),
-            lanes: route.lanes.iter().map(|l| l.as_str().to_string()).collect(),
+            intent: route.intent,
+            lanes: route.lanes.clone(),
             confidence: route.confidence,
             reason: route.reason.clone(),
         },

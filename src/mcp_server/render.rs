@@ -185,7 +185,7 @@ pub fn search(r: &SearchResponse) -> String {
     let mut out = format!(
         "knowledge.search/v1 · found={} · intent {} (confidence {})\nrouting: {}\n",
         r.found,
-        sanitize::one_line(&r.routing.intent),
+        r.routing.intent.as_str(),
         num(r.routing.confidence),
         sanitize::one_line(&r.routing.reason),
     );
@@ -369,7 +369,7 @@ pub fn code(doc: &CodeLines) -> String {
 pub fn dispatch(r: &DispatchResponse, allow_commit: bool) -> String {
     let mut out = format!(
         "knowledge.dispatch/v1 · mode {} · commit {} on this server\n",
-        sanitize::one_line(&r.mode),
+        r.mode.as_str(),
         if allow_commit {
             "allowed"
         } else {
@@ -399,7 +399,7 @@ pub fn dispatch(r: &DispatchResponse, allow_commit: bool) -> String {
         out.push_str(&format!(
             "assignment: {} · {} · outbox {}\n",
             sanitize::one_line(&a.assignment_id),
-            sanitize::one_line(&a.status),
+            a.status.as_str(),
             sanitize::one_line(&a.outbox_path),
         ));
     }

@@ -4,6 +4,7 @@
 
 use crate::common;
 use knowledge::contract::dispatch::{DispatchRequest, Task};
+use knowledge::contract::ReviewStatus;
 use knowledge::indexing::{index_all, IndexAllError, IndexPlan};
 use knowledge::text::sanitize::json_for_terminal;
 
@@ -123,14 +124,14 @@ fn a_decision_the_file_missed_is_written_when_repeated() {
     let (h, changed) =
         outbox::decide(&engine.config, &id, &Decision::Approve, "bob").expect("repaired");
     assert!(changed);
-    assert_eq!(h.review.status, "approved");
+    assert_eq!(h.review.status, ReviewStatus::Approved);
     assert_eq!(
         h.review.decided_by.as_deref(),
         Some("alice"),
         "the recorded decision wins"
     );
     let (_, on_disk) = outbox::show(&engine.config, &id).expect("show");
-    assert_eq!(on_disk.review.status, "approved");
+    assert_eq!(on_disk.review.status, ReviewStatus::Approved);
 }
 
 #[test]

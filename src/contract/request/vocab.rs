@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 use crate::contract::kinds::Outcome;
 
 /// The routing intent a caller may force; `Auto` lets the heuristic decide (§6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Mode {
     Auto,
     FindAgent,

@@ -16,7 +16,7 @@ pub use report::*;
 
 use super::profiles;
 use super::Engine;
-use crate::contract::{ActorKind, Outcome};
+use crate::contract::{ActorKind, Lane, Outcome};
 use crate::lanes::{ActivityQuery, ActivitySession, SkillsActivity};
 use crate::sources::agent_knowledge::ms_to_rfc3339;
 
@@ -180,10 +180,10 @@ impl Engine {
                     .is_ok_and(|t| (since..until).contains(&t.timestamp_millis()))
             })
             .collect();
-        let mut lanes: Vec<LaneSeries> = ["episodes", "code", "skills"]
-            .iter()
+        let mut lanes: Vec<LaneSeries> = Lane::ALL
+            .into_iter()
             .map(|lane| LaneSeries {
-                lane: lane.to_string(),
+                lane,
                 p50_ms: Vec::with_capacity(days.len()),
                 degradation_rate: Vec::with_capacity(days.len()),
             })

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::contract::ActorKind;
+use crate::contract::{ActorKind, Lane};
 use crate::engine::log::stats::StatsReport;
 
 /// Everything the activity view shows.
@@ -105,9 +105,9 @@ pub struct LaneHealth {
     pub stats: Option<StatsReport>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct LaneSeries {
-    pub lane: String,
+    pub lane: Lane,
     /// Median latency per day (0 on a day without requests).
     pub p50_ms: Vec<f64>,
     /// Degraded answers over requests, per day (0…1).

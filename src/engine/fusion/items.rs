@@ -7,6 +7,7 @@ use std::collections::HashSet;
 
 use super::diversity::{keep, path_of, session_of};
 use super::rrf;
+use crate::contract::ChunkProvenance;
 use crate::contract::{
     Actor, CodeItem, EpisodeItem, Lane, Outcome, SessionInfo, SkillItem, UsedBy,
 };
@@ -141,7 +142,7 @@ fn code_item(id: String, h: &CodeHit, score: f64) -> CodeItem {
         start_line: h.start_line.max(1),
         end_line: h.end_line.max(h.start_line.max(1)),
         source_kind: h.source_kind.clone(),
-        provenance: "stated".to_string(),
+        provenance: ChunkProvenance::Stated,
         score,
         why: h.why.clone(),
         snippet: Some(h.snippet.clone()),

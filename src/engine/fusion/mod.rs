@@ -12,7 +12,7 @@ pub mod diversity;
 pub mod items;
 
 use super::routing::Route;
-use crate::contract::{CodeItem, EpisodeItem, Fusion, Lane, SkillItem};
+use crate::contract::{CodeItem, Dedup, EpisodeItem, Fusion, FusionStrategy, Lane, SkillItem};
 use crate::lanes::EpisodeHit;
 use crate::lanes::{CodeHit, SkillHit};
 
@@ -75,12 +75,12 @@ pub fn fuse(hits: LaneHits<'_>, route: &Route) -> FusedLanes {
 /// dedup rule.
 pub fn header(route: &Route) -> Fusion {
     Fusion {
-        strategy: "rrf".to_string(),
+        strategy: FusionStrategy::Rrf,
         k: RRF_K,
         weights: Lane::ALL
             .into_iter()
             .map(|lane| (lane.as_str().to_string(), route.weight(lane)))
             .collect(),
-        dedup: "by id".to_string(),
+        dedup: Dedup::ById,
     }
 }

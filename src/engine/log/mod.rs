@@ -38,7 +38,7 @@ pub struct LogLine {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LaneLog {
-    pub lane: String,
+    pub lane: Lane,
     pub ms: f64,
     /// Candidates the lane answered with (before fusion and budget).
     pub items: u32,
@@ -140,7 +140,7 @@ pub fn search_line(
                         ),
                     };
                     LaneLog {
-                        lane: lane.as_str().to_string(),
+                        lane,
                         ms: l.ms,
                         items: l.items,
                         returned: returned as u32,

@@ -10,6 +10,7 @@ use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
 use super::{log_files, LogLine, MAX_LOG_BYTES};
+use crate::contract::Lane;
 
 /// At most this much of each log file is read (its newest part): four times the size at which
 /// the log rotates.
@@ -45,7 +46,7 @@ impl Latency {
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct LaneReport {
-    pub lane: String,
+    pub lane: Lane,
     pub latency: Latency,
     pub degraded: u64,
     /// Degraded answers over the requests where the lane ran.
@@ -173,15 +174,15 @@ pub fn by_day(lines: &[LogLine], days: &[(i64, i64)]) -> Vec<StatsReport> {
 pub fn summarise(lines: &[LogLine]) -> StatsReport {
     let mut by_operation = BTreeMap::new();
     let mut op_ms: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    let mut lane_ms: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    let mut lane_degraded: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    let mut lane_ms: BTreeMap<Lane, Vec<f64>> = BTreeMap::new();
+    let mut lane_degraded: BTreeMap<Lane, BTreeMap<String, u64>> = BTreeMap::new();
     let (mut searches, mut zero, mut both, mut truncated) = (0u64, 0u64, 0u64, 0u64);
     for l in lines {
         *by_operation.entry(l.op.clone()).or_insert(0) += 1;
         op_ms.entry(l.op.clone()).or_default().push(l.ms);
         for lane in &l.lanes {
-            lane_ms.entry(lane.lane.clone()).or_default().push(lane.ms);
-            let reasons = lane_degraded.entry(lane.lane.clone()).or_default();
+            lane_ms.entry(lane.lane).or_default().push(lane.ms);
+            let reasons = lane_degraded.entry(lane.lane).or_default();
             if lane.degraded {
                 let reason = lane.reason.clone().unwrap_or_else(|| "unknown".into());
                 *reasons.entry(reason).or_insert(0) += 1;
@@ -193,8 +194,8 @@ pub fn summarise(lines: &[LogLine]) -> StatsReport {
         searches += 1;
         zero += u64::from(l.returned == 0);
         truncated += u64::from(l.truncated);
-        let evidence = |name: &str| l.lanes.iter().any(|x| x.lane == name && x.returned > 0);
-        both += u64::from(evidence("episodes") && evidence("code"));
+        let evidence = |lane: Lane| l.lanes.iter().any(|x| x.lane == lane && x.returned > 0);
+        both += u64::from(evidence(Lane::Episodes) && evidence(Lane::Code));
     }
     let rate = |n: u64, of: u64| {
         if of == 0 {
@@ -203,7 +204,7 @@ pub fn summarise(lines: &[LogLine]) -> StatsReport {
             (n as f64 / of as f64 * 1000.0).round() / 1000.0
         }
     };
-    let lanes = lane_ms
+    let mut lanes: Vec<LaneReport> = lane_ms
         .into_iter()
         .map(|(lane, ms)| {
             let reasons = lane_degraded.remove(&lane).unwrap_or_default();
@@ -218,6 +219,8 @@ pub fn summarise(lines: &[LogLine]) -> StatsReport {
             }
         })
         .collect();
+    // By name, as the report always listed them (`code`, `episodes`, `skills`).
+    lanes.sort_by_key(|r| r.lane.as_str());
     StatsReport {
         since: None,
         first_at: lines.iter().map(|l| l.at.clone()).min(),
@@ -259,7 +262,7 @@ mod tests {
             lanes: lanes
                 .iter()
                 .map(|(lane, returned, reason)| LaneLog {
-                    lane: lane.to_string(),
+                    lane: Lane::parse(lane).expect("a lane"),
                     ms: ms / 2.0,
                     items: *returned,
                     returned: *returned,
@@ -301,11 +304,11 @@ mod tests {
         assert_eq!(r.zero_result_rate, 0.25);
         assert_eq!(r.both_evidence_rate, 0.25);
         assert_eq!(r.budget_truncations, 1);
-        let code = r.lanes.iter().find(|l| l.lane == "code").unwrap();
+        let code = r.lanes.iter().find(|l| l.lane == Lane::Code).unwrap();
         assert_eq!(code.degraded, 2);
         assert_eq!(code.degradation_rate, 0.5);
         assert_eq!(code.reasons.get("timeout"), Some(&2));
-        let ep = r.lanes.iter().find(|l| l.lane == "episodes").unwrap();
+        let ep = r.lanes.iter().find(|l| l.lane == Lane::Episodes).unwrap();
         assert_eq!(ep.reasons.get("KNOWLEDGE_INDEX_NOT_READY"), Some(&1));
         assert_eq!(r.latency_by_operation["search"].p50_ms, 20.0);
     }

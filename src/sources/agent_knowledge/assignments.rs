@@ -9,6 +9,7 @@ use std::time::Duration;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::contract::dispatch::Review;
+use crate::contract::ReviewStatus;
 
 /// The table, created on demand by whoever writes it first (a commit before any build).
 pub const ASSIGNMENT_SCHEMA: &str = r#"
@@ -36,9 +37,6 @@ pub const ASSIGNMENT_COLUMNS: &[&str] = &[
     "reason",
 ];
 
-/// The status of a plan that no person has decided on yet.
-pub const RECORDED_PLAN: &str = "recorded_plan";
-
 /// A plan to record.
 #[derive(Debug, Clone)]
 pub struct NewAssignment<'a> {
@@ -54,7 +52,7 @@ pub struct NewAssignment<'a> {
 pub struct Recorded {
     /// This call inserted the row (false: it was there already).
     pub inserted: bool,
-    pub status: String,
+    pub status: ReviewStatus,
     /// The row's own time, which may be an earlier commit's.
     pub created_at: String,
 }
@@ -122,7 +120,7 @@ impl AssignmentStore {
                 a.assignment_id,
                 a.actor_id,
                 a.task_json,
-                RECORDED_PLAN,
+                ReviewStatus::RecordedPlan,
                 a.created_at
             ],
         )?;
@@ -161,7 +159,7 @@ impl AssignmentStore {
                 decision.decided_at,
                 decision.decided_by,
                 decision.reason,
-                RECORDED_PLAN
+                ReviewStatus::RecordedPlan
             ],
         )?;
         Ok(changed > 0)
@@ -250,7 +248,7 @@ mod tests {
 
     fn review(status: &str, by: &str) -> Review {
         Review {
-            status: status.to_string(),
+            status: ReviewStatus::parse(status).expect("a status"),
             decided_by: Some(by.to_string()),
             decided_at: Some("2026-12-01T02:00:00Z".to_string()),
             reason: None,
@@ -265,7 +263,7 @@ mod tests {
             .record(&plan("assign:1", "2026-12-01T01:00:00Z"))
             .unwrap();
         assert!(first.inserted);
-        assert_eq!(first.status, RECORDED_PLAN);
+        assert_eq!(first.status, ReviewStatus::RecordedPlan);
         let again = store
             .record(&plan("assign:1", "2026-12-01T01:05:00Z"))
             .unwrap();

@@ -2,7 +2,7 @@
 //! copying, filters, the mouse, the confirmation dialog; and the guarantees around them (the
 //! latest search wins, nothing unsanitised reaches the screen, NO_COLOR, keys from the config).
 
-use knowledge::contract::Lane;
+use knowledge::contract::{DispatchRun, Execution, Lane, ReviewStatus};
 use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 use ratatui::Terminal;
@@ -387,9 +387,12 @@ fn dispatch_confirm_then_the_package_is_in_the_outbox_and_can_be_approved() {
         Some(View::Dispatch(d)) => d.preview.clone().expect("the dry run answered"),
         _ => panic!("the dispatch pane"),
     };
-    assert_eq!(preview.mode, "dry_run");
+    assert_eq!(preview.mode, DispatchRun::DryRun);
     assert_eq!(preview.target.as_ref().unwrap().actor_id, actor);
-    assert_eq!(preview.handoff.as_ref().unwrap().execution, "not_executed");
+    assert_eq!(
+        preview.handoff.as_ref().unwrap().execution,
+        Execution::NotExecuted
+    );
     let outbox = w.data_dir.join("outbox");
     let files = |d: &std::path::Path| std::fs::read_dir(d).map(|r| r.count()).unwrap_or(0);
     assert_eq!(files(&outbox), 0, "a dry run writes nothing");
@@ -432,8 +435,8 @@ fn dispatch_confirm_then_the_package_is_in_the_outbox_and_can_be_approved() {
     };
     assert_eq!(o.entries[0].status, "approved");
     let doc = o.detail.as_ref().and_then(|d| d.doc.clone()).unwrap();
-    assert_eq!(doc.handoff.review.status, "approved");
-    assert_eq!(doc.handoff.execution, "not_executed");
+    assert_eq!(doc.handoff.review.status, ReviewStatus::Approved);
+    assert_eq!(doc.handoff.execution, Execution::NotExecuted);
     // A decision is final: rejecting now is refused, with the reason asked first.
     h.act(Action::Reject);
     assert!(matches!(h.app.overlay, Some(Overlay::Prompt(_))));
@@ -467,7 +470,7 @@ fn an_outbox_file_that_is_not_a_package_says_why_instead_of_showing_empty_fields
     let screen = h.screen();
     assert!(screen.contains("1 package · 1 unreadable"), "{screen}");
     assert!(
-        screen.contains("pending"),
+        screen.contains("recorded_plan"),
         "the good package is listed: {screen}"
     );
     let Some(View::Outbox(o)) = h.app.views.last() else {

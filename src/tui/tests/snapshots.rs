@@ -76,7 +76,7 @@ pub fn sample_preview() -> Box<DispatchResponse> {
                 "goal": QUERY, "acceptance": [], "constraints": [], "prior_episodes": [],
                 "code_refs": [], "skills": [], "risks": []
             },
-            "review": {"status": "pending", "decided_by": null, "decided_at": null, "reason": null},
+            "review": {"status": "recorded_plan", "decided_by": null, "decided_at": null, "reason": null},
             "created_at": "2026-11-30T12:00:00Z"
         },
         "errors": []

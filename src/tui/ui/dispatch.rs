@@ -162,7 +162,7 @@ impl<'a> Rows<'a> {
 
     pub(super) fn handoff(&mut self, h: &Handoff) {
         self.head("HANDOFF PACKAGE");
-        self.kv("execution", one_line(&h.execution));
+        self.kv("execution", h.execution.to_string());
         self.kv("assignment", one_line(&h.assignment_id));
         self.kv("requires", one_line(&h.requires));
         for (i, call) in h.tool_calls.iter().enumerate() {

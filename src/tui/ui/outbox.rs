@@ -37,7 +37,7 @@ pub fn package_lines(
     let mut rows = Rows::new(app, width, theme);
     let out = &mut rows.lines;
     out.push(Line::from(Span::styled("REVIEW", theme.title(true))));
-    let status = one_line(&h.review.status);
+    let status = h.review.status.to_string();
     out.push(Line::from(vec![
         Span::styled(format!("  {:<12}", "status"), theme.dim()),
         Span::styled(status.clone(), status_style(&status, theme)),

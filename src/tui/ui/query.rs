@@ -119,7 +119,7 @@ fn routing_line(app: &App, theme: Theme, width: u16) -> Line<'static> {
     let r = &resp.routing;
     let mut spans = vec![
         Span::styled(" routing ", theme.dim()),
-        Span::styled(one_line(&r.intent), theme.accent()),
+        Span::styled(r.intent.as_str(), theme.accent()),
         Span::raw(format!(" {:.2}", r.confidence)),
         Span::styled("  lanes ", theme.dim()),
     ];
@@ -127,8 +127,8 @@ fn routing_line(app: &App, theme: Theme, width: u16) -> Line<'static> {
         .lanes
         .iter()
         .map(|l| {
-            let w = resp.fusion.weights.get(l).copied().unwrap_or(0.0);
-            format!("{} {w:.2}", one_line(l))
+            let w = resp.fusion.weights.get(l.as_str()).copied().unwrap_or(0.0);
+            format!("{} {w:.2}", l.as_str())
         })
         .collect();
     spans.push(Span::raw(lanes.join(" · ")));

@@ -28,7 +28,7 @@ pub fn open(app: &mut App, fx: &mut Vec<Effect>) {
 fn package_row(e: &OutboxEntry) -> OutboxRow {
     OutboxRow {
         id: one_line(&e.assignment_id),
-        status: one_line(&e.status),
+        status: e.status.to_string(),
         created_at: one_line(&e.created_at),
         target: one_line(&e.actor_name),
         task: one_line(&e.task),
