@@ -90,9 +90,10 @@ pub struct IndexSummary {
     pub elapsed_ms: u64,
 }
 
-/// Progress of a run, reported after each file.
+/// Progress of an episodes run, reported after each file (`indexing::IndexProgress` is the whole
+/// run's, stage by stage).
 #[derive(Debug, Clone)]
-pub struct IndexProgress<'a> {
+pub struct EpisodeIndexProgress<'a> {
     pub done: u64,
     pub total: u64,
     pub bytes_done: u64,
@@ -120,7 +121,7 @@ pub enum IndexError {
 pub fn index_episodes(
     db_path: &Path,
     opts: &IndexOptions,
-    progress: &mut dyn FnMut(&IndexProgress<'_>),
+    progress: &mut dyn FnMut(&EpisodeIndexProgress<'_>),
 ) -> Result<IndexSummary, IndexError> {
     let started = Instant::now();
     let store_err = |source| IndexError::Store {
@@ -156,7 +157,7 @@ pub fn index_episodes(
         ..IndexSummary::default()
     };
     if let Some((path, _)) = unchanged.last() {
-        progress(&IndexProgress {
+        progress(&EpisodeIndexProgress {
             done: unchanged.len() as u64,
             total,
             bytes_done: unchanged_bytes,
@@ -233,7 +234,7 @@ pub fn index_episodes(
                 bytes_done += sizes[want];
                 want += 1;
                 written.store(want, Ordering::SeqCst);
-                progress(&IndexProgress {
+                progress(&EpisodeIndexProgress {
                     done: (unchanged.len() + want) as u64,
                     total,
                     bytes_done,
