@@ -99,7 +99,7 @@ fn lane<T>(
     let _ = writeln!(
         o,
         "\n{name} [{}] {}{extra}{}",
-        header.index_rev.as_deref().unwrap_or("no index"),
+        clean(header.index_rev.as_deref().unwrap_or("no index")),
         items.len(),
         lane_note(header.degraded, header.degradation_reason.as_deref())
     );
@@ -119,7 +119,7 @@ fn episode_line(it: &EpisodeItem) -> String {
         it.score,
         clean(it.time.as_deref().unwrap_or("-")),
         clean(&it.id),
-        it.event_type,
+        clean(it.event_type.as_str()),
         snippet(it.snippet.as_deref())
     )
 }
@@ -131,7 +131,7 @@ fn code_line(it: &CodeItem) -> String {
         clean(&it.path),
         it.start_line,
         it.end_line,
-        it.source_kind,
+        clean(&it.source_kind),
         clean(it.symbol.as_deref().unwrap_or("")),
         snippet(it.snippet.as_deref())
     )
@@ -184,7 +184,7 @@ pub fn episode(ep: &Episode) -> String {
         o,
         "session {} ({}) cwd {} outcome {}{}",
         clean(&s.session_id),
-        s.source,
+        clean(&s.source),
         clean(s.cwd.as_deref().unwrap_or("-")),
         s.outcome,
         s.title
@@ -210,4 +210,34 @@ pub fn episode(ep: &Episode) -> String {
         }
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use knowledge::contract::SearchRequest;
+
+    use crate::tui::tests::{engine_for, world};
+
+    /// What an external source says (an event's type, a chunk's kind, an index revision) reaches
+    /// the terminal without its control characters, like every other text it sends.
+    #[test]
+    fn an_external_sources_words_reach_the_terminal_sanitised() {
+        let mut r = engine_for(world()).search(&SearchRequest::new("mysql access config"));
+        let evil = "x\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}[2J";
+        r.lanes.episodes.header.index_rev = Some(evil.to_string());
+        r.lanes.code.header.index_rev = Some(evil.to_string());
+        for it in &mut r.lanes.episodes.items {
+            it.event_type = evil.into();
+        }
+        for it in &mut r.lanes.code.items {
+            it.source_kind = evil.to_string();
+        }
+        assert!(!r.lanes.episodes.items.is_empty() && !r.lanes.code.items.is_empty());
+        let shown = super::response(&r);
+        assert!(shown.contains("episodes [x] "), "{shown}");
+        assert!(
+            !shown.chars().any(|c| c.is_control() && c != '\n'),
+            "{shown:?}"
+        );
+    }
 }

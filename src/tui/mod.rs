@@ -26,7 +26,7 @@ pub mod update;
 pub mod worker;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::sync::{mpsc, Arc};
 
