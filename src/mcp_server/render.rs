@@ -162,7 +162,7 @@ fn lane_line(name: &str, header: &LaneHeader, items: usize, code: Option<&CodeLa
     let mut s = format!(
         "{name}: {items} items · source {} · index_rev {}",
         sanitize::one_line(&header.source),
-        header.index_rev.as_deref().unwrap_or("null")
+        sanitize::one_line(header.index_rev.as_deref().unwrap_or("null"))
     );
     if let Some(c) = code {
         s.push_str(&format!(" · capability {}", c.capability));
