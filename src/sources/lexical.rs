@@ -101,8 +101,8 @@ pub(crate) fn schema() -> Schema {
     b.build()
 }
 
-/// How terms are split: on what is not a letter or digit, as FTS5's `unicode61` split them, so the
-/// team index (PostgreSQL) and this one see the same token stream from `tokens::index_text`.
+/// How terms are split: on what is not a letter or digit, so the team index (PostgreSQL) and this
+/// one see the same token stream from `tokens::index_text` (`text::tokens`' tests hold it).
 pub(crate) fn analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(SimpleTokenizer::default())
         .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))

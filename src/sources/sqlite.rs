@@ -90,8 +90,7 @@ pub const FREE_SHARE: i64 = 20;
 /// What [`give_back_free_pages`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GaveBack {
-    /// No rewrite and few free pages (at most [`FREE_SHARE`]'s share): SQLite reuses them for
-    /// later writes.
+    /// Few free pages (at most [`FREE_SHARE`]'s share): SQLite reuses them for later writes.
     Nothing,
     /// `PRAGMA incremental_vacuum`: the free pages were moved to the end and cut off; its cost
     /// is the pages freed, not the file.
@@ -101,14 +100,13 @@ pub enum GaveBack {
     Vacuumed { pages: i64 },
 }
 
-/// Give the file's free pages back after an index run that `rewrote` an FTS index (FTS5's
-/// `optimize` frees the old segments' pages: 20 MB of the episodes store and 5 MB of the code
-/// store at 2,000 sessions), or that left more than a [`FREE_SHARE`]'s share of the file free.
-/// Any other run costs two pragma reads, so a watch runner never rewrites the file.
-pub fn give_back_free_pages(conn: &Connection, rewrote: bool) -> rusqlite::Result<GaveBack> {
+/// Give the file's free pages back after an index run that left more than a [`FREE_SHARE`]'s
+/// share of the file free (sessions or files dropped, a schema step that removed a table). Any
+/// other run costs two pragma reads, so a watch runner never rewrites the file.
+pub fn give_back_free_pages(conn: &Connection) -> rusqlite::Result<GaveBack> {
     let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
     let free: i64 = conn.query_row("PRAGMA freelist_count", [], |r| r.get(0))?;
-    if free == 0 || (!rewrote && free.saturating_mul(FREE_SHARE) <= pages) {
+    if free == 0 || free.saturating_mul(FREE_SHARE) <= pages {
         return Ok(GaveBack::Nothing);
     }
     if auto_vacuum(conn)? == AUTO_VACUUM_INCREMENTAL {

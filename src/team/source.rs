@@ -1,8 +1,8 @@
 //! The team index as a source behind the episodes lane (and the connection every team lane
 //! shares the shape of). It answers in the lanes' own types like the built-in stores: a lexical
-//! arm on a `tsvector` of our own token stream (the same stems as the local FTS5 index, bounded
-//! like the local match when the terms are common), a vector arm on the pushed sign-bit codes
-//! (`vectors.rs`), the two fused as locally, the filters in SQL, snippets cut and redacted here,
+//! arm on a `tsvector` of our own token stream (the same stems as the local full-text index,
+//! narrowed in tiers when the terms are common: `tiers.rs`), a vector arm on the pushed sign-bit
+//! codes (`vectors.rs`), the two fused as locally, the filters in SQL, snippets cut and redacted here,
 //! each hit naming the machine that pushed it. A server that is down or refuses degrades the lane
 //! with `KNOWLEDGE_SOURCE_UNAVAILABLE`; the connection (`conn.rs`) is made on first use, waited
 //! for no longer than the lane may wait, and made again after a failure. The code lane is `code.rs`, the skills lane `skills.rs`.

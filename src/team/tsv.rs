@@ -42,8 +42,8 @@ fn index_terms(text: &str, extra: Option<&str>) -> String {
     terms
 }
 
-/// The `tsvector` text of terms already made by our tokenizer (space-separated, as stored in
-/// an FTS5 column).
+/// The `tsvector` text of terms already made by our tokenizer (space-separated, as the local
+/// full-text indexes store them).
 pub fn from_terms(terms: &str) -> String {
     use std::fmt::Write;
     let mut out = String::with_capacity(terms.len() * 2);

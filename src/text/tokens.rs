@@ -10,8 +10,9 @@
 //! Terms are capped at [`MAX_TERM_BYTES`]. [`query_terms`] additionally drops stopwords.
 //!
 //! The stored form ([`index_text`]) is a space-separated list of terms made only of lowercase
-//! letters and digits, so FTS5's `unicode61 remove_diacritics 0` tokenizer keeps each term
-//! intact. A user's query never reaches FTS5 as syntax: [`fts_match_expr`] quotes every term.
+//! letters and digits, so the full-text index's tokenizer (Tantivy's `SimpleTokenizer`, and
+//! PostgreSQL's parser for the team index) keeps each term intact. A user's query never reaches
+//! an index as syntax: the lanes build their queries from these terms.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -179,7 +180,7 @@ impl Tokenizer {
         out
     }
 
-    /// Terms joined by single spaces: the form stored in an FTS5 column.
+    /// Terms joined by single spaces: the form the full-text indexes store.
     pub fn index_text(&mut self, text: &str) -> String {
         let mut out = String::with_capacity(text.len() + 16);
         self.for_each_term(text, false, |e| {
@@ -551,7 +552,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
     with_tokenizer(|t| t.tokenize(text))
 }
 
-/// The terms of `text` joined by spaces, for an FTS5 column.
+/// The terms of `text` joined by spaces: what the full-text indexes store.
 pub fn index_text(text: &str) -> String {
     with_tokenizer(|t| t.index_text(text))
 }
@@ -571,21 +572,6 @@ pub fn first_match(text: &str, terms: &[String]) -> Option<(usize, usize)> {
 /// (see [`Tokenizer::match_ranges`]).
 pub fn term_ranges(text: &str, terms: &[String]) -> Vec<(usize, usize)> {
     with_tokenizer(|t| t.match_ranges(text, terms))
-}
-
-/// A literal FTS5 MATCH expression: each term double-quoted (quotes doubled) and joined with
-/// ` OR `. `None` when there is no non-empty term.
-pub fn fts_match_expr(terms: &[String]) -> Option<String> {
-    let mut out = String::new();
-    for term in terms.iter().filter(|t| !t.trim().is_empty()) {
-        if !out.is_empty() {
-            out.push_str(" OR ");
-        }
-        out.push('"');
-        out.push_str(&term.replace('"', "\"\""));
-        out.push('"');
-    }
-    (!out.is_empty()).then_some(out)
 }
 
 mod identifiers;

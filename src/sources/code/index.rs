@@ -172,7 +172,7 @@ pub fn index_code(
     if let Some(v) = vectors {
         v.finish(&mut conn).map_err(store_err)?;
     }
-    crate::sources::sqlite::give_back_free_pages(&conn, false).map_err(store_err)?;
+    crate::sources::sqlite::give_back_free_pages(&conn).map_err(store_err)?;
     // Fold the WAL into the main file: readers then see one self-contained, unchanging file.
     let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
     summary.index_rev = rev;

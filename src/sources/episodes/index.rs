@@ -269,7 +269,7 @@ pub fn index_episodes(
         .map_err(store_err)? as u64;
     summary.index_rev = rev;
     // Deleted and replaced sessions leave pages free; give them back (see `sqlite`).
-    crate::sources::sqlite::give_back_free_pages(&conn, false).map_err(store_err)?;
+    crate::sources::sqlite::give_back_free_pages(&conn).map_err(store_err)?;
     // Fold the WAL into the main file: readers then see one self-contained, unchanging file.
     let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
     summary.elapsed_ms = started.elapsed().as_millis() as u64;

@@ -121,8 +121,8 @@ const TABLES: [Table; 6] = [
     },
 ];
 
-/// The skill columns sent as they are (the team row adds `tsv`, weighted like the local FTS5
-/// columns: name A, when_to_use B, description C, tags D).
+/// The skill columns sent as they are (the team row adds `tsv`, weighted like the local skill
+/// index's fields: name A, when_to_use B, description C, tags D).
 const SKILL_COLS: [(&str, Col); 10] = [
     ("id", Plain),
     ("name", Plain),
