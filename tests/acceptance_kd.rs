@@ -368,7 +368,7 @@ fn a_decision_the_store_holds_but_the_package_lacks_is_brought_to_the_package() 
     // Both decisions reached the store, but their package writes failed.
     let store = AssignmentStore::open(&config.knowledge_db()).expect("store");
     let decided = |status: &str| Review {
-        status: ReviewStatus::parse(status).expect("a status"),
+        status: ReviewStatus::from_word(status).expect("a status"),
         decided_by: Some("alice".to_string()),
         decided_at: Some("2026-12-01T02:00:00Z".to_string()),
         reason: None,
@@ -388,4 +388,62 @@ fn a_decision_the_store_holds_but_the_package_lacks_is_brought_to_the_package() 
     assert!(err.to_string().contains("rejected"), "{err}");
     let (_, on_disk) = outbox::show(&config, &ids[1]).expect("show");
     assert_eq!(on_disk.review.status, ReviewStatus::RecordedPlan);
+}
+
+/// A package whose review status was edited by hand into something knowledge never writes (a
+/// map in the place of the word, a word with escape sequences) is not a decision: it is listed
+/// as unreadable with the reason, `show` refuses it with a message the terminal can print, and
+/// the file stays as it was.
+#[test]
+fn a_hand_edited_review_status_is_refused_not_taken_as_a_decision() {
+    let world = common::world::fresh_demo();
+    let mut req = DispatchRequest::dry_run(task("почини доступ к MySQL на 176.99.5.35"));
+    req.dry_run = false;
+    let id = world
+        .engine()
+        .dispatch(&req)
+        .expect("commit")
+        .assignment
+        .expect("an assignment")
+        .assignment_id;
+    let config = EngineConfig::new(&world.data_dir);
+    let file = std::fs::read_dir(world.data_dir.join("outbox"))
+        .expect("outbox")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .expect("the package");
+    for status in [
+        serde_json::json!({"approved": null}),
+        serde_json::json!("\u{1b}]52;c;UFdORUQ=\u{7}\u{1b}[2Japproved"),
+    ] {
+        let mut doc: Value = serde_json::from_slice(&std::fs::read(&file).expect("read")).unwrap();
+        doc["review"]["status"] = status.clone();
+        let edited = serde_json::to_vec_pretty(&doc).unwrap();
+        std::fs::write(&file, &edited).expect("write");
+        let (listed, bad) = outbox::list(&config);
+        assert!(listed.is_empty(), "{status}: {listed:?}");
+        assert_eq!(bad.len(), 1, "{status}");
+        assert!(
+            outbox::decide(&config, &id, &Decision::Reject { reason: None }, "bob").is_err(),
+            "{status}"
+        );
+        let out = common::cli::bin()
+            .arg("--data-dir")
+            .arg(&world.data_dir)
+            .args(["outbox", "show", &id])
+            .output()
+            .expect("run");
+        assert_ne!(out.status.code(), Some(0), "{status}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("not a handoff package"), "{stderr}");
+        assert!(
+            !stderr.chars().any(|c| c.is_control() && c != '\n'),
+            "{stderr:?}"
+        );
+        assert_eq!(
+            std::fs::read(&file).expect("read"),
+            edited,
+            "the file is kept"
+        );
+    }
 }

@@ -60,12 +60,12 @@ fn stats_text(r: &StatsReport, log: &Path) -> String {
         o,
         "{} requests from {} to {}",
         r.requests,
-        r.first_at.as_deref().unwrap_or("-"),
-        r.last_at.as_deref().unwrap_or("-")
+        clean(r.first_at.as_deref().unwrap_or("-")),
+        clean(r.last_at.as_deref().unwrap_or("-"))
     );
     let _ = writeln!(o, "\nby operation:");
     for (op, l) in &r.latency_by_operation {
-        let _ = writeln!(o, "  {op:<12}{}", latency(l));
+        let _ = writeln!(o, "  {:<12}{}", clean(op), latency(l));
     }
     let _ = writeln!(o, "\nby lane:");
     for lane in &r.lanes {
@@ -73,7 +73,7 @@ fn stats_text(r: &StatsReport, log: &Path) -> String {
         let reasons: Vec<String> = lane
             .reasons
             .iter()
-            .map(|(why, n)| format!("{why} {n}"))
+            .map(|(why, n)| format!("{} {n}", clean(why)))
             .collect();
         let _ = writeln!(
             o,

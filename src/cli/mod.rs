@@ -76,7 +76,8 @@ pub fn run() -> i32 {
             }
             Some(Err(e)) => {
                 eprintln!(
-                    "knowledge: error: {e} (fix the file, or move it away to use the defaults)"
+                    "knowledge: error: {} (fix the file, or move it away to use the defaults)",
+                    render::clean(&e.to_string())
                 );
                 return 2;
             }
@@ -120,15 +121,33 @@ pub fn run() -> i32 {
         // The reader went away (`| head`): like other CLI tools, stop quietly.
         Err(e) if render::is_closed_pipe(&e) => 0,
         // A config.toml the person can fix is a usage error, not an internal failure.
+        // An error can quote what a file held (a package's word, a config line): shown clean.
         Err(e) if e.chain().any(|c| c.is::<knowledge::config::ConfigError>()) => {
-            eprintln!("knowledge: error: {e:#}");
+            eprintln!("knowledge: error: {}", render::clean(&chain(&e)));
             2
         }
         Err(e) => {
-            eprintln!("knowledge: error: {e:#}");
+            eprintln!("knowledge: error: {}", render::clean(&chain(&e)));
             1
         }
     }
+}
+
+/// An error and its causes in one line, each cause once: most of the library's errors already
+/// name their cause in their own text (`cannot read X: <why>`), and `{:#}` would repeat it.
+fn chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }
 
 /// The command line as clap sees it, with the version line naming the store schemas (a store

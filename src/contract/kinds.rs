@@ -8,8 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 /// How a session ended, as derived from its transcript (`sources::episodes::outcome`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum Outcome {
     Success,
     Failure,
@@ -18,15 +17,9 @@ pub enum Outcome {
     Unknown,
 }
 
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Success => "success",
-            Outcome::Failure => "failure",
-            Outcome::Unknown => "unknown",
-        }
-    }
+spelled!(Outcome { Success => "success", Failure => "failure", Unknown => "unknown" });
 
+impl Outcome {
     /// A stored outcome. The indexers write only the three words; anything else cannot be
     /// vouched for, so it is `unknown` rather than a failed read of the whole row.
     pub fn from_stored(s: &str) -> Outcome {
@@ -38,37 +31,16 @@ impl Outcome {
     }
 }
 
-impl std::fmt::Display for Outcome {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.pad(self.as_str())
-    }
-}
-
 /// What the code lane's index could do for a query: both arms (`full`), the lexical arm alone,
 /// or not enough to trust the lane (`degraded`, which marks the lane and warns).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Capability {
     Full,
     Lexical,
     Degraded,
 }
 
-impl Capability {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Capability::Full => "full",
-            Capability::Lexical => "lexical",
-            Capability::Degraded => "degraded",
-        }
-    }
-}
-
-impl std::fmt::Display for Capability {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.pad(self.as_str())
-    }
-}
+spelled!(Capability { Full => "full", Lexical => "lexical", Degraded => "degraded" });
 
 /// What an actor is (contract §5.3): the root session of a transcript, a subagent it spawned, a
 /// member of its agent team, or an agent of another harness. It decides the dispatch mode.
@@ -370,94 +342,48 @@ impl<'de> Deserialize<'de> for EventKind {
 
 /// Where a plan stands (contract §dispatch): recorded and waiting for a person, or decided.
 /// Decisions are final; the outbox file and the assignment row say the same.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ReviewStatus {
     RecordedPlan,
     Approved,
     Rejected,
 }
 
-impl ReviewStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReviewStatus::RecordedPlan => "recorded_plan",
-            ReviewStatus::Approved => "approved",
-            ReviewStatus::Rejected => "rejected",
-        }
-    }
-
-    /// A stored status; `None` for a word this build never writes.
-    pub fn parse(s: &str) -> Option<ReviewStatus> {
-        [
-            ReviewStatus::RecordedPlan,
-            ReviewStatus::Approved,
-            ReviewStatus::Rejected,
-        ]
-        .into_iter()
-        .find(|r| r.as_str() == s)
-    }
-}
-
-impl std::fmt::Display for ReviewStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.pad(self.as_str())
-    }
-}
+spelled!(ReviewStatus {
+    RecordedPlan => "recorded_plan",
+    Approved => "approved",
+    Rejected => "rejected",
+});
 
 /// Whether a dispatch call only planned (`dry_run`) or recorded the plan (`commit`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DispatchRun {
     DryRun,
     Commit,
 }
 
 /// What became of a handoff package: never run by `knowledge` (contract: `not_executed`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Execution {
     NotExecuted,
 }
 
 /// How a code item's lines are vouched for: as the code index states them (contract `stated`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ChunkProvenance {
     Stated,
 }
 
 /// How a lane's hits were fused: reciprocal rank fusion (contract `rrf`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FusionStrategy {
     Rrf,
 }
 
 /// How duplicates were removed before fusion: by item id (contract `by id`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dedup {
-    #[serde(rename = "by id")]
     ById,
-}
-
-/// `as_str` (the wire's spelling, as serde writes it) and `Display` for a closed vocabulary.
-macro_rules! spelled {
-    ($ty:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
-        impl $ty {
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $($ty::$variant => $text),+
-                }
-            }
-        }
-
-        impl std::fmt::Display for $ty {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.pad(self.as_str())
-            }
-        }
-    };
 }
 
 spelled!(DispatchRun { DryRun => "dry_run", Commit => "commit" });
@@ -483,6 +409,33 @@ mod tests {
         assert_eq!(foreign.known(), None);
         assert_eq!(serde_json::to_string(&foreign).unwrap(), "\"message.user\"");
         assert_eq!(EventKind::from("tool/result"), "tool/result");
+    }
+
+    /// A word and only a word: serde's derived form would take `{"approved": null}` for
+    /// `approved`, and a package file edited that way would pass as decided.
+    #[test]
+    fn a_vocabulary_reads_only_its_words() {
+        let read =
+            |json: &str| serde_json::from_str::<ReviewStatus>(json).map_err(|e| e.to_string());
+        assert_eq!(read("\"approved\""), Ok(ReviewStatus::Approved));
+        for (json, says) in [
+            (
+                r#"{"approved": null}"#,
+                "invalid type: map, expected a string",
+            ),
+            ("1", "invalid type: integer `1`, expected a string"),
+            ("null", "invalid type: null, expected a string"),
+            ("\"pending\"", "unknown variant `pending`, expected one of"),
+            ("\"Approved\"", "unknown variant `Approved`"),
+        ] {
+            let e = read(json).expect_err(json);
+            assert!(e.contains(says), "{json}: {e}");
+        }
+        assert!(serde_json::from_str::<Outcome>(r#"{"success": null}"#).is_err());
+        assert!(serde_json::from_str::<Execution>(r#"{"not_executed": null}"#).is_err());
+        let lane = serde_json::from_str::<crate::contract::Lane>("\"team\"").unwrap_err();
+        assert!(lane.to_string().contains("unknown lane `team`"), "{lane}");
+        assert!(serde_json::from_str::<crate::contract::Lane>(r#"{"code": null}"#).is_err());
     }
 
     /// `as_str` is what serde writes, for every vocabulary spelled by hand.

@@ -4,6 +4,8 @@
 //! Everything past [`validate_search`] works on [`SearchRequest`], which cannot hold an invalid
 //! value; front ends never build responses by hand.
 
+#[macro_use]
+mod spelled;
 pub mod codes;
 pub mod dispatch;
 pub mod kinds;

@@ -26,7 +26,7 @@ pub enum OutboxError {
         #[source]
         source: std::io::Error,
     },
-    #[error("the assignment store {path} cannot be written: {source}")]
+    #[error("the assignment store {path} cannot be read or written: {source}")]
     Store {
         path: PathBuf,
         #[source]

@@ -204,12 +204,14 @@ fn hit(r: &Value, name: &str, snippet_chars: usize) -> Option<EpisodeHit> {
         .or_else(|| string(header, &["id", "sessionId", "session_id"]))?;
     let seq = uint(m, &["seq"])?;
     let time = answer::time(m, &["time", "timestamp"]);
-    let event_type =
-        string(m, &["type", "eventType", "event_type"]).unwrap_or_else(|| "event".into());
+    let event_type = EventKind::from(
+        string(m, &["type", "eventType", "event_type"]).unwrap_or_else(|| "event".into()),
+    );
+    // A server's own words for a person's text, or one of ours (`user/message`).
     let human = matches!(
         event_type.as_str(),
         "user" | "user_message" | "message.user"
-    );
+    ) || event_type.known().is_some_and(|t| t.is_human());
     let live = answer::boolean(r, &["live"])
         .or_else(|| answer::boolean(header, &["live"]))
         .unwrap_or(false);
@@ -230,7 +232,7 @@ fn hit(r: &Value, name: &str, snippet_chars: usize) -> Option<EpisodeHit> {
     Some(EpisodeHit {
         session_id,
         seq,
-        event_type: EventKind::from(event_type),
+        event_type,
         time: time.as_ref().map(|t| t.0.clone()),
         time_ms: time.map(|t| t.1),
         bm25: answer::number(m, &["score", "rank"]).unwrap_or(0.0),
@@ -338,6 +340,24 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec!["s1"]
         );
+    }
+
+    #[test]
+    fn a_persons_text_is_human_in_the_servers_words_or_ours() {
+        for (kind, human) in [
+            ("user", true),
+            ("message.user", true),
+            ("user/message", true),
+            ("user/command", true),
+            ("assistant/message", false),
+            ("assistant", false),
+        ] {
+            let mut r = result("s1", 4, "/srv/app");
+            r["bestMatch"]["type"] = kind.into();
+            let a = parse_answer("f", "mcp:f", &r, &req()).expect("answer");
+            assert_eq!(a.hits[0].human, human, "{kind}");
+            assert_eq!(a.hits[0].event_type, kind);
+        }
     }
 
     #[test]

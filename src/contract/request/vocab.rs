@@ -9,8 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::contract::kinds::Outcome;
 
 /// The routing intent a caller may force; `Auto` lets the heuristic decide (§6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mode {
     Auto,
     FindAgent,
@@ -42,8 +41,7 @@ impl Mode {
 }
 
 /// One of the three lanes. The order of the variants is the lane priority of invariant 10.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Lane {
     Episodes,
     Code,
@@ -125,3 +123,31 @@ impl Provenance {
         }
     }
 }
+
+/// Mode and Lane travel as their words, and only as their words (see `spelled`).
+macro_rules! as_word {
+    ($ty:ident) => {
+        impl Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let word = std::borrow::Cow::<'de, str>::deserialize(d)?;
+                $ty::parse(&word).ok_or_else(|| {
+                    let words: Vec<&str> = $ty::ALL.iter().map(|v| v.as_str()).collect();
+                    serde::de::Error::custom(format!(
+                        "unknown {} `{word}`, expected one of {}",
+                        stringify!($ty).to_lowercase(),
+                        words.join(", ")
+                    ))
+                })
+            }
+        }
+    };
+}
+
+as_word!(Mode);
+as_word!(Lane);

@@ -30,10 +30,27 @@ pub struct LogLine {
     pub op: String,
     pub request_id: Option<String>,
     pub ms: f64,
+    #[serde(deserialize_with = "known_lanes")]
     pub lanes: Vec<LaneLog>,
     pub returned: u32,
     pub truncated: bool,
     pub codes: Vec<String>,
+}
+
+/// A line's lanes, without those this build does not know (a later build's, read back by this
+/// one): the request still counts, only that lane is left out. Any other fault fails the line.
+fn known_lanes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<LaneLog>, D::Error> {
+    let mut lanes = Vec::new();
+    for v in Vec::<serde_json::Value>::deserialize(d)? {
+        let unknown = v
+            .get("lane")
+            .and_then(|l| l.as_str())
+            .is_some_and(|l| Lane::parse(l).is_none());
+        if !unknown {
+            lanes.push(serde_json::from_value(v).map_err(serde::de::Error::custom)?);
+        }
+    }
+    Ok(lanes)
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

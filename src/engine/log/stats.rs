@@ -100,7 +100,8 @@ pub fn parse_since(text: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, Stri
         _ => None,
     }
     .ok_or_else(bad)?;
-    Ok(now - span)
+    // A span past the calendar's start (`99999999999d`) is refused, not a panic.
+    now.checked_sub_signed(span).ok_or_else(bad)
 }
 
 /// Read the log at `path` (with its rotated generations) and compute the report.
@@ -330,5 +331,45 @@ mod tests {
         );
         assert!(parse_since("yesterday", now).unwrap_err().contains("30m"));
         assert!(parse_since("5w", now).is_err());
+        assert!(parse_since("99999999999d", now).unwrap_err().contains("7d"));
+        assert!(parse_since("-99999999999d", now).is_err());
+    }
+
+    /// A lane this build does not know (a later build's log) leaves the request in the figures;
+    /// only that lane is left out.
+    #[test]
+    fn a_line_with_an_unknown_lane_still_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("knowledge.log");
+        let line = |lane: &str| {
+            format!(
+                r#"{{"at":"2026-05-01T00:00:00.000Z","op":"search","request_id":null,"ms":10.0,"lanes":[{{"lane":"{lane}","ms":5.0,"items":1,"returned":1,"degraded":false,"reason":null}},{{"lane":"code","ms":5.0,"items":1,"returned":1,"degraded":false,"reason":null}}],"returned":2,"truncated":false,"codes":[]}}"#
+            )
+        };
+        std::fs::write(&log, format!("{}\n{}\n", line("team"), line("episodes"))).unwrap();
+        let (lines, unreadable) = read_log(&log).unwrap();
+        assert_eq!((lines.len(), unreadable), (2, 0));
+        assert_eq!(lines[0].lanes.len(), 1);
+        let r = summarise(&lines);
+        assert_eq!(r.requests, 2);
+        assert_eq!(
+            r.lanes
+                .iter()
+                .find(|l| l.lane == Lane::Code)
+                .unwrap()
+                .latency
+                .count,
+            2
+        );
+        std::fs::write(
+            &log,
+            line("episodes").replace(r#""items":1"#, r#""items":"x""#),
+        )
+        .unwrap();
+        assert_eq!(
+            read_log(&log).unwrap().1,
+            1,
+            "any other fault fails the line"
+        );
     }
 }
