@@ -427,19 +427,26 @@ fn a_hand_edited_review_status_is_refused_not_taken_as_a_decision() {
             outbox::decide(&config, &id, &Decision::Reject { reason: None }, "bob").is_err(),
             "{status}"
         );
-        let out = common::cli::bin()
-            .arg("--data-dir")
-            .arg(&world.data_dir)
-            .args(["outbox", "show", &id])
-            .output()
-            .expect("run");
-        assert_ne!(out.status.code(), Some(0), "{status}");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains("not a handoff package"), "{stderr}");
-        assert!(
-            !stderr.chars().any(|c| c.is_control() && c != '\n'),
-            "{stderr:?}"
-        );
+        // By its full id and by the first characters of its hex, as a person types it.
+        let prefix = &id.trim_start_matches("assign:")[..6];
+        for asked in [id.as_str(), prefix] {
+            let out = common::cli::bin()
+                .arg("--data-dir")
+                .arg(&world.data_dir)
+                .args(["outbox", "show", asked])
+                .output()
+                .expect("run");
+            assert_ne!(out.status.code(), Some(0), "{status}");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                stderr.contains("not a handoff package"),
+                "{asked}: {stderr}"
+            );
+            assert!(
+                !stderr.chars().any(|c| c.is_control() && c != '\n'),
+                "{stderr:?}"
+            );
+        }
         assert_eq!(
             std::fs::read(&file).expect("read"),
             edited,

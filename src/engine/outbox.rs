@@ -225,8 +225,30 @@ pub fn show(config: &EngineConfig, id: &str) -> Result<(PathBuf, Handoff), Outbo
             let p = PathBuf::from(&one.path);
             Ok((p.clone(), read_package(&p)?))
         }
+        // No readable package has it: a file named for it that cannot be read says why.
+        [] => match unreadable_named(config, want).as_slice() {
+            [p] => Ok((p.clone(), read_package(p)?)),
+            _ => Err(OutboxError::NotFound(id.to_string())),
+        },
         _ => Err(OutboxError::NotFound(id.to_string())),
     }
+}
+
+/// The package files whose name starts with `assign-<want>` (what [`file_name`] makes of an id).
+fn unreadable_named(config: &EngineConfig, want: &str) -> Vec<PathBuf> {
+    let Ok(rd) = fs::read_dir(config.outbox_dir()) else {
+        return Vec::new();
+    };
+    rd.filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".json"))
+                .and_then(|n| n.strip_prefix("assign-"))
+                .is_some_and(|hex| !want.is_empty() && hex.starts_with(want))
+        })
+        .collect()
 }
 
 /// Approve or reject a recorded plan. A repeated identical decision is a no-op; a different
