@@ -154,6 +154,9 @@ fn doctor_is_healthy_on_the_demo_world_and_finds_what_breaks() {
     t.push_str("{\"type\":\"summary\",\"summary\":\"later\"}\n");
     std::fs::write(&transcript, t).unwrap();
     std::fs::write(w.data.join("config.toml"), "[lanes]\ntimeout = 5\n").unwrap();
+    std::fs::create_dir_all(w.data.join("outbox")).unwrap();
+    let package = w.data.join("outbox/assign-0badf11e.json");
+    std::fs::write(&package, "{\"review\": {\"status\": {\"approved\": null}}}").unwrap();
 
     let out = run(&w.data, &["doctor", "--json"]);
     assert_eq!(out.status.code(), Some(1));
@@ -175,17 +178,19 @@ fn doctor_is_healthy_on_the_demo_world_and_finds_what_breaks() {
     assert!(fix_for("code files").contains("knowledge index --code"));
     assert!(fix_for("transcripts").contains("knowledge index"));
     assert!(fix_for("config").contains("config.toml"));
+    assert!(fix_for("outbox packages").contains("knowledge outbox show"));
 
     // The text report names the problems and their fixes.
     let text = run(&w.data, &["doctor"]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(
-        text.contains("3 problems") && text.contains("fix: "),
+        text.contains("4 problems") && text.contains("fix: "),
         "{text}"
     );
 
     // Fixing them makes it healthy again.
     std::fs::remove_file(w.data.join("config.toml")).unwrap();
+    std::fs::remove_file(&package).unwrap();
     let mut args = vec!["index".to_string(), "--quiet".to_string()];
     args.extend(plan_args(&w.world));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();

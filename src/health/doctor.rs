@@ -177,6 +177,7 @@ pub fn doctor(data_dir: &Path) -> DoctorReport {
     let engine = Engine::open(config.clone());
     let (stores, episodes_read) = examine_stores(&engine, &files, &mut indexed, &mut problems);
 
+    problems.extend(super::outbox::unreadable_packages(&config));
     let stale_code_files = stale_code(&files.code_db());
     if stale_code_files.count > 0 {
         problems.push(stale_code_problem(&stale_code_files, &indexed.code_roots));

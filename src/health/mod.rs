@@ -6,5 +6,6 @@
 
 pub mod agents;
 pub mod doctor;
+mod outbox;
 pub mod team;
 mod transcripts;
