@@ -331,7 +331,7 @@ impl AgentReader for Reader {
                 };
                 // A parser cursor that no longer parses is a full read, of the wire too.
                 let resumes = serde_json::from_str::<TranscriptParser>(&c.parser)
-                    .is_ok_and(|p| p.kind() == Agent::Kimi);
+                    .is_ok_and(|p| p.kind() == Agent::Kimi && p.rules_are_its_agents());
                 (Some(parser), resumes.then(|| c.wire.clone()))
             }
             (None, from) => (from, None),

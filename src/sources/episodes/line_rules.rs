@@ -284,6 +284,24 @@ mod tests {
         assert_eq!(formats.len(), n, "two agents save their line state alike");
     }
 
+    /// A saved parser whose rules are another agent's (a damaged cursor) is told apart, so the
+    /// file is read again from its start rather than through the wrong rules.
+    #[test]
+    fn a_parser_saved_with_another_agents_rules_is_not_its_own() {
+        use crate::sources::episodes::parser::TranscriptParser;
+        let mut saved = serde_json::to_value(TranscriptParser::new(Agent::Claude)).unwrap();
+        let restored: TranscriptParser = serde_json::from_value(saved.clone()).unwrap();
+        assert!(restored.rules_are_its_agents());
+        for other in [
+            serde_json::json!({"format": "not_lines"}),
+            serde_json::to_value(LineState::new(Agent::Codex)).unwrap(),
+        ] {
+            saved["format"] = other.clone();
+            let restored: TranscriptParser = serde_json::from_value(saved.clone()).unwrap();
+            assert!(!restored.rules_are_its_agents(), "{other}");
+        }
+    }
+
     #[test]
     fn an_unknown_or_missing_format_is_an_error_not_a_guess() {
         assert!(serde_json::from_str::<LineState>(r#"{"format":"no_such_agent"}"#).is_err());

@@ -151,6 +151,12 @@ impl TranscriptParser {
         self.cx.outcome.outcome()
     }
 
+    /// Whether the line state is its agent's (a damaged cursor may name another's rules, which
+    /// would read this file's lines as that agent's): a saved parser that is not is not resumed.
+    pub(crate) fn rules_are_its_agents(&self) -> bool {
+        self.format.format() == LineState::new(self.kind).format()
+    }
+
     /// The agent's own line state (what its rules remember between lines).
     pub(crate) fn line_state_mut(&mut self) -> &mut LineState {
         &mut self.format
@@ -205,7 +211,7 @@ pub(crate) fn read_jsonl_keep(
     let resumed = from.and_then(|r| {
         serde_json::from_str::<TranscriptParser>(r.cursor)
             .ok()
-            .filter(|p| p.kind == file.kind)
+            .filter(|p| p.kind == file.kind && p.rules_are_its_agents())
             .map(|p| (p, r.offset))
     });
     let was_resumed = resumed.is_some();
