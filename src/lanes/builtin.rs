@@ -11,8 +11,7 @@ use std::sync::Arc;
 use super::{
     ActivityQuery, ActivitySession, CodeAnswer, CodeHit, CodeLines, CodeSource, CodeStats, Episode,
     EpisodeError, EpisodeHit, EpisodesAnswer, EpisodesSource, HitSession, LaneRequest, LaneStats,
-    LineRange, ReadCodeError, ReadEvent, Reason, SessionRow, SkillsSource, SourceFailure,
-    Unavailable,
+    LineRange, ReadCodeError, Reason, SessionRow, SkillsSource, SourceFailure, Unavailable,
 };
 use crate::contract::Code;
 use crate::sources::agent_knowledge::AgentKnowledgeStore;
@@ -163,7 +162,7 @@ pub fn read_episode(
         .session(session_id)?
         .ok_or_else(|| EpisodeError::NoSession(session_id.to_string()))?;
     let events = store.event_with_context(session_id, seq, context)?;
-    Episode::assemble(session_id, seq, s, events.into_iter().map(ReadEvent::from))
+    Episode::assemble(session_id, seq, s, events)
 }
 
 /// The built-in code source over `code.sqlite`.

@@ -6,6 +6,7 @@
 
 use super::{SessionRow, SourceFailure};
 use crate::contract::{EventKind, Outcome};
+use crate::sources::episodes::search::FullEvent;
 use crate::text::redact;
 
 /// The id that names an event everywhere: `ep:<session>:<seq>`.
@@ -96,40 +97,15 @@ impl EpisodeError {
     }
 }
 
-/// An event as a source read it, before redaction.
-#[derive(Debug, Clone)]
-pub struct ReadEvent {
-    pub seq: u64,
-    pub event_type: EventKind,
-    pub time: Option<String>,
-    pub tool_name: Option<String>,
-    pub is_error: bool,
-    pub human: bool,
-    pub text: String,
-}
-
-impl From<crate::sources::episodes::search::FullEvent> for ReadEvent {
-    fn from(e: crate::sources::episodes::search::FullEvent) -> ReadEvent {
-        ReadEvent {
-            seq: e.seq,
-            event_type: e.event_type,
-            time: e.time,
-            tool_name: e.tool_name,
-            is_error: e.is_error,
-            human: e.human,
-            text: e.text,
-        }
-    }
-}
-
 impl Episode {
     /// Event `seq` of the session `session_id` (whose row is `session`) among the `events` read
-    /// around it; the title and every text redacted again on the way out.
+    /// around it (as the episodes store holds them, before redaction; the team source reads
+    /// its rows into the same type); the title and every text redacted again on the way out.
     pub fn assemble(
         session_id: &str,
         seq: u64,
         session: SessionRow,
-        events: impl IntoIterator<Item = ReadEvent>,
+        events: impl IntoIterator<Item = FullEvent>,
     ) -> Result<Episode, EpisodeError> {
         let redact = |t: &str| redact::redact(t).text;
         let events: Vec<EpisodeEvent> = events

@@ -36,7 +36,7 @@ pub use crate::sources::episodes::activity::ActivitySession;
 pub use crate::sources::episodes::messages::arm::{SentenceCell, SentenceQuery};
 pub use crate::sources::episodes::search::{LaneStats, SessionRow};
 pub use episode::{
-    episode_id, parse_episode_id, Episode, EpisodeError, EpisodeEvent, EpisodeSession, ReadEvent,
+    episode_id, parse_episode_id, Episode, EpisodeError, EpisodeEvent, EpisodeSession,
 };
 pub use failure::{BothFailed, NeitherRead, NotHeld, ReadCodeError, Reason, SourceFailure};
 

@@ -19,10 +19,10 @@ use super::{tsv, vectors, TeamError, TeamUrl};
 use crate::contract::EventKind;
 use crate::lanes::{
     CodeSource, Episode, EpisodeError, EpisodeHit, EpisodesAnswer, EpisodesSource, HitSession,
-    LaneRequest, LaneStats, ReadEvent, SessionRow, SkillsSource, SourceFailure,
+    LaneRequest, LaneStats, SessionRow, SkillsSource, SourceFailure,
 };
 use crate::sources::episodes::meta_redact;
-use crate::sources::episodes::search::PER_SESSION_CAP;
+use crate::sources::episodes::search::{FullEvent, PER_SESSION_CAP};
 use crate::text::{embed, redact, snippet};
 
 /// The episodes lane over the team index.
@@ -359,7 +359,8 @@ impl EpisodesSource for TeamEpisodes {
                 )
             })
             .map_err(EpisodeError::Source)?;
-        let events = rows.iter().map(|r| ReadEvent {
+        let events = rows.iter().map(|r| FullEvent {
+            session_id: session_id.to_string(),
             seq: r.get::<_, i64>(0).max(0) as u64,
             event_type: r.get(1),
             time: r.get(2),
