@@ -368,7 +368,7 @@ fn a_decision_the_store_holds_but_the_package_lacks_is_brought_to_the_package() 
     // Both decisions reached the store, but their package writes failed.
     let store = AssignmentStore::open(&config.knowledge_db()).expect("store");
     let decided = |status: &str| Review {
-        status: ReviewStatus::from_word(status).expect("a status"),
+        status: ReviewStatus::parse(status).expect("a status"),
         decided_by: Some("alice".to_string()),
         decided_at: Some("2026-12-01T02:00:00Z".to_string()),
         reason: None,

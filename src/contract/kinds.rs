@@ -175,47 +175,24 @@ pub enum EventType {
     TeamMessage,
 }
 
+spelled!(EventType, "event type" {
+    UserMessage => "user/message",
+    UserCommand => "user/command",
+    AgentPrompt => "agent/prompt",
+    AssistantMessage => "assistant/message",
+    AssistantThinking => "assistant/thinking",
+    AssistantToolUse => "assistant/tool_use",
+    ToolResult => "tool/result",
+    SystemSkill => "system/skill",
+    SystemHook => "system/hook",
+    SystemContext => "system/context",
+    SystemSummary => "system/summary",
+    SystemNotification => "system/notification",
+    SystemError => "system/error",
+    TeamMessage => "team/message",
+});
+
 impl EventType {
-    pub const ALL: [EventType; 14] = [
-        EventType::UserMessage,
-        EventType::UserCommand,
-        EventType::AgentPrompt,
-        EventType::AssistantMessage,
-        EventType::AssistantThinking,
-        EventType::AssistantToolUse,
-        EventType::ToolResult,
-        EventType::SystemSkill,
-        EventType::SystemHook,
-        EventType::SystemContext,
-        EventType::SystemSummary,
-        EventType::SystemNotification,
-        EventType::SystemError,
-        EventType::TeamMessage,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventType::UserMessage => "user/message",
-            EventType::UserCommand => "user/command",
-            EventType::AgentPrompt => "agent/prompt",
-            EventType::AssistantMessage => "assistant/message",
-            EventType::AssistantThinking => "assistant/thinking",
-            EventType::AssistantToolUse => "assistant/tool_use",
-            EventType::ToolResult => "tool/result",
-            EventType::SystemSkill => "system/skill",
-            EventType::SystemHook => "system/hook",
-            EventType::SystemContext => "system/context",
-            EventType::SystemSummary => "system/summary",
-            EventType::SystemNotification => "system/notification",
-            EventType::SystemError => "system/error",
-            EventType::TeamMessage => "team/message",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<EventType> {
-        EventType::ALL.into_iter().find(|t| t.as_str() == s)
-    }
-
     /// Text a person typed.
     pub fn is_human(self) -> bool {
         matches!(self, EventType::UserMessage | EventType::UserCommand)
@@ -236,26 +213,6 @@ impl EventType {
 impl PartialEq<&str> for EventType {
     fn eq(&self, other: &&str) -> bool {
         self.as_str() == *other
-    }
-}
-
-impl std::fmt::Display for EventType {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for EventType {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for EventType {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        EventType::parse(&s)
-            .ok_or_else(|| serde::de::Error::custom(format!("unknown event type {s}")))
     }
 }
 

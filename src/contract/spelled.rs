@@ -3,10 +3,17 @@
 //! file or log line with a map where a word belongs would pass as that word; these accept only the
 //! word, and name the words they know when one is not.
 
-/// `as_str` and `from_word` (each value's word), `WORDS`, `Display`, and serde as that word.
+/// `ALL`, `WORDS`, `as_str` and `parse` (each value's word), `Display`, and serde as that word.
+/// `noun` names the vocabulary in the error for an unknown word (`unknown lane `x``).
 macro_rules! spelled {
     ($ty:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
+        spelled!($ty, "variant" { $($variant => $text),+ });
+    };
+    ($ty:ident, $noun:literal { $($variant:ident => $text:literal),+ $(,)? }) => {
         impl $ty {
+            /// Every value, in declaration order.
+            pub const ALL: [$ty; [$($text),+].len()] = [$($ty::$variant),+];
+
             /// Every value's word, in declaration order.
             pub const WORDS: &'static [&'static str] = &[$($text),+];
 
@@ -17,7 +24,7 @@ macro_rules! spelled {
             }
 
             /// The value `word` spells; `None` for a word this build does not know.
-            pub fn from_word(word: &str) -> Option<$ty> {
+            pub fn parse(word: &str) -> Option<$ty> {
                 match word {
                     $($text => Some($ty::$variant),)+
                     _ => None,
@@ -40,8 +47,14 @@ macro_rules! spelled {
         impl<'de> serde::Deserialize<'de> for $ty {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 let word = std::borrow::Cow::<'de, str>::deserialize(d)?;
-                $ty::from_word(&word)
-                    .ok_or_else(|| serde::de::Error::unknown_variant(&word, Self::WORDS))
+                $ty::parse(&word).ok_or_else(|| {
+                    let known: Vec<String> = Self::WORDS.iter().map(|w| format!("`{w}`")).collect();
+                    serde::de::Error::custom(format_args!(
+                        "unknown {} `{word}`, expected one of {}",
+                        $noun,
+                        known.join(", ")
+                    ))
+                })
             }
         }
     };

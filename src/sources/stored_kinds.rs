@@ -45,7 +45,7 @@ stored_as_text!(EventKind, EventKind::parse);
 impl rusqlite::types::FromSql for ReviewStatus {
     fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
         let s = v.as_str()?;
-        ReviewStatus::from_word(s).ok_or_else(|| {
+        ReviewStatus::parse(s).ok_or_else(|| {
             rusqlite::types::FromSqlError::Other(format!("unknown review status {s:?}").into())
         })
     }

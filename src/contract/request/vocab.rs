@@ -4,8 +4,6 @@
 
 use std::collections::BTreeSet;
 
-use serde::{Deserialize, Serialize};
-
 use crate::contract::kinds::Outcome;
 
 /// The routing intent a caller may force; `Auto` lets the heuristic decide (§6).
@@ -18,27 +16,13 @@ pub enum Mode {
     FindKnowledge,
 }
 
-impl Mode {
-    pub const ALL: [Mode; 5] = [
-        Mode::Auto,
-        Mode::FindAgent,
-        Mode::FindSkill,
-        Mode::FindCode,
-        Mode::FindKnowledge,
-    ];
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Auto => "auto",
-            Mode::FindAgent => "find_agent",
-            Mode::FindSkill => "find_skill",
-            Mode::FindCode => "find_code",
-            Mode::FindKnowledge => "find_knowledge",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Mode> {
-        Mode::ALL.into_iter().find(|m| m.as_str() == s)
-    }
-}
+spelled!(Mode, "mode" {
+    Auto => "auto",
+    FindAgent => "find_agent",
+    FindSkill => "find_skill",
+    FindCode => "find_code",
+    FindKnowledge => "find_knowledge",
+});
 
 /// One of the three lanes. The order of the variants is the lane priority of invariant 10.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -48,25 +32,7 @@ pub enum Lane {
     Skills,
 }
 
-impl Lane {
-    pub const ALL: [Lane; 3] = [Lane::Episodes, Lane::Code, Lane::Skills];
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Lane::Episodes => "episodes",
-            Lane::Code => "code",
-            Lane::Skills => "skills",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Lane> {
-        Lane::ALL.into_iter().find(|l| l.as_str() == s)
-    }
-}
-
-impl std::fmt::Display for Lane {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.pad(self.as_str())
-    }
-}
+spelled!(Lane, "lane" { Episodes => "episodes", Code => "code", Skills => "skills" });
 
 /// The lanes a request asked for.
 pub type Include = BTreeSet<Lane>;
@@ -80,23 +46,9 @@ pub enum OutcomeFilter {
     Any,
 }
 
+spelled!(OutcomeFilter, "outcome filter" { Success => "success", Failure => "failure", Any => "any" });
+
 impl OutcomeFilter {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OutcomeFilter::Success => "success",
-            OutcomeFilter::Failure => "failure",
-            OutcomeFilter::Any => "any",
-        }
-    }
-    pub fn parse(s: &str) -> Option<OutcomeFilter> {
-        [
-            OutcomeFilter::Success,
-            OutcomeFilter::Failure,
-            OutcomeFilter::Any,
-        ]
-        .into_iter()
-        .find(|o| o.as_str() == s)
-    }
     /// The session outcome a session must have to pass (`None`: any).
     pub fn wanted(self) -> Option<Outcome> {
         match self {
@@ -115,39 +67,4 @@ pub enum Provenance {
     Locator,
 }
 
-impl Provenance {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Provenance::Strict => "strict",
-            Provenance::Locator => "locator",
-        }
-    }
-}
-
-/// Mode and Lane travel as their words, and only as their words (see `spelled`).
-macro_rules! as_word {
-    ($ty:ident) => {
-        impl Serialize for $ty {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(self.as_str())
-            }
-        }
-
-        impl<'de> Deserialize<'de> for $ty {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let word = std::borrow::Cow::<'de, str>::deserialize(d)?;
-                $ty::parse(&word).ok_or_else(|| {
-                    let words: Vec<&str> = $ty::ALL.iter().map(|v| v.as_str()).collect();
-                    serde::de::Error::custom(format!(
-                        "unknown {} `{word}`, expected one of {}",
-                        stringify!($ty).to_lowercase(),
-                        words.join(", ")
-                    ))
-                })
-            }
-        }
-    };
-}
-
-as_word!(Mode);
-as_word!(Lane);
+spelled!(Provenance, "provenance" { Strict => "strict", Locator => "locator" });

@@ -248,7 +248,7 @@ mod tests {
 
     fn review(status: &str, by: &str) -> Review {
         Review {
-            status: ReviewStatus::from_word(status).expect("a status"),
+            status: ReviewStatus::parse(status).expect("a status"),
             decided_by: Some(by.to_string()),
             decided_at: Some("2026-12-01T02:00:00Z".to_string()),
             reason: None,
