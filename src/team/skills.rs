@@ -72,11 +72,13 @@ impl TeamSkills {
             return Ok(m.clone());
         }
         let team = self.conn.name("skills");
+        // The copy it replaces gives its skills' vectors to those whose text is unchanged.
+        let previous = guard.as_ref().map(|m| m._held.path.clone());
         // A copy is of the local layout this build reads: another build's is not opened.
         let key = format!("{revs}|layout {}", schema::SCHEMA_VERSION);
         let held = self.conn.with(|c| {
             Ok(mirrors::open_or_make(&team, &key, |path| {
-                copy(c, path, &revs)
+                copy(c, path, &revs, previous.as_deref())
             }))
         });
         let held = held.and_then(|r| r.map_err(|e| SourceFailure::caused(Code::Internal, e)))?;
@@ -105,8 +107,14 @@ enum CopyError {
     Io(#[from] std::io::Error),
 }
 
-/// Copy every machine's agent-knowledge rows into a new store at `path` (the local layout).
-fn copy(pg: &mut postgres::Client, path: &std::path::Path, revs: &str) -> Result<(), CopyError> {
+/// Copy every machine's agent-knowledge rows into a new store at `path` (the local layout); the
+/// skills' vectors come from `previous` (the copy it replaces) where their text is unchanged.
+fn copy(
+    pg: &mut postgres::Client,
+    path: &std::path::Path,
+    revs: &str,
+    previous: Option<&std::path::Path>,
+) -> Result<(), CopyError> {
     let _ = std::fs::remove_file(path);
     let mut db = rusqlite::Connection::open(path)?;
     // A half-made copy is never read (it is linked into place whole), and a crashed one is
@@ -142,7 +150,7 @@ fn copy(pg: &mut postgres::Client, path: &std::path::Path, revs: &str) -> Result
         }
         // The skills' sentence vectors, as the local builder makes them, so the team's skills
         // rank as a local catalog would.
-        skill_vectors::fill(&tx, None)?;
+        skill_vectors::fill(&tx, previous)?;
         let mut def = tx.prepare(
             "INSERT OR IGNORE INTO ak_agent_def(name, path, description, model, tools,
                 content_hash) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",

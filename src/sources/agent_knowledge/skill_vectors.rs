@@ -38,7 +38,7 @@ pub fn text(name: &str, description: &str, when_to_use: Option<&str>) -> String 
 
 /// A vector as the column holds it: little-endian f32s.
 pub fn to_blob(v: &[f32; DIMS]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    crate::text::embed::to_le_bytes(v)
 }
 
 /// The vector of a column value (`None`: empty, or not a vector of this encoder).
@@ -46,16 +46,12 @@ pub fn from_blob(b: &[u8]) -> Option<[f32; DIMS]> {
     if b.len() != DIMS * 4 {
         return None;
     }
-    let mut v = [0f32; DIMS];
-    for (x, c) in v.iter_mut().zip(b.chunks_exact(4)) {
-        *x = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-    }
-    Some(v)
+    crate::text::embed::from_le_bytes(b).try_into().ok()
 }
 
 /// Gives every skill of the store being written (`conn`) its vector: the one `old` (the store
-/// it replaces) holds for the same text, else a new one. Returns how many were encoded. Nothing
-/// is written when the encoder's assets are missing.
+/// it replaces) holds for the same text, else a new one. Returns how many were encoded. Without
+/// the encoder's assets only the carried-over vectors are written.
 pub fn fill(conn: &Connection, old: Option<&Path>) -> rusqlite::Result<u64> {
     let mut wanted: Vec<(i64, String)> = Vec::new();
     {
@@ -80,10 +76,7 @@ pub fn fill(conn: &Connection, old: Option<&Path>) -> rusqlite::Result<u64> {
         .map(|(_, t)| t.as_str())
         .collect();
     let mut encoded = 0u64;
-    if !missing.is_empty() {
-        let Ok(enc) = Encoder::shared() else {
-            return Ok(0);
-        };
+    if let (false, Ok(enc)) = (missing.is_empty(), Encoder::shared()) {
         for (t, v) in missing.iter().zip(enc.encode_all(&missing)) {
             known.insert((*t).to_string(), to_blob(&v));
             encoded += 1;

@@ -72,7 +72,7 @@ pub fn backfill(conn: &mut Connection, emb: &Embedder) -> rusqlite::Result<u64> 
                     &format!(
                         "INSERT OR REPLACE INTO {TABLE}(session_id, events, vec) VALUES(?1, ?2, ?3)"
                     ),
-                    params![session, events, to_bytes(&v)],
+                    params![session, events, embed::to_le_bytes(&v)],
                 )?;
             }
             None => {
@@ -133,16 +133,6 @@ pub fn gist_vector(emb: &Embedder, parts: &[String]) -> Option<embed::Vector> {
     }
     let norm = embed::dot(&acc, &acc).sqrt();
     (norm > 0.0 && norm.is_finite()).then(|| acc.iter().map(|x| x / norm).collect())
-}
-
-fn to_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn from_bytes(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
 }
 
 /// Every session's gist, as loaded for one index revision.
@@ -213,7 +203,7 @@ impl GistIndex {
         let (mut sessions, mut vecs, mut dims) = (Vec::new(), Vec::new(), 0usize);
         for row in rows {
             let (s, b) = row?;
-            let v = from_bytes(&b);
+            let v = embed::from_le_bytes(&b);
             if dims == 0 {
                 dims = v.len();
             }
@@ -240,6 +230,6 @@ mod tests {
     #[test]
     fn vectors_round_trip_through_their_blob() {
         let v = vec![0.5f32, -0.25, 1.0];
-        assert_eq!(from_bytes(&to_bytes(&v)), v);
+        assert_eq!(embed::from_le_bytes(&embed::to_le_bytes(&v)), v);
     }
 }

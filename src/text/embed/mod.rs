@@ -279,6 +279,18 @@ fn normalise(mut v: Vector) -> Option<Vector> {
 }
 
 /// Dot product (the cosine of two unit vectors).
+/// A vector as a store's BLOB holds it: little-endian f32s.
+pub fn to_le_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The f32s of a BLOB written by [`to_le_bytes`] (a trailing partial value is dropped).
+pub fn from_le_bytes(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }

@@ -108,7 +108,7 @@ impl SkillIndex {
     pub(crate) fn cosines(&self, q: &[f32; DIMS]) -> HashMap<i64, f32> {
         self.vectors
             .iter()
-            .map(|(id, v)| (*id, v.iter().zip(q).map(|(a, b)| a * b).sum()))
+            .map(|(id, v)| (*id, crate::text::embed::dot(v, q)))
             .collect()
     }
 }
